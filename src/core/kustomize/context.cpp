@@ -1,0 +1,32 @@
+#include "core/kustomize/context.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+
+namespace fs = std::filesystem;
+
+std::string Context::read(std::string_view relative_path, std::string_view field) const {
+  // kustomize's default load restriction: files must lie in or below the
+  // kustomization root (only directories of nested kustomizations may not).
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(dir, ec);
+  fs::path target = fs::weakly_canonical(fs::path(dir) / std::string(relative_path), ec);
+  if (ec) fail(field, "cannot resolve path " + std::string(relative_path));
+  auto rel = target.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") {
+    fail(field, "security; file '" + target.string() + "' is not in or below '" + root.string() + "'");
+  }
+  return yaml::read_file(target.string());
+}
+
+void Context::fail(std::string_view field, std::string_view message) const {
+  std::string text = file;
+  if (!field.empty()) text += ": " + std::string(field);
+  throw Error(text + ": " + std::string(message));
+}
+
+}  // namespace fluxop::kustomize

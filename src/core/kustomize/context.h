@@ -1,0 +1,30 @@
+// What a transformer knows about the kustomization it serves: where it is,
+// for reading the files it names and for error messages.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/kustomize/resource.h"
+#include "core/yaml/node.h"
+
+namespace fluxop::kustomize {
+
+struct Context {
+  std::string dir;   // the kustomization directory
+  std::string file;  // the kustomization file, as errors name it
+
+  // Reads a file named relative to `dir`; refuses paths that leave the
+  // kustomization root the way kustomize's loader does (absolute paths and
+  // ".." are allowed only inside the tree being built).
+  std::string read(std::string_view relative_path, std::string_view field) const;
+  // Throws fluxop::Error "<file>: <field>: <message>".
+  [[noreturn]] void fail(std::string_view field, std::string_view message) const;
+};
+
+// A builtin transformer: reads its kustomization field and transforms the
+// resources in place. Each validates its own field.
+using Transformer = void (*)(ResourceList& resources, const yaml::Node& field,
+                             const Context& context);
+
+}  // namespace fluxop::kustomize

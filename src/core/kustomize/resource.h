@@ -1,0 +1,67 @@
+// A Kubernetes object in a kustomize build, with the identity history that
+// name references are resolved against.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/yaml/node.h"
+
+namespace fluxop::kustomize {
+
+struct Gvk {
+  std::string group;
+  std::string version;
+  std::string kind;
+  friend bool operator==(const Gvk&, const Gvk&) = default;
+};
+
+// Splits "group/version" (or "version" for the core group).
+Gvk gvk_from(std::string_view api_version, std::string_view kind);
+
+struct ResourceId {
+  Gvk gvk;
+  std::string name;
+  std::string ns;
+  friend bool operator==(const ResourceId&, const ResourceId&) = default;
+  // "Kind/namespace/name" or "Kind/name", for messages.
+  std::string to_string() const;
+};
+
+class Resource {
+ public:
+  // `origin` names where the object came from (a file path), for errors.
+  Resource(yaml::Node object, std::string origin);
+
+  const yaml::Node& object() const { return object_; }
+  yaml::Node& object() { return object_; }
+  const std::string& origin() const { return origin_; }
+
+  std::string api_version() const { return object_.string_at({"apiVersion"}); }
+  std::string kind() const { return object_.string_at({"kind"}); }
+  std::string name() const { return object_.string_at({"metadata", "name"}); }
+  std::string ns() const { return object_.string_at({"metadata", "namespace"}); }
+  Gvk gvk() const { return gvk_from(api_version(), kind()); }
+  ResourceId id() const { return {gvk(), name(), ns()}; }
+
+  // Renames go through these so the previous id is remembered.
+  void set_name(std::string_view name);
+  void set_namespace(std::string_view ns);
+
+  // Ids this resource had before renames, oldest first.
+  const std::vector<ResourceId>& previous_ids() const { return previous_ids_; }
+  // The id it was loaded with.
+  ResourceId original_id() const;
+
+ private:
+  void remember_id();
+
+  yaml::Node object_;
+  std::string origin_;
+  std::vector<ResourceId> previous_ids_;
+};
+
+using ResourceList = std::vector<Resource>;
+
+}  // namespace fluxop::kustomize

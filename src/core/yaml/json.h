@@ -1,0 +1,14 @@
+// Conversion between the object model and JSON (the API server's format).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/yaml/node.h"
+
+namespace fluxop::yaml {
+
+// Ints and floats become JSON numbers, timestamps RFC 3339 strings.
+nlohmann::ordered_json to_json(const Node& node);
+Node from_json(const nlohmann::ordered_json& json);
+
+}  // namespace fluxop::yaml

@@ -1,0 +1,131 @@
+#include "core/yaml/node.h"
+
+#include <algorithm>
+
+namespace fluxop::yaml {
+
+Node Node::map() {
+  Node n;
+  n.kind_ = Kind::Map;
+  return n;
+}
+
+Node Node::sequence() {
+  Node n;
+  n.kind_ = Kind::Sequence;
+  return n;
+}
+
+Node Node::string(std::string value, Style style) {
+  return scalar(std::move(value), Tag::String, style);
+}
+
+Node Node::scalar(std::string text, Tag tag, Style style) {
+  Node n;
+  n.kind_ = Kind::Scalar;
+  n.tag_ = tag;
+  n.style_ = style;
+  n.text_ = std::move(text);
+  return n;
+}
+
+Node Node::integer(std::int64_t value) { return scalar(std::to_string(value), Tag::Int); }
+
+Node Node::boolean(bool value) { return scalar(value ? "true" : "false", Tag::Bool); }
+
+const Node* Node::get(std::string_view key) const {
+  for (const auto& [k, v] : entries_) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+Node* Node::get(std::string_view key) {
+  return const_cast<Node*>(static_cast<const Node*>(this)->get(key));
+}
+
+Node& Node::set(std::string_view key, Node value) {
+  if (Node* existing = get(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  entries_.emplace_back(std::string(key), std::move(value));
+  return entries_.back().second;
+}
+
+Node& Node::get_or_insert(std::string_view key, Node init) {
+  if (Node* existing = get(key)) return *existing;
+  entries_.emplace_back(std::string(key), std::move(init));
+  return entries_.back().second;
+}
+
+bool Node::remove(std::string_view key) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return e.first == key; });
+  if (it == entries_.end()) return false;
+  entries_.erase(it);
+  return true;
+}
+
+std::size_t Node::size() const {
+  if (kind_ == Kind::Map) return entries_.size();
+  if (kind_ == Kind::Sequence) return items_.size();
+  return 0;
+}
+
+const Node* Node::find(std::initializer_list<std::string_view> path) const {
+  const Node* cur = this;
+  for (std::string_view key : path) {
+    if (!cur->is_map()) return nullptr;
+    cur = cur->get(key);
+    if (!cur) return nullptr;
+  }
+  return cur;
+}
+
+Node* Node::find(std::initializer_list<std::string_view> path) {
+  return const_cast<Node*>(static_cast<const Node*>(this)->find(path));
+}
+
+std::string Node::string_at(std::initializer_list<std::string_view> path,
+                            std::string_view fallback) const {
+  const Node* n = find(path);
+  if (!n || !n->is_scalar()) return std::string(fallback);
+  return n->text();
+}
+
+bool operator==(const Node& a, const Node& b) {
+  if (a.kind_ != b.kind_) return false;
+  switch (a.kind_) {
+    case Node::Kind::Null:
+      return true;
+    case Node::Kind::Scalar:
+      return a.tag_ == b.tag_ && a.text_ == b.text_;
+    case Node::Kind::Sequence:
+      return a.items_ == b.items_;
+    case Node::Kind::Map:
+      if (a.entries_.size() != b.entries_.size()) return false;
+      for (const auto& [key, value] : a.entries_) {
+        const Node* other = b.get(key);
+        if (!other || !(*other == value)) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+std::string_view kind_name(const Node& node) {
+  switch (node.kind()) {
+    case Node::Kind::Null:
+      return "null";
+    case Node::Kind::Scalar:
+      return "scalar";
+    case Node::Kind::Sequence:
+      return "sequence";
+    case Node::Kind::Map:
+      return "map";
+  }
+  return "unknown";
+}
+
+}  // namespace fluxop::yaml

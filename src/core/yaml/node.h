@@ -1,0 +1,98 @@
+// The object model for Kubernetes resources: ordered maps, sequences and
+// scalars that keep their resolved tag and source style, so a string that
+// looks like a number stays a string through every transformation.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fluxop::yaml {
+
+// Where a node came from, 1-based; 0 when the node was built in code.
+struct Mark {
+  int line = 0;
+  int column = 0;
+};
+
+// The resolved type of a scalar (YAML 1.2 core schema, as Go's yaml.v3 reads it).
+enum class Tag { String, Int, Float, Bool, Timestamp };
+
+// How the scalar was written in its source; informational, the emitter
+// chooses its own style from the value.
+enum class Style { Plain, SingleQuoted, DoubleQuoted, Literal, Folded };
+
+class Node {
+ public:
+  enum class Kind { Null, Scalar, Sequence, Map };
+  using Entry = std::pair<std::string, Node>;
+
+  Node() = default;
+  static Node map();
+  static Node sequence();
+  static Node string(std::string value, Style style = Style::Plain);
+  // A scalar whose text is kept as written (e.g. "0x1F" for an Int).
+  static Node scalar(std::string text, Tag tag, Style style = Style::Plain);
+  static Node integer(std::int64_t value);
+  static Node boolean(bool value);
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::Null; }
+  bool is_scalar() const { return kind_ == Kind::Scalar; }
+  bool is_sequence() const { return kind_ == Kind::Sequence; }
+  bool is_map() const { return kind_ == Kind::Map; }
+  bool is_string() const { return kind_ == Kind::Scalar && tag_ == Tag::String; }
+
+  // Scalars.
+  const std::string& text() const { return text_; }
+  Tag tag() const { return tag_; }
+  Style style() const { return style_; }
+
+  // Maps keep insertion order; keys are unique.
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::vector<Entry>& entries() { return entries_; }
+  const Node* get(std::string_view key) const;
+  Node* get(std::string_view key);
+  // Replaces the value of an existing key or appends a new entry.
+  Node& set(std::string_view key, Node value);
+  // The value at key, appended as `init` when missing.
+  Node& get_or_insert(std::string_view key, Node init);
+  bool remove(std::string_view key);
+
+  // Sequences.
+  const std::vector<Node>& items() const { return items_; }
+  std::vector<Node>& items() { return items_; }
+  void push_back(Node item) { items_.push_back(std::move(item)); }
+
+  // Number of entries or items; 0 for scalars and null.
+  std::size_t size() const;
+
+  // Follows map keys; nullptr when any step is missing or not a map.
+  const Node* find(std::initializer_list<std::string_view> path) const;
+  Node* find(std::initializer_list<std::string_view> path);
+  // The string value at path, or `fallback` when missing or not a scalar.
+  std::string string_at(std::initializer_list<std::string_view> path,
+                        std::string_view fallback = {}) const;
+
+  // Semantic equality: same kinds, scalar text and tag, map entries
+  // regardless of order, sequences item by item. Marks and styles ignored.
+  friend bool operator==(const Node& a, const Node& b);
+
+  Mark mark;
+
+ private:
+  Kind kind_ = Kind::Null;
+  Tag tag_ = Tag::String;
+  Style style_ = Style::Plain;
+  std::string text_;
+  std::vector<Entry> entries_;
+  std::vector<Node> items_;
+};
+
+// A short name for a node's kind, for error messages ("map", "sequence", ...).
+std::string_view kind_name(const Node& node);
+
+}  // namespace fluxop::yaml

@@ -1,0 +1,22 @@
+// Reading YAML into the object model with yaml-cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/yaml/node.h"
+
+namespace fluxop::yaml {
+
+// Parses a multi-document stream. Empty documents come back as null nodes.
+// Errors throw fluxop::Error as "source:line:col: message".
+std::vector<Node> parse_documents(std::string_view text, std::string_view source);
+
+// Parses a stream that must hold exactly one (possibly empty) document.
+Node parse_document(std::string_view text, std::string_view source);
+
+// Reads a whole file; errors name the path.
+std::string read_file(const std::string& path);
+
+}  // namespace fluxop::yaml
