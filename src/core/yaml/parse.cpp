@@ -1,0 +1,1 @@
+#include "core/yaml/parse.h"
