@@ -18,7 +18,8 @@ std::string Context::read(std::string_view relative_path, std::string_view field
   if (ec) fail(field, "cannot resolve path " + std::string(relative_path));
   auto rel = target.lexically_relative(root);
   if (rel.empty() || *rel.begin() == "..") {
-    fail(field, "security; file '" + target.string() + "' is not in or below '" + root.string() + "'");
+    fail(field,
+         "security; file '" + target.string() + "' is not in or below '" + root.string() + "'");
   }
   return yaml::read_file(target.string());
 }

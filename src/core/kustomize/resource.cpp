@@ -32,7 +32,8 @@ void Resource::remember_id() { previous_ids_.push_back(id()); }
 void Resource::set_name(std::string_view name) {
   if (name == this->name()) return;
   remember_id();
-  object_.get_or_insert("metadata", yaml::Node::map()).set("name", yaml::Node::string(std::string(name)));
+  object_.get_or_insert("metadata", yaml::Node::map())
+      .set("name", yaml::Node::string(std::string(name)));
 }
 
 void Resource::set_namespace(std::string_view ns) {

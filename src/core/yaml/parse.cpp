@@ -1,1 +1,199 @@
 #include "core/yaml/parse.h"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/yaml/scalar.h"
+
+namespace fluxop::yaml {
+
+namespace {
+
+constexpr std::string_view kYamlTagPrefix = "tag:yaml.org,2002:";
+
+[[noreturn]] void fail_at(std::string_view source, const YAML::Mark& mark, std::string_view what) {
+  throw Error(std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
+              std::to_string(mark.column + 1) + ": " + std::string(what));
+}
+
+// yaml-cpp does not report scalar styles; the first character at the
+// scalar's position tells them.
+Style style_at(std::string_view text, const YAML::Mark& mark) {
+  if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return Style::Plain;
+  switch (text[static_cast<std::size_t>(mark.pos)]) {
+    case '\'':
+      return Style::SingleQuoted;
+    case '"':
+      return Style::DoubleQuoted;
+    case '|':
+      return Style::Literal;
+    case '>':
+      return Style::Folded;
+    default:
+      return Style::Plain;
+  }
+}
+
+std::optional<Tag> explicit_tag(std::string_view tag) {
+  if (tag.substr(0, kYamlTagPrefix.size()) != kYamlTagPrefix) return Tag::String;
+  std::string_view name = tag.substr(kYamlTagPrefix.size());
+  if (name == "int") return Tag::Int;
+  if (name == "float") return Tag::Float;
+  if (name == "bool") return Tag::Bool;
+  if (name == "timestamp") return Tag::Timestamp;
+  if (name == "null") return std::nullopt;
+  return Tag::String;
+}
+
+// Builds Nodes from yaml-cpp's parse events, one document at a time.
+class Builder : public YAML::EventHandler {
+ public:
+  Builder(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+
+  Node take_document() {
+    Node doc = std::move(root_);
+    root_ = Node();
+    anchors_.clear();
+    return doc;
+  }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Node n;
+    n.mark = to_mark(mark);
+    add(std::move(n), anchor, mark);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) fail_at(source_, mark, "unknown anchor");
+    add(it->second, YAML::NullAnchor, mark);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    std::optional<Tag> resolved;
+    if (tag == "?") {
+      resolved = resolve_plain(value);
+    } else if (tag == "!") {
+      resolved = Tag::String;
+    } else {
+      resolved = explicit_tag(tag);
+    }
+    Node n = resolved ? Node::scalar(value, *resolved, style_at(text_, mark)) : Node();
+    n.mark = to_mark(mark);
+    add(std::move(n), anchor, mark);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(Node::sequence(), anchor, mark);
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(Node::map(), anchor, mark);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Open {
+    Node node;
+    YAML::anchor_t anchor;
+    YAML::Mark mark;
+    std::optional<std::string> pending_key;  // maps: a key waiting for its value
+  };
+
+  static Mark to_mark(const YAML::Mark& m) { return {m.line + 1, m.column + 1}; }
+
+  void open(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    node.mark = to_mark(mark);
+    stack_.push_back({std::move(node), anchor, mark, std::nullopt});
+  }
+
+  void close() {
+    Open top = std::move(stack_.back());
+    stack_.pop_back();
+    add(std::move(top.node), top.anchor, top.mark);
+  }
+
+  void add(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+    if (stack_.empty()) {
+      root_ = std::move(node);
+      return;
+    }
+    Open& parent = stack_.back();
+    if (parent.node.is_sequence()) {
+      parent.node.push_back(std::move(node));
+    } else if (!parent.pending_key) {
+      parent.pending_key = key_text(node, mark);
+    } else {
+      if (parent.node.get(*parent.pending_key)) {
+        fail_at(source_, mark, "mapping key \"" + *parent.pending_key + "\" already defined");
+      }
+      parent.node.entries().emplace_back(std::move(*parent.pending_key), std::move(node));
+      parent.pending_key.reset();
+    }
+  }
+
+  std::string key_text(const Node& key, const YAML::Mark& mark) const {
+    if (key.is_null()) return "null";
+    if (!key.is_scalar()) fail_at(source_, mark, "mapping keys must be scalars");
+    return key.text();
+  }
+
+  std::string_view text_;
+  std::string_view source_;
+  std::vector<Open> stack_;
+  std::map<YAML::anchor_t, Node> anchors_;
+  Node root_;
+};
+
+}  // namespace
+
+std::vector<Node> parse_documents(std::string_view text, std::string_view source) {
+  std::istringstream stream{std::string(text)};
+  std::vector<Node> docs;
+  try {
+    YAML::Parser parser(stream);
+    Builder builder(text, source);
+    while (parser.HandleNextDocument(builder)) docs.push_back(builder.take_document());
+  } catch (const YAML::Exception& e) {
+    fail_at(source, e.mark, e.msg);
+  }
+  return docs;
+}
+
+Node parse_document(std::string_view text, std::string_view source) {
+  auto docs = parse_documents(text, source);
+  if (docs.size() > 1)
+    throw Error(std::string(source) + ": expected one YAML document, found " +
+                std::to_string(docs.size()));
+  return docs.empty() ? Node() : std::move(docs.front());
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": " + std::strerror(errno));
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read error");
+  return content.str();
+}
+
+}  // namespace fluxop::yaml

@@ -1,0 +1,581 @@
+#include "core/yaml/emit.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/yaml/scalar.h"
+
+namespace fluxop::yaml {
+
+namespace {
+
+constexpr int kIndent = 2;
+constexpr int kBestWidth = 80;
+constexpr std::size_t kMaxSimpleKeyLength = 128;
+
+// ---- UTF-8 helpers -------------------------------------------------------
+
+int utf8_width(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0) == 0xC0) return 2;
+  if ((lead & 0xF0) == 0xE0) return 3;
+  if ((lead & 0xF8) == 0xF0) return 4;
+  return 0;
+}
+
+// Go's encoding/json turns invalid UTF-8 into U+FFFD, and every value
+// kustomize prints has been through it.
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    auto lead = static_cast<unsigned char>(s[i]);
+    int w = utf8_width(lead);
+    bool ok = w > 0 && i + static_cast<std::size_t>(w) <= s.size();
+    std::uint32_t cp = w == 1 ? lead : (lead & (0x7F >> w));
+    for (int k = 1; ok && k < w; ++k) {
+      auto c = static_cast<unsigned char>(s[i + k]);
+      ok = (c & 0xC0) == 0x80;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[w] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (ok) {
+      out.append(s.substr(i, static_cast<std::size_t>(w)));
+      i += static_cast<std::size_t>(w);
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Character classes of the YAML emitter, on valid UTF-8 at position i.
+bool is_break_at(std::string_view s, std::size_t i) {
+  auto c = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (s[i] == '\r' || s[i] == '\n') return true;
+  if (c(0) == 0xC2 && i + 1 < s.size() && c(1) == 0x85) return true;
+  return c(0) == 0xE2 && i + 2 < s.size() && c(1) == 0x80 && (c(2) == 0xA8 || c(2) == 0xA9);
+}
+
+bool is_space_at(std::string_view s, std::size_t i) { return i < s.size() && s[i] == ' '; }
+
+bool is_blank_at(std::string_view s, std::size_t i) {
+  return i < s.size() && (s[i] == ' ' || s[i] == '\t');
+}
+
+bool is_bom_at(std::string_view s, std::size_t i) { return s.substr(i, 3) == "\xEF\xBB\xBF"; }
+
+bool is_printable_at(std::string_view s, std::size_t i) {
+  auto c = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  unsigned char b = c(0);
+  if (b == 0x0A || (b >= 0x20 && b <= 0x7E)) return true;
+  if (b == 0xC2) return c(1) >= 0xA0;
+  if (b > 0xC2 && b < 0xED) return true;
+  if (b == 0xED) return c(1) < 0xA0;
+  if (b == 0xEE) return true;
+  if (b == 0xEF)
+    return !(c(1) == 0xBB && c(2) == 0xBF) && !(c(1) == 0xBF && (c(2) == 0xBE || c(2) == 0xBF));
+  return false;
+}
+
+std::size_t width_at(std::string_view s, std::size_t i) {
+  return static_cast<std::size_t>(std::max(1, utf8_width(static_cast<unsigned char>(s[i]))));
+}
+
+// ---- Scalar analysis -----------------------------------------------------
+
+// Which scalar styles can represent a string (the YAML emitter's rules).
+struct ScalarAnalysis {
+  bool multiline = false;
+  bool block_plain_allowed = true;
+  bool single_quoted_allowed = true;
+  bool block_allowed = true;
+};
+
+ScalarAnalysis analyze(std::string_view s) {
+  ScalarAnalysis a;
+  if (s.empty()) {
+    a.block_allowed = false;
+    return a;
+  }
+  bool indicators = s.substr(0, 3) == "---" || s.substr(0, 3) == "...";
+  bool line_breaks = false, special = false;
+  bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false;
+  bool break_space = false, space_break = false, previous_space = false, previous_break = false;
+  bool preceded_by_whitespace = true;
+  for (std::size_t i = 0; i < s.size(); i += width_at(s, i)) {
+    std::size_t w = width_at(s, i);
+    bool followed_by_whitespace = i + w >= s.size() || is_blank_at(s, i + w);
+    char c = s[i];
+    if (i == 0) {
+      if (std::string_view("#,[]{}&*!|>'\"%@`").find(c) != std::string_view::npos)
+        indicators = true;
+      if ((c == '?' || c == ':' || c == '-') && followed_by_whitespace) indicators = true;
+    } else if ((c == ':' && followed_by_whitespace) || (c == '#' && preceded_by_whitespace)) {
+      indicators = true;
+    }
+    if (!is_printable_at(s, i)) special = true;
+    if (s[i] == ' ') {
+      if (i == 0) leading_space = true;
+      if (i + w == s.size()) trailing_space = true;
+      if (previous_break) break_space = true;
+      previous_space = true;
+      previous_break = false;
+    } else if (is_break_at(s, i)) {
+      line_breaks = true;
+      if (i == 0) leading_break = true;
+      if (i + w == s.size()) trailing_break = true;
+      if (previous_space) space_break = true;
+      previous_space = false;
+      previous_break = true;
+    } else {
+      previous_space = previous_break = false;
+    }
+    preceded_by_whitespace = is_blank_at(s, i) || is_break_at(s, i);
+  }
+  a.multiline = line_breaks;
+  if (leading_space || leading_break || trailing_space || trailing_break || line_breaks ||
+      indicators) {
+    a.block_plain_allowed = false;
+  }
+  if (trailing_space) a.block_allowed = false;
+  if (break_space) a.block_plain_allowed = a.single_quoted_allowed = false;
+  if (space_break || special) {
+    a.block_plain_allowed = a.single_quoted_allowed = a.block_allowed = false;
+  }
+  return a;
+}
+
+// The style yaml.v2 writes a string in: what the encoder asks for, then
+// downgraded by what the emitter allows.
+Style string_style(std::string_view s, bool simple_key) {
+  ScalarAnalysis a = analyze(s);
+  Style style = s.find('\n') != std::string_view::npos ? Style::Literal
+                : plain_is_non_string_v2(s)            ? Style::DoubleQuoted
+                                                       : Style::Plain;
+  if (style == Style::Plain) {
+    if (!a.block_plain_allowed || (simple_key && a.multiline)) style = Style::SingleQuoted;
+  }
+  if (style == Style::SingleQuoted && (!a.single_quoted_allowed || (simple_key && a.multiline))) {
+    style = Style::DoubleQuoted;
+  }
+  if (style == Style::Literal && (!a.block_allowed || simple_key)) style = Style::DoubleQuoted;
+  return style;
+}
+
+// ---- The emitter ---------------------------------------------------------
+
+class Emitter {
+ public:
+  explicit Emitter(std::string& out) : out_(out) {}
+
+  void document(const Node& node) {
+    node_value(node, -1, Context::Root);
+    write_indent(0);
+  }
+
+ private:
+  enum class Context { Root, MapValue, SeqItem };
+
+  // Writes a node that follows a key indicator, a "-" or the document start.
+  // `parent_indent` is the indent of the enclosing block (-1 at the root).
+  void node_value(const Node& node, int parent_indent, Context context) {
+    switch (node.kind()) {
+      case Node::Kind::Map:
+        if (node.size() == 0) return flow_empty("{}");
+        return block_map(node, parent_indent < 0 ? 0 : parent_indent + kIndent);
+      case Node::Kind::Sequence: {
+        if (node.size() == 0) return flow_empty("[]");
+        // Sequences under a mapping key are not indented.
+        int indent = parent_indent < 0              ? 0
+                     : context == Context::MapValue ? parent_indent
+                                                    : parent_indent + kIndent;
+        return block_sequence(node, indent);
+      }
+      case Node::Kind::Null:
+        return scalar("null", Style::Plain, scalar_indent(parent_indent), false);
+      case Node::Kind::Scalar:
+        return typed_scalar(node, scalar_indent(parent_indent));
+    }
+  }
+
+  // Continuation lines of a scalar are indented one step past its parent.
+  static int scalar_indent(int parent_indent) {
+    return parent_indent < 0 ? kIndent : parent_indent + kIndent;
+  }
+
+  void block_map(const Node& node, int indent) {
+    std::vector<const Node::Entry*> sorted;
+    sorted.reserve(node.size());
+    for (const auto& e : node.entries()) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](const Node::Entry* a, const Node::Entry* b) {
+      return key_less(a->first, b->first);
+    });
+    for (const Node::Entry* entry : sorted) {
+      write_indent(indent);
+      std::string key = valid_utf8(entry->first);
+      if (key.size() > kMaxSimpleKeyLength || key.find('\n') != std::string::npos) {
+        complex_key(key, entry->second, indent);
+        continue;
+      }
+      scalar(key, string_style(key, true), indent, true);
+      write_indicator(":", false, false, false);
+      node_value(entry->second, indent, Context::MapValue);
+    }
+  }
+
+  // Keys too long or multi-line for the "key: value" form.
+  void complex_key(const std::string& key, const Node& value, int indent) {
+    write_indicator("?", true, false, true);
+    scalar(key, string_style(key, false), indent + kIndent, false);
+    write_indent(indent);
+    write_indicator(":", true, false, true);
+    node_value(value, indent, Context::MapValue);
+  }
+
+  void block_sequence(const Node& node, int indent) {
+    for (const Node& item : node.items()) {
+      write_indent(indent);
+      write_indicator("-", true, false, true);
+      node_value(item, indent, Context::SeqItem);
+    }
+  }
+
+  void flow_empty(std::string_view braces) {
+    write_indicator(braces.substr(0, 1), true, true, false);
+    write_indicator(braces.substr(1), false, false, false);
+  }
+
+  void typed_scalar(const Node& node, int indent) {
+    if (node.tag() == Tag::String) {
+      std::string text = valid_utf8(node.text());
+      return scalar(text, string_style(text, false), indent, false);
+    }
+    std::string text = canonical_text(node);
+    // Timestamps travel as strings through JSON.
+    Style style = node.tag() == Tag::Timestamp ? string_style(text, false) : Style::Plain;
+    scalar(text, style, indent, false);
+  }
+
+  void scalar(std::string_view s, Style style, int indent, bool simple_key) {
+    bool allow_breaks = !simple_key;
+    switch (style) {
+      case Style::Plain:
+        return plain(s, indent, allow_breaks);
+      case Style::SingleQuoted:
+        return single_quoted(s, indent, allow_breaks);
+      case Style::DoubleQuoted:
+        return double_quoted(s, indent, allow_breaks);
+      case Style::Literal:
+      case Style::Folded:
+        return literal(s, indent);
+    }
+  }
+
+  void plain(std::string_view s, int indent, bool allow_breaks) {
+    if (!whitespace_) put(' ');
+    bool spaces = false;
+    for (std::size_t i = 0; i < s.size();) {
+      if (s[i] == ' ') {
+        if (allow_breaks && !spaces && column_ > kBestWidth && !is_space_at(s, i + 1)) {
+          write_indent(indent);
+          ++i;
+        } else {
+          write_char(s, i);
+        }
+        spaces = true;
+      } else {
+        write_char(s, i);
+        indention_ = false;
+        spaces = false;
+      }
+    }
+    whitespace_ = false;
+    indention_ = false;
+  }
+
+  void single_quoted(std::string_view s, int indent, bool allow_breaks) {
+    write_indicator("'", true, false, false);
+    bool spaces = false, breaks = false;
+    for (std::size_t i = 0; i < s.size();) {
+      if (s[i] == ' ') {
+        if (allow_breaks && !spaces && column_ > kBestWidth && i > 0 && i + 1 < s.size() &&
+            !is_space_at(s, i + 1)) {
+          write_indent(indent);
+          ++i;
+        } else {
+          write_char(s, i);
+        }
+        spaces = true;
+      } else if (is_break_at(s, i)) {
+        if (!breaks && s[i] == '\n') put_break();
+        write_break(s, i);
+        indention_ = true;
+        breaks = true;
+      } else {
+        if (breaks) write_indent(indent);
+        if (s[i] == '\'') put('\'');
+        write_char(s, i);
+        indention_ = false;
+        spaces = breaks = false;
+      }
+    }
+    write_indicator("'", false, false, false);
+    whitespace_ = false;
+    indention_ = false;
+  }
+
+  void double_quoted(std::string_view s, int indent, bool allow_breaks) {
+    write_indicator("\"", true, false, false);
+    bool spaces = false;
+    for (std::size_t i = 0; i < s.size();) {
+      if (!is_printable_at(s, i) || is_bom_at(s, i) || is_break_at(s, i) || s[i] == '"' ||
+          s[i] == '\\') {
+        i = escape(s, i);
+        spaces = false;
+      } else if (s[i] == ' ') {
+        if (allow_breaks && !spaces && column_ > kBestWidth && i != 0 && i + 1 != s.size()) {
+          write_indent(indent);
+          if (is_space_at(s, i + 1)) put('\\');
+          ++i;
+        } else {
+          write_char(s, i);
+        }
+        spaces = true;
+      } else {
+        write_char(s, i);
+        spaces = false;
+      }
+    }
+    write_indicator("\"", false, false, false);
+    whitespace_ = false;
+    indention_ = false;
+  }
+
+  // Writes the escape sequence for the character at i; returns the next index.
+  std::size_t escape(std::string_view s, std::size_t i) {
+    std::size_t w = width_at(s, i);
+    auto lead = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp = w == 1 ? lead : (lead & (0x7F >> w));
+    for (std::size_t k = 1; k < w; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    put('\\');
+    switch (cp) {
+      case 0x00:
+        put('0');
+        break;
+      case 0x07:
+        put('a');
+        break;
+      case 0x08:
+        put('b');
+        break;
+      case 0x09:
+        put('t');
+        break;
+      case 0x0A:
+        put('n');
+        break;
+      case 0x0B:
+        put('v');
+        break;
+      case 0x0C:
+        put('f');
+        break;
+      case 0x0D:
+        put('r');
+        break;
+      case 0x1B:
+        put('e');
+        break;
+      case 0x22:
+        put('"');
+        break;
+      case 0x5C:
+        put('\\');
+        break;
+      case 0x85:
+        put('N');
+        break;
+      case 0xA0:
+        put('_');
+        break;
+      case 0x2028:
+        put('L');
+        break;
+      case 0x2029:
+        put('P');
+        break;
+      default: {
+        int digits = cp <= 0xFF ? 2 : cp <= 0xFFFF ? 4 : 8;
+        put(digits == 2 ? 'x' : digits == 4 ? 'u' : 'U');
+        for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) {
+          put("0123456789ABCDEF"[(cp >> shift) & 0xF]);
+        }
+      }
+    }
+    return i + w;
+  }
+
+  void literal(std::string_view s, int indent) {
+    write_indicator("|", true, false, false);
+    if (!s.empty() && (s[0] == ' ' || is_break_at(s, 0))) {
+      write_indicator(std::string(1, static_cast<char>('0' + kIndent)), false, false, false);
+    }
+    write_chomping_hint(s);
+    put_break();
+    indention_ = whitespace_ = true;
+    bool breaks = true;
+    for (std::size_t i = 0; i < s.size();) {
+      if (is_break_at(s, i)) {
+        write_break(s, i);
+        indention_ = true;
+        breaks = true;
+      } else {
+        if (breaks) {
+          write_indent(indent);
+          breaks = false;
+        }
+        write_char(s, i);
+        indention_ = false;
+      }
+    }
+  }
+
+  void write_chomping_hint(std::string_view s) {
+    if (s.empty()) return write_indicator("-", false, false, false);
+    std::size_t last = s.size() - 1;
+    while (last > 0 && (static_cast<unsigned char>(s[last]) & 0xC0) == 0x80) --last;
+    if (!is_break_at(s, last)) return write_indicator("-", false, false, false);
+    if (last == 0) return write_indicator("+", false, false, false);
+    std::size_t prev = last - 1;
+    while (prev > 0 && (static_cast<unsigned char>(s[prev]) & 0xC0) == 0x80) --prev;
+    if (is_break_at(s, prev)) write_indicator("+", false, false, false);
+  }
+
+  // ---- low-level output (column and whitespace tracking) ----
+
+  void put(char c) {
+    out_ += c;
+    ++column_;
+  }
+
+  void put_break() {
+    out_ += '\n';
+    column_ = 0;
+  }
+
+  void write_char(std::string_view s, std::size_t& i) {
+    std::size_t w = width_at(s, i);
+    out_.append(s.substr(i, w));
+    ++column_;
+    i += w;
+  }
+
+  void write_break(std::string_view s, std::size_t& i) {
+    if (s[i] == '\n') {
+      put_break();
+      ++i;
+    } else {
+      std::size_t w = width_at(s, i);
+      out_.append(s.substr(i, w));
+      column_ = 0;
+      i += w;
+    }
+  }
+
+  void write_indent(int indent) {
+    if (!indention_ || column_ > indent || (column_ == indent && !whitespace_)) put_break();
+    while (column_ < indent) put(' ');
+    whitespace_ = indention_ = true;
+  }
+
+  void write_indicator(std::string_view indicator, bool need_whitespace, bool is_whitespace,
+                       bool is_indention) {
+    if (need_whitespace && !whitespace_) put(' ');
+    for (char c : indicator) put(c);
+    whitespace_ = is_whitespace;
+    indention_ = indention_ && is_indention;
+  }
+
+  static bool key_less(std::string_view a, std::string_view b);
+
+  std::string& out_;
+  int column_ = 0;
+  bool whitespace_ = true;
+  bool indention_ = true;
+};
+
+bool is_letter(char32_t r) {
+  // ASCII letters plus every non-ASCII code point that is alphabetic; keys
+  // in Kubernetes objects are ASCII in practice.
+  return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= 0xAA && r != 0xD7 && r != 0xF7);
+}
+
+std::u32string runes(std::string_view s) {
+  std::u32string out;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t w = width_at(s, i);
+    auto lead = static_cast<unsigned char>(s[i]);
+    char32_t cp = w == 1 ? lead : (lead & (0x7F >> w));
+    for (std::size_t k = 1; k < w && i + k < s.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    }
+    out += cp;
+    i += w;
+  }
+  return out;
+}
+
+bool is_rune_digit(char32_t r) { return r >= '0' && r <= '9'; }
+
+// yaml.v2's key order: letters after other characters, and runs of digits
+// compared by their numeric value.
+bool Emitter::key_less(std::string_view a_text, std::string_view b_text) {
+  std::u32string a = runes(a_text), b = runes(b_text);
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    bool al = is_letter(a[i]), bl = is_letter(b[i]);
+    if (al && bl) return a[i] < b[i];
+    if (al || bl) return bl;
+    std::int64_t an = 0, bn = 0;
+    if (a[i] == '0' || b[i] == '0') {
+      for (std::size_t j = i; j-- > 0 && is_rune_digit(a[j]);) {
+        if (a[j] != '0') {
+          an = bn = 1;
+          break;
+        }
+      }
+    }
+    std::size_t ai = i, bi = i;
+    for (; ai < a.size() && is_rune_digit(a[ai]); ++ai) an = an * 10 + (a[ai] - '0');
+    for (; bi < b.size() && is_rune_digit(b[bi]); ++bi) bn = bn * 10 + (b[bi] - '0');
+    if (an != bn) return an < bn;
+    if (ai != bi) return ai < bi;
+    return a[i] < b[i];
+  }
+  return a.size() < b.size();
+}
+
+}  // namespace
+
+void emit_to(std::string& out, const Node& document) { Emitter(out).document(document); }
+
+std::string emit(const Node& document) {
+  std::string out;
+  emit_to(out, document);
+  return out;
+}
+
+std::string emit_stream(const std::vector<Node>& documents) {
+  std::string out;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    if (i > 0) out += "---\n";
+    emit_to(out, documents[i]);
+  }
+  return out;
+}
+
+}  // namespace fluxop::yaml
