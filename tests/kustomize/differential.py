@@ -6,21 +6,21 @@ root. Both tools render it; the outputs must parse to the same list of objects
 in the same order (kustomize's output order is part of the behaviour). Byte
 identity is reported too, as information: it is the next goal, not yet a gate.
 
-A fixture holding a file `expect-error` (a substring) must fail in both tools;
-fluxopctl must then print nothing on stdout and exactly one stderr line that
-contains the substring.
+A fixture holding a file `expect-error` must fail in both tools; fluxopctl must
+then print nothing on stdout and exactly one stderr line, which must contain
+every non-empty line of `expect-error` as a substring.
 
 Exit codes: 0 all passed, 1 any failure, 77 kubectl missing (ctest's skip).
 """
 
 import argparse
-import datetime
 import difflib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 
 import yaml
 
@@ -49,6 +49,10 @@ class Run:
         if self.timed_out:
             return "timed out"
         return f"exit {self.code}"
+
+
+def text(raw):
+    return raw.decode("utf-8", "replace").strip()
 
 
 def fixtures(root, only):
@@ -83,10 +87,22 @@ def identity(obj):
     return f"{obj.get('kind', '<no kind>')}/{name}" + (f" (namespace {ns})" if ns else "")
 
 
+class Dumper(yaml.SafeDumper):
+    """Renders multi-line strings as literal blocks, so diffs of scripts stay readable."""
+
+
+def represent_str(dumper, value):
+    style = "|" if "\n" in value and value == value.rstrip(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+Dumper.add_representer(str, represent_str)
+
+
 def render(obj):
     if obj is None:
         return []
-    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True).splitlines()
+    return yaml.dump(obj, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000).splitlines()
 
 
 def object_diff(expected, actual):
@@ -121,14 +137,24 @@ def first_byte_difference(a, b):
     return f"line {min(len(la), len(lb)) + 1}: one output ends early ({len(la)} vs {len(lb)} lines)"
 
 
+class Loader(yaml.SafeLoader):
+    """PyYAML's safe loader without the YAML 1.1 `=` value tag, which kubectl emits plain."""
+
+
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:value"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def parse(stream):
-    return [d for d in yaml.safe_load_all(stream.decode("utf-8")) if d is not None]
+    return [d for d in yaml.load_all(stream.decode("utf-8"), Loader=Loader) if d is not None]
 
 
 def check_error(directory, kubectl, fluxop):
     """Returns a list of failure lines (empty when the fixture passes)."""
     with open(os.path.join(directory, "expect-error"), encoding="utf-8") as f:
-        expected = f.read().strip()
+        expected = [line.strip() for line in f if line.strip()]
     problems = []
     if kubectl.ok():
         problems.append("kubectl succeeded but the fixture expects an error (fixture bug)")
@@ -139,8 +165,7 @@ def check_error(directory, kubectl, fluxop):
     message = fluxop.stderr.decode("utf-8", "replace").rstrip("\n")
     if "\n" in message or not message:
         problems.append(f"fluxopctl stderr should be one line, got {message.count(chr(10)) + 1 if message else 0}")
-    if expected not in message:
-        problems.append(f"fluxopctl stderr lacks {expected!r}")
+    problems += [f"fluxopctl stderr lacks {e!r}" for e in expected if e not in message]
     if problems:
         problems.append(f"fluxopctl stderr: {message[:300]!r}")
     return problems
@@ -149,9 +174,9 @@ def check_error(directory, kubectl, fluxop):
 def check_output(kubectl, fluxop):
     """Returns (failure lines, byte-identical?)."""
     if not kubectl.ok():
-        return [f"kubectl {kubectl.describe()} (fixture bug): {kubectl.stderr.decode(errors='replace').strip()[:300]}"], False
+        return [f"kubectl {kubectl.describe()} (fixture bug): {text(kubectl.stderr)[:300]}"], False
     if not fluxop.ok():
-        return [f"fluxopctl {fluxop.describe()}: {fluxop.stderr.decode(errors='replace').strip()[:300]}"], False
+        return [f"fluxopctl {fluxop.describe()}: {text(fluxop.stderr)[:300]}"], False
     try:
         actual = parse(fluxop.stdout)
     except yaml.YAMLError as e:
@@ -188,36 +213,38 @@ def main():
         print("0 passed, 1 failed")
         return 1
 
-    passed, failed, identical = 0, 0, 0
-    started = datetime.datetime.now()
+    passed, failed, rendered, identical = 0, 0, 0, 0
+    started = time.monotonic()
     for name in names:
         directory = os.path.join(args.fixtures, name)
         want = Run([kubectl, "kustomize", directory], args.timeout)
         got = Run([args.fluxopctl, "kustomize", directory], args.timeout)
-        if os.path.exists(os.path.join(directory, "expect-error")):
+        expects_error = os.path.exists(os.path.join(directory, "expect-error"))
+        if expects_error:
             problems, same_bytes = check_error(directory, want, got), False
-            note = "error as expected"
+            note = "failed as expected"
             if args.verbose:
-                note += f"; kubectl: {want.stderr.decode(errors='replace').strip()[:200]!r}"
+                note += f"; kubectl: {text(want.stderr)[:200]!r}; fluxopctl: {text(got.stderr)!r}"
         else:
             problems, same_bytes = check_output(want, got)
             note = "bytes identical" if same_bytes else "same objects, bytes differ"
             if not same_bytes and not problems and args.verbose:
-                note += "; " + first_byte_difference(want.stdout.decode(errors="replace"), got.stdout.decode(errors="replace"))
+                note += "; " + first_byte_difference(text(want.stdout), text(got.stdout))
         if problems:
             failed += 1
             print(f"FAIL {name}")
             for p in problems:
-                print("  " + p if not p.startswith("  ") else p)
-        else:
-            passed += 1
+                print(p if p.startswith("  ") else "  " + p)
+            continue
+        passed += 1
+        if not expects_error:
+            rendered += 1
             identical += same_bytes
-            print(f"PASS {name} ({note})")
-    seconds = (datetime.datetime.now() - started).total_seconds()
-    print(f"byte-identical: {identical} of {passed} passing fixtures ({seconds:.1f}s)")
+        print(f"PASS {name} ({note})")
+    seconds = time.monotonic() - started
+    print(f"byte-identical: {identical} of {rendered} passing rendered fixtures ({seconds:.1f}s)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
