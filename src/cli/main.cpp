@@ -1,1 +1,34 @@
-int main() { return 0; }
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fluxopctl: render, apply and diff Flux installations from a FluxInstance"};
+  app.name("fluxopctl");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
+  fluxop::cli::add_version_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const fluxop::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,125 @@
+#include "core/kustomize/kustomization.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <string_view>
+#include <utility>
+
+#include "core/error.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kFileNames = {"kustomization.yaml", "kustomization.yml",
+                                                        "Kustomization"};
+
+constexpr std::array<std::string_view, 17> kSupportedFields = {
+    "apiVersion",        "kind",       "metadata",     "resources", "bases",
+    "namespace",         "namePrefix", "nameSuffix",   "labels",    "commonLabels",
+    "commonAnnotations", "images",     "transformers", "patches",   "patchesStrategicMerge",
+    "patchesJson6902",   "sortOptions"};
+
+// Kustomize features outside fluxopctl's subset, with what they are.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kRefusedFields = {{
+    {"configMapGenerator", "generators"},
+    {"secretGenerator", "generators"},
+    {"generatorOptions", "generators"},
+    {"generators", "generators"},
+    {"helmCharts", "Helm charts"},
+    {"helmGlobals", "Helm charts"},
+    {"helmChartInflationGenerator", "Helm charts"},
+    {"components", "components"},
+    {"replacements", "replacements"},
+    {"replicas", "replica overrides"},
+    {"vars", "vars"},
+    {"crds", "CRD configurations"},
+    {"configurations", "transformer configurations"},
+    {"validators", "validators"},
+    {"buildMetadata", "build metadata"},
+    {"openapi", "custom OpenAPI schemas"},
+}};
+
+constexpr std::string_view kApiVersion = "kustomize.config.k8s.io/v1beta1";
+
+void check_header(const Kustomization& k) {
+  const Context& ctx = k.context;
+  if (const yaml::Node* kind = k.spec.get("kind")) {
+    if (!kind->is_scalar()) ctx.fail("kind", "must be a string");
+    if (kind->text() == "Component") ctx.fail("kind", "components are not supported by fluxopctl");
+    if (kind->text() != "Kustomization") {
+      ctx.fail("kind", "must be Kustomization, not " + kind->text());
+    }
+  }
+  if (const yaml::Node* api = k.spec.get("apiVersion")) {
+    if (!api->is_scalar() || api->text() != kApiVersion) {
+      ctx.fail("apiVersion", "must be " + std::string(kApiVersion));
+    }
+  }
+}
+
+// sortOptions is accepted only in the form that changes nothing.
+void check_sort_options(const Kustomization& k) {
+  const Context& ctx = k.context;
+  if (const yaml::Node* sort = k.spec.get("sortOptions")) {
+    if (!sort->is_map() || sort->string_at({"order"}) != "legacy" ||
+        std::any_of(sort->entries().begin(), sort->entries().end(),
+                    [](const auto& e) { return e.first != "order"; })) {
+      ctx.fail("sortOptions", "only order: legacy is supported by fluxopctl");
+    }
+  }
+}
+
+void check_fields(const Kustomization& k) {
+  if (!k.spec.is_map()) k.context.fail("", "must be a map of kustomization fields");
+  for (const auto& [field, value] : k.spec.entries()) {
+    auto refused = std::find_if(kRefusedFields.begin(), kRefusedFields.end(),
+                                [&](const auto& r) { return r.first == field; });
+    if (refused != kRefusedFields.end()) {
+      k.context.fail(field, std::string(refused->second) + " are not supported by fluxopctl");
+    }
+    if (std::find(kSupportedFields.begin(), kSupportedFields.end(), field) ==
+        kSupportedFields.end()) {
+      k.context.fail(field, "unknown field");
+    }
+  }
+  check_header(k);
+  check_sort_options(k);
+}
+
+std::vector<std::string> kustomization_files_in(const std::string& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (std::string_view name : kFileNames) {
+    fs::path p = fs::path(dir) / std::string(name);
+    if (fs::is_regular_file(p, ec)) found.push_back(p.string());
+  }
+  return found;
+}
+
+}  // namespace
+
+bool has_kustomization(const std::string& dir) { return !kustomization_files_in(dir).empty(); }
+
+Kustomization load_kustomization(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory");
+  auto files = kustomization_files_in(dir);
+  if (files.empty()) {
+    throw Error(dir + ": no kustomization.yaml, kustomization.yml or Kustomization in directory");
+  }
+  if (files.size() > 1) throw Error(dir + ": more than one kustomization file in directory");
+  Kustomization k;
+  k.context.dir = dir;
+  k.context.file = files.front();
+  k.spec = yaml::parse_document(yaml::read_file(files.front()), files.front());
+  if (k.spec.is_null()) k.spec = yaml::Node::map();
+  check_fields(k);
+  return k;
+}
+
+}  // namespace fluxop::kustomize

@@ -1,0 +1,85 @@
+#include "core/yaml/parse.h"
+
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "core/yaml/json.h"
+#include "core/yaml/scalar.h"
+
+using fluxop::yaml::Node;
+using fluxop::yaml::parse_document;
+using fluxop::yaml::parse_documents;
+using fluxop::yaml::Style;
+using fluxop::yaml::Tag;
+
+TEST_CASE("parser resolves plain scalars with the YAML 1.2 core schema") {
+  Node n = parse_document(
+      "s: hello\nq: '1000'\ni: 42\nx: 0x1F\nf: 1.5\nb: true\nyes_: yes\nnul: ~\nts: 2001-12-14\n"
+      "e: ''\n",
+      "t.yaml");
+  CHECK(n.get("s")->tag() == Tag::String);
+  CHECK(n.get("q")->tag() == Tag::String);
+  CHECK(n.get("q")->style() == Style::SingleQuoted);
+  CHECK(n.get("i")->tag() == Tag::Int);
+  CHECK(n.get("x")->tag() == Tag::Int);
+  CHECK(n.get("f")->tag() == Tag::Float);
+  CHECK(n.get("b")->tag() == Tag::Bool);
+  CHECK(n.get("yes_")->tag() == Tag::String);
+  CHECK(n.get("nul")->is_null());
+  CHECK(n.get("ts")->tag() == Tag::Timestamp);
+  CHECK(n.get("e")->is_string());
+}
+
+TEST_CASE("parser keeps explicit tags, styles, order and marks") {
+  Node n = parse_document("z: !!str 12\na: |\n  lit\nm: \"dq\"\n", "t.yaml");
+  CHECK(n.get("z")->tag() == Tag::String);
+  CHECK(n.get("z")->text() == "12");
+  CHECK(n.get("a")->style() == Style::Literal);
+  CHECK(n.get("m")->style() == Style::DoubleQuoted);
+  CHECK(n.entries().front().first == "z");
+  CHECK(n.get("a")->mark.line == 2);
+}
+
+TEST_CASE("parser expands anchors and aliases") {
+  Node n = parse_document("a: &x {k: v}\nb: *x\n", "t.yaml");
+  CHECK(*n.get("a") == *n.get("b"));
+}
+
+TEST_CASE("parser reports errors as file:line:col") {
+  CHECK_THROWS_WITH_AS(parse_documents("a: [1, 2\n", "bad.yaml"), doctest::Contains("bad.yaml:"),
+                       fluxop::Error);
+  CHECK_THROWS_WITH_AS(parse_document("a: 1\na: 2\n", "dup.yaml"),
+                       "dup.yaml:2:4: mapping key \"a\" already defined", fluxop::Error);
+  CHECK_THROWS_WITH_AS(parse_document("a: 1\n---\nb: 2\n", "two.yaml"),
+                       "two.yaml: expected one YAML document, found 2", fluxop::Error);
+}
+
+TEST_CASE("multi-document streams keep empty documents as null") {
+  auto docs = parse_documents("---\na: 1\n---\n---\nb: 2\n", "m.yaml");
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[1].is_null());
+}
+
+TEST_CASE("read_file names the path on errors") {
+  CHECK_THROWS_WITH_AS(fluxop::yaml::read_file("/nonexistent/x.yaml"),
+                       "/nonexistent/x.yaml: No such file or directory", fluxop::Error);
+  CHECK_THROWS_WITH_AS(fluxop::yaml::read_file("/tmp"), "/tmp: is a directory", fluxop::Error);
+}
+
+TEST_CASE("json conversion keeps types") {
+  Node n = parse_document("s: '1'\ni: 0x10\nf: 2.5\nb: false\nn: null\nl: [1, a]\n", "t.yaml");
+  auto j = fluxop::yaml::to_json(n);
+  CHECK(j.dump() == R"({"s":"1","i":16,"f":2.5,"b":false,"n":null,"l":[1,"a"]})");
+  CHECK(fluxop::yaml::from_json(j) ==
+        parse_document("s: '1'\ni: 16\nf: 2.5\nb: false\nn: null\nl: [1, a]\n", "t"));
+}
+
+TEST_CASE("int parsing follows Go's base prefixes") {
+  CHECK(fluxop::yaml::parse_int("0o17") == 15);
+  CHECK(fluxop::yaml::parse_int("-0b101") == -5);
+  CHECK(fluxop::yaml::parse_int("-9223372036854775808") == INT64_MIN);
+  CHECK_FALSE(fluxop::yaml::parse_int("9223372036854775808").has_value());
+  CHECK(fluxop::yaml::resolve_plain("089") == Tag::Float);
+  CHECK(fluxop::yaml::resolve_plain("1:20") == Tag::String);
+  CHECK(fluxop::yaml::plain_is_non_string_v2("1:20"));
+}
