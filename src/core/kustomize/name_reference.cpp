@@ -1,0 +1,210 @@
+#include "core/kustomize/name_reference.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/kustomize/fieldspec.h"
+#include "core/kustomize/name_reference_specs.h"
+#include "core/kustomize/scope.h"
+
+namespace fluxop::kustomize {
+
+namespace {
+
+using Candidates = std::vector<const Resource*>;
+
+// kustomize compares namespaces with "" meaning "default"; cluster-scoped
+// resources have none at all ("").
+std::string effective_namespace(const ResourceId& id) {
+  if (is_cluster_scoped(id.gvk)) return {};
+  return id.ns.empty() ? "default" : id.ns;
+}
+
+bool gvk_selected(const Gvk& selector, const Gvk& gvk) { return selects({selector, {}}, gvk); }
+
+template <typename Keep>
+Candidates sieve(const Candidates& candidates, Keep keep) {
+  Candidates kept;
+  std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(kept), keep);
+  return kept;
+}
+
+// The namespaces of a RoleBinding's ServiceAccount subjects, which it may
+// refer into.
+std::set<std::string> subject_namespaces(const Resource& referrer) {
+  std::set<std::string> namespaces;
+  const yaml::Node* subjects = referrer.object().get("subjects");
+  if (referrer.kind() != "RoleBinding" || !subjects) return namespaces;
+  for (std::size_t i = 0; i < subjects->items().size(); ++i) {
+    const yaml::Node& subject = subjects->items()[i];
+    const yaml::Node* ns = subject.get("namespace");
+    if (!ns || subject.string_at({"kind"}) != "ServiceAccount") continue;
+    if (!ns->is_string()) {
+      throw Error(referrer.id().to_string() + ": subjects[" + std::to_string(i) +
+                  "].namespace: expected a string");
+    }
+    namespaces.insert(ns->text());
+  }
+  return namespaces;
+}
+
+// What the referrer may refer to: cluster-scoped resources, resources in its
+// namespace, and those in its ServiceAccount subjects' namespaces; a
+// cluster-scoped referrer may refer to anything.
+Candidates visible_from(const ResourceList& resources, const Resource& referrer) {
+  std::string referrer_ns = effective_namespace(referrer.id());
+  std::set<std::string> subjects_ns = subject_namespaces(referrer);
+  Candidates visible;
+  for (const auto& target : resources) {
+    std::string target_ns = effective_namespace(target.id());
+    if (referrer_ns.empty() || target_ns.empty() || target_ns == referrer_ns ||
+        subjects_ns.contains(target.ns())) {
+      visible.push_back(&target);
+    }
+  }
+  return visible;
+}
+
+// One referring field of one referrer, and the resources it may name.
+class Reference {
+ public:
+  Reference(Resource& referrer, const FieldSpec& field, const Gvk& target,
+            const Candidates& visible)
+      : referrer_(referrer),
+        field_(field),
+        target_(target),
+        visible_(visible),
+        role_(role_ref(referrer, field)) {}
+
+  // Fixes every name the field reaches: a scalar, a {name, namespace} map or
+  // a sequence of either.
+  void fix() {
+    visit_fields(referrer_.object(), {{}, field_.path}, [this](yaml::Node& node) {
+      if (!node.is_sequence()) return fix_item(node, field_.path);
+      for (std::size_t i = 0; i < node.items().size(); ++i) {
+        fix_item(node.items()[i], field_.path + "[" + std::to_string(i) + "]");
+      }
+    });
+  }
+
+ private:
+  void fix_item(yaml::Node& node, const std::string& where) {
+    if (node.is_scalar()) return fix_name(node, where);
+    if (node.is_map()) return fix_name_and_namespace(node, where);
+    if (!node.is_null()) fail(where, "expected a name or a map with a name, found a sequence");
+  }
+
+  void fix_name(yaml::Node& name, const std::string& where) {
+    const Resource* referral = select(name.text(), visible_, false, where);
+    if (referral && referral->name() != name.text()) name = yaml::Node::string(referral->name());
+  }
+
+  // The map's own namespace narrows the candidates; an empty namespace on
+  // the referral is not written, as it does not mean "default" there.
+  void fix_name_and_namespace(yaml::Node& map, const std::string& where) {
+    const yaml::Node* name = map.get("name");
+    if (!name) fail(where, "no 'name' field in the reference");
+    const Resource* referral = select(name->text(), in_namespace_of(map), true, where);
+    if (!referral) return;
+    if (referral->name() == name->text() && referral->ns().empty()) return;
+    map.set("name", yaml::Node::string(referral->name()));
+    if (!referral->ns().empty()) map.set("namespace", yaml::Node::string(referral->ns()));
+  }
+
+  // By original namespace when any candidate started there, else by
+  // current namespace; all candidates when the map names no namespace.
+  Candidates in_namespace_of(const yaml::Node& map) const {
+    const yaml::Node* ns = map.get("namespace");
+    if (!ns) return visible_;
+    auto from = [&](auto id_of) {
+      return sieve(visible_, [&](const Resource* r) {
+        std::string candidate_ns = effective_namespace(id_of(*r));
+        return !candidate_ns.empty() && candidate_ns == ns->text();
+      });
+    };
+    Candidates original = from([](const Resource& r) { return r.original_id(); });
+    return original.empty() ? from([](const Resource& r) { return r.id(); }) : original;
+  }
+
+  // kustomize's choice among resources that once had `old_name`; nullptr
+  // when there is none.
+  const Resource* select(const std::string& old_name, const Candidates& candidates,
+                         bool compare_namespaces, const std::string& where) const {
+    Candidates found = sieve(candidates, [&](const Resource* r) {
+      const auto& previous = r->previous_ids();
+      return std::any_of(previous.begin(), previous.end(),
+                         [&](const ResourceId& id) { return id.name == old_name; });
+    });
+    found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, target_); });
+    if (role_) found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, *role_); });
+    found = sieve(found, [&](const Resource* r) { return in_reach(*r); });
+    if (found.empty()) return nullptr;
+    auto same = [&](const Resource* r) {
+      return r->name() == found[0]->name() && (!compare_namespaces || r->ns() == found[0]->ns());
+    };
+    if (!std::all_of(found.begin(), found.end(), same)) ambiguous(old_name, found, where);
+    return found[0];
+  }
+
+  static bool was_selected_by(const Resource& r, const Gvk& selector) {
+    const auto& previous = r.previous_ids();
+    return std::any_of(previous.begin(), previous.end(),
+                       [&](const ResourceId& id) { return gvk_selected(selector, id.gvk); });
+  }
+
+  // A roleRef names a Role or a ClusterRole by its apiGroup and kind too;
+  // none when the field is no roleRef or the roleRef lacks them.
+  static std::optional<Gvk> role_ref(const Resource& referrer, const FieldSpec& field) {
+    if (!field.path.ends_with("roleRef/name")) return std::nullopt;
+    const yaml::Node* ref = referrer.object().get("roleRef");
+    if (!ref || !ref->get("apiGroup") || !ref->get("kind")) return std::nullopt;
+    return Gvk{ref->string_at({"apiGroup"}), "", ref->string_at({"kind"})};
+  }
+
+  // Namespaced referrers see cluster-scoped resources, their own namespace,
+  // and ServiceAccounts anywhere (RoleBindings bind those across namespaces).
+  bool in_reach(const Resource& r) const {
+    std::string referrer_ns = effective_namespace(referrer_.id());
+    std::string ns = effective_namespace(r.id());
+    return referrer_ns.empty() || ns.empty() || r.kind() == "ServiceAccount" || ns == referrer_ns;
+  }
+
+  [[noreturn]] void ambiguous(const std::string& old_name, const Candidates& found,
+                              const std::string& where) const {
+    std::string ids;
+    for (const Resource* r : found) ids += (ids.empty() ? "" : ", ") + r->id().to_string();
+    fail(where, "\"" + old_name + "\" may refer to several resources: " + ids);
+  }
+
+  [[noreturn]] void fail(const std::string& where, const std::string& message) const {
+    throw Error(referrer_.id().to_string() + ": " + where + ": " + message);
+  }
+
+  Resource& referrer_;
+  const FieldSpec& field_;
+  const Gvk& target_;
+  const Candidates& visible_;
+  std::optional<Gvk> role_;
+};
+
+}  // namespace
+
+void fix_name_references(ResourceList& resources) {
+  for (auto& referrer : resources) {
+    Gvk original = referrer.original_id().gvk;
+    Candidates visible = visible_from(resources, referrer);
+    for (const auto& back_reference : default_name_references()) {
+      for (const auto& field : back_reference.referrers) {
+        if (selects(field, original))
+          Reference(referrer, field, back_reference.target, visible).fix();
+      }
+    }
+  }
+}
+
+}  // namespace fluxop::kustomize
