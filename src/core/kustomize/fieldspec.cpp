@@ -1,6 +1,7 @@
 #include "core/kustomize/fieldspec.h"
 
 #include "core/error.h"
+#include "core/yaml/scalar.h"
 
 namespace fluxop::kustomize {
 
@@ -80,9 +81,7 @@ class Walk {
   }
 
   [[noreturn]] void fail(const std::string& message) const {
-    std::string kind = object_.string_at({"kind"});
-    std::string name = object_.string_at({"metadata", "name"});
-    throw Error(kind + "/" + name + ": " + spec_.path + ": " + message);
+    throw Error(field_location(object_, spec_) + ": " + message);
   }
 
   const yaml::Node& object_;
@@ -91,32 +90,22 @@ class Walk {
   const std::function<void(yaml::Node&)>& visit_;
 };
 
-bool string_field(const yaml::Node& value, std::string& out) {
-  if (value.is_null()) return true;
-  if (!value.is_string()) return false;
-  out = value.text();
-  return true;
-}
-
 FieldSpec parse_fieldspec(const yaml::Node& item, const Context& context, const std::string& field,
                           UnknownKeys unknown_keys) {
-  if (!item.is_map())
-    context.fail(field, "expected a map, found a " + std::string(kind_name(item)));
+  if (!item.is_map()) context.fail(field, "expected a map, found " + describe_value(item));
   FieldSpec spec;
   for (const auto& [key, value] : item.entries()) {
-    std::string* text = key == "group"     ? &spec.gvk.group
-                        : key == "version" ? &spec.gvk.version
-                        : key == "kind"    ? &spec.gvk.kind
-                        : key == "path"    ? &spec.path
-                                           : nullptr;
-    if (text) {
-      if (!string_field(value, *text)) context.fail(field + "." + key, "expected a string");
+    std::string key_field = field + "." + key;
+    if (key == "group") {
+      spec.gvk.group = config_string(value, context, key_field);
+    } else if (key == "version") {
+      spec.gvk.version = config_string(value, context, key_field);
+    } else if (key == "kind") {
+      spec.gvk.kind = config_string(value, context, key_field);
+    } else if (key == "path") {
+      spec.path = config_string(value, context, key_field);
     } else if (key == "create") {
-      if (value.is_null()) continue;
-      if (!value.is_scalar() || value.tag() != yaml::Tag::Bool) {
-        context.fail(field + "." + key, "expected a boolean");
-      }
-      spec.create = value.text() == "true";
+      spec.create = config_bool(value, context, key_field);
     } else if (unknown_keys == UnknownKeys::Reject) {
       context.fail(field, "unknown field \"" + key + "\"");
     }
@@ -139,12 +128,52 @@ void visit_fields(yaml::Node& object, const FieldSpec& spec,
   Walk(object, spec, visit).from(object, 0);
 }
 
+std::string describe_value(const yaml::Node& value) {
+  if (value.is_string()) return "\"" + value.text() + "\"";
+  if (value.is_scalar()) return value.text();
+  return "a " + std::string(kind_name(value));
+}
+
+bool merge_fieldspec(FieldSpecs& specs, const FieldSpec& spec) {
+  for (const auto& existing : specs) {
+    if (existing.path == spec.path && selects(spec, existing.gvk)) {
+      return existing.create == spec.create;
+    }
+  }
+  specs.push_back(spec);
+  return true;
+}
+
+std::string config_string(const yaml::Node& value, const Context& context, std::string_view field) {
+  if (value.is_null()) return {};
+  if (value.is_scalar() &&
+      (value.tag() == yaml::Tag::String || value.tag() == yaml::Tag::Timestamp)) {
+    return value.text();
+  }
+  context.fail(field, "expected a string, found " + describe_value(value));
+}
+
+bool config_bool(const yaml::Node& value, const Context& context, std::string_view field) {
+  if (value.is_null()) return false;
+  if (!value.is_scalar() || value.tag() != yaml::Tag::Bool) {
+    context.fail(field, "expected true or false, found " + describe_value(value));
+  }
+  return canonical_text(value) == "true";
+}
+
+std::string field_location(const yaml::Node& object, const FieldSpec& spec) {
+  ResourceId id{gvk_from(object.string_at({"apiVersion"}), object.string_at({"kind"})),
+                object.string_at({"metadata", "name"}),
+                object.string_at({"metadata", "namespace"})};
+  return id.to_string() + ": " + spec.path;
+}
+
 FieldSpecs parse_fieldspecs(const yaml::Node& list, const Context& context, std::string_view field,
                             UnknownKeys unknown_keys) {
   FieldSpecs specs;
   if (list.is_null()) return specs;
   if (!list.is_sequence()) {
-    context.fail(field, "expected a sequence, found a " + std::string(kind_name(list)));
+    context.fail(field, "expected a sequence, found " + describe_value(list));
   }
   for (std::size_t i = 0; i < list.items().size(); ++i) {
     std::string item_field = std::string(field) + "[" + std::to_string(i) + "]";

@@ -155,15 +155,18 @@ TEST_CASE("parse_fieldspecs reads and validates a list") {
   CHECK(parse_fieldspecs(Node(), context, "x").empty());
 
   CHECK_THROWS_WITH_AS(parse_fieldspecs(Node::string("a"), context, "labels[0].fields"),
-                       "kustomization.yaml: labels[0].fields: expected a sequence, found a scalar",
+                       "kustomization.yaml: labels[0].fields: expected a sequence, found \"a\"",
                        Error);
   list.items()[0].set("create", Node::string("true"));
-  CHECK_THROWS_WITH_AS(parse_fieldspecs(list, context, "labels[0].fields"),
-                       "kustomization.yaml: labels[0].fields[0].create: expected a boolean", Error);
+  CHECK_THROWS_WITH_AS(
+      parse_fieldspecs(list, context, "labels[0].fields"),
+      "kustomization.yaml: labels[0].fields[0].create: expected true or false, found \"true\"",
+      Error);
   list.items()[0].set("create", Node::boolean(false));
   list.items()[0].set("kind", Node::integer(3));
   CHECK_THROWS_WITH_AS(parse_fieldspecs(list, context, "labels[0].fields"),
-                       "kustomization.yaml: labels[0].fields[0].kind: expected a string", Error);
+                       "kustomization.yaml: labels[0].fields[0].kind: expected a string, found 3",
+                       Error);
   list.items()[0].set("kind", Node::string("Deployment"));
   list.items()[0].set("bogus", Node::integer(1));
   CHECK_THROWS_WITH_AS(parse_fieldspecs(list, context, "labels[0].fields"),
