@@ -1,0 +1,145 @@
+#include "core/kustomize/images.h"
+
+#include <regex>
+
+#include "core/error.h"
+#include "core/kustomize/builtin_fieldspecs.h"
+#include "core/kustomize/fieldspec.h"
+
+namespace fluxop::kustomize {
+
+namespace {
+
+struct ImageChange {
+  std::string name;
+  std::string new_name;
+  std::string new_tag;
+  std::string digest;
+  std::string tag_suffix;
+  std::regex matches;  // references of this image, with any tag and digest
+};
+
+ImageChange parse_change(const yaml::Node& entry, const Context& context,
+                         const std::string& field) {
+  if (!entry.is_map()) context.fail(field, "expected a map, found " + describe_value(entry));
+  ImageChange change;
+  for (const auto& [key, value] : entry.entries()) {
+    std::string* target = key == "name"        ? &change.name
+                          : key == "newName"   ? &change.new_name
+                          : key == "newTag"    ? &change.new_tag
+                          : key == "digest"    ? &change.digest
+                          : key == "tagSuffix" ? &change.tag_suffix
+                                               : nullptr;
+    if (!target) context.fail(field, "unknown field \"" + key + "\"");
+    *target = config_string(value, context, field + "." + key);
+  }
+  // kustomize reads the name as a regular expression.
+  try {
+    change.matches =
+        std::regex("^" + change.name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
+  } catch (const std::regex_error&) {
+    context.fail(field + ".name", "invalid image name \"" + change.name + "\"");
+  }
+  return change;
+}
+
+std::string changed_reference(const ImageChange& change, const std::string& reference) {
+  ImageRef ref = split_image(reference);
+  if (!change.new_name.empty()) ref.name = change.new_name;
+  if (!change.new_tag.empty() || !change.digest.empty()) {
+    ref.tag = change.new_tag;
+    ref.digest = change.digest;
+  } else if (!change.tag_suffix.empty()) {
+    ref.tag += change.tag_suffix;
+    ref.digest.clear();
+  }
+  std::string result = ref.name;
+  if (!ref.tag.empty()) result += ":" + ref.tag;
+  if (!ref.digest.empty()) result += "@" + ref.digest;
+  return result;
+}
+
+class ImageUpdate {
+ public:
+  ImageUpdate(const ImageChange& change, yaml::Node& object) : change_(change), object_(object) {}
+
+  // Every containers and initContainers list, at any depth.
+  void in_container_lists(yaml::Node& node) {
+    if (node.is_sequence()) {
+      for (auto& item : node.items()) in_container_lists(item);
+      return;
+    }
+    if (!node.is_map()) return;
+    for (auto& [key, value] : node.entries()) {
+      in_container_lists(value);
+      if ((key == "containers" || key == "initContainers") && value.is_sequence()) {
+        for (auto& container : value.items()) {
+          yaml::Node* image = container.is_map() ? container.get("image") : nullptr;
+          if (image) update(*image, key + "[].image");
+        }
+      }
+    }
+  }
+
+  void in_fieldspecs() {
+    for (FieldSpec spec : builtin_fieldspecs::images()) {
+      spec.create = false;  // kustomize never adds an image
+      visit_fields(object_, spec, [&](yaml::Node& image) { update(image, spec.path); });
+    }
+  }
+
+ private:
+  void update(yaml::Node& image, const std::string& path) {
+    if (image.is_null()) return;
+    if (!image.is_scalar()) {
+      throw Error(field_location(object_, {{}, path}) + ": expected a string, found " +
+                  describe_value(image));
+    }
+    if (!std::regex_match(image.text(), change_.matches)) return;
+    image = yaml::Node::string(changed_reference(change_, image.text()));
+  }
+
+  const ImageChange& change_;
+  yaml::Node& object_;
+};
+
+}  // namespace
+
+ImageRef split_image(const std::string& reference) {
+  // A ':' before the first '/' belongs to a registry port, not a tag.
+  std::size_t slash = reference.find('/');
+  std::size_t from = slash == std::string::npos || slash == 0 ? 0 : slash;
+  std::size_t at = reference.find('@', from);
+  std::size_t colon = reference.find(':', from);
+  if (at != std::string::npos && (colon == std::string::npos || at < colon)) {
+    return {reference.substr(0, at), "", reference.substr(at + 1)};
+  }
+  if (colon == std::string::npos) return {reference, "", ""};
+  std::size_t tag_end = at == std::string::npos ? reference.size() : at;
+  return {reference.substr(0, colon), reference.substr(colon + 1, tag_end - colon - 1),
+          at == std::string::npos ? "" : reference.substr(at + 1)};
+}
+
+void transform_images(ResourceList& resources, const yaml::Node& field, const Context& context) {
+  if (field.is_null()) return;
+  if (!field.is_sequence()) {
+    context.fail("images", "expected a sequence, found " + describe_value(field));
+  }
+  for (std::size_t i = 0; i < field.items().size(); ++i) {
+    std::string entry_field = "images[" + std::to_string(i) + "]";
+    ImageChange change = parse_change(field.items()[i], context, entry_field);
+    for (auto& resource : resources) {
+      if (resource.kind() == "CustomResourceDefinition") continue;
+      ImageUpdate update(change, resource.object());
+      try {
+        // kustomize runs both passes, so a tagSuffix lands twice where they overlap.
+        update.in_container_lists(resource.object());
+        update.in_fieldspecs();
+      } catch (const Error& error) {
+        context.fail(entry_field, error.what());
+      }
+    }
+  }
+}
+
+}  // namespace fluxop::kustomize
