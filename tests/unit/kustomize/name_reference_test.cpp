@@ -816,6 +816,79 @@ subjects:
 )");
 }
 
+TEST_CASE("a map's namespace matches where its target was, else where it is now") {
+  ResourceList resources = renamed(R"(
+apiVersion: v1
+kind: Service
+metadata: {name: hook, namespace: webhooks}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubelet, namespace: kube-system}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mwc}
+webhooks:
+- name: old.example.com
+  clientConfig:
+    service: {name: hook, namespace: webhooks, path: /mutate}
+- name: new.example.com
+  clientConfig:
+    service: {name: hook, namespace: sys}
+- name: elsewhere.example.com
+  clientConfig:
+    service: {name: hook, namespace: other}
+- name: url.example.com
+  clientConfig: {url: "https://x"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+spec:
+  configSource:
+    configMap: {name: kubelet, namespace: kube-system, kubeletConfigKey: kubelet}
+)",
+                                   "x-");
+  resources[0].set_namespace("sys");
+  resources[1].set_namespace("sys");
+  fix_name_references(resources);
+  // As `kubectl kustomize` renders it with `namespace: sys`, but for the
+  // namespace transformer's own changes.
+  check_same(resources, R"(
+apiVersion: v1
+kind: Service
+metadata: {name: x-hook, namespace: sys}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: x-kubelet, namespace: sys}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: x-mwc}
+webhooks:
+- name: old.example.com
+  clientConfig:
+    service: {name: x-hook, namespace: sys, path: /mutate}
+- name: new.example.com
+  clientConfig:
+    service: {name: x-hook, namespace: sys}
+- name: elsewhere.example.com
+  clientConfig:
+    service: {name: hook, namespace: other}
+- name: url.example.com
+  clientConfig: {url: "https://x"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: x-n1}
+spec:
+  configSource:
+    configMap: {name: x-kubelet, namespace: sys, kubeletConfigKey: kubelet}
+)");
+}
+
 TEST_CASE("a roleRef chooses between a Role and a ClusterRole once of the same name") {
   constexpr const char* binding = R"(
 apiVersion: rbac.authorization.k8s.io/v1
