@@ -1,0 +1,495 @@
+#include "core/kustomize/strategic_merge.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/kustomize/merge_keys.h"
+#include "core/yaml/scalar.h"
+
+namespace fluxop::kustomize {
+namespace {
+
+using yaml::Node;
+using Strings = std::vector<std::string>;
+
+// kustomize merges in place on shared nodes: a merged list item is the very
+// target item it was merged into, a new subtree from the patch is merged
+// with itself, and later steps see those aliases. Its results on odd input
+// (items without merge keys, duplicate keys, `$patch: replace` items) depend
+// on that, so the merge runs on shared cells and converts back at the end.
+struct Cell;
+using Ref = std::shared_ptr<Cell>;
+struct Cell {
+  Node node;  // a scalar or null; an empty map or sequence carrying the kind
+  std::vector<std::pair<std::string, Ref>> fields;
+  std::vector<Ref> items;
+  bool keep_null = false;  // a target's null that the patch did not touch
+};
+
+Ref to_cell(const Node& node) {
+  auto cell = std::make_shared<Cell>();
+  if (node.is_map()) {
+    cell->node = Node::map();
+    for (const auto& [key, value] : node.entries()) cell->fields.emplace_back(key, to_cell(value));
+  } else if (node.is_sequence()) {
+    cell->node = Node::sequence();
+    for (const Node& item : node.items()) cell->items.push_back(to_cell(item));
+  } else {
+    cell->node = node;
+  }
+  cell->node.mark = node.mark;
+  return cell;
+}
+
+Node to_node(const Cell& cell) {
+  Node node = cell.node;
+  for (const auto& [key, value] : cell.fields) node.entries().emplace_back(key, to_node(*value));
+  for (const Ref& item : cell.items) node.push_back(to_node(*item));
+  return node;
+}
+
+bool is(const Ref& cell, Node::Kind kind) { return cell && cell->node.kind() == kind; }
+bool is_map(const Ref& cell) { return is(cell, Node::Kind::Map); }
+bool is_sequence(const Ref& cell) { return is(cell, Node::Kind::Sequence); }
+bool missing_or_null(const Ref& cell) { return !cell || cell->node.is_null(); }
+bool missing_or_empty_map(const Ref& cell) {
+  return missing_or_null(cell) || (is_map(cell) && cell->fields.empty());
+}
+bool nil_or_empty(const Ref& cell) {
+  return missing_or_empty_map(cell) || (is_sequence(cell) && cell->items.empty());
+}
+
+// The text kustomize compares keys and set members by; "" for non-scalars.
+const std::string& text_of(const Ref& cell) {
+  static const std::string none;
+  return is(cell, Node::Kind::Scalar) ? cell->node.text() : none;
+}
+
+Ref field(const Ref& map, std::string_view name) {
+  if (!is_map(map)) return nullptr;
+  for (const auto& [key, value] : map->fields) {
+    if (key == name) return value;
+  }
+  return nullptr;
+}
+
+void remove_field(Cell& map, std::string_view name) {
+  std::erase_if(map.fields, [&](const auto& entry) { return entry.first == name; });
+}
+
+// Stores a merge result: nothing or a null removes the field, except a
+// target's own untouched null.
+void set_field(Cell& map, const std::string& name, const Ref& value) {
+  if (!value || (value->node.is_null() && !value->keep_null)) return remove_field(map, name);
+  for (auto& [key, existing] : map.fields) {
+    if (key == name) {
+      existing = value;
+      return;
+    }
+  }
+  map.fields.emplace_back(name, value);
+}
+
+std::string join(const std::string& path, std::string_view name) {
+  return path.empty() ? std::string(name) : path + "." + std::string(name);
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& message) {
+  throw Error((path.empty() ? std::string("patch") : path) + ": " + message);
+}
+
+void expect(const Ref& cell, Node::Kind kind, const std::string& path) {
+  if (missing_or_null(cell) || cell->node.kind() == kind) return;
+  Node wanted = kind == Node::Kind::Map        ? Node::map()
+                : kind == Node::Kind::Sequence ? Node::sequence()
+                                               : Node::string("");
+  fail(path, "expected a " + std::string(yaml::kind_name(wanted)) + ", got " +
+                 std::string(yaml::kind_name(cell->node)));
+}
+
+// Where in which built-in type a node sits; no type when kustomize has no
+// schema for it (then every list is replaced whole).
+struct Schema {
+  std::string api_version;
+  std::string kind;
+  std::string path;
+
+  bool known() const { return !kind.empty(); }
+  Schema field(std::string_view name) const {
+    return known() ? Schema{api_version, kind, join(path, name)} : Schema{};
+  }
+  std::optional<Strings> merge_keys() const {
+    return known() ? kustomize::merge_keys(api_version, kind, path) : std::nullopt;
+  }
+};
+
+// Outside any known schema, a map that names a built-in type by apiVersion
+// and kind starts that type's schema (the target's first, then the patch's).
+Schema schema_of(const Schema& schema, const Ref& dest, const Ref& patch) {
+  if (schema.known()) return schema;
+  for (const Ref& source : {dest, patch}) {
+    const std::string& api_version = text_of(field(source, "apiVersion"));
+    const std::string& kind = text_of(field(source, "kind"));
+    if (!api_version.empty() && !kind.empty() && has_builtin_schema(api_version, kind)) {
+      return Schema{api_version, kind, ""};
+    }
+  }
+  return {};
+}
+
+// --- Finding and replacing list items by key values ---
+//
+// A key list of {""} stands for a list of scalars matched by value. An empty
+// value matches any item that has the key (kustomize's field matcher).
+
+Ref key_field(const Ref& item, const std::string& key, const std::string& value,
+              const std::string& path) {
+  if (key.empty()) {
+    expect(item, Node::Kind::Scalar, path);
+    return text_of(item) == value ? item : nullptr;
+  }
+  expect(item, Node::Kind::Map, path);
+  Ref found = field(item, key);
+  return found && (value.empty() || text_of(found) == value) ? found : nullptr;
+}
+
+// Replaces the items matching keys=values with `item` (or appends it when
+// none match); with no `item`, deletes them. Null and empty-map items are
+// dropped on the way; with an empty `values`, every item is.
+void set_item(Cell& list, const Ref& item, Strings keys, const Strings& values,
+              const std::string& path) {
+  if (keys.empty()) keys.emplace_back();
+  bool matches_maps = !keys[0].empty() && !values.empty() && !values[0].empty();
+  std::vector<Ref> kept;
+  bool matched = false;
+  for (const Ref& existing : list.items) {
+    if (missing_or_empty_map(existing)) continue;
+    if (matches_maps && !is_map(existing)) {
+      kept.push_back(existing);
+      continue;
+    }
+    bool found = true;
+    Ref last;
+    for (std::size_t i = 0; i < keys.size() && found; ++i) {
+      if (i < values.size()) last = key_field(existing, keys[i], values[i], path);
+      found = last != nullptr;
+    }
+    if (!found) {
+      if (!values.empty()) kept.push_back(existing);
+      continue;
+    }
+    matched = true;
+    if (item) kept.push_back(item);
+  }
+  list.items = std::move(kept);
+  if (!missing_or_null(item) && !matched) list.items.push_back(item);
+}
+
+// The first item whose key fields have exactly these values.
+Ref find_item(const Ref& list, const Strings& keys, const Strings& values) {
+  if (!is_sequence(list)) return nullptr;
+  for (const Ref& item : list->items) {
+    if (keys[0].empty()) {
+      if (text_of(item) == values[0]) return item;
+      continue;
+    }
+    if (!is_map(item)) continue;
+    bool all = true;
+    for (std::size_t i = 0; i < keys.size() && all; ++i) {
+      Ref value = field(item, keys[i]);
+      all = value && text_of(value) == values[i];
+    }
+    if (all) return item;
+  }
+  return nullptr;
+}
+
+// --- Directives ---
+
+enum class Directive { Merge, Replace, Delete, Unknown };
+
+Directive directive_named(const std::string& name) {
+  if (name == "merge") return Directive::Merge;
+  if (name == "replace") return Directive::Replace;
+  if (name == "delete") return Directive::Delete;
+  return Directive::Unknown;
+}
+
+// A map's `$patch`, removed from the patch once understood.
+Directive take_map_directive(const Ref& patch) {
+  Ref value = field(patch, "$patch");
+  if (!value) return Directive::Merge;
+  Directive directive = directive_named(text_of(value));
+  if (directive != Directive::Unknown) remove_field(*patch, "$patch");
+  return directive;
+}
+
+// A list's `$patch` item (a map holding only `$patch`), removed once understood.
+Directive take_list_directive(const Ref& patch, const std::string& path) {
+  if (!is_sequence(patch)) return Directive::Merge;
+  auto holder = std::find_if(patch->items.begin(), patch->items.end(),
+                             [](const Ref& item) { return field(item, "$patch") != nullptr; });
+  if (holder == patch->items.end() || (*holder)->fields.size() > 1) return Directive::Merge;
+  std::string name = text_of(field(*holder, "$patch"));
+  Directive directive = directive_named(name);
+  if (directive == Directive::Unknown) fail(path, "unknown patch strategy \"" + name + "\"");
+  set_item(*patch, nullptr, {"$patch"}, {name}, path);
+  return directive;
+}
+
+Directive checked(Directive directive, const Ref& patch, const std::string& path) {
+  if (directive == Directive::Unknown) {
+    fail(path, "unknown patch strategy \"" + text_of(field(patch, "$patch")) + "\"");
+  }
+  return directive;
+}
+
+// --- The merge ---
+
+Ref merge(const Ref& dest, const Ref& patch, const Schema& schema, const std::string& path);
+
+Ref merge_map(const Ref& dest, const Ref& patch, const Schema& schema, const std::string& path) {
+  Ref result;
+  if (missing_or_null(dest)) {
+    if (is_map(patch) && take_map_directive(patch) == Directive::Delete) return nullptr;
+    if (!patch && dest) {
+      auto kept = std::make_shared<Cell>(*dest);
+      kept->keep_null = true;
+      return kept;
+    }
+    result = patch;  // merged with itself below, which applies its directives
+  } else if (patch && patch->node.is_null()) {
+    return nullptr;
+  } else {
+    switch (checked(is_map(patch) ? take_map_directive(patch) : Directive::Merge, patch, path)) {
+      case Directive::Delete:
+        return nullptr;
+      case Directive::Replace:
+        result = patch;
+        break;
+      default:
+        result = dest;
+    }
+  }
+  if (!is_map(result)) return result;
+  Strings names;
+  for (const Ref& source : {result, patch}) {
+    if (!is_map(source)) continue;
+    for (const auto& entry : source->fields) names.push_back(entry.first);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& name : names) {
+    Ref merged =
+        merge(field(result, name), field(patch, name), schema.field(name), join(path, name));
+    set_field(*result, name, merged);
+  }
+  return result;
+}
+
+// Each distinct key-value tuple, the patch's items first. Absent or empty
+// key fields give "".
+std::vector<Strings> key_tuples(const Strings& keys, const Ref& dest, const Ref& patch) {
+  std::vector<Strings> tuples;
+  for (const Ref& source : {patch, dest}) {
+    if (!is_sequence(source)) continue;
+    for (const Ref& item : source->items) {
+      Strings tuple;
+      for (const std::string& key : keys) {
+        Ref value = field(item, key);
+        tuple.push_back(nil_or_empty(value) ? "" : text_of(value));
+      }
+      if (std::find(tuples.begin(), tuples.end(), tuple) == tuples.end()) tuples.push_back(tuple);
+    }
+  }
+  return tuples;
+}
+
+std::vector<Strings> scalar_tuples(const Ref& dest, const Ref& patch) {
+  std::vector<Strings> tuples;
+  for (const Ref& source : {patch, dest}) {
+    if (!is_sequence(source)) continue;
+    for (const Ref& item : source->items) {
+      Strings tuple{text_of(item)};
+      if (std::find(tuples.begin(), tuples.end(), tuple) == tuples.end()) tuples.push_back(tuple);
+    }
+  }
+  return tuples;
+}
+
+// With several merge keys, tuples that agree on one key and do not conflict
+// on the others (one side missing) are unified, so `containerPort: 80`
+// matches `containerPort: 80, protocol: TCP`.
+void unify_tuples(std::vector<Strings>& tuples) {
+  for (Strings& current : tuples) {
+    const Strings a = current;  // compared as it was when this round began
+    for (Strings& b : tuples) {
+      bool common = false;
+      bool conflict = a.size() != b.size();
+      Strings unified;
+      for (std::size_t i = 0; i < a.size() && !conflict; ++i) {
+        common = common || a[i] == b[i];
+        conflict = a[i] != b[i] && !a[i].empty() && !b[i].empty();
+        unified.push_back(a[i].empty() ? b[i] : a[i]);
+      }
+      if (common && !conflict) current = b = unified;
+    }
+  }
+}
+
+// The keys (and this tuple's values for them) that any tuple has a value
+// for; all keys when none has.
+std::pair<Strings, Strings> usable_keys(const std::vector<Strings>& tuples, const Strings& values,
+                                        const Strings& keys) {
+  std::vector<bool> usable(keys.size(), false);
+  for (const Strings& tuple : tuples) {
+    for (std::size_t i = 0; i < tuple.size() && i < keys.size(); ++i) {
+      if (!tuple[i].empty()) usable[i] = true;
+    }
+  }
+  if (std::none_of(usable.begin(), usable.end(), [](bool u) { return u; })) return {keys, values};
+  std::pair<Strings, Strings> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!usable[i]) continue;
+    out.first.push_back(keys[i]);
+    if (i < values.size()) out.second.push_back(values[i]);
+  }
+  return out;
+}
+
+Ref untyped_scalar(const std::string& text) {
+  auto cell = std::make_shared<Cell>();
+  std::optional<yaml::Tag> tag = yaml::resolve_plain(text);
+  if (tag) cell->node = Node::scalar(text, *tag);
+  return cell;
+}
+
+std::string item_path(const std::string& path, const Strings& keys, const Strings& values) {
+  std::string out = path + "[";
+  for (std::size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    out += (i ? "," : "") + keys[i] + "=" + values[i];
+  }
+  return out + "]";
+}
+
+// Puts the target's remaining items after the merged ones: an item already
+// there is replaced in place, one without the key fields is appended.
+Ref append_items(Ref merged, const Ref& dest, const Strings& keys, const std::string& path) {
+  if (!is_sequence(dest)) return merged;
+  for (const Ref& item : std::vector<Ref>(dest->items)) {
+    if (keys[0].empty()) {
+      set_item(*merged, item, {""}, {text_of(item)}, path);
+      continue;
+    }
+    Strings values;
+    for (const std::string& key : keys) {
+      if (missing_or_null(item)) {
+        merged->items.push_back(item);
+        continue;
+      }
+      expect(item, Node::Kind::Map, path);
+      Ref value = field(item, key);
+      if (!value) {
+        merged->items.push_back(item);
+        continue;
+      }
+      values.push_back(text_of(value));
+    }
+    if (keys.size() > 1) set_item(*merged, nullptr, keys, values, path);
+    set_item(*merged, item, keys, values, path);
+  }
+  return merged;
+}
+
+Ref merge_items(std::vector<Strings> tuples, const Strings& keys, const Ref& dest, const Ref& patch,
+                const Schema& schema, const std::string& path) {
+  auto merged = std::make_shared<Cell>(Cell{Node::sequence(), {}, {}, false});
+  if (keys.size() > 1) unify_tuples(tuples);
+  Strings item_keys;
+  Strings item_values;
+  for (const Strings& tuple : tuples) {
+    if (tuple.empty()) continue;
+    std::tie(item_keys, item_values) = usable_keys(tuples, tuple, keys);
+    auto [find_keys, find_values] = usable_keys({item_values}, item_values, item_keys);
+    std::string at = item_path(path, item_keys, item_values);
+    Ref item = merge(find_item(dest, find_keys, find_values),
+                     find_item(patch, find_keys, find_values), schema, at);
+    if (missing_or_empty_map(item)) {
+      set_item(*dest, nullptr, item_keys, item_values, at);
+      continue;
+    }
+    for (std::size_t i = 0; i < item_keys.size(); ++i) {
+      if (item_keys[i].empty() || item_values[i].empty() || field(item, item_keys[i])) continue;
+      expect(item, Node::Kind::Map, at);
+      set_field(*item, item_keys[i], untyped_scalar(item_values[i]));
+    }
+    set_item(*merged, item, item_keys, item_values, at);
+  }
+  if (tuples.empty()) return dest;
+  return append_items(merged, dest, item_keys, path);
+}
+
+Ref merge_list(const Ref& dest, const Ref& patch, const Strings& keys, const Schema& schema,
+               const std::string& path) {
+  Ref result;
+  if (missing_or_null(dest)) {
+    result = patch;  // merged with itself below
+  } else if (patch && patch->node.is_null()) {
+    return nullptr;
+  } else {
+    switch (take_list_directive(patch, path)) {
+      case Directive::Delete:
+        return nullptr;
+      case Directive::Replace:
+        result = patch;
+        break;
+      default:
+        result = dest;
+    }
+  }
+  if (keys.empty())
+    return merge_items(scalar_tuples(result, patch), {""}, result, patch, schema, path);
+  return merge_items(key_tuples(keys, result, patch), keys, result, patch, schema, path);
+}
+
+Ref merge(const Ref& dest, const Ref& patch, const Schema& schema, const std::string& path) {
+  Node::Kind kind = Node::Kind::Null;
+  for (const Ref& source : {dest, patch}) {
+    if (!missing_or_null(source)) {
+      kind = source->node.kind();
+      break;
+    }
+  }
+  expect(dest, kind, path);
+  expect(patch, kind, path);
+  switch (kind) {
+    case Node::Kind::Null:
+    case Node::Kind::Map:
+      return merge_map(dest, patch, schema_of(schema, dest, patch), path);
+    case Node::Kind::Sequence:
+      if (std::optional<Strings> keys = schema.merge_keys()) {
+        return merge_list(dest, patch, *keys, schema, path);
+      }
+      return patch ? patch : dest;
+    case Node::Kind::Scalar:
+      return patch ? patch : dest;
+  }
+  return dest;
+}
+
+}  // namespace
+
+bool apply_strategic_merge(yaml::Node& target, const yaml::Node& patch) {
+  Ref result = merge(to_cell(target), to_cell(patch), Schema{}, "");
+  if (nil_or_empty(result)) return false;
+  target = to_node(*result);
+  return true;
+}
+
+}  // namespace fluxop::kustomize
