@@ -1,0 +1,122 @@
+#include "core/kustomize/target.h"
+
+#include "core/error.h"
+#include "core/kustomize/scope.h"
+
+namespace fluxop::kustomize {
+
+namespace {
+
+std::string_view regex_problem(std::regex_constants::error_type code) {
+  namespace rc = std::regex_constants;
+  switch (code) {
+    case rc::error_paren:
+      return "unbalanced parentheses";
+    case rc::error_brack:
+      return "missing ]";
+    case rc::error_brace:
+    case rc::error_badbrace:
+      return "invalid repetition count";
+    case rc::error_badrepeat:
+      return "missing argument to repetition operator";
+    case rc::error_range:
+      return "invalid character class range";
+    case rc::error_escape:
+      return "invalid escape sequence";
+    case rc::error_ctype:
+    case rc::error_collate:
+      return "invalid character class";
+    case rc::error_complexity:
+    case rc::error_stack:
+      return "expression too complex";
+    default:
+      return "syntax error";
+  }
+}
+
+Pattern compile(const std::string& text, const Context& context, const std::string& field) {
+  Pattern pattern{text, {}};
+  if (text.empty()) return pattern;
+  try {
+    // regex_match anchors the expression at both ends, as kustomize's ^(?:...)$.
+    pattern.regex = std::regex("(?:" + text + ")", std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    context.fail(field, "invalid regular expression \"" + text +
+                            "\": " + std::string(regex_problem(e.code())));
+  }
+  return pattern;
+}
+
+LabelSelector selector(const std::string& text, const Context& context, const std::string& field) {
+  try {
+    return parse_label_selector(text);
+  } catch (const Error& e) {
+    context.fail(field, e.what());
+  }
+}
+
+const yaml::Node& metadata_field(const Resource& resource, std::string_view key) {
+  static const yaml::Node none;
+  const yaml::Node* found = resource.object().find({"metadata", key});
+  return found ? *found : none;
+}
+
+}  // namespace
+
+std::string effective_namespace(const ResourceId& id) {
+  if (is_cluster_scoped(id.gvk)) return "~X";
+  return id.ns.empty() ? "default" : id.ns;
+}
+
+bool Pattern::matches(const std::string& value) const {
+  return text.empty() || std::regex_match(value, regex);
+}
+
+Target parse_target(const yaml::Node& node, const Context& context, std::string_view field) {
+  static const std::pair<std::string_view, Pattern Target::*> patterns[] = {
+      {"group", &Target::group}, {"version", &Target::version}, {"kind", &Target::kind},
+      {"name", &Target::name},   {"namespace", &Target::ns},
+  };
+  static const std::pair<std::string_view, LabelSelector Target::*> selectors[] = {
+      {"labelSelector", &Target::labels},
+      {"annotationSelector", &Target::annotations},
+  };
+  if (!node.is_map()) {
+    context.fail(field, "must be a map, not a " + std::string(yaml::kind_name(node)));
+  }
+  Target target;
+  for (const auto& [key, value] : node.entries()) {
+    std::string path = std::string(field) + "." + key;
+    if (!value.is_null() && !value.is_string()) context.fail(path, "must be a string");
+    const std::string& text = value.text();
+    bool known = false;
+    for (const auto& [name, member] : patterns) {
+      if (key == name) target.*member = compile(text, context, path), known = true;
+    }
+    for (const auto& [name, member] : selectors) {
+      if (key == name) target.*member = selector(text, context, path), known = true;
+    }
+    if (!known) {
+      context.fail(path,
+                   "unknown field (expected group, version, kind, name, namespace, "
+                   "labelSelector or annotationSelector)");
+    }
+  }
+  return target;
+}
+
+bool selects(const Target& target, const Resource& resource) {
+  ResourceId current = resource.id();
+  ResourceId original = resource.original_id();
+  auto either = [](const Pattern& pattern, const std::string& a, const std::string& b) {
+    return pattern.matches(a) || pattern.matches(b);
+  };
+  return either(target.ns, effective_namespace(original), effective_namespace(current)) &&
+         either(target.name, original.name, current.name) &&
+         target.group.matches(current.gvk.group) && target.version.matches(current.gvk.version) &&
+         target.kind.matches(current.gvk.kind) &&
+         matches(target.labels, metadata_field(resource, "labels")) &&
+         matches(target.annotations, metadata_field(resource, "annotations"));
+}
+
+}  // namespace fluxop::kustomize

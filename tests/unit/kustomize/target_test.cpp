@@ -1,0 +1,114 @@
+#include "core/kustomize/target.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+namespace {
+
+const Context kContext{"/nonexistent", "kustomization.yaml"};
+
+Target target_of(std::string_view text) {
+  return parse_target(yaml::parse_document(text, "test"), kContext, "patches[0].target");
+}
+
+std::string error_of(std::string_view text) {
+  try {
+    target_of(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+Resource resource(std::string_view text) {
+  return Resource(yaml::parse_document(text, "test"), "test.yaml");
+}
+
+const Resource kDeployment = resource(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: prod
+  labels: {app: web}
+  annotations: {team: a}
+)");
+
+bool selects(std::string_view target, const Resource& r = kDeployment) {
+  return selects(target_of(target), r);
+}
+
+TEST_CASE("target fields are anchored regular expressions") {
+  CHECK(selects("{}"));
+  CHECK(selects("{kind: Deployment, name: app}"));
+  CHECK_FALSE(selects("{kind: Deploy}"));
+  CHECK_FALSE(selects("{name: ap}"));
+  CHECK_FALSE(selects("{name: pp}"));
+  CHECK(selects("{name: 'a.*'}"));
+  CHECK(selects("{name: 'api|app'}"));
+  CHECK_FALSE(selects("{name: 'x|ap'}"));  // the alternation is anchored as a whole
+  CHECK(selects("{group: apps, version: v1}"));
+  CHECK(selects("{group: 'app.*', version: 'v.*'}"));
+  CHECK(selects("{group: ''}"));  // empty matches anything
+  CHECK_FALSE(selects("{version: v1beta1}"));
+  CHECK(selects("{namespace: prod}"));
+  CHECK_FALSE(selects("{namespace: default}"));
+}
+
+TEST_CASE("target label and annotation selectors") {
+  CHECK(selects("{labelSelector: app=web}"));
+  CHECK(selects("{labelSelector: 'app in (web, api)', annotationSelector: team}"));
+  CHECK_FALSE(selects("{labelSelector: app=api}"));
+  CHECK_FALSE(selects("{annotationSelector: team=b}"));
+  CHECK_FALSE(selects("{annotationSelector: app=web}"));
+}
+
+TEST_CASE("target namespaces: default stands for none, cluster-scoped kinds have none") {
+  Resource unset = resource("{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}");
+  CHECK(selects("{namespace: default}", unset));
+  CHECK_FALSE(selects("{namespace: prod}", unset));
+  Resource cluster_role = resource(
+      "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: r}}");
+  CHECK_FALSE(selects("{namespace: default}", cluster_role));
+  CHECK(selects("{namespace: '.*'}", cluster_role));
+  CHECK(effective_namespace(unset.id()) == "default");
+  CHECK(effective_namespace(cluster_role.id()) == "~X");
+  CHECK(effective_namespace(kDeployment.id()) == "prod");
+}
+
+TEST_CASE("target name and namespace match the original or the current ones") {
+  Resource renamed = kDeployment;
+  renamed.set_name("p-app");
+  renamed.set_namespace("other");
+  renamed.set_name("p-app-s");
+  CHECK(selects("{name: app}", renamed));
+  CHECK(selects("{name: p-app-s}", renamed));
+  CHECK_FALSE(selects("{name: p-app}", renamed));  // an intermediate name
+  CHECK(selects("{namespace: prod}", renamed));
+  CHECK(selects("{namespace: other}", renamed));
+}
+
+TEST_CASE("target parse errors name the field") {
+  const std::string prefix = "kustomization.yaml: patches[0].target.";
+  CHECK(error_of("{name: '('}") ==
+        prefix + "name: invalid regular expression \"(\": unbalanced parentheses");
+  CHECK(error_of("{kind: '[a'}") == prefix + "kind: invalid regular expression \"[a\": missing ]");
+  CHECK(error_of("{kind: '*'}").rfind(prefix + "kind: invalid regular expression \"*\": ", 0) == 0);
+  CHECK(error_of("{labelSelector: 'a in b'}") ==
+        prefix + "labelSelector: invalid selector \"a in b\": found \"b\", expected \"(\"");
+  CHECK(error_of("{bogus: x}") == prefix +
+                                      "bogus: unknown field (expected group, version, kind, name, "
+                                      "namespace, labelSelector or annotationSelector)");
+  CHECK(error_of("{name: 5}") == prefix + "name: must be a string");
+  CHECK(error_of("[a]") == "kustomization.yaml: patches[0].target: must be a map, not a sequence");
+  CHECK(target_of("{name: null}").name.text.empty());
+}
+
+}  // namespace
+}  // namespace fluxop::kustomize
