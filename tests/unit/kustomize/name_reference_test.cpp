@@ -1019,16 +1019,16 @@ rules:
       "sequence",
       Error);
 
-  ResourceList bad_namespace = renamed(R"(
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: rb}
-subjects:
-- {kind: ServiceAccount, name: sa, namespace: 5}
-)",
-                                       "p-");
-  CHECK_THROWS_WITH_AS(fix_name_references(bad_namespace),
-                       "RoleBinding/p-rb: subjects[0].namespace: expected a string", Error);
+  // kubectl fails on these even when nothing was renamed.
+  for (const char* ns : {"5", "null"}) {
+    ResourceList bad_namespace = load(
+        std::string(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n"
+            "metadata: {name: rb}\nsubjects:\n- {kind: ServiceAccount, name: sa, namespace: ") +
+        ns + "}\n");
+    CHECK_THROWS_WITH_AS(fix_name_references(bad_namespace),
+                         "RoleBinding/rb: subjects[0].namespace: expected a string", Error);
+  }
 }
 
 }  // namespace
