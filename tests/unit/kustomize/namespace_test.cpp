@@ -1,0 +1,266 @@
+#include "core/kustomize/namespace.h"
+
+#include <doctest/doctest.h>
+
+#include <string_view>
+
+#include "core/error.h"
+#include "core/yaml/emit.h"
+#include "core/yaml/parse.h"
+
+// Expected outputs are kubectl kustomize's (v5.5.0) for the same field and
+// resources.
+
+namespace fluxop::kustomize {
+namespace {
+
+const Context context{"/tmp", "kustomization.yaml"};
+
+ResourceList load(std::string_view text) {
+  ResourceList resources;
+  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
+    resources.emplace_back(std::move(document), "resources.yaml");
+  }
+  return resources;
+}
+
+std::string render(const ResourceList& resources) {
+  std::vector<yaml::Node> documents;
+  for (const auto& resource : resources) documents.push_back(resource.object());
+  return yaml::emit_stream(documents);
+}
+
+void check_transform(Transformer transform, std::string_view field, std::string_view input,
+                     std::string_view expected) {
+  ResourceList resources = load(input);
+  transform(resources, yaml::parse_document(field, "field"), context);
+  CHECK(render(resources) == expected);
+}
+
+void check_error(std::string_view field, std::string_view input, std::string_view message) {
+  ResourceList resources = load(input);
+  yaml::Node node = yaml::parse_document(field, "field");
+  CHECK_THROWS_WITH_AS(transform_namespace(resources, node, context), std::string(message).c_str(),
+                       Error);
+}
+
+}  // namespace
+
+TEST_CASE("namespace moves namespaced kinds, renames v1 Namespaces and fixes default subjects") {
+  check_transform(transform_namespace, R"(apps
+)",
+                  R"(apiVersion: v1beta1
+kind: Namespace
+metadata:
+  name: weird
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: old
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crd
+spec:
+  conversion:
+    webhook:
+      clientConfig:
+        service:
+          name: s
+          namespace: a
+---
+apiVersion: rbac.authorization.k8s.io/v1alpha1
+kind: ClusterRole
+metadata:
+  name: cr
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+  namespace: z
+subjects:
+- kind: ServiceAccount
+  name: default
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+subjects:
+- kind: ServiceAccount
+  name: default
+  namespace: x
+- kind: ServiceAccount
+  name: other
+  namespace: y
+- kind: User
+  name: default
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.x
+spec:
+  service:
+    name: s
+---
+apiVersion: example.com/v1
+kind: Thing
+metadata:
+  name: t
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata:
+  name: fs
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: vwc
+webhooks:
+- clientConfig:
+    service:
+      name: svc
+      namespace: a
+)",
+                  R"(apiVersion: v1beta1
+kind: Namespace
+metadata:
+  name: weird
+  namespace: apps
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: apps
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crd
+spec:
+  conversion:
+    webhook:
+      clientConfig:
+        service:
+          name: s
+          namespace: apps
+---
+apiVersion: rbac.authorization.k8s.io/v1alpha1
+kind: ClusterRole
+metadata:
+  name: cr
+  namespace: apps
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+  namespace: apps
+subjects:
+- kind: ServiceAccount
+  name: default
+  namespace: apps
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+subjects:
+- kind: ServiceAccount
+  name: default
+  namespace: apps
+- kind: ServiceAccount
+  name: other
+  namespace: "y"
+- kind: User
+  name: default
+  namespace: apps
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.x
+spec:
+  service:
+    name: s
+    namespace: apps
+---
+apiVersion: example.com/v1
+kind: Thing
+metadata:
+  name: t
+  namespace: apps
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata:
+  name: fs
+  namespace: apps
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: vwc
+webhooks:
+- clientConfig:
+    service:
+      name: svc
+      namespace: a
+)");
+}
+
+TEST_CASE("namespace changes are remembered as previous ids") {
+  ResourceList resources = load(R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: old
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config
+  namespace: before
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: already
+  namespace: apps
+)");
+  transform_namespace(resources, yaml::Node::string("apps"), context);
+  CHECK(resources[0].original_id().name == "old");
+  CHECK(resources[0].name() == "apps");
+  CHECK(resources[1].original_id().ns == "before");
+  CHECK(resources[1].ns() == "apps");
+  CHECK(resources[2].previous_ids().empty());
+}
+
+TEST_CASE("an empty namespace changes nothing") {
+  const char* config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+  check_transform(transform_namespace, "", config_map, config_map);
+  check_transform(transform_namespace, "\"\"", config_map, config_map);
+}
+
+TEST_CASE("namespace errors") {
+  const char* config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+  check_error("5", config_map, "kustomization.yaml: namespace: expected a string, found 5");
+  check_error("[a]", config_map,
+              "kustomization.yaml: namespace: expected a string, found a sequence");
+  check_error("apps",
+              "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: one\n---\napiVersion: v1\nkind: "
+              "Namespace\nmetadata:\n  name: two\n",
+              "kustomization.yaml: namespace: namespace transformation produces ID conflict: two "
+              "resources are Namespace/apps");
+  check_error("apps",
+              "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: "
+              "v1.x\nspec:\n  service:\n    namespace: {a: b}\n",
+              "kustomization.yaml: namespace: APIService/v1.x: spec/service/namespace: expected a "
+              "string, found a map");
+}
+
+}  // namespace fluxop::kustomize
