@@ -44,7 +44,8 @@ std::set<std::string> subject_namespaces(const Resource& referrer) {
     const yaml::Node& subject = subjects->items()[i];
     const yaml::Node* ns = subject.get("namespace");
     if (!ns || subject.string_at({"kind"}) != "ServiceAccount") continue;
-    if (!ns->is_string()) {
+    // A date is a string to kustomize, which reads resources through JSON.
+    if (!ns->is_scalar() || (ns->tag() != yaml::Tag::String && ns->tag() != yaml::Tag::Timestamp)) {
       throw Error(referrer.id().to_string() + ": subjects[" + std::to_string(i) +
                   "].namespace: expected a string");
     }
