@@ -1,0 +1,331 @@
+#include "core/kustomize/patches.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/kustomize/json_patch.h"
+#include "core/kustomize/strategic_merge.h"
+#include "core/kustomize/target.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+
+namespace {
+
+using yaml::Node;
+
+// One entry of `patches` or `patchesJson6902`, its patch text loaded.
+struct Entry {
+  std::string field;   // "patches[2]", for errors
+  std::string source;  // the patch file, or "patch" when inline
+  std::string text;
+  std::optional<Target> target;
+  bool allow_name_change = false;
+  bool allow_kind_change = false;
+};
+
+const std::vector<Node>& entries_of(const Node& field, std::string_view name,
+                                    const Context& context) {
+  static const std::vector<Node> none;
+  if (field.is_null()) return none;
+  if (!field.is_sequence()) {
+    context.fail(name, "must be a list, not a " + std::string(yaml::kind_name(field)));
+  }
+  return field.items();
+}
+
+std::string indexed(std::string_view name, std::size_t index) {
+  return std::string(name) + "[" + std::to_string(index) + "]";
+}
+
+std::string string_of(const Node& value, const Context& context, const std::string& field) {
+  if (!value.is_null() && !value.is_string()) context.fail(field, "must be a string");
+  return value.text();
+}
+
+std::string trimmed(std::string_view text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "";
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1));
+}
+
+void read_options(Entry& entry, const Node& options, const Context& context,
+                  const std::string& field) {
+  if (options.is_null()) return;
+  if (!options.is_map()) context.fail(field, "must be a map");
+  for (const auto& [key, value] : options.entries()) {
+    std::string at = field + "." + key;
+    bool* option = key == "allowNameChange"   ? &entry.allow_name_change
+                   : key == "allowKindChange" ? &entry.allow_kind_change
+                                              : nullptr;
+    if (!option) context.fail(at, "unknown option (expected allowNameChange or allowKindChange)");
+    if (!value.is_scalar() || value.tag() != yaml::Tag::Bool) context.fail(at, "must be a boolean");
+    *option = value.text() == "true";
+  }
+}
+
+Entry read_entry(const Node& item, const Context& context, const std::string& field) {
+  if (!item.is_map()) {
+    context.fail(
+        field, "must be a map with a path or a patch, not a " + std::string(yaml::kind_name(item)));
+  }
+  Entry entry{field, "", "", std::nullopt, false, false};
+  std::string path;
+  std::string patch;
+  for (const auto& [key, value] : item.entries()) {
+    std::string at = field + "." + key;
+    if (key == "path") {
+      path = string_of(value, context, at);
+    } else if (key == "patch") {
+      patch = trimmed(string_of(value, context, at));
+    } else if (key == "target") {
+      if (!value.is_null()) entry.target = parse_target(value, context, at);
+    } else if (key == "options") {
+      read_options(entry, value, context, at);
+    } else {
+      context.fail(at, "unknown field (expected path, patch, target or options)");
+    }
+  }
+  if (!path.empty() && !patch.empty()) context.fail(field, "path and patch can't both be set");
+  if (path.empty() && patch.empty()) context.fail(field, "needs a path or a patch");
+  entry.source = path.empty() ? "patch" : path;
+  entry.text = path.empty() ? patch : context.read(path, field + ".path");
+  return entry;
+}
+
+std::vector<Node> documents_of(const std::string& text, const std::string& source,
+                               const Context& context, const std::string& field) {
+  try {
+    return yaml::parse_documents(text, source);
+  } catch (const Error& e) {
+    context.fail(field, e.what());
+  }
+}
+
+bool is_empty(const Node& document) {
+  return document.is_null() ||
+         ((document.is_map() || document.is_sequence()) && document.size() == 0);
+}
+
+// The objects of a strategic merge patch; kustomize identifies each by its
+// kind and name, so both are required.
+std::vector<Node> merge_patches(const std::vector<Node>& documents, const Context& context,
+                                const std::string& field) {
+  std::vector<Node> patches;
+  for (const Node& document : documents) {
+    if (is_empty(document)) continue;
+    std::string which = "document " + std::to_string(patches.size() + 1);
+    if (!document.is_map()) {
+      context.fail(field, which + " is a " + std::string(yaml::kind_name(document)) +
+                              ", neither a strategic merge patch (an object) nor a JSON "
+                              "patch (a list of operations)");
+    }
+    if (document.string_at({"kind"}).empty()) context.fail(field, which + " has no kind");
+    if (document.string_at({"metadata", "name"}).empty()) {
+      context.fail(field, which + " has no metadata.name");
+    }
+    patches.push_back(document);
+  }
+  return patches;
+}
+
+// Sets `key` (of metadata, or of the object itself) back to its value in
+// `before`, or removes it when `before` had none.
+void restore(Node& object, const Node& before, std::string_view key, bool in_metadata) {
+  const Node* old = in_metadata ? before.find({"metadata", key}) : before.get(key);
+  Node* holder = &object;
+  if (in_metadata) {
+    holder = &object.get_or_insert("metadata", Node::map());
+    if (!holder->is_map()) *holder = Node::map();
+  }
+  if (old) {
+    holder->set(key, *old);
+  } else {
+    holder->remove(key);
+  }
+}
+
+// Puts `changed` in place of the resource's object; a new name or namespace
+// goes through Resource's setters so that the previous id is remembered.
+void replace_object(Resource& resource, Node changed) {
+  std::string name = changed.string_at({"metadata", "name"});
+  const Node* ns = changed.find({"metadata", "namespace"});
+  std::string namespace_name = ns ? ns->text() : "";
+  bool has_namespace = ns != nullptr;
+  restore(changed, resource.object(), "name", true);
+  restore(changed, resource.object(), "namespace", true);
+  resource.object() = std::move(changed);
+  resource.set_name(name);
+  resource.set_namespace(namespace_name);
+  if (!has_namespace) resource.object().get_or_insert("metadata", Node::map()).remove("namespace");
+}
+
+// Applies a strategic merge patch as kustomize does: the resource keeps its
+// kind and name unless the entry allows a change, and always its namespace.
+// False when the patch deletes the resource.
+bool merge_into(Resource& resource, const Node& patch, const Entry& entry, const Context& context) {
+  Node object = resource.object();
+  try {
+    if (!apply_strategic_merge(object, patch)) return false;
+  } catch (const Error& e) {
+    context.fail(entry.field, resource.id().to_string() + ": " + e.what());
+  }
+  if (!entry.allow_kind_change) restore(object, resource.object(), "kind", false);
+  if (!entry.allow_name_change) restore(object, resource.object(), "name", true);
+  restore(object, resource.object(), "namespace", true);
+  replace_object(resource, std::move(object));
+  return true;
+}
+
+// kustomize's id equality: same group, version, kind and name, and the same
+// effective namespace.
+bool same_id(const ResourceId& a, const ResourceId& b) {
+  return a.gvk == b.gvk && a.name == b.name && effective_namespace(a) == effective_namespace(b);
+}
+
+bool has_id(const Resource& resource, const ResourceId& id) {
+  if (same_id(resource.id(), id)) return true;
+  for (const ResourceId& previous : resource.previous_ids()) {
+    if (same_id(previous, id)) return true;
+  }
+  return false;
+}
+
+// The one resource a targetless strategic merge patch applies to.
+std::size_t patched_by(const ResourceList& resources, const Node& patch, const Context& context,
+                       const std::string& field) {
+  Resource as_resource(patch, field);
+  ResourceId id = as_resource.id();
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < resources.size(); ++i) {
+    if (!has_id(resources[i], id)) continue;
+    if (found) {
+      context.fail(field, "several resources match strategic merge patch " +
+                              as_resource.api_version() + " " + id.to_string());
+    }
+    found = i;
+  }
+  if (!found) {
+    context.fail(field, "no resource matches strategic merge patch " + as_resource.api_version() +
+                            " " + id.to_string());
+  }
+  return *found;
+}
+
+void apply_targetless(ResourceList& resources, const std::vector<Node>& patches, const Entry& entry,
+                      const Context& context) {
+  for (const Node& patch : patches) {
+    std::size_t index = patched_by(resources, patch, context, entry.field);
+    if (!merge_into(resources[index], patch, entry, context)) {
+      resources.erase(resources.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+  }
+}
+
+// With a target, the patch takes each resource's apiVersion: only its
+// content matters, whatever identity it was written with.
+void apply_to_targets(ResourceList& resources, const Node& patch, const Entry& entry,
+                      const Context& context) {
+  for (auto it = resources.begin(); it != resources.end();) {
+    if (!selects(*entry.target, *it)) {
+      ++it;
+      continue;
+    }
+    Node adapted = patch;
+    adapted.set("apiVersion", Node::string(it->api_version()));
+    it = merge_into(*it, adapted, entry, context) ? it + 1 : resources.erase(it);
+  }
+}
+
+void apply_json(ResourceList& resources, const Node& operations, const Entry& entry,
+                const Context& context) {
+  if (!entry.target) context.fail(entry.field, "a JSON patch needs a target");
+  for (Resource& resource : resources) {
+    if (!selects(*entry.target, resource)) continue;
+    Node object = resource.object();
+    try {
+      apply_json_patch(object, operations);
+    } catch (const Error& e) {
+      context.fail(entry.field, resource.id().to_string() + ": " + e.what());
+    }
+    replace_object(resource, std::move(object));
+  }
+}
+
+// A `patches` entry is a JSON patch when its first document is a list, and
+// strategic merge patches when its documents are objects. An empty patch
+// file is an empty JSON patch, as in kustomize.
+void apply_entry(ResourceList& resources, const Entry& entry, const Context& context) {
+  if (entry.text.empty()) return apply_json(resources, Node(), entry, context);
+  std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
+  if (!documents.empty() && documents.front().is_sequence() && !is_empty(documents.front())) {
+    return apply_json(resources, documents.front(), entry, context);
+  }
+  std::vector<Node> patches = merge_patches(documents, context, entry.field);
+  if (patches.empty()) context.fail(entry.field, "the patch is empty");
+  if (!entry.target) return apply_targetless(resources, patches, entry, context);
+  if (patches.size() > 1) {
+    context.fail(entry.field, "a patch with a target must hold one strategic merge patch, not " +
+                                  std::to_string(patches.size()));
+  }
+  apply_to_targets(resources, patches.front(), entry, context);
+}
+
+// A `patchesStrategicMerge` item is inline YAML when it reads as objects,
+// else a file path, as kustomize tries them.
+std::vector<Node> legacy_merge_patches(const Node& item, const Context& context,
+                                       const std::string& field) {
+  std::string text = string_of(item, context, field);
+  if (text.empty()) context.fail(field, "must be a file path or an inline patch");
+  std::vector<Node> documents;
+  try {
+    documents = yaml::parse_documents(text, field);
+  } catch (const Error&) {
+  }
+  bool inline_patch = std::any_of(documents.begin(), documents.end(),
+                                  [](const Node& document) { return document.is_map(); });
+  if (!inline_patch) documents = documents_of(context.read(text, field), text, context, field);
+  std::vector<Node> patches = merge_patches(documents, context, field);
+  if (patches.empty()) context.fail(field, "the patch is empty");
+  return patches;
+}
+
+}  // namespace
+
+void transform_patches(ResourceList& resources, const yaml::Node& field, const Context& context) {
+  const auto& items = entries_of(field, "patches", context);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    apply_entry(resources, read_entry(items[i], context, indexed("patches", i)), context);
+  }
+}
+
+void transform_patches_strategic_merge(ResourceList& resources, const yaml::Node& field,
+                                       const Context& context) {
+  const auto& items = entries_of(field, "patchesStrategicMerge", context);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Entry entry{indexed("patchesStrategicMerge", i), "", "", std::nullopt, false, false};
+    apply_targetless(resources, legacy_merge_patches(items[i], context, entry.field), entry,
+                     context);
+  }
+}
+
+void transform_patches_json6902(ResourceList& resources, const yaml::Node& field,
+                                const Context& context) {
+  const auto& items = entries_of(field, "patchesJson6902", context);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Entry entry = read_entry(items[i], context, indexed("patchesJson6902", i));
+    if (!entry.target) context.fail(entry.field + ".target", "is required");
+    if (entry.target->name.text.empty()) context.fail(entry.field + ".target.name", "is required");
+    std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
+    if (documents.empty() || !documents.front().is_sequence() || is_empty(documents.front())) {
+      context.fail(entry.field, "a JSON patch must be a non-empty list of operations");
+    }
+    apply_json(resources, documents.front(), entry, context);
+  }
+}
+
+}  // namespace fluxop::kustomize

@@ -1,0 +1,386 @@
+#include "core/kustomize/patches.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+namespace {
+
+namespace fs = std::filesystem;
+using yaml::Node;
+
+// A kustomization directory for patch files, removed afterwards.
+class Directory {
+ public:
+  Directory() {
+    std::string pattern = (fs::temp_directory_path() / "fluxop-patches-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~Directory() { fs::remove_all(path_); }
+
+  void write(const std::string& name, std::string_view text) const {
+    std::ofstream(fs::path(path_) / name) << text;
+  }
+  Context context() const { return {path_, "kustomization.yaml"}; }
+
+ private:
+  std::string path_;
+};
+
+constexpr std::string_view kResources = R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  labels: {app: web}
+spec:
+  replicas: 1
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: svc
+  namespace: prod
+  labels: {app: web}
+spec:
+  type: ClusterIP
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config
+data: {a: "1"}
+)";
+
+Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
+
+ResourceList resources() {
+  ResourceList list;
+  for (Node& document : yaml::parse_documents(kResources, "resources.yaml")) {
+    list.emplace_back(std::move(document), "resources.yaml");
+  }
+  return list;
+}
+
+struct Run {
+  Directory directory;
+  ResourceList list = resources();
+
+  void patches(std::string_view field) {
+    transform_patches(list, yaml_of(field), directory.context());
+  }
+  std::string error_of(Transformer transformer, std::string_view field) {
+    try {
+      transformer(list, yaml_of(field), directory.context());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  std::string patches_error(std::string_view field) { return error_of(transform_patches, field); }
+
+  const Node& object(std::string_view name) const {
+    for (const Resource& r : list) {
+      if (r.name() == name) return r.object();
+    }
+    FAIL("no resource named " << name);
+    static const Node none;
+    return none;
+  }
+  std::string at(std::string_view name, std::initializer_list<std::string_view> path) const {
+    return object(name).string_at(path, "<none>");
+  }
+};
+
+TEST_CASE("patches: JSON 6902 with a target") {
+  Run run;
+  SUBCASE("inline YAML operations, on every selected resource") {
+    run.patches(R"(
+- target: {labelSelector: app=web}
+  patch: |
+    - op: add
+      path: /metadata/annotations
+      value: {patched: "yes"}
+)");
+    CHECK(run.at("app", {"metadata", "annotations", "patched"}) == "yes");
+    CHECK(run.at("svc", {"metadata", "annotations", "patched"}) == "yes");
+    CHECK(run.at("config", {"metadata", "annotations", "patched"}) == "<none>");
+  }
+  SUBCASE("JSON operations from a file") {
+    run.directory.write("ops.json", R"([{"op": "replace", "path": "/spec/replicas", "value": 3}])");
+    run.patches("[{path: ops.json, target: {kind: Deployment}}]");
+    CHECK(run.at("app", {"spec", "replicas"}) == "3");
+  }
+  SUBCASE("a target selecting nothing is not an error") {
+    run.patches("[{patch: '[{op: remove, path: /nope}]', target: {name: nothing}}]");
+    CHECK(run.list.size() == 3);
+  }
+  SUBCASE("an empty patch file is an empty JSON patch") {
+    run.directory.write("empty.yaml", "");
+    run.patches("[{path: empty.yaml, target: {kind: Service}}]");
+    CHECK(run.object("svc") == resources()[1].object());
+    CHECK(run.patches_error("[{path: empty.yaml}]") ==
+          "kustomization.yaml: patches[0]: a JSON patch needs a target");
+  }
+  SUBCASE("a rename is remembered: later targets match the original name") {
+    run.patches(R"(
+- target: {kind: Deployment}
+  patch: '[{op: replace, path: /metadata/name, value: renamed}]'
+- target: {name: app}
+  patch: '[{op: add, path: /metadata/labels/found, value: "yes"}]'
+)");
+    CHECK(run.at("renamed", {"metadata", "labels", "found"}) == "yes");
+    CHECK(run.list[0].original_id().name == "app");
+  }
+  SUBCASE("errors name the entry and the resource") {
+    CHECK(run.patches_error("[{patch: '[{op: add, path: /x, value: 1}]'}]") ==
+          "kustomization.yaml: patches[0]: a JSON patch needs a target");
+    CHECK(run.patches_error(R"([{target: {kind: Service},
+                                 patch: '[{op: replace, path: /spec/nope/x, value: 1}]'}])") ==
+          "kustomization.yaml: patches[0]: Service/prod/svc: [0] replace /spec/nope/x: path not "
+          "found");
+  }
+}
+
+TEST_CASE("patches: strategic merge without a target") {
+  Run run;
+  SUBCASE("applies to the resource with the patch's id") {
+    run.patches(R"(
+- patch: |
+    apiVersion: v1
+    kind: Service
+    metadata: {name: svc, namespace: prod}
+    spec: {type: NodePort}
+)");
+    CHECK(run.at("svc", {"spec", "type"}) == "NodePort");
+  }
+  SUBCASE("no namespace is the default namespace") {
+    run.patches(R"(
+- patch: |
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: app, namespace: default}
+    spec: {replicas: 2}
+)");
+    CHECK(run.at("app", {"spec", "replicas"}) == "2");
+    CHECK(run.at("app", {"metadata", "namespace"}) == "<none>");
+  }
+  SUBCASE("several documents in one file, matched by previous names too") {
+    run.list[0].set_name("p-app");
+    run.directory.write("patch.yaml", R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec: {replicas: 4}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: config}
+data: {b: "2"}
+)");
+    run.patches("[{path: patch.yaml}]");
+    CHECK(run.at("p-app", {"spec", "replicas"}) == "4");
+    CHECK(run.object("config").find({"data"})->size() == 2);
+  }
+  SUBCASE("$patch: delete removes the resource") {
+    run.patches(R"(
+- patch: |
+    $patch: delete
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: config}
+)");
+    CHECK(run.list.size() == 2);
+  }
+  SUBCASE("no match is an error") {
+    CHECK(run.patches_error(R"(
+- patch: |
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: app, namespace: prod}
+)") == "kustomization.yaml: patches[0]: no resource matches strategic merge patch apps/v1 "
+       "Deployment/prod/app");
+    CHECK(run.patches_error(R"(
+- patch: |
+    apiVersion: v1
+    kind: all
+    metadata: {name: all}
+)") == "kustomization.yaml: patches[0]: no resource matches strategic merge patch v1 all/all");
+  }
+}
+
+TEST_CASE("patches: strategic merge with a target") {
+  Run run;
+  SUBCASE("the Flux idiom: name and kind `all` apply to every selected resource") {
+    run.patches(R"(
+- target: {labelSelector: app=web}
+  patch: |
+    apiVersion: v1
+    kind: all
+    metadata:
+      name: all
+      namespace: elsewhere
+      labels: {patched: "yes"}
+)");
+    REQUIRE(run.list.size() == 3);
+    CHECK(run.list[0].object() == yaml_of(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  labels: {app: web, patched: "yes"}
+spec:
+  replicas: 1
+)"));
+    CHECK(run.at("svc", {"metadata", "labels", "patched"}) == "yes");
+    CHECK(run.at("svc", {"metadata", "namespace"}) == "prod");
+    CHECK(run.at("svc", {"kind"}) == "Service");
+    CHECK(run.at("config", {"metadata", "labels", "patched"}) == "<none>");
+  }
+  SUBCASE("allowNameChange and allowKindChange let the patch rename") {
+    run.patches(R"(
+- target: {kind: ConfigMap}
+  options: {allowNameChange: true, allowKindChange: true}
+  patch: |
+    apiVersion: v1
+    kind: Secret
+    metadata: {name: renamed}
+)");
+    CHECK(run.at("renamed", {"kind"}) == "Secret");
+    CHECK(run.list[2].original_id().name == "config");
+  }
+  SUBCASE("$patch: delete removes every selected resource") {
+    run.patches(R"(
+- target: {labelSelector: app=web}
+  patch: |
+    $patch: delete
+    apiVersion: v1
+    kind: x
+    metadata: {name: x}
+)");
+    REQUIRE(run.list.size() == 1);
+    CHECK(run.list[0].name() == "config");
+  }
+  SUBCASE("several patches in one entry are refused with a target") {
+    CHECK(run.patches_error(R"(
+- target: {kind: Service}
+  patch: |
+    {apiVersion: v1, kind: Service, metadata: {name: a}}
+    ---
+    {apiVersion: v1, kind: Service, metadata: {name: b}}
+)") == "kustomization.yaml: patches[0]: a patch with a target must hold one strategic merge "
+       "patch, not 2");
+  }
+}
+
+TEST_CASE("patches: entry errors") {
+  Run run;
+  run.directory.write("ops.yaml", "- {op: remove, path: /x}\n");
+  CHECK(run.patches_error("{patch: x}") ==
+        "kustomization.yaml: patches: must be a list, not a map");
+  CHECK(run.patches_error("[x]") ==
+        "kustomization.yaml: patches[0]: must be a map with a path or a patch, not a scalar");
+  CHECK(run.patches_error("[{path: ops.yaml, bogus: 1}]") ==
+        "kustomization.yaml: patches[0].bogus: unknown field (expected path, patch, target or "
+        "options)");
+  CHECK(run.patches_error("[{path: ops.yaml, patch: '[]'}]") ==
+        "kustomization.yaml: patches[0]: path and patch can't both be set");
+  CHECK(run.patches_error("[{target: {kind: Service}}]") ==
+        "kustomization.yaml: patches[0]: needs a path or a patch");
+  CHECK(run.patches_error("[{patch: '  '}]") ==
+        "kustomization.yaml: patches[0]: needs a path or a patch");
+  CHECK(run.patches_error("[{path: [a]}]") ==
+        "kustomization.yaml: patches[0].path: must be a string");
+  CHECK(run.patches_error("[{path: missing.yaml}]").find("missing.yaml") != std::string::npos);
+  CHECK(run.patches_error("[{path: ops.yaml, target: {kind: '('}}]")
+            .rfind("kustomization.yaml: patches[0].target.kind: invalid regular expression", 0) ==
+        0);
+  CHECK(run.patches_error("[{path: ops.yaml, options: {allowNamechange: true}}]") ==
+        "kustomization.yaml: patches[0].options.allowNamechange: unknown option (expected "
+        "allowNameChange or allowKindChange)");
+  CHECK(run.patches_error("[{path: ops.yaml, options: {allowNameChange: 'yes'}}]") ==
+        "kustomization.yaml: patches[0].options.allowNameChange: must be a boolean");
+  CHECK(run.patches_error("[{patch: '# nothing'}]") ==
+        "kustomization.yaml: patches[0]: the patch is empty");
+  CHECK(run.patches_error("[{patch: 'kind: Service'}]") ==
+        "kustomization.yaml: patches[0]: document 1 has no metadata.name");
+  CHECK(run.patches_error("[{patch: 'metadata: {name: a}'}]") ==
+        "kustomization.yaml: patches[0]: document 1 has no kind");
+  CHECK(run.patches_error("[{patch: 'just text'}]") ==
+        "kustomization.yaml: patches[0]: document 1 is a scalar, neither a strategic merge patch "
+        "(an object) nor a JSON patch (a list of operations)");
+  CHECK(
+      run.patches_error("[{patch: '{a: [}'}]").rfind("kustomization.yaml: patches[0]: patch:", 0) ==
+      0);
+}
+
+TEST_CASE("patchesStrategicMerge") {
+  Run run;
+  run.directory.write("replicas.yaml", R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec: {replicas: 5}
+)");
+  SUBCASE("file paths and inline patches") {
+    transform_patches_strategic_merge(run.list, yaml_of(R"(
+- replicas.yaml
+- |
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: config}
+  data: {a: "2"}
+)"),
+                                      run.directory.context());
+    CHECK(run.at("app", {"spec", "replicas"}) == "5");
+    CHECK(run.at("config", {"data", "a"}) == "2");
+  }
+  SUBCASE("errors") {
+    CHECK(run.error_of(transform_patches_strategic_merge, "[missing.yaml]").find("missing.yaml") !=
+          std::string::npos);
+    CHECK(run.error_of(transform_patches_strategic_merge, "['']") ==
+          "kustomization.yaml: patchesStrategicMerge[0]: must be a file path or an inline patch");
+    CHECK(run.error_of(transform_patches_strategic_merge,
+                       "['{apiVersion: v1, kind: Secret, metadata: {name: s}}']") ==
+          "kustomization.yaml: patchesStrategicMerge[0]: no resource matches strategic merge "
+          "patch v1 Secret/s");
+  }
+}
+
+TEST_CASE("patchesJson6902") {
+  Run run;
+  run.directory.write("ops.yaml", "- {op: replace, path: /spec/type, value: NodePort}\n");
+  SUBCASE("applies to the target") {
+    transform_patches_json6902(run.list, yaml_of(R"(
+- target: {version: v1, kind: Service, name: svc, namespace: prod}
+  path: ops.yaml
+)"),
+                               run.directory.context());
+    CHECK(run.at("svc", {"spec", "type"}) == "NodePort");
+  }
+  SUBCASE("errors") {
+    CHECK(run.error_of(transform_patches_json6902, "[{path: ops.yaml}]") ==
+          "kustomization.yaml: patchesJson6902[0].target: is required");
+    CHECK(run.error_of(transform_patches_json6902, "[{path: ops.yaml, target: {kind: Service}}]") ==
+          "kustomization.yaml: patchesJson6902[0].target.name: is required");
+    CHECK(run.error_of(transform_patches_json6902, "[{patch: '{a: b}', target: {name: svc}}]") ==
+          "kustomization.yaml: patchesJson6902[0]: a JSON patch must be a non-empty list of "
+          "operations");
+    CHECK(run.error_of(
+              transform_patches_json6902,
+              "[{patch: '[{op: test, path: /spec/type, value: x}]', target: {name: svc}}]") ==
+          "kustomization.yaml: patchesJson6902[0]: Service/prod/svc: [0] test /spec/type: test "
+          "failed");
+  }
+}
+
+}  // namespace
+}  // namespace fluxop::kustomize
