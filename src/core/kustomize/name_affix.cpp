@@ -19,6 +19,8 @@ void add_to_names(ResourceList& resources, const std::string& prefix, const std:
   for (auto& resource : resources) {
     if (keeps_its_name(resource.original_id().gvk)) continue;
     resource.set_name(prefix + resource.name() + suffix);
+    if (!prefix.empty()) resource.add_name_prefix(prefix);
+    if (!suffix.empty()) resource.add_name_suffix(suffix);
   }
 }
 

@@ -144,6 +144,11 @@ class Reference {
     found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, target_); });
     if (role_) found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, *role_); });
     found = sieve(found, [&](const Resource* r) { return in_reach(*r); });
+    for (bool lenient : {true, false}) {
+      if (found.size() > 1) {
+        found = sieve(found, [&](const Resource* r) { return same_affixes(*r, lenient); });
+      }
+    }
     if (found.empty()) return nullptr;
     auto same = [&](const Resource* r) {
       return r->name() == found[0]->name() && (!compare_namespaces || r->ns() == found[0]->ns());
@@ -173,6 +178,22 @@ class Reference {
     std::string referrer_ns = effective_namespace(referrer_.id());
     std::string ns = effective_namespace(r.id());
     return referrer_ns.empty() || ns.empty() || r.kind() == "ServiceAccount" || ns == referrer_ns;
+  }
+
+  // Among several candidates, those renamed by the same kustomizations as
+  // the referrer: of two lists of prefixes (and of suffixes), the shorter
+  // must be the outermost part of the longer; leniently, an empty list
+  // agrees with any.
+  bool same_affixes(const Resource& r, bool lenient) const {
+    auto agree = [&](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+      if (lenient && (a.empty() || b.empty())) return true;
+      const auto& shorter = a.size() <= b.size() ? a : b;
+      const auto& longer = a.size() <= b.size() ? b : a;
+      if (shorter.empty()) return longer.empty();
+      return std::equal(shorter.rbegin(), shorter.rend(), longer.rbegin());
+    };
+    return agree(referrer_.name_prefixes(), r.name_prefixes()) &&
+           agree(referrer_.name_suffixes(), r.name_suffixes());
   }
 
   [[noreturn]] void ambiguous(const std::string& old_name, const Candidates& found,

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/yaml/node.h"
@@ -54,12 +55,21 @@ class Resource {
   // The id it was loaded with.
   ResourceId original_id() const;
 
+  // The namePrefix and nameSuffix values applied to the name, innermost
+  // kustomization first: they tell apart resources once of the same name.
+  void add_name_prefix(std::string prefix) { name_prefixes_.push_back(std::move(prefix)); }
+  void add_name_suffix(std::string suffix) { name_suffixes_.push_back(std::move(suffix)); }
+  const std::vector<std::string>& name_prefixes() const { return name_prefixes_; }
+  const std::vector<std::string>& name_suffixes() const { return name_suffixes_; }
+
  private:
   void remember_id();
 
   yaml::Node object_;
   std::string origin_;
   std::vector<ResourceId> previous_ids_;
+  std::vector<std::string> name_prefixes_;
+  std::vector<std::string> name_suffixes_;
 };
 
 using ResourceList = std::vector<Resource>;

@@ -516,6 +516,39 @@ TEST_CASE("a reference follows the old name, not a resource that now has it") {
   CHECK(envfrom_name(resources[1]) == "a-cm");
 }
 
+TEST_CASE("prefixes tell apart resources once of the same name") {
+  // Two overlays prefix the same base and a top kustomization joins them;
+  // its own Pod matches both ConfigMaps leniently and neither strictly.
+  constexpr const char* top_pod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: top-pod}
+spec:
+  containers:
+  - name: c
+    envFrom:
+    - configMapRef: {name: cm}
+)";
+  ResourceList resources = joined(joined(renamed(base, "a-"), renamed(base, "b-")), load(top_pod));
+  fix_name_references(resources);
+  // As `kubectl kustomize` renders it.
+  CHECK(envfrom_name(resources[1]) == "a-cm");
+  CHECK(envfrom_name(resources[3]) == "b-cm");
+  CHECK(envfrom_name(resources[4]) == "cm");
+}
+
+TEST_CASE("outer prefixes and suffixes must agree, inner ones may differ") {
+  ResourceList a = renamed(base, "a-", "-x");
+  ResourceList b = renamed(base, "b-", "-x");
+  ResourceList resources = joined(a, b);
+  transform_name_prefix(resources, Node::string("t-"), context);
+  fix_name_references(resources);
+  CHECK(envfrom_name(resources[1]) == "t-a-cm-x");
+  CHECK(envfrom_name(resources[3]) == "t-b-cm-x");
+  CHECK(resources[0].name_prefixes() == std::vector<std::string>{"a-", "t-"});
+  CHECK(resources[0].name_suffixes() == std::vector<std::string>{"-x"});
+}
+
 TEST_CASE("a namespaced referrer sees only its namespace and cluster-scoped resources") {
   // `kubectl kustomize` of these with `namePrefix: p-`.
   ResourceList resources = renamed(R"(
