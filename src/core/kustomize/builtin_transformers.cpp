@@ -35,10 +35,13 @@ std::vector<yaml::Node> inline_documents(const std::string& entry) {
 
 std::vector<yaml::Node> file_documents(const std::string& path, const Context& context,
                                        const std::string& field) {
-  if (std::filesystem::is_directory(std::filesystem::path(context.dir) / path)) {
-    context.fail(field,
-                 path + " is a directory; only files of builtin transformer configs are supported");
+  auto file = std::filesystem::path(context.dir) / path;
+  if (std::filesystem::is_directory(file)) {
+    context.fail(field, path +
+                            " is a directory: only files of builtin transformer configs are "
+                            "supported");
   }
+  if (!std::filesystem::exists(file)) context.fail(field, path + ": no such file");
   std::string text = context.read(path, field);
   try {
     return yaml::parse_documents(text, path);
