@@ -1,0 +1,165 @@
+#include "core/kustomize/build.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/kustomize/builtin_transformers.h"
+#include "core/kustomize/images.h"
+#include "core/kustomize/kustomization.h"
+#include "core/kustomize/legacy_order.h"
+#include "core/kustomize/metadata_map.h"
+#include "core/kustomize/name_affix.h"
+#include "core/kustomize/name_reference.h"
+#include "core/kustomize/namespace.h"
+#include "core/kustomize/patches.h"
+#include "core/kustomize/scope.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::kustomize {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Stage {
+  std::string_view field;
+  Transformer transform;
+};
+
+// The builtin transformers in the order kustomize runs them, then the
+// `transformers` field.
+constexpr Stage kStages[] = {
+    {"patchesStrategicMerge", transform_patches_strategic_merge},
+    {"patches", transform_patches},
+    {"namespace", transform_namespace},
+    {"namePrefix", transform_name_prefix},
+    {"nameSuffix", transform_name_suffix},
+    {"labels", transform_labels},
+    {"commonLabels", transform_common_labels},
+    {"commonAnnotations", transform_common_annotations},
+    {"patchesJson6902", transform_patches_json6902},
+    {"images", transform_images},
+    {"transformers", transform_transformers},
+};
+
+// Ids are compared as kustomize does: an empty namespace of a namespaced
+// kind is the "default" namespace.
+bool same_id(const Resource& a, const Resource& b) {
+  if (!(a.gvk() == b.gvk()) || a.name() != b.name()) return false;
+  if (is_cluster_scoped(a.gvk())) return true;
+  auto effective = [](std::string ns) { return ns.empty() ? std::string("default") : ns; };
+  return effective(a.ns()) == effective(b.ns());
+}
+
+void append_unique(ResourceList& into, ResourceList&& from, const Context& ctx,
+                   const std::string& field) {
+  for (Resource& r : from) {
+    auto dup =
+        std::find_if(into.begin(), into.end(), [&](const Resource& e) { return same_id(e, r); });
+    if (dup != into.end()) {
+      ctx.fail(field, "resource " + r.id().to_string() + " from " + r.origin() +
+                          " is already defined in " + dup->origin());
+    }
+    into.push_back(std::move(r));
+  }
+}
+
+void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, int index) {
+  std::string where = origin + ": document " + std::to_string(index + 1);
+  if (!doc.is_map())
+    throw Error(where + ": expected a Kubernetes object (a map), got " +
+                std::string(yaml::kind_name(doc)));
+  std::string kind = doc.string_at({"kind"});
+  if (kind.empty()) throw Error(where + ": missing kind");
+  // A List's items are resources of their own.
+  if (kind.size() > 4 && kind.ends_with("List") && doc.get("items")) {
+    yaml::Node* items = doc.get("items");
+    if (!items->is_sequence()) throw Error(where + ": items: must be a sequence");
+    for (yaml::Node& item : items->items()) add_object(out, std::move(item), origin, index);
+    return;
+  }
+  if (doc.string_at({"metadata", "name"}).empty()) throw Error(where + ": missing metadata.name");
+  out.emplace_back(std::move(doc), origin);
+}
+
+ResourceList load_file(const Context& ctx, const std::string& entry, const std::string& field) {
+  std::string path = (fs::path(ctx.dir) / entry).lexically_normal().string();
+  auto docs = yaml::parse_documents(ctx.read(entry, field), path);
+  ResourceList out;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (!docs[i].is_null()) add_object(out, std::move(docs[i]), path, static_cast<int>(i));
+  }
+  return out;
+}
+
+bool is_remote(std::string_view entry) {
+  return entry.find("://") != std::string_view::npos || entry.starts_with("github.com/") ||
+         entry.starts_with("git@") || entry.starts_with("gitlab.com/") ||
+         entry.starts_with("bitbucket.org/");
+}
+
+class Builder {
+ public:
+  ResourceList accumulate(const std::string& dir) {
+    std::error_code ec;
+    std::string key = fs::weakly_canonical(dir, ec).string();
+    if (std::find(stack_.begin(), stack_.end(), key) != stack_.end()) {
+      throw Error(dir + ": cycle detected: the kustomization includes itself");
+    }
+    stack_.push_back(key);
+    Kustomization k = load_kustomization(dir);
+    ResourceList resources;
+    for (std::string_view list : {"resources", "bases"}) {
+      if (const yaml::Node* entries = k.spec.get(list)) {
+        accumulate_entries(resources, *entries, k.context, std::string(list));
+      }
+    }
+    for (const Stage& stage : kStages) {
+      if (const yaml::Node* field = k.spec.get(stage.field)) {
+        stage.transform(resources, *field, k.context);
+      }
+    }
+    stack_.pop_back();
+    return resources;
+  }
+
+ private:
+  void accumulate_entries(ResourceList& resources, const yaml::Node& entries, const Context& ctx,
+                          const std::string& list) {
+    if (entries.is_null()) return;
+    if (!entries.is_sequence()) ctx.fail(list, "must be a list of file or directory paths");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      std::string field = list + "[" + std::to_string(i) + "]";
+      const yaml::Node& entry = entries.items()[i];
+      if (!entry.is_string() || entry.text().empty()) ctx.fail(field, "must be a path");
+      append_unique(resources, load_entry(ctx, entry.text(), field), ctx, field);
+    }
+  }
+
+  ResourceList load_entry(const Context& ctx, const std::string& entry, const std::string& field) {
+    if (is_remote(entry))
+      ctx.fail(field, "remote resources are not supported by fluxopctl: " + entry);
+    fs::path path = fs::path(ctx.dir) / entry;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return accumulate(path.lexically_normal().string());
+    if (!fs::exists(path, ec)) ctx.fail(field, "no such file or directory: " + entry);
+    return load_file(ctx, entry, field);
+  }
+
+  std::vector<std::string> stack_;
+};
+
+}  // namespace
+
+ResourceList build(const std::string& dir) {
+  ResourceList resources = Builder().accumulate(dir);
+  // Back references are fixed once, after every level has renamed.
+  fix_name_references(resources);
+  sort_legacy(resources);
+  return resources;
+}
+
+}  // namespace fluxop::kustomize
