@@ -371,6 +371,9 @@ Ref untyped_scalar(const std::string& text) {
 }
 
 std::string item_path(const std::string& path, const Strings& keys, const Strings& values) {
+  if (std::all_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) {
+    return path;
+  }
   std::string out = path + "[";
   for (std::size_t i = 0; i < keys.size() && i < values.size(); ++i) {
     out += (i ? "," : "") + keys[i] + "=" + values[i];
@@ -486,7 +489,11 @@ Ref merge(const Ref& dest, const Ref& patch, const Schema& schema, const std::st
 }  // namespace
 
 bool apply_strategic_merge(yaml::Node& target, const yaml::Node& patch) {
-  Ref result = merge(to_cell(target), to_cell(patch), Schema{}, "");
+  Ref dest = to_cell(target);
+  Ref result = merge(dest, to_cell(patch), Schema{}, "");
+  // kustomize keeps only what was merged into the target object itself: a
+  // top-level `$patch: replace` yields another node, which it drops.
+  if (result != dest) return result != nullptr;
   if (nil_or_empty(result)) return false;
   target = to_node(*result);
   return true;
