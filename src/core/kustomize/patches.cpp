@@ -10,6 +10,7 @@
 #include "core/kustomize/json_patch.h"
 #include "core/kustomize/strategic_merge.h"
 #include "core/kustomize/target.h"
+#include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::kustomize {
@@ -200,19 +201,16 @@ std::size_t patched_by(const ResourceList& resources, const Node& patch, const C
                        const std::string& field) {
   Resource as_resource(patch, field);
   ResourceId id = as_resource.id();
+  std::string name = as_resource.api_version().empty()
+                         ? id.to_string()
+                         : as_resource.api_version() + " " + id.to_string();
   std::optional<std::size_t> found;
   for (std::size_t i = 0; i < resources.size(); ++i) {
     if (!has_id(resources[i], id)) continue;
-    if (found) {
-      context.fail(field, "several resources match strategic merge patch " +
-                              as_resource.api_version() + " " + id.to_string());
-    }
+    if (found) context.fail(field, "several resources match strategic merge patch " + name);
     found = i;
   }
-  if (!found) {
-    context.fail(field, "no resource matches strategic merge patch " + as_resource.api_version() +
-                            " " + id.to_string());
-  }
+  if (!found) context.fail(field, "no resource matches strategic merge patch " + name);
   return *found;
 }
 
@@ -241,29 +239,64 @@ void apply_to_targets(ResourceList& resources, const Node& patch, const Entry& e
   }
 }
 
-void apply_json(ResourceList& resources, const Node& operations, const Entry& entry,
-                const Context& context) {
+// kustomize keeps bookkeeping annotations on the resources it has renamed,
+// and on every resource a `patches` JSON patch selects: such a patch sees a
+// metadata.annotations map even when the resource has no annotations.
+// Afterwards an empty map is dropped, as kustomize drops it on output.
+void apply_json(ResourceList& resources, const Node& operations, bool sees_annotations,
+                const Entry& entry, const Context& context) {
   if (!entry.target) context.fail(entry.field, "a JSON patch needs a target");
   for (Resource& resource : resources) {
     if (!selects(*entry.target, resource)) continue;
     Node object = resource.object();
+    Node& metadata = object.get_or_insert("metadata", Node::map());
+    bool annotated = (sees_annotations || !resource.previous_ids().empty()) && metadata.is_map();
+    if (annotated) metadata.get_or_insert("annotations", Node::map());
     try {
       apply_json_patch(object, operations);
     } catch (const Error& e) {
       context.fail(entry.field, resource.id().to_string() + ": " + e.what());
     }
+    Node* annotations = object.find({"metadata", "annotations"});
+    if (annotated && annotations && annotations->is_map() && annotations->size() == 0) {
+      object.get("metadata")->remove("annotations");
+    }
     replace_object(resource, std::move(object));
   }
 }
 
-// A `patches` entry is a JSON patch when its first document is a list, and
-// strategic merge patches when its documents are objects. An empty patch
-// file is an empty JSON patch, as in kustomize.
+// kustomize decodes a patch starting with "[" as JSON (so YAML flow style
+// is refused there), and otherwise takes a first YAML document that is a
+// list as operations.
+bool starts_as_json(const std::string& text) {
+  std::string content = trimmed(text);
+  return !content.empty() && content.front() == '[';
+}
+
+Node json_operations(const Entry& entry, const Context& context) {
+  try {
+    return yaml::from_json(nlohmann::ordered_json::parse(entry.text));
+  } catch (const nlohmann::json::exception& e) {
+    std::string message = e.what();
+    context.fail(entry.field, "a patch starting with \"[\" must be JSON: " +
+                                  message.substr(message.find("] ") + 2));
+  }
+}
+
+// A `patches` entry is a JSON patch when it is a list, and strategic merge
+// patches when its documents are objects. An empty patch file is an empty
+// JSON patch, as in kustomize.
 void apply_entry(ResourceList& resources, const Entry& entry, const Context& context) {
-  if (entry.text.empty()) return apply_json(resources, Node(), entry, context);
-  std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
-  if (!documents.empty() && documents.front().is_sequence() && !is_empty(documents.front())) {
-    return apply_json(resources, documents.front(), entry, context);
+  if (entry.text.empty()) return apply_json(resources, Node(), true, entry, context);
+  std::vector<Node> documents;
+  if (starts_as_json(entry.text)) {
+    documents.push_back(json_operations(entry, context));
+  } else {
+    documents = documents_of(entry.text, entry.source, context, entry.field);
+  }
+  if (!documents.empty() && documents.front().is_sequence()) {
+    if (documents.front().size() == 0) context.fail(entry.field, "the patch is empty");
+    return apply_json(resources, documents.front(), true, entry, context);
   }
   std::vector<Node> patches = merge_patches(documents, context, entry.field);
   if (patches.empty()) context.fail(entry.field, "the patch is empty");
@@ -320,11 +353,17 @@ void transform_patches_json6902(ResourceList& resources, const yaml::Node& field
     Entry entry = read_entry(items[i], context, indexed("patchesJson6902", i));
     if (!entry.target) context.fail(entry.field + ".target", "is required");
     if (entry.target->name.text.empty()) context.fail(entry.field + ".target.name", "is required");
-    std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
-    if (documents.empty() || !documents.front().is_sequence() || is_empty(documents.front())) {
+    Node operations;
+    if (starts_as_json(entry.text)) {
+      operations = json_operations(entry, context);
+    } else if (auto documents = documents_of(entry.text, entry.source, context, entry.field);
+               !documents.empty()) {
+      operations = documents.front();
+    }
+    if (!operations.is_sequence() || operations.size() == 0) {
       context.fail(entry.field, "a JSON patch must be a non-empty list of operations");
     }
-    apply_json(resources, documents.front(), entry, context);
+    apply_json(resources, operations, false, entry, context);
   }
 }
 

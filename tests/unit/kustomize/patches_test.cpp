@@ -120,7 +120,7 @@ TEST_CASE("patches: JSON 6902 with a target") {
     CHECK(run.at("app", {"spec", "replicas"}) == "3");
   }
   SUBCASE("a target selecting nothing is not an error") {
-    run.patches("[{patch: '[{op: remove, path: /nope}]', target: {name: nothing}}]");
+    run.patches(R"([{patch: '[{"op": "remove", "path": "/nope"}]', target: {name: nothing}}])");
     CHECK(run.list.size() == 3);
   }
   SUBCASE("an empty patch file is an empty JSON patch") {
@@ -133,18 +133,36 @@ TEST_CASE("patches: JSON 6902 with a target") {
   SUBCASE("a rename is remembered: later targets match the original name") {
     run.patches(R"(
 - target: {kind: Deployment}
-  patch: '[{op: replace, path: /metadata/name, value: renamed}]'
+  patch: '[{"op": "replace", "path": "/metadata/name", "value": "renamed"}]'
 - target: {name: app}
-  patch: '[{op: add, path: /metadata/labels/found, value: "yes"}]'
+  patch: '[{"op": "add", "path": "/metadata/labels/found", "value": "yes"}]'
 )");
     CHECK(run.at("renamed", {"metadata", "labels", "found"}) == "yes");
     CHECK(run.list[0].original_id().name == "app");
   }
+  SUBCASE("a patch starting with [ must be JSON, as kustomize decodes it") {
+    CHECK(run.patches_error("[{patch: '[{op: add}]', target: {name: svc}}]")
+              .rfind("kustomization.yaml: patches[0]: a patch starting with \"[\" must be JSON: "
+                     "parse error at line 1, column 3",
+                     0) == 0);
+    CHECK(run.patches_error("[{patch: '[]', target: {name: svc}}]") ==
+          "kustomization.yaml: patches[0]: the patch is empty");
+  }
+  SUBCASE("metadata.annotations is there for the patch, as kustomize's bookkeeping makes it") {
+    run.patches(R"(
+- target: {kind: ConfigMap}
+  patch: '[{"op": "add", "path": "/metadata/annotations/x", "value": "1"}]'
+- target: {kind: Deployment}
+  patch: '[{"op": "add", "path": "/spec/paused", "value": true}]'
+)");
+    CHECK(run.at("config", {"metadata", "annotations", "x"}) == "1");
+    CHECK(run.object("app").find({"metadata", "annotations"}) == nullptr);
+  }
   SUBCASE("errors name the entry and the resource") {
-    CHECK(run.patches_error("[{patch: '[{op: add, path: /x, value: 1}]'}]") ==
+    CHECK(run.patches_error("[{patch: '- {op: add, path: /x, value: 1}'}]") ==
           "kustomization.yaml: patches[0]: a JSON patch needs a target");
     CHECK(run.patches_error(R"([{target: {kind: Service},
-                                 patch: '[{op: replace, path: /spec/nope/x, value: 1}]'}])") ==
+                                 patch: '- {op: replace, path: /spec/nope/x, value: 1}'}])") ==
           "kustomization.yaml: patches[0]: Service/prod/svc: [0] replace /spec/nope/x: path not "
           "found");
   }
@@ -366,6 +384,18 @@ TEST_CASE("patchesJson6902") {
                                run.directory.context());
     CHECK(run.at("svc", {"spec", "type"}) == "NodePort");
   }
+  SUBCASE("metadata.annotations is there only on renamed resources") {
+    std::string_view field = R"(
+- target: {name: svc}
+  patch: '[{"op": "add", "path": "/metadata/annotations/x", "value": "1"}]'
+)";
+    CHECK(run.error_of(transform_patches_json6902, field) ==
+          "kustomization.yaml: patchesJson6902[0]: Service/prod/svc: [0] add "
+          "/metadata/annotations/x: path not found");
+    run.list[1].set_name("p-svc");
+    transform_patches_json6902(run.list, yaml_of(field), run.directory.context());
+    CHECK(run.at("p-svc", {"metadata", "annotations", "x"}) == "1");
+  }
   SUBCASE("errors") {
     CHECK(run.error_of(transform_patches_json6902, "[{path: ops.yaml}]") ==
           "kustomization.yaml: patchesJson6902[0].target: is required");
@@ -376,7 +406,7 @@ TEST_CASE("patchesJson6902") {
           "operations");
     CHECK(run.error_of(
               transform_patches_json6902,
-              "[{patch: '[{op: test, path: /spec/type, value: x}]', target: {name: svc}}]") ==
+              "[{patch: '- {op: test, path: /spec/type, value: x}', target: {name: svc}}]") ==
           "kustomization.yaml: patchesJson6902[0]: Service/prod/svc: [0] test /spec/type: test "
           "failed");
   }
