@@ -75,7 +75,7 @@ void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, 
   std::string kind = doc.string_at({"kind"});
   if (kind.empty()) throw Error(where + ": missing kind");
   // A List's items are resources of their own.
-  if (kind.size() > 4 && kind.ends_with("List") && doc.get("items")) {
+  if (kind.ends_with("List") && doc.get("items")) {
     yaml::Node* items = doc.get("items");
     if (!items->is_sequence()) throw Error(where + ": items: must be a sequence");
     for (yaml::Node& item : items->items()) add_object(out, std::move(item), origin, index);

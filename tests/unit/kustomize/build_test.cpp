@@ -1,0 +1,132 @@
+#include "core/kustomize/build.h"
+
+#include <doctest/doctest.h>
+
+#include "../temp_dir.h"
+#include "core/error.h"
+
+namespace {
+
+using fluxop::Error;
+using fluxop::kustomize::build;
+using fluxop::testing::TempDir;
+
+constexpr std::string_view kConfigMap = R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+)";
+
+std::vector<std::string> ids(const fluxop::kustomize::ResourceList& resources) {
+  std::vector<std::string> out;
+  for (const auto& r : resources) out.push_back(r.id().to_string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("build accumulates files, multi-document files, Lists and nested directories") {
+  TempDir dir;
+  dir.write("kustomization.yaml", "resources:\n- cm.yaml\n- multi.yaml\n- list.yaml\n- base\n");
+  dir.write("cm.yaml", kConfigMap);
+  dir.write("multi.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n---\n---\n"
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n");
+  dir.write("list.yaml",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n"
+            "  metadata: {name: s}\n");
+  dir.write("base/kustomization.yml", "namePrefix: b-\nresources:\n- sa.yaml\n");
+  dir.write("base/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n");
+  auto resources = build(dir.str());
+  CHECK(ids(resources) == std::vector<std::string>{"Namespace/ns", "ServiceAccount/b-sa",
+                                                   "ConfigMap/cm", "Secret/s", "Service/svc"});
+}
+
+TEST_CASE("build refuses fields outside the subset, naming them") {
+  TempDir dir;
+  dir.write("kustomization.yaml", "resources: []\nconfigMapGenerator:\n- name: x\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       (dir.str() + "/kustomization.yaml: configMapGenerator: generators are not "
+                                    "supported by fluxopctl")
+                           .c_str(),
+                       Error);
+  dir.write("kustomization.yaml", "helmCharts: []\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("helmCharts: Helm charts are not supported"), Error);
+  dir.write("kustomization.yaml", "components: [x]\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("components: components are not supported"), Error);
+  dir.write("kustomization.yaml", "replacements: []\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("replacements: replacements are not"),
+                       Error);
+  dir.write("kustomization.yaml", "resourcez: []\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("resourcez: unknown field"), Error);
+  dir.write("kustomization.yaml", "kind: Component\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("kind: components are not supported"),
+                       Error);
+  dir.write("kustomization.yaml", "apiVersion: v1\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("apiVersion: must be kustomize.config.k8s.io/v1beta1"),
+                       Error);
+  dir.write("kustomization.yaml", "sortOptions: {order: fifo}\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("sortOptions: only order: legacy"),
+                       Error);
+}
+
+TEST_CASE("build refuses remote resources, missing files and cycles") {
+  TempDir dir;
+  dir.write("kustomization.yaml", "resources:\n- https://github.com/org/repo//deploy?ref=v1\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("resources[0]: remote resources are not supported"),
+                       Error);
+  dir.write("kustomization.yaml", "resources:\n- missing.yaml\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("resources[0]: no such file or directory: missing.yaml"),
+                       Error);
+  dir.write("kustomization.yaml", "resources:\n- a\n");
+  dir.write("a/kustomization.yaml", "resources:\n- ../a\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("cycle detected"), Error);
+  dir.write("kustomization.yaml", "resources: cm.yaml\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("resources: must be a list"), Error);
+}
+
+TEST_CASE("build refuses duplicate ids, with both origins") {
+  TempDir dir;
+  dir.write("kustomization.yaml", "resources:\n- a.yaml\n- b.yaml\n");
+  dir.write("a.yaml", kConfigMap);
+  dir.write("b.yaml", std::string(kConfigMap) + "  namespace: default\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("resources[1]: resource ConfigMap/default/cm"), Error);
+}
+
+TEST_CASE("build reports malformed resources with file and document") {
+  TempDir dir;
+  dir.write("kustomization.yaml", "resources:\n- bad.yaml\n");
+  dir.write("bad.yaml", std::string(kConfigMap) + "---\napiVersion: v1\nmetadata: {name: x}\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("bad.yaml: document 2: missing kind"),
+                       Error);
+  dir.write("bad.yaml", "- a\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()),
+                       doctest::Contains("bad.yaml: document 1: expected a Kubernetes object"),
+                       Error);
+  dir.write("bad.yaml", "kind: ConfigMap\napiVersion: v1\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("missing metadata.name"), Error);
+  dir.write("bad.yaml", "a: [\n");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("bad.yaml:2:1:"), Error);
+}
+
+TEST_CASE("build refuses files outside the kustomization root") {
+  TempDir dir;
+  dir.write("cm.yaml", kConfigMap);
+  dir.write("sub/kustomization.yaml", "resources:\n- ../cm.yaml\n");
+  CHECK_THROWS_WITH_AS(build(dir.str() + "/sub"), doctest::Contains("is not in or below"), Error);
+}
+
+TEST_CASE("build without a kustomization file says so") {
+  TempDir dir;
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("no kustomization.yaml"), Error);
+  dir.write("kustomization.yaml", "");
+  dir.write("Kustomization", "");
+  CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("more than one kustomization file"),
+                       Error);
+}
