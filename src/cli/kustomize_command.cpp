@@ -20,9 +20,7 @@ void add_kustomize_command(CLI::App& app) {
   auto options = std::make_shared<KustomizeOptions>();
   auto* cmd = app.add_subcommand(
       "kustomize", "Render a kustomization directory, as `kubectl kustomize DIR` does");
-  cmd->add_option("dir", options->dir, "Kustomization directory")
-      ->default_str(".")
-      ->check(CLI::ExistingDirectory);
+  cmd->add_option("dir", options->dir, "Kustomization directory")->default_str(".");
   add_output_flag(*cmd, options->format);
   cmd->callback([options] {
     std::vector<yaml::Node> objects;
