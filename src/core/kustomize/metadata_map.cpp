@@ -62,6 +62,8 @@ StringPairs parse_string_pairs(const yaml::Node& map, const Context& context,
   if (map.is_null()) return pairs;
   if (!map.is_map()) context.fail(field, "expected a map, found " + describe_value(map));
   for (const auto& [key, value] : map.entries()) {
+    // kustomize would set the map itself for an empty key, and fail.
+    if (key.empty()) context.fail(field, "keys must not be empty");
     pairs.emplace_back(key, config_string(value, context, std::string(field) + "." + key));
   }
   return pairs;

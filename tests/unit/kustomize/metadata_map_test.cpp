@@ -636,6 +636,8 @@ TEST_CASE("label and annotation values must be strings") {
               "kustomization.yaml: commonAnnotations.replicas: expected a string, found 3");
   check_error(transform_labels, "- pairs:\n    a: [b]", config_map,
               "kustomization.yaml: labels[0].pairs.a: expected a string, found a sequence");
+  check_error(transform_common_annotations, "\"\": x", config_map,
+              "kustomization.yaml: commonAnnotations: keys must not be empty");
   check_error(transform_common_labels, "[a]", config_map,
               "kustomization.yaml: commonLabels: expected a map, found a sequence");
 }
