@@ -265,6 +265,21 @@ void apply_json(ResourceList& resources, const Node& operations, bool sees_annot
   }
 }
 
+// kustomize reads JSON patches written as YAML with sigs.k8s.io/yaml, which
+// follows YAML 1.1: there plain y, yes, on, n, no and off are booleans.
+void as_yaml11(Node& node) {
+  static const std::string_view yes[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"};
+  static const std::string_view no[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"};
+  auto listed = [&](const auto& words) {
+    return std::find(std::begin(words), std::end(words), node.text()) != std::end(words);
+  };
+  if (node.is_string() && node.style() == yaml::Style::Plain && (listed(yes) || listed(no))) {
+    node = Node::boolean(listed(yes));
+  }
+  for (Node& item : node.items()) as_yaml11(item);
+  for (auto& entry : node.entries()) as_yaml11(entry.second);
+}
+
 // kustomize decodes a patch starting with "[" as JSON (so YAML flow style
 // is refused there), and otherwise takes a first YAML document that is a
 // list as operations.
@@ -283,29 +298,38 @@ Node json_operations(const Entry& entry, const Context& context) {
   }
 }
 
-// A `patches` entry is a JSON patch when it is a list, and strategic merge
-// patches when its documents are objects. An empty patch file is an empty
-// JSON patch, as in kustomize.
+// A patch text as kustomize tells the two kinds apart: operations of a JSON
+// patch (JSON when the text starts with "[", else a first YAML document that
+// is a list), or else YAML documents meant as strategic merge patches.
+struct PatchText {
+  std::optional<Node> operations;
+  std::vector<Node> documents;
+};
+
+PatchText read_patch(const Entry& entry, const Context& context) {
+  if (starts_as_json(entry.text)) return {json_operations(entry, context), {}};
+  std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
+  if (documents.empty() || !documents.front().is_sequence()) return {std::nullopt, documents};
+  as_yaml11(documents.front());
+  return {std::move(documents.front()), {}};
+}
+
+// An empty patch file is an empty JSON patch, as in kustomize.
 void apply_entry(ResourceList& resources, const Entry& entry, const Context& context) {
   if (entry.text.empty()) return apply_json(resources, Node(), true, entry, context);
-  std::vector<Node> documents;
-  if (starts_as_json(entry.text)) {
-    documents.push_back(json_operations(entry, context));
-  } else {
-    documents = documents_of(entry.text, entry.source, context, entry.field);
+  PatchText patch = read_patch(entry, context);
+  if (patch.operations) {
+    if (patch.operations->size() == 0) context.fail(entry.field, "the patch is empty");
+    return apply_json(resources, *patch.operations, true, entry, context);
   }
-  if (!documents.empty() && documents.front().is_sequence()) {
-    if (documents.front().size() == 0) context.fail(entry.field, "the patch is empty");
-    return apply_json(resources, documents.front(), true, entry, context);
-  }
-  std::vector<Node> patches = merge_patches(documents, context, entry.field);
-  if (patches.empty()) context.fail(entry.field, "the patch is empty");
-  if (!entry.target) return apply_targetless(resources, patches, entry, context);
-  if (patches.size() > 1) {
+  std::vector<Node> merges = merge_patches(patch.documents, context, entry.field);
+  if (merges.empty()) context.fail(entry.field, "the patch is empty");
+  if (!entry.target) return apply_targetless(resources, merges, entry, context);
+  if (merges.size() > 1) {
     context.fail(entry.field, "a patch with a target must hold one strategic merge patch, not " +
-                                  std::to_string(patches.size()));
+                                  std::to_string(merges.size()));
   }
-  apply_to_targets(resources, patches.front(), entry, context);
+  apply_to_targets(resources, merges.front(), entry, context);
 }
 
 // A `patchesStrategicMerge` item is inline YAML when it reads as objects,
@@ -353,17 +377,11 @@ void transform_patches_json6902(ResourceList& resources, const yaml::Node& field
     Entry entry = read_entry(items[i], context, indexed("patchesJson6902", i));
     if (!entry.target) context.fail(entry.field + ".target", "is required");
     if (entry.target->name.text.empty()) context.fail(entry.field + ".target.name", "is required");
-    Node operations;
-    if (starts_as_json(entry.text)) {
-      operations = json_operations(entry, context);
-    } else if (auto documents = documents_of(entry.text, entry.source, context, entry.field);
-               !documents.empty()) {
-      operations = documents.front();
-    }
-    if (!operations.is_sequence() || operations.size() == 0) {
+    std::optional<Node> operations = read_patch(entry, context).operations;
+    if (!operations || operations->size() == 0) {
       context.fail(entry.field, "a JSON patch must be a non-empty list of operations");
     }
-    apply_json(resources, operations, false, entry, context);
+    apply_json(resources, *operations, false, entry, context);
   }
 }
 

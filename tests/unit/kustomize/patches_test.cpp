@@ -140,6 +140,18 @@ TEST_CASE("patches: JSON 6902 with a target") {
     CHECK(run.at("renamed", {"metadata", "labels", "found"}) == "yes");
     CHECK(run.list[0].original_id().name == "app");
   }
+  SUBCASE("operations in YAML are read as YAML 1.1, as sigs.k8s.io/yaml reads them") {
+    run.patches(R"(
+- target: {kind: ConfigMap}
+  patch: |
+    - {op: add, path: /data/on, value: [yes, Off, y, "y", 'no', nope]}
+- target: {kind: ConfigMap}
+  patch: '[{"op": "add", "path": "/data/json", "value": "y"}]'
+)");
+    CHECK(run.object("config").find({"data", "on"})->items() ==
+          yaml_of("[true, false, true, 'y', 'no', nope]").items());
+    CHECK(run.object("config").find({"data", "json"})->is_string());
+  }
   SUBCASE("a patch starting with [ must be JSON, as kustomize decodes it") {
     CHECK(run.patches_error("[{patch: '[{op: add}]', target: {name: svc}}]")
               .rfind("kustomization.yaml: patches[0]: a patch starting with \"[\" must be JSON: "
