@@ -249,9 +249,10 @@ void apply_json(ResourceList& resources, const Node& operations, bool sees_annot
   for (Resource& resource : resources) {
     if (!selects(*entry.target, resource)) continue;
     Node object = resource.object();
-    Node& metadata = object.get_or_insert("metadata", Node::map());
-    bool annotated = (sees_annotations || !resource.previous_ids().empty()) && metadata.is_map();
-    if (annotated) metadata.get_or_insert("annotations", Node::map());
+    Node* metadata = object.get("metadata");
+    bool annotated =
+        (sees_annotations || !resource.previous_ids().empty()) && metadata && metadata->is_map();
+    if (annotated) metadata->get_or_insert("annotations", Node::map());
     try {
       apply_json_patch(object, operations);
     } catch (const Error& e) {
@@ -342,6 +343,7 @@ std::vector<Node> legacy_merge_patches(const Node& item, const Context& context,
   try {
     documents = yaml::parse_documents(text, field);
   } catch (const Error&) {
+    // not YAML: a file path
   }
   bool inline_patch = std::any_of(documents.begin(), documents.end(),
                                   [](const Node& document) { return document.is_map(); });
