@@ -76,7 +76,8 @@ void check_sort_options(const Kustomization& k) {
 
 void check_fields(const Kustomization& k) {
   if (!k.spec.is_map()) k.context.fail("", "must be a map of kustomization fields");
-  for (const auto& [field, value] : k.spec.entries()) {
+  for (const auto& entry : k.spec.entries()) {
+    const std::string& field = entry.first;
     auto refused = std::find_if(kRefusedFields.begin(), kRefusedFields.end(),
                                 [&](const auto& r) { return r.first == field; });
     if (refused != kRefusedFields.end()) {
