@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/yaml/scalar.h"
+#include "core/yaml/utf8.h"
 
 namespace fluxop::yaml {
 
@@ -21,34 +22,6 @@ int utf8_width(unsigned char lead) {
   if ((lead & 0xF0) == 0xE0) return 3;
   if ((lead & 0xF8) == 0xF0) return 4;
   return 0;
-}
-
-// Go's encoding/json turns invalid UTF-8 into U+FFFD, and every value
-// kustomize prints has been through it.
-std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    auto lead = static_cast<unsigned char>(s[i]);
-    int w = utf8_width(lead);
-    bool ok = w > 0 && i + static_cast<std::size_t>(w) <= s.size();
-    std::uint32_t cp = w == 1 ? lead : (lead & (0x7F >> w));
-    for (int k = 1; ok && k < w; ++k) {
-      auto c = static_cast<unsigned char>(s[i + k]);
-      ok = (c & 0xC0) == 0x80;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    ok = ok && cp >= kMin[w] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    if (ok) {
-      out.append(s.substr(i, static_cast<std::size_t>(w)));
-      i += static_cast<std::size_t>(w);
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
 }
 
 // Character classes of the YAML emitter, on valid UTF-8 at position i.
@@ -215,7 +188,7 @@ class Emitter {
     });
     for (const Node::Entry* entry : sorted) {
       write_indent(indent);
-      std::string key = valid_utf8(entry->first);
+      std::string key = to_valid_utf8(entry->first);
       if (key.size() > kMaxSimpleKeyLength || key.find('\n') != std::string::npos) {
         complex_key(key, entry->second, indent);
         continue;
@@ -250,7 +223,7 @@ class Emitter {
 
   void typed_scalar(const Node& node, int indent) {
     if (node.tag() == Tag::String) {
-      std::string text = valid_utf8(node.text());
+      std::string text = to_valid_utf8(node.text());
       return scalar(text, string_style(text, false), indent, false);
     }
     std::string text = canonical_text(node);

@@ -4,6 +4,7 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/yaml/scalar.h"
+#include "core/yaml/utf8.h"
 
 namespace fluxop::yaml {
 
@@ -162,9 +164,23 @@ class Builder : public YAML::EventHandler {
   Node root_;
 };
 
+// Go's YAML readers refuse invalid UTF-8; so do we, with its position.
+void check_utf8(std::string_view text, std::string_view source) {
+  auto bad = first_invalid_utf8(text);
+  if (!bad) return;
+  std::string_view before = text.substr(0, *bad);
+  YAML::Mark mark;
+  mark.line = static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+  auto line_start = before.rfind('\n');
+  mark.column =
+      static_cast<int>(line_start == std::string_view::npos ? *bad : *bad - line_start - 1);
+  fail_at(source, mark, "invalid UTF-8");
+}
+
 }  // namespace
 
 std::vector<Node> parse_documents(std::string_view text, std::string_view source) {
+  check_utf8(text, source);
   std::istringstream stream{std::string(text)};
   std::vector<Node> docs;
   try {

@@ -83,3 +83,11 @@ TEST_CASE("int parsing follows Go's base prefixes") {
   CHECK(fluxop::yaml::resolve_plain("1:20") == Tag::String);
   CHECK(fluxop::yaml::plain_is_non_string_v2("1:20"));
 }
+
+TEST_CASE("parser refuses invalid UTF-8 with its position") {
+  CHECK_THROWS_WITH_AS(parse_documents("a: ok\nb: x\xff\n", "u.yaml"), "u.yaml:2:5: invalid UTF-8",
+                       fluxop::Error);
+  CHECK_THROWS_WITH_AS(parse_documents("\xc0\x80", "u.yaml"), "u.yaml:1:1: invalid UTF-8",
+                       fluxop::Error);
+  CHECK(parse_document("a: \xe2\x9c\x93\n", "u.yaml").get("a")->text() == "\xe2\x9c\x93");
+}

@@ -1,0 +1,18 @@
+// UTF-8 validation: YAML input must be valid UTF-8 (as for Go's YAML
+// readers), and output replaces what is not, as Go's encoding/json does.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fluxop::yaml {
+
+// The byte offset of the first invalid UTF-8 sequence, if any.
+std::optional<std::size_t> first_invalid_utf8(std::string_view s);
+
+// `s` with every invalid sequence replaced by U+FFFD.
+std::string to_valid_utf8(std::string_view s);
+
+}  // namespace fluxop::yaml
