@@ -239,19 +239,20 @@ void apply_to_targets(ResourceList& resources, const Node& patch, const Entry& e
   }
 }
 
-// kustomize keeps bookkeeping annotations on the resources it has renamed,
-// and on every resource a `patches` JSON patch selects: such a patch sees a
-// metadata.annotations map even when the resource has no annotations.
-// Afterwards an empty map is dropped, as kustomize drops it on output.
-void apply_json(ResourceList& resources, const Node& operations, bool sees_annotations,
-                const Entry& entry, const Context& context) {
+// A `patches` JSON patch stores each selected resource's id first, as
+// bookkeeping annotations, so the patch may rename it; `patchesJson6902`
+// does not. Resources renamed before carry such annotations too: a patch
+// then sees a metadata.annotations map even when the resource has no
+// annotations. Afterwards an empty map is dropped, as kustomize drops it.
+void apply_json(ResourceList& resources, const Node& operations, bool stores_id, const Entry& entry,
+                const Context& context) {
   if (!entry.target) context.fail(entry.field, "a JSON patch needs a target");
   for (Resource& resource : resources) {
     if (!selects(*entry.target, resource)) continue;
     Node object = resource.object();
     Node* metadata = object.get("metadata");
     bool annotated =
-        (sees_annotations || !resource.previous_ids().empty()) && metadata && metadata->is_map();
+        (stores_id || !resource.previous_ids().empty()) && metadata && metadata->is_map();
     if (annotated) metadata->get_or_insert("annotations", Node::map());
     try {
       apply_json_patch(object, operations);
@@ -262,7 +263,11 @@ void apply_json(ResourceList& resources, const Node& operations, bool sees_annot
     if (annotated && annotations && annotations->is_map() && annotations->size() == 0) {
       object.get("metadata")->remove("annotations");
     }
-    replace_object(resource, std::move(object));
+    if (stores_id) {
+      replace_object(resource, std::move(object));
+    } else {
+      resource.object() = std::move(object);
+    }
   }
 }
 

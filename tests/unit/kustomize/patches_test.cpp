@@ -408,6 +408,17 @@ TEST_CASE("patchesJson6902") {
     transform_patches_json6902(run.list, yaml_of(field), run.directory.context());
     CHECK(run.at("p-svc", {"metadata", "annotations", "x"}) == "1");
   }
+  SUBCASE("a rename is not remembered, unlike with `patches`") {
+    transform_patches_json6902(run.list, yaml_of(R"(
+- target: {name: config}
+  patch: '[{"op": "replace", "path": "/metadata/name", "value": "renamed"}]'
+- target: {name: config}
+  patch: '[{"op": "add", "path": "/data/hit", "value": "1"}]'
+)"),
+                               run.directory.context());
+    CHECK(run.at("renamed", {"data", "hit"}) == "<none>");
+    CHECK(run.list[2].previous_ids().empty());
+  }
   SUBCASE("errors") {
     CHECK(run.error_of(transform_patches_json6902, "[{path: ops.yaml}]") ==
           "kustomization.yaml: patchesJson6902[0].target: is required");
