@@ -21,7 +21,11 @@ std::string Context::read(std::string_view relative_path, std::string_view field
     fail(field,
          "security; file '" + target.string() + "' is not in or below '" + root.string() + "'");
   }
-  return yaml::read_file(target.string());
+  try {
+    return yaml::read_file(target.string());
+  } catch (const Error& error) {
+    fail(field, error.what());
+  }
 }
 
 void Context::fail(std::string_view field, std::string_view message) const {
