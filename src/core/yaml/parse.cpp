@@ -4,7 +4,6 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -164,23 +163,35 @@ class Builder : public YAML::EventHandler {
   Node root_;
 };
 
-// Go's YAML readers refuse invalid UTF-8; so do we, with its position.
-void check_utf8(std::string_view text, std::string_view source) {
-  auto bad = first_invalid_utf8(text);
-  if (!bad) return;
-  std::string_view before = text.substr(0, *bad);
+// YAML text is UTF-8 without control characters (yaml.v3's reader check);
+// refusing them here also keeps yaml-cpp away from input it loops on.
+bool is_yaml_printable(char32_t c) {
+  return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+         (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || c >= 0x10000;
+}
+
+void check_characters(std::string_view text, std::string_view source) {
   YAML::Mark mark;
-  mark.line = static_cast<int>(std::count(before.begin(), before.end(), '\n'));
-  auto line_start = before.rfind('\n');
-  mark.column =
-      static_cast<int>(line_start == std::string_view::npos ? *bad : *bad - line_start - 1);
-  fail_at(source, mark, "invalid UTF-8");
+  mark.line = mark.column = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t c = 0;
+    std::size_t w = decode_utf8(text, i, c);
+    if (w == 0) fail_at(source, mark, "invalid UTF-8");
+    if (!is_yaml_printable(c)) fail_at(source, mark, "control characters are not allowed");
+    if (c == '\n') {
+      ++mark.line;
+      mark.column = 0;
+    } else {
+      ++mark.column;
+    }
+    i += w;
+  }
 }
 
 }  // namespace
 
 std::vector<Node> parse_documents(std::string_view text, std::string_view source) {
-  check_utf8(text, source);
+  check_characters(text, source);
   std::istringstream stream{std::string(text)};
   std::vector<Node> docs;
   try {

@@ -4,10 +4,7 @@
 
 namespace fluxop::yaml {
 
-namespace {
-
-// The length of the valid UTF-8 sequence at s[i], or 0.
-std::size_t valid_sequence_at(std::string_view s, std::size_t i) {
+std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& code_point) {
   auto lead = static_cast<unsigned char>(s[i]);
   std::size_t w = lead < 0x80             ? 1
                   : (lead & 0xE0) == 0xC0 ? 2
@@ -23,7 +20,15 @@ std::size_t valid_sequence_at(std::string_view s, std::size_t i) {
   }
   static constexpr std::uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < kMinimum[w] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  code_point = cp;
   return w;
+}
+
+namespace {
+
+std::size_t valid_sequence_at(std::string_view s, std::size_t i) {
+  char32_t ignored;
+  return decode_utf8(s, i, ignored);
 }
 
 }  // namespace

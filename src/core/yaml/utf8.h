@@ -9,6 +9,10 @@
 
 namespace fluxop::yaml {
 
+// Decodes the UTF-8 sequence at s[i] into `code_point`; returns its length,
+// or 0 when it is not valid UTF-8.
+std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& code_point);
+
 // The byte offset of the first invalid UTF-8 sequence, if any.
 std::optional<std::size_t> first_invalid_utf8(std::string_view s);
 

@@ -91,3 +91,12 @@ TEST_CASE("parser refuses invalid UTF-8 with its position") {
                        fluxop::Error);
   CHECK(parse_document("a: \xe2\x9c\x93\n", "u.yaml").get("a")->text() == "\xe2\x9c\x93");
 }
+
+TEST_CASE("parser refuses control characters, as Go's yaml.v3 does") {
+  using namespace std::string_literals;
+  CHECK_THROWS_WITH_AS(parse_documents("a: b\x01\n"s, "c.yaml"),
+                       "c.yaml:1:5: control characters are not allowed", fluxop::Error);
+  CHECK_THROWS_WITH_AS(parse_documents("\0\0\0Fa: b"s, "c.yaml"),
+                       "c.yaml:1:1: control characters are not allowed", fluxop::Error);
+  CHECK(parse_document("a: \"tab\there\"\r\n", "c.yaml").get("a")->text() == "tab\there");
+}
