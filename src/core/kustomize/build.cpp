@@ -16,6 +16,7 @@
 #include "core/kustomize/namespace.h"
 #include "core/kustomize/patches.h"
 #include "core/kustomize/scope.h"
+#include "core/kustomize/string_annotations.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::kustomize {
@@ -158,6 +159,7 @@ ResourceList build(const std::string& dir) {
   ResourceList resources = Builder().accumulate(dir);
   // Back references are fixed once, after every level has renamed.
   fix_name_references(resources);
+  stringify_annotations(resources);
   sort_legacy(resources);
   return resources;
 }

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/yaml/parse.h"
+#include "core/yaml/scalar.h"
 
 namespace fluxop::kustomize {
 
@@ -119,6 +120,7 @@ Kustomization load_kustomization(const std::string& dir) {
   k.context.file = files.front();
   k.spec = yaml::parse_document(yaml::read_file(files.front()), files.front());
   if (k.spec.is_null()) k.spec = yaml::Node::map();
+  yaml::read_yaml11_booleans(k.spec);
   check_fields(k);
   return k;
 }

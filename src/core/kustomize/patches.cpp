@@ -12,6 +12,7 @@
 #include "core/kustomize/target.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
+#include "core/yaml/scalar.h"
 
 namespace fluxop::kustomize {
 
@@ -271,21 +272,6 @@ void apply_json(ResourceList& resources, const Node& operations, bool stores_id,
   }
 }
 
-// kustomize reads JSON patches written as YAML with sigs.k8s.io/yaml, which
-// follows YAML 1.1: there plain y, yes, on, n, no and off are booleans.
-void as_yaml11(Node& node) {
-  static const std::string_view yes[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"};
-  static const std::string_view no[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"};
-  auto listed = [&](const auto& words) {
-    return std::find(std::begin(words), std::end(words), node.text()) != std::end(words);
-  };
-  if (node.is_string() && node.style() == yaml::Style::Plain && (listed(yes) || listed(no))) {
-    node = Node::boolean(listed(yes));
-  }
-  for (Node& item : node.items()) as_yaml11(item);
-  for (auto& entry : node.entries()) as_yaml11(entry.second);
-}
-
 // kustomize decodes a patch starting with "[" as JSON (so YAML flow style
 // is refused there), and otherwise takes a first YAML document that is a
 // list as operations.
@@ -316,7 +302,7 @@ PatchText read_patch(const Entry& entry, const Context& context) {
   if (starts_as_json(entry.text)) return {json_operations(entry, context), {}};
   std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
   if (documents.empty() || !documents.front().is_sequence()) return {std::nullopt, documents};
-  as_yaml11(documents.front());
+  yaml::read_yaml11_booleans(documents.front());
   return {std::move(documents.front()), {}};
 }
 

@@ -4,6 +4,14 @@
 
 namespace fluxop::yaml {
 
+const std::string Node::kNoText;
+
+Node Node::null(std::string written) {
+  Node n;
+  n.text_ = std::move(written);
+  return n;
+}
+
 Node Node::map() {
   Node n;
   n.kind_ = Kind::Map;

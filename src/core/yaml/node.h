@@ -31,6 +31,8 @@ class Node {
   using Entry = std::pair<std::string, Node>;
 
   Node() = default;
+  // A null as written in its source: "null", "~" or "" (an empty value).
+  static Node null(std::string written);
   static Node map();
   static Node sequence();
   static Node string(std::string value, Style style = Style::Plain);
@@ -46,8 +48,10 @@ class Node {
   bool is_map() const { return kind_ == Kind::Map; }
   bool is_string() const { return kind_ == Kind::Scalar && tag_ == Tag::String; }
 
-  // Scalars.
-  const std::string& text() const { return text_; }
+  // Scalars; empty for null.
+  const std::string& text() const { return kind_ == Kind::Null ? kNoText : text_; }
+  // How a null was written: "null", "~" or "" (empty for other nodes too).
+  const std::string& null_form() const { return kind_ == Kind::Null ? text_ : kNoText; }
   Tag tag() const { return tag_; }
   Style style() const { return style_; }
 
@@ -84,6 +88,8 @@ class Node {
   Mark mark;
 
  private:
+  static const std::string kNoText;
+
   Kind kind_ = Kind::Null;
   Tag tag_ = Tag::String;
   Style style_ = Style::Plain;

@@ -44,6 +44,22 @@ Style style_at(std::string_view text, const YAML::Mark& mark) {
   }
 }
 
+// How a null was written, read from its position: "null", "~" or "".
+std::string null_text_at(std::string_view text, const YAML::Mark& mark) {
+  if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return {};
+  std::string_view rest = text.substr(static_cast<std::size_t>(mark.pos));
+  for (std::string_view word : {"null", "Null", "NULL", "~"}) {
+    if (rest.substr(0, word.size()) == word) {
+      std::string_view after = rest.substr(word.size());
+      if (after.empty() ||
+          std::string_view(" \t\r\n,]}#").find(after[0]) != std::string_view::npos) {
+        return std::string(word);
+      }
+    }
+  }
+  return {};
+}
+
 std::optional<Tag> explicit_tag(std::string_view tag) {
   if (tag.substr(0, kYamlTagPrefix.size()) != kYamlTagPrefix) return Tag::String;
   std::string_view name = tag.substr(kYamlTagPrefix.size());
@@ -71,7 +87,7 @@ class Builder : public YAML::EventHandler {
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    Node n;
+    Node n = Node::null(null_text_at(text_, mark));
     n.mark = to_mark(mark);
     add(std::move(n), anchor, mark);
   }

@@ -306,6 +306,18 @@ bool plain_is_non_string_v2(std::string_view text) {
   return resolve_numeric(text).has_value() || is_base60_float(text);
 }
 
+void read_yaml11_booleans(Node& node) {
+  if (node.is_string() && node.style() == Style::Plain) {
+    if (one_of(node.text(), {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"})) {
+      node = Node::boolean(true);
+    } else if (one_of(node.text(), {"n", "N", "no", "No", "NO", "off", "Off", "OFF"})) {
+      node = Node::boolean(false);
+    }
+  }
+  for (Node& item : node.items()) read_yaml11_booleans(item);
+  for (auto& entry : node.entries()) read_yaml11_booleans(entry.second);
+}
+
 std::optional<std::int64_t> parse_int(std::string_view text) {
   auto value = parse_go_int(without_underscores(text));
   if (!value) return std::nullopt;

@@ -20,6 +20,11 @@ std::optional<Tag> resolve_plain(std::string_view text);
 // must be quoted on output.
 bool plain_is_non_string_v2(std::string_view text);
 
+// kustomize reads its own configuration (kustomization files, JSON patch
+// operations) with YAML 1.1, where plain y/yes/on and n/no/off are booleans:
+// retags them so, throughout `node`.
+void read_yaml11_booleans(Node& node);
+
 // The integer value of an Int scalar's text ("0x1F", "0777", "1_000", "+5").
 std::optional<std::int64_t> parse_int(std::string_view text);
 

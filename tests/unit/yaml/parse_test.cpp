@@ -100,3 +100,13 @@ TEST_CASE("parser refuses control characters, as Go's yaml.v3 does") {
                        "c.yaml:1:1: control characters are not allowed", fluxop::Error);
   CHECK(parse_document("a: \"tab\there\"\r\n", "c.yaml").get("a")->text() == "tab\there");
 }
+
+TEST_CASE("nulls remember how they were written") {
+  Node n = parse_document("a: null\nb: ~\nc:\nd: [~, Null]\n", "n.yaml");
+  CHECK(n.get("a")->null_form() == "null");
+  CHECK(n.get("b")->null_form() == "~");
+  CHECK(n.get("c")->null_form() == "");
+  CHECK(n.get("d")->items()[0].null_form() == "~");
+  CHECK(n.get("d")->items()[1].null_form() == "Null");
+  CHECK(*n.get("a") == *n.get("c"));
+}
