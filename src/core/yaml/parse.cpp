@@ -80,6 +80,17 @@ class Builder : public YAML::EventHandler {
     Node doc = std::move(root_);
     root_ = Node();
     anchors_.clear();
+    // yaml-cpp 0.7 reports a token it cannot place (e.g. a "," in block
+    // context) as an empty document without consuming it, forever.
+    if (doc.is_null() && doc.mark.line > 0 && last_null_document_ &&
+        last_null_document_->line == doc.mark.line &&
+        last_null_document_->column == doc.mark.column) {
+      YAML::Mark mark;
+      mark.line = doc.mark.line - 1;
+      mark.column = doc.mark.column - 1;
+      fail_at(source_, mark, "did not find expected node content");
+    }
+    last_null_document_ = doc.is_null() ? std::optional(doc.mark) : std::nullopt;
     return doc;
   }
 
@@ -177,6 +188,7 @@ class Builder : public YAML::EventHandler {
   std::vector<Open> stack_;
   std::map<YAML::anchor_t, Node> anchors_;
   Node root_;
+  std::optional<Mark> last_null_document_;
 };
 
 // YAML text is UTF-8 without control characters (yaml.v3's reader check);

@@ -110,3 +110,10 @@ TEST_CASE("nulls remember how they were written") {
   CHECK(n.get("d")->items()[1].null_form() == "Null");
   CHECK(*n.get("a") == *n.get("c"));
 }
+
+TEST_CASE("parser fails instead of looping on tokens yaml-cpp cannot place") {
+  CHECK_THROWS_WITH_AS(parse_documents(", - 1\n", "loop.yaml"),
+                       "loop.yaml:1:1: did not find expected node content", fluxop::Error);
+  CHECK_THROWS_AS(parse_documents("a: b\n---\n,\n", "loop.yaml"), fluxop::Error);
+  CHECK(parse_documents("---\n---\n---\n", "empty.yaml").size() == 3);
+}
