@@ -258,7 +258,9 @@ Ref merge_map(const Ref& dest, const Ref& patch, const Schema& schema, const std
   Ref result;
   if (missing_or_null(dest)) {
     if (is_map(patch) && take_map_directive(patch) == Directive::Delete) return nullptr;
-    if (!patch && dest) {
+    // kustomize keeps a target's `null` or `~` the patch does not touch, but
+    // drops an empty value.
+    if (!patch && dest && !dest->node.null_form().empty()) {
       auto kept = std::make_shared<Cell>(*dest);
       kept->keep_null = true;
       return kept;

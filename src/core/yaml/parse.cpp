@@ -4,6 +4,7 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -142,19 +143,42 @@ class Builder : public YAML::EventHandler {
     YAML::anchor_t anchor;
     YAML::Mark mark;
     std::optional<std::string> pending_key;  // maps: a key waiting for its value
+    bool pending_merge = false;              // the pending key is the merge key "<<"
+    std::vector<Node> merges;                // maps: what "<<" merges in, first wins
   };
 
   static Mark to_mark(const YAML::Mark& m) { return {m.line + 1, m.column + 1}; }
 
   void open(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
     node.mark = to_mark(mark);
-    stack_.push_back({std::move(node), anchor, mark, std::nullopt});
+    stack_.push_back({std::move(node), anchor, mark, std::nullopt, false, {}});
   }
 
   void close() {
     Open top = std::move(stack_.back());
     stack_.pop_back();
+    apply_merges(top);
     add(std::move(top.node), top.anchor, top.mark);
+  }
+
+  // The merge key: the map's own keys win over merged ones, and an earlier
+  // merged map over a later one.
+  static void apply_merges(Open& map) {
+    for (Node& source : map.merges) {
+      for (auto& [key, value] : source.entries()) {
+        if (!map.node.get(key)) map.node.entries().emplace_back(key, std::move(value));
+      }
+    }
+  }
+
+  void add_merge(Open& map, Node value, const YAML::Mark& mark) {
+    if (value.is_map()) return map.merges.push_back(std::move(value));
+    bool all_maps =
+        value.is_sequence() && std::all_of(value.items().begin(), value.items().end(),
+                                           [](const Node& item) { return item.is_map(); });
+    if (!all_maps)
+      fail_at(source_, mark, "map merge requires map or sequence of maps as the value");
+    for (Node& item : value.items()) map.merges.push_back(std::move(item));
   }
 
   void add(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
@@ -168,6 +192,12 @@ class Builder : public YAML::EventHandler {
       parent.node.push_back(std::move(node));
     } else if (!parent.pending_key) {
       parent.pending_key = key_text(node, mark);
+      parent.pending_merge =
+          node.is_string() && node.style() == Style::Plain && node.text() == "<<";
+    } else if (parent.pending_merge) {
+      parent.pending_key.reset();
+      parent.pending_merge = false;
+      add_merge(parent, std::move(node), mark);
     } else {
       if (parent.node.get(*parent.pending_key)) {
         fail_at(source_, mark, "mapping key \"" + *parent.pending_key + "\" already defined");

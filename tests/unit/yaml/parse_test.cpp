@@ -117,3 +117,14 @@ TEST_CASE("parser fails instead of looping on tokens yaml-cpp cannot place") {
   CHECK_THROWS_AS(parse_documents("a: b\n---\n,\n", "loop.yaml"), fluxop::Error);
   CHECK(parse_documents("---\n---\n---\n", "empty.yaml").size() == 3);
 }
+
+TEST_CASE("merge keys: own keys win, then earlier merged maps") {
+  Node n = parse_document(
+      "a: &a {x: 1, y: 2}\nb: &b {y: 3, z: 4}\nc:\n  y: 0\n  <<: [*a, *b]\nd:\n  '<<': *a\n",
+      "m.yaml");
+  CHECK(*n.get("c") == parse_document("{x: 1, y: 0, z: 4}", "e.yaml"));
+  CHECK(n.find({"d", "<<", "x"}) != nullptr);
+  CHECK_THROWS_WITH_AS(parse_document("a:\n  <<: 1\n", "m.yaml"),
+                       "m.yaml:2:7: map merge requires map or sequence of maps as the value",
+                       fluxop::Error);
+}
