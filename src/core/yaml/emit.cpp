@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "core/yaml/scalar.h"
 #include "core/yaml/utf8.h"
@@ -183,7 +184,7 @@ class Emitter {
     std::vector<const Node::Entry*> sorted;
     sorted.reserve(node.size());
     for (const auto& e : node.entries()) sorted.push_back(&e);
-    std::sort(sorted.begin(), sorted.end(), [](const Node::Entry* a, const Node::Entry* b) {
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Node::Entry* a, const Node::Entry* b) {
       return key_less(a->first, b->first);
     });
     for (const Node::Entry* entry : sorted) {
@@ -522,9 +523,14 @@ bool Emitter::key_less(std::string_view a_text, std::string_view b_text) {
         }
       }
     }
+    // Go wraps numbers past 64 bits; saturating keeps the order transitive.
+    auto accumulate = [](std::int64_t n, char32_t digit) {
+      constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+      return n > (kMax - 9) / 10 ? kMax : n * 10 + (digit - '0');
+    };
     std::size_t ai = i, bi = i;
-    for (; ai < a.size() && is_rune_digit(a[ai]); ++ai) an = an * 10 + (a[ai] - '0');
-    for (; bi < b.size() && is_rune_digit(b[bi]); ++bi) bn = bn * 10 + (b[bi] - '0');
+    for (; ai < a.size() && is_rune_digit(a[ai]); ++ai) an = accumulate(an, a[ai]);
+    for (; bi < b.size() && is_rune_digit(b[bi]); ++bi) bn = accumulate(bn, b[bi]);
     if (an != bn) return an < bn;
     if (ai != bi) return ai < bi;
     return a[i] < b[i];

@@ -112,3 +112,10 @@ TEST_CASE("emit_stream separates documents like kustomize") {
   auto docs = fluxop::yaml::parse_documents("a: 1\n---\nb: 2\n", "s.yaml");
   CHECK(fluxop::yaml::emit_stream(docs) == "a: 1\n---\nb: 2\n");
 }
+
+TEST_CASE("key order stays stable for digit runs past 64 bits") {
+  std::string once =
+      roundtrip("'1234567890123456789012345x': 1\n'444': 2\n'99999999999999999999': 3\n");
+  CHECK(once == "\"444\": 2\n\"99999999999999999999\": 3\n1234567890123456789012345x: 1\n");
+  CHECK(roundtrip(once) == once);
+}
