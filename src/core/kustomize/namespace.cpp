@@ -61,7 +61,14 @@ void transform_namespace(ResourceList& resources, const yaml::Node& field, const
   for (auto& resource : resources) {
     if (resource.object().size() == 0) continue;
     Gvk gvk = resource.gvk();
-    if (!is_cluster_scoped(gvk)) resource.set_namespace(ns);
+    // kustomize records every visited resource's id, renamed or not; name
+    // references tell a namespace change by it.
+    resource.remember_id();
+    if (!is_cluster_scoped(gvk)) {
+      resource.object()
+          .get_or_insert("metadata", yaml::Node::map())
+          .set("namespace", yaml::Node::string(ns));
+    }
     if (gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding") {
       set_default_subjects(resource.object(), ns);
     }

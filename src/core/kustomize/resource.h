@@ -50,6 +50,10 @@ class Resource {
   void set_name(std::string_view name);
   void set_namespace(std::string_view ns);
 
+  // Records the current id as a previous one without renaming, as
+  // kustomize's namespace transformer does for every resource it visits.
+  void remember_id();
+
   // Ids this resource had before renames, oldest first.
   const std::vector<ResourceId>& previous_ids() const { return previous_ids_; }
   // The id it was loaded with.
@@ -63,8 +67,6 @@ class Resource {
   const std::vector<std::string>& name_suffixes() const { return name_suffixes_; }
 
  private:
-  void remember_id();
-
   yaml::Node object_;
   std::string origin_;
   std::vector<ResourceId> previous_ids_;
