@@ -2,11 +2,12 @@
 
 #include <doctest/doctest.h>
 
-#include "core/error.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
+using testing::kContext;
 using yaml::Node;
 
 Node container(const char* name, const char* image) {
@@ -139,7 +140,6 @@ TEST_CASE("visit_fields refuses to walk through a scalar") {
 }
 
 TEST_CASE("parse_fieldspecs reads and validates a list") {
-  Context context{"/tmp", "kustomization.yaml"};
   Node list = Node::sequence();
   Node item = Node::map();
   item.set("group", Node::string("apps"));
@@ -147,31 +147,31 @@ TEST_CASE("parse_fieldspecs reads and validates a list") {
   item.set("path", Node::string("spec/template/metadata/labels"));
   item.set("create", Node::boolean(true));
   list.push_back(item);
-  FieldSpecs specs = parse_fieldspecs(list, context, "labels[0].fields");
+  FieldSpecs specs = parse_fieldspecs(list, kContext, "labels[0].fields");
   REQUIRE(specs.size() == 1);
   CHECK(specs[0].gvk == Gvk{"apps", "", "Deployment"});
   CHECK(specs[0].path == "spec/template/metadata/labels");
   CHECK(specs[0].create);
-  CHECK(parse_fieldspecs(Node(), context, "x").empty());
+  CHECK(parse_fieldspecs(Node(), kContext, "x").empty());
 
-  CHECK_THROWS_WITH_AS(parse_fieldspecs(Node::string("a"), context, "labels[0].fields"),
+  CHECK_THROWS_WITH_AS(parse_fieldspecs(Node::string("a"), kContext, "labels[0].fields"),
                        "kustomization.yaml: labels[0].fields: expected a sequence, found \"a\"",
                        Error);
   list.items()[0].set("create", Node::string("true"));
   CHECK_THROWS_WITH_AS(
-      parse_fieldspecs(list, context, "labels[0].fields"),
+      parse_fieldspecs(list, kContext, "labels[0].fields"),
       "kustomization.yaml: labels[0].fields[0].create: expected true or false, found \"true\"",
       Error);
   list.items()[0].set("create", Node::boolean(false));
   list.items()[0].set("kind", Node::integer(3));
-  CHECK_THROWS_WITH_AS(parse_fieldspecs(list, context, "labels[0].fields"),
+  CHECK_THROWS_WITH_AS(parse_fieldspecs(list, kContext, "labels[0].fields"),
                        "kustomization.yaml: labels[0].fields[0].kind: expected a string, found 3",
                        Error);
   list.items()[0].set("kind", Node::string("Deployment"));
   list.items()[0].set("bogus", Node::integer(1));
-  CHECK_THROWS_WITH_AS(parse_fieldspecs(list, context, "labels[0].fields"),
+  CHECK_THROWS_WITH_AS(parse_fieldspecs(list, kContext, "labels[0].fields"),
                        "kustomization.yaml: labels[0].fields[0]: unknown field \"bogus\"", Error);
-  CHECK(parse_fieldspecs(list, context, "fieldSpecs", UnknownKeys::Ignore).size() == 1);
+  CHECK(parse_fieldspecs(list, kContext, "fieldSpecs", UnknownKeys::Ignore).size() == 1);
 }
 
 }  // namespace fluxop::kustomize

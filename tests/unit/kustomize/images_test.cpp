@@ -2,11 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/emit.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 // Expected outputs are kubectl kustomize's (v5.5.0) for the same field and
 // resources.
@@ -14,35 +10,7 @@
 namespace fluxop::kustomize {
 namespace {
 
-const Context context{"/tmp", "kustomization.yaml"};
-
-ResourceList load(std::string_view text) {
-  ResourceList resources;
-  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
-    resources.emplace_back(std::move(document), "resources.yaml");
-  }
-  return resources;
-}
-
-std::string render(const ResourceList& resources) {
-  std::vector<yaml::Node> documents;
-  for (const auto& resource : resources) documents.push_back(resource.object());
-  return yaml::emit_stream(documents);
-}
-
-void check_transform(Transformer transform, std::string_view field, std::string_view input,
-                     std::string_view expected) {
-  ResourceList resources = load(input);
-  transform(resources, yaml::parse_document(field, "field"), context);
-  CHECK(render(resources) == expected);
-}
-
-void check_error(std::string_view field, std::string_view input, std::string_view message) {
-  ResourceList resources = load(input);
-  yaml::Node node = yaml::parse_document(field, "field");
-  CHECK_THROWS_WITH_AS(transform_images(resources, node, context), std::string(message).c_str(),
-                       Error);
-}
+using namespace testing;
 
 const char* pod = R"(apiVersion: v1
 kind: Pod
@@ -52,6 +20,46 @@ spec:
   containers:
   - image: nginx
     name: app
+)";
+
+// One Pod with each form of image reference, and a few that must not change.
+const char* containers_pod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+spec:
+  initContainers:
+  - name: init
+    image: busybox
+  containers:
+  - name: tagged
+    image: nginx:1.25
+  - name: digested
+    image: nginx@sha256:1111
+  - name: both
+    image: nginx:1.25@sha256:1111
+  - name: port
+    image: localhost:5000/team/app:1
+  - name: port-untagged
+    image: localhost:5000/team/app
+  - name: other-registry
+    image: docker.io/nginx:1.25
+  - name: prefix-only
+    image: nginx-exporter:1
+  - name: no-image
+  - name: null-image
+    image: null
+)";
+
+// A custom resource with a containers list.
+const char* runner = R"(apiVersion: example.com/v1
+kind: Runner
+metadata:
+  name: runner
+spec:
+  pool:
+    containers:
+    - image: nginx:1
 )";
 
 }  // namespace
@@ -78,33 +86,7 @@ TEST_CASE("images: newTag replaces tag and digest, matching whole names only") {
 - name: localhost:5000/team/app
   newTag: "2.0"
 )",
-                  R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-spec:
-  initContainers:
-  - name: init
-    image: busybox
-  containers:
-  - name: tagged
-    image: nginx:1.25
-  - name: digested
-    image: nginx@sha256:1111
-  - name: both
-    image: nginx:1.25@sha256:1111
-  - name: port
-    image: localhost:5000/team/app:1
-  - name: port-untagged
-    image: localhost:5000/team/app
-  - name: other-registry
-    image: docker.io/nginx:1.25
-  - name: prefix-only
-    image: nginx-exporter:1
-  - name: no-image
-  - name: null-image
-    image: null
-)",
+                  containers_pod,
                   R"(apiVersion: v1
 kind: Pod
 metadata:
@@ -144,33 +126,7 @@ TEST_CASE("images: digest replaces tag and digest, newName keeps them") {
   newTag: latest
   digest: sha256:3333
 )",
-                  R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-spec:
-  initContainers:
-  - name: init
-    image: busybox
-  containers:
-  - name: tagged
-    image: nginx:1.25
-  - name: digested
-    image: nginx@sha256:1111
-  - name: both
-    image: nginx:1.25@sha256:1111
-  - name: port
-    image: localhost:5000/team/app:1
-  - name: port-untagged
-    image: localhost:5000/team/app
-  - name: other-registry
-    image: docker.io/nginx:1.25
-  - name: prefix-only
-    image: nginx-exporter:1
-  - name: no-image
-  - name: null-image
-    image: null
-)",
+                  containers_pod,
                   R"(apiVersion: v1
 kind: Pod
 metadata:
@@ -204,42 +160,7 @@ TEST_CASE("images: tagSuffix applies twice where kustomize's two passes overlap"
   check_transform(transform_images, R"(- name: nginx
   tagSuffix: -debug
 )",
-                  R"(apiVersion: example.com/v1
-kind: Runner
-metadata:
-  name: runner
-spec:
-  pool:
-    containers:
-    - image: nginx:1
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-spec:
-  initContainers:
-  - name: init
-    image: busybox
-  containers:
-  - name: tagged
-    image: nginx:1.25
-  - name: digested
-    image: nginx@sha256:1111
-  - name: both
-    image: nginx:1.25@sha256:1111
-  - name: port
-    image: localhost:5000/team/app:1
-  - name: port-untagged
-    image: localhost:5000/team/app
-  - name: other-registry
-    image: docker.io/nginx:1.25
-  - name: prefix-only
-    image: nginx-exporter:1
-  - name: no-image
-  - name: null-image
-    image: null
-)",
+                  std::string(runner) + "---\n" + containers_pod,
                   R"(apiVersion: example.com/v1
 kind: Runner
 metadata:
@@ -372,14 +293,15 @@ spec:
 }
 
 TEST_CASE("images entries are validated") {
-  check_error("name: nginx", pod, "kustomization.yaml: images: expected a sequence, found a map");
-  check_error("- name: nginx\n  newTag: 1.10", pod,
+  check_error(transform_images, "name: nginx", pod,
+              "kustomization.yaml: images: expected a sequence, found a map");
+  check_error(transform_images, "- name: nginx\n  newTag: 1.10", pod,
               "kustomization.yaml: images[0].newTag: expected a string, found 1.10");
-  check_error("- name: nginx\n  tag: x", pod,
+  check_error(transform_images, "- name: nginx\n  tag: x", pod,
               "kustomization.yaml: images[0]: unknown field \"tag\"");
-  check_error("- name: \"nginx(\"\n  newTag: x", pod,
+  check_error(transform_images, "- name: \"nginx(\"\n  newTag: x", pod,
               "kustomization.yaml: images[0].name: invalid image name \"nginx(\"");
-  check_error("- name: nginx\n  newTag: x",
+  check_error(transform_images, "- name: nginx\n  newTag: x",
               "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: "
               "{name: nginx}\n",
               "kustomization.yaml: images[0]: Pod/p: containers[].image: expected a string, found "

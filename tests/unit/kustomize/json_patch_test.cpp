@@ -2,16 +2,13 @@
 
 #include <doctest/doctest.h>
 
-#include <string>
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
 using yaml::Node;
+using namespace testing;
 
 constexpr std::string_view kDocument = R"(
 spec:
@@ -20,8 +17,6 @@ spec:
   keys: {"x/y": 1, "t~u": 2}
 )";
 
-Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
-
 Node patched(std::string_view operations, std::string_view document = kDocument) {
   Node target = yaml_of(document);
   apply_json_patch(target, yaml_of(operations));
@@ -29,12 +24,7 @@ Node patched(std::string_view operations, std::string_view document = kDocument)
 }
 
 std::string error_of(std::string_view operations, std::string_view document = kDocument) {
-  try {
-    patched(operations, document);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return error_message([&] { patched(operations, document); });
 }
 
 Node at(const Node& document, std::string_view key) { return *document.find({"spec", key}); }

@@ -2,11 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/emit.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 // Expected outputs are kubectl kustomize's (v5.5.0) for the same field and
 // resources.
@@ -14,40 +10,50 @@
 namespace fluxop::kustomize {
 namespace {
 
-const Context context{"/tmp", "kustomization.yaml"};
-
-ResourceList load(std::string_view text) {
-  ResourceList resources;
-  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
-    resources.emplace_back(std::move(document), "resources.yaml");
-  }
-  return resources;
-}
-
-std::string render(const ResourceList& resources) {
-  std::vector<yaml::Node> documents;
-  for (const auto& resource : resources) documents.push_back(resource.object());
-  return yaml::emit_stream(documents);
-}
-
-void check_transform(Transformer transform, std::string_view field, std::string_view input,
-                     std::string_view expected) {
-  ResourceList resources = load(input);
-  transform(resources, yaml::parse_document(field, "field"), context);
-  CHECK(render(resources) == expected);
-}
-
-void check_error(Transformer transform, std::string_view field, std::string_view input,
-                 std::string_view message) {
-  ResourceList resources = load(input);
-  yaml::Node node = yaml::parse_document(field, "field");
-  CHECK_THROWS_WITH_AS(transform(resources, node, context), std::string(message).c_str(), Error);
-}
+using namespace testing;
 
 const char* config_map = R"(apiVersion: v1
 kind: ConfigMap
 metadata:
   name: config
+)";
+
+// A Deployment, whose pod template and selector kustomize knows, and a
+// custom resource with a selector it does not know.
+const std::string deployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+)";
+const std::string widget = R"(apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: gadget
+spec:
+  selector:
+    app: web
+)";
+const std::string deployment_and_widget = deployment + "---\n" + widget;
+
+// A StatefulSet outside the apps group, which kustomize treats by kind alone.
+const char* foreign_stateful_set = R"(apiVersion: other.io/v1
+kind: StatefulSet
+metadata:
+  name: foreign
+spec:
+  template: {}
 )";
 
 }  // namespace
@@ -279,31 +285,7 @@ TEST_CASE("labels without options go to metadata only") {
   check_transform(transform_labels, R"(- pairs:
     team: platform
 )",
-                  R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
----
-apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: gadget
-spec:
-  selector:
-    app: web
-)",
+                  deployment_and_widget,
                   R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -340,31 +322,7 @@ TEST_CASE("labels with includeTemplates also go to pod templates") {
     team: platform
   includeTemplates: true
 )",
-                  R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
----
-apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: gadget
-spec:
-  selector:
-    app: web
-)",
+                  deployment_and_widget,
                   R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -403,31 +361,7 @@ TEST_CASE("labels with includeSelectors go where commonLabels go") {
   includeSelectors: true
   includeTemplates: false
 )",
-                  R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
----
-apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: gadget
-spec:
-  selector:
-    app: web
-)",
+                  deployment_and_widget,
                   R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -473,31 +407,7 @@ TEST_CASE("labels with own fields, one entry after the other") {
 - pairs:
     owner: me
 )",
-                  R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
----
-apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: gadget
-spec:
-  selector:
-    app: web
-)",
+                  deployment_and_widget,
                   R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -539,38 +449,7 @@ TEST_CASE("commonAnnotations go to metadata and templates") {
   check_transform(transform_common_annotations, R"(note: "true"
 owner: platform
 )",
-                  R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
----
-apiVersion: other.io/v1
-kind: StatefulSet
-metadata:
-  name: foreign
-spec:
-  template: {}
----
-apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: gadget
-spec:
-  selector:
-    app: web
-)",
+                  deployment + "---\n" + foreign_stateful_set + "---\n" + widget,
                   R"(apiVersion: apps/v1
 kind: Deployment
 metadata:

@@ -2,23 +2,13 @@
 
 #include <doctest/doctest.h>
 
-#include "core/error.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
 using yaml::Node;
-
-const Context context{"/tmp", "kustomization.yaml"};
-
-ResourceList load(std::string_view text) {
-  ResourceList resources;
-  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
-    resources.emplace_back(std::move(document), "resources.yaml");
-  }
-  return resources;
-}
+using namespace testing;
 
 std::vector<std::string> names(const ResourceList& resources) {
   std::vector<std::string> out;
@@ -65,10 +55,16 @@ kind: Foo
 metadata: {name: foo}
 )";
 
-TEST_CASE("namePrefix and nameSuffix rename every kind but CRDs, Namespaces and APIServices") {
+// `kinds` under `namePrefix: p-` and `nameSuffix: -s`.
+ResourceList renamed_kinds() {
   ResourceList resources = load(kinds);
-  transform_name_prefix(resources, Node::string("p-"), context);
-  transform_name_suffix(resources, Node::string("-s"), context);
+  transform_name_prefix(resources, Node::string("p-"), kContext);
+  transform_name_suffix(resources, Node::string("-s"), kContext);
+  return resources;
+}
+
+TEST_CASE("namePrefix and nameSuffix rename every kind but CRDs, Namespaces and APIServices") {
+  ResourceList resources = renamed_kinds();
   // As `kubectl kustomize` renders the same input.
   CHECK(names(resources) == std::vector<std::string>{"foos.example.com", "ns1", "cr-ns", "v1.foo",
                                                      "p-other-apiservice-s", "p-svc-s", "p-ic-s",
@@ -76,9 +72,7 @@ TEST_CASE("namePrefix and nameSuffix rename every kind but CRDs, Namespaces and 
 }
 
 TEST_CASE("each rename is remembered as a previous id") {
-  ResourceList resources = load(kinds);
-  transform_name_prefix(resources, Node::string("p-"), context);
-  transform_name_suffix(resources, Node::string("-s"), context);
+  ResourceList resources = renamed_kinds();
   const Resource& svc = resources[5];
   REQUIRE(svc.previous_ids().size() == 2);
   CHECK(svc.previous_ids()[0].name == "svc");
@@ -90,27 +84,27 @@ TEST_CASE("each rename is remembered as a previous id") {
 
 TEST_CASE("an empty or null affix changes nothing and records no previous id") {
   ResourceList resources = load(kinds);
-  transform_name_prefix(resources, Node::string(""), context);
-  transform_name_suffix(resources, Node(), context);
+  transform_name_prefix(resources, Node::string(""), kContext);
+  transform_name_suffix(resources, Node(), kContext);
   CHECK(names(resources)[5] == "svc");
   for (const auto& r : resources) CHECK(r.previous_ids().empty());
 }
 
 TEST_CASE("a date reads as a string, as kustomize reads the kustomization through JSON") {
   ResourceList resources = load(kinds);
-  transform_name_prefix(resources, Node::scalar("2001-12-14", yaml::Tag::Timestamp), context);
+  transform_name_prefix(resources, Node::scalar("2001-12-14", yaml::Tag::Timestamp), kContext);
   CHECK(resources[5].name() == "2001-12-14svc");
 }
 
 TEST_CASE("an affix that is not a string is rejected") {
   ResourceList resources = load(kinds);
-  CHECK_THROWS_WITH_AS(transform_name_prefix(resources, Node::integer(1), context),
+  CHECK_THROWS_WITH_AS(transform_name_prefix(resources, Node::integer(1), kContext),
                        "kustomization.yaml: namePrefix: expected a string, found 1", Error);
-  CHECK_THROWS_WITH_AS(transform_name_suffix(resources, Node::boolean(true), context),
+  CHECK_THROWS_WITH_AS(transform_name_suffix(resources, Node::boolean(true), kContext),
                        "kustomization.yaml: nameSuffix: expected a string, found true", Error);
-  CHECK_THROWS_WITH_AS(transform_name_suffix(resources, Node::map(), context),
+  CHECK_THROWS_WITH_AS(transform_name_suffix(resources, Node::map(), kContext),
                        "kustomization.yaml: nameSuffix: expected a string, found a map", Error);
-  CHECK_THROWS_WITH_AS(transform_name_prefix(resources, Node::sequence(), context),
+  CHECK_THROWS_WITH_AS(transform_name_prefix(resources, Node::sequence(), kContext),
                        "kustomization.yaml: namePrefix: expected a string, found a sequence",
                        Error);
   CHECK(resources[5].name() == "svc");

@@ -2,33 +2,22 @@
 
 #include <doctest/doctest.h>
 
-#include "core/error.h"
 #include "core/kustomize/name_affix.h"
 #include "core/kustomize/scope.h"
-#include "core/yaml/emit.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
 using yaml::Node;
-
-const Context context{"/tmp", "kustomization.yaml"};
-
-ResourceList load(std::string_view text) {
-  ResourceList resources;
-  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
-    resources.emplace_back(std::move(document), "resources.yaml");
-  }
-  return resources;
-}
+using namespace testing;
 
 // What a kustomization with these namePrefix and nameSuffix fields makes of
 // the resources, before references are fixed.
 ResourceList renamed(std::string_view text, const char* prefix, const char* suffix = "") {
   ResourceList resources = load(text);
-  transform_name_prefix(resources, Node::string(prefix), context);
-  transform_name_suffix(resources, Node::string(suffix), context);
+  transform_name_prefix(resources, Node::string(prefix), kContext);
+  transform_name_suffix(resources, Node::string(suffix), kContext);
   return resources;
 }
 
@@ -541,7 +530,7 @@ TEST_CASE("outer prefixes and suffixes must agree, inner ones may differ") {
   ResourceList a = renamed(base, "a-", "-x");
   ResourceList b = renamed(base, "b-", "-x");
   ResourceList resources = joined(a, b);
-  transform_name_prefix(resources, Node::string("t-"), context);
+  transform_name_prefix(resources, Node::string("t-"), kContext);
   fix_name_references(resources);
   CHECK(envfrom_name(resources[1]) == "t-a-cm-x");
   CHECK(envfrom_name(resources[3]) == "t-b-cm-x");

@@ -2,11 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/emit.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 // Expected outputs are kubectl kustomize's (v5.5.0) for the same field and
 // resources.
@@ -14,35 +10,9 @@
 namespace fluxop::kustomize {
 namespace {
 
-const Context context{"/tmp", "kustomization.yaml"};
+using namespace testing;
 
-ResourceList load(std::string_view text) {
-  ResourceList resources;
-  for (auto& document : yaml::parse_documents(text, "resources.yaml")) {
-    resources.emplace_back(std::move(document), "resources.yaml");
-  }
-  return resources;
-}
-
-std::string render(const ResourceList& resources) {
-  std::vector<yaml::Node> documents;
-  for (const auto& resource : resources) documents.push_back(resource.object());
-  return yaml::emit_stream(documents);
-}
-
-void check_transform(Transformer transform, std::string_view field, std::string_view input,
-                     std::string_view expected) {
-  ResourceList resources = load(input);
-  transform(resources, yaml::parse_document(field, "field"), context);
-  CHECK(render(resources) == expected);
-}
-
-void check_error(std::string_view field, std::string_view input, std::string_view message) {
-  ResourceList resources = load(input);
-  yaml::Node node = yaml::parse_document(field, "field");
-  CHECK_THROWS_WITH_AS(transform_namespace(resources, node, context), std::string(message).c_str(),
-                       Error);
-}
+const char* config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
 
 }  // namespace
 
@@ -232,7 +202,7 @@ metadata:
   name: already
   namespace: apps
 )");
-  transform_namespace(resources, yaml::Node::string("apps"), context);
+  transform_namespace(resources, yaml::Node::string("apps"), kContext);
   CHECK(resources[0].original_id().name == "old");
   CHECK(resources[0].name() == "apps");
   CHECK(resources[1].original_id().ns == "before");
@@ -241,22 +211,21 @@ metadata:
 }
 
 TEST_CASE("an empty namespace changes nothing") {
-  const char* config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
   check_transform(transform_namespace, "", config_map, config_map);
   check_transform(transform_namespace, "\"\"", config_map, config_map);
 }
 
 TEST_CASE("namespace errors") {
-  const char* config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
-  check_error("5", config_map, "kustomization.yaml: namespace: expected a string, found 5");
-  check_error("[a]", config_map,
+  check_error(transform_namespace, "5", config_map,
+              "kustomization.yaml: namespace: expected a string, found 5");
+  check_error(transform_namespace, "[a]", config_map,
               "kustomization.yaml: namespace: expected a string, found a sequence");
-  check_error("apps",
+  check_error(transform_namespace, "apps",
               "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: one\n---\napiVersion: v1\nkind: "
               "Namespace\nmetadata:\n  name: two\n",
               "kustomization.yaml: namespace: namespace transformation produces ID conflict: two "
               "resources are Namespace/apps");
-  check_error("apps",
+  check_error(transform_namespace, "apps",
               "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: "
               "v1.x\nspec:\n  service:\n    namespace: {a: b}\n",
               "kustomization.yaml: namespace: APIService/v1.x: spec/service/namespace: expected a "

@@ -2,38 +2,13 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <string>
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
-namespace fs = std::filesystem;
 using yaml::Node;
-
-// A kustomization directory for patch files, removed afterwards.
-class Directory {
- public:
-  Directory() {
-    std::string pattern = (fs::temp_directory_path() / "fluxop-patches-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~Directory() { fs::remove_all(path_); }
-
-  void write(const std::string& name, std::string_view text) const {
-    std::ofstream(fs::path(path_) / name) << text;
-  }
-  Context context() const { return {path_, "kustomization.yaml"}; }
-
- private:
-  std::string path_;
-};
+using namespace testing;
 
 constexpr std::string_view kResources = R"(
 apiVersion: apps/v1
@@ -60,30 +35,15 @@ metadata:
 data: {a: "1"}
 )";
 
-Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
-
-ResourceList resources() {
-  ResourceList list;
-  for (Node& document : yaml::parse_documents(kResources, "resources.yaml")) {
-    list.emplace_back(std::move(document), "resources.yaml");
-  }
-  return list;
-}
-
 struct Run {
-  Directory directory;
-  ResourceList list = resources();
+  TempDir directory;
+  ResourceList list = load(kResources);
 
   void patches(std::string_view field) {
-    transform_patches(list, yaml_of(field), directory.context());
+    transform_patches(list, yaml_of(field), context_in(directory));
   }
   std::string error_of(Transformer transformer, std::string_view field) {
-    try {
-      transformer(list, yaml_of(field), directory.context());
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
+    return error_message([&] { transformer(list, yaml_of(field), context_in(directory)); });
   }
   std::string patches_error(std::string_view field) { return error_of(transform_patches, field); }
 
@@ -126,7 +86,7 @@ TEST_CASE("patches: JSON 6902 with a target") {
   SUBCASE("an empty patch file is an empty JSON patch") {
     run.directory.write("empty.yaml", "");
     run.patches("[{path: empty.yaml, target: {kind: Service}}]");
-    CHECK(run.object("svc") == resources()[1].object());
+    CHECK(run.object("svc") == load(kResources)[1].object());
     CHECK(run.patches_error("[{path: empty.yaml}]") ==
           "kustomization.yaml: patches[0]: a JSON patch needs a target");
   }
@@ -369,7 +329,7 @@ spec: {replicas: 5}
   metadata: {name: config}
   data: {a: "2"}
 )"),
-                                      run.directory.context());
+                                      context_in(run.directory));
     CHECK(run.at("app", {"spec", "replicas"}) == "5");
     CHECK(run.at("config", {"data", "a"}) == "2");
   }
@@ -393,7 +353,7 @@ TEST_CASE("patchesJson6902") {
 - target: {version: v1, kind: Service, name: svc, namespace: prod}
   path: ops.yaml
 )"),
-                               run.directory.context());
+                               context_in(run.directory));
     CHECK(run.at("svc", {"spec", "type"}) == "NodePort");
   }
   SUBCASE("metadata.annotations is there only on renamed resources") {
@@ -405,7 +365,7 @@ TEST_CASE("patchesJson6902") {
           "kustomization.yaml: patchesJson6902[0]: Service/prod/svc: [0] add "
           "/metadata/annotations/x: path not found");
     run.list[1].set_name("p-svc");
-    transform_patches_json6902(run.list, yaml_of(field), run.directory.context());
+    transform_patches_json6902(run.list, yaml_of(field), context_in(run.directory));
     CHECK(run.at("p-svc", {"metadata", "annotations", "x"}) == "1");
   }
   SUBCASE("a rename is not remembered, unlike with `patches`") {
@@ -415,7 +375,7 @@ TEST_CASE("patchesJson6902") {
 - target: {name: config}
   patch: '[{"op": "add", "path": "/data/hit", "value": "1"}]'
 )"),
-                               run.directory.context());
+                               context_in(run.directory));
     CHECK(run.at("renamed", {"data", "hit"}) == "<none>");
     CHECK(run.list[2].previous_ids().empty());
   }

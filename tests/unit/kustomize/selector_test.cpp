@@ -2,16 +2,13 @@
 
 #include <doctest/doctest.h>
 
-#include <string>
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
 using Operator = Requirement::Operator;
+using namespace testing;
 
 const yaml::Node kLabels = yaml::parse_document("{app: web, tier: '5', example.com/team: a}", "t");
 
@@ -20,12 +17,7 @@ bool selected(std::string_view selector, const yaml::Node& labels = kLabels) {
 }
 
 std::string error_of(std::string_view selector) {
-  try {
-    parse_label_selector(selector);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return error_message([&] { parse_label_selector(selector); });
 }
 
 TEST_CASE("label selector grammar") {

@@ -4,16 +4,14 @@
 
 #include <doctest/doctest.h>
 
-#include <string>
-
-#include "core/error.h"
 #include "core/kustomize/merge_keys.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
 using yaml::Node;
+using namespace testing;
 
 const std::string kDeployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n";
 const std::string kNoMetadata = "apiVersion: apps/v1\nkind: Deployment\n";
@@ -36,12 +34,7 @@ std::string pod_spec(const std::string& spec) { return "spec:\n  template:\n    
 
 std::string merge_error(const std::string& target, const std::string& patch) {
   Node object = parse(kDeployment + target);
-  try {
-    (void)apply_strategic_merge(object, parse(kDeployment + patch));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return error_message([&] { (void)apply_strategic_merge(object, parse(kDeployment + patch)); });
 }
 
 TEST_CASE("merge keys come from kustomize's built-in schema") {

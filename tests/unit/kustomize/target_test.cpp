@@ -2,33 +2,22 @@
 
 #include <doctest/doctest.h>
 
-#include <string>
-#include <string_view>
-
-#include "core/error.h"
-#include "core/yaml/parse.h"
+#include "support.h"
 
 namespace fluxop::kustomize {
 namespace {
 
-const Context kContext{"/nonexistent", "kustomization.yaml"};
+using namespace testing;
 
 Target target_of(std::string_view text) {
-  return parse_target(yaml::parse_document(text, "test"), kContext, "patches[0].target");
+  return parse_target(yaml_of(text), kContext, "patches[0].target");
 }
 
 std::string error_of(std::string_view text) {
-  try {
-    target_of(text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return error_message([&] { target_of(text); });
 }
 
-Resource resource(std::string_view text) {
-  return Resource(yaml::parse_document(text, "test"), "test.yaml");
-}
+Resource resource(std::string_view text) { return Resource(yaml_of(text), "test.yaml"); }
 
 const Resource kDeployment = resource(R"(
 apiVersion: apps/v1
