@@ -207,7 +207,10 @@ metadata:
   CHECK(resources[0].name() == "apps");
   CHECK(resources[1].original_id().ns == "before");
   CHECK(resources[1].ns() == "apps");
-  CHECK(resources[2].previous_ids().empty());
+  // kustomize records the id of every resource it visits, moved or not.
+  REQUIRE(resources[2].previous_ids().size() == 1);
+  CHECK(resources[2].previous_ids()[0].ns == "apps");
+  CHECK(resources[2].previous_ids()[0].name == "already");
 }
 
 TEST_CASE("an empty namespace changes nothing") {
