@@ -103,6 +103,11 @@ bool is_yaml_float(std::string_view s) {
   return i == s.size();
 }
 
+// Go's ParseFloat fails on overflow, and YAML then reads the text as a string.
+bool is_finite_yaml_float(const std::string& s) {
+  return is_yaml_float(s) && std::isfinite(std::strtod(s.c_str(), nullptr));
+}
+
 // The fields of a YAML timestamp, as Go's time.Parse reads the formats
 // "2006-1-2", "2006-1-2T15:4:5.999999999Z07:00" (also 't') and
 // "2006-1-2 15:4:5.999999999".
@@ -187,13 +192,13 @@ std::optional<Tag> resolve_numeric(std::string_view s) {
   if (s.empty()) return std::nullopt;
   char c = s[0];
   if (c == '.') {
-    return is_yaml_float(s) ? std::optional(Tag::Float) : std::nullopt;
+    return is_finite_yaml_float(std::string(s)) ? std::optional(Tag::Float) : std::nullopt;
   }
   if (!is_digit(c) && c != '+' && c != '-') return std::nullopt;
   if (is_digit(c) && parse_timestamp(s)) return Tag::Timestamp;
   std::string plain = without_underscores(s);
   if (parse_go_int(plain)) return Tag::Int;
-  if (is_yaml_float(plain)) return Tag::Float;
+  if (is_finite_yaml_float(plain)) return Tag::Float;
   return std::nullopt;
 }
 
@@ -279,6 +284,9 @@ std::string canonical_float(std::string_view text) {
   std::string plain = without_underscores(text);
   if (!plain.empty() && plain[0] == '+') plain.erase(0, 1);
   double value = std::strtod(plain.c_str(), nullptr);
+  // Only explicitly tagged floats get here out of range.
+  if (std::isnan(value)) return ".nan";
+  if (std::isinf(value)) return value < 0 ? "-.inf" : ".inf";
   if (auto integral = json_integral_text(value)) {
     // Integers beyond 64 bits are read back by yaml.v2 as floats.
     if (parse_go_int(*integral)) return canonical_int(*integral);

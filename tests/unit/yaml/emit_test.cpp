@@ -119,3 +119,9 @@ TEST_CASE("key order stays stable for digit runs past 64 bits") {
   CHECK(once == "\"444\": 2\n\"99999999999999999999\": 3\n1234567890123456789012345x: 1\n");
   CHECK(roundtrip(once) == once);
 }
+
+TEST_CASE("floats out of range read as strings, as in Go") {
+  CHECK(roundtrip("a: 1e4444") == "a: 1e4444\n");
+  CHECK(roundtrip("a: !!float 1e4444") == "a: .inf\n");
+  CHECK(roundtrip("a: 1e-4444") == "a: 0\n");
+}
