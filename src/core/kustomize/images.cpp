@@ -33,10 +33,18 @@ ImageChange parse_change(const yaml::Node& entry, const Context& context,
     if (!target) context.fail(field, "unknown field \"" + key + "\"");
     *target = config_string(value, context, field + "." + key);
   }
-  // kustomize reads the name as a regular expression.
+  // kustomize pastes the name into a Go regular expression it searches
+  // with: "^NAME(:tag)?(@digest)?$". There "^*" is an optional anchor, so a
+  // name starting with "*" (as "*" itself) matches unanchored.
+  std::string name = change.name;
+  std::string anchor = "^";
+  if (name.starts_with('*')) {
+    name.erase(0, name.find_first_not_of('*'));
+    anchor.clear();
+  }
   try {
     change.matches =
-        std::regex("^" + change.name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
+        std::regex(anchor + name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
   } catch (const std::regex_error&) {
     context.fail(field + ".name", "invalid image name \"" + change.name + "\"");
   }
@@ -95,7 +103,7 @@ class ImageUpdate {
       throw Error(field_location(object_, {{}, path}) + ": expected a string, found " +
                   describe_value(image));
     }
-    if (!std::regex_match(image.text(), change_.matches)) return;
+    if (!std::regex_search(image.text(), change_.matches)) return;
     image = yaml::Node::string(changed_reference(change_, image.text()));
   }
 
