@@ -57,6 +57,10 @@ def text(raw):
     return raw.decode("utf-8", "replace").strip()
 
 
+def one_line(error):
+    return " ".join(str(error).split())
+
+
 def fixtures(root, only):
     names = sorted(
         n
@@ -140,11 +144,12 @@ def first_byte_difference(a, b):
 
 
 class Loader(yaml.SafeLoader):
-    """PyYAML's safe loader without the YAML 1.1 `=` value tag, which kubectl emits plain."""
+    """PyYAML's safe loader without the YAML 1.1 `=` and `<<` tags: kubectl emits both plain."""
 
 
+UNUSED_TAGS = ("tag:yaml.org,2002:value", "tag:yaml.org,2002:merge")
 Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:value"]
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in UNUSED_TAGS]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 
@@ -180,10 +185,13 @@ def check_output(kubectl, fluxop):
     if not fluxop.ok():
         return [f"fluxopctl {fluxop.describe()}: {text(fluxop.stderr)[:300]}"], False
     try:
+        expected = parse(kubectl.stdout)
+    except yaml.YAMLError as e:
+        return [f"kubectl output does not load in PyYAML (test script bug): {one_line(e)}"], False
+    try:
         actual = parse(fluxop.stdout)
     except yaml.YAMLError as e:
-        return [f"fluxopctl output is not YAML: {str(e).splitlines()[0]}"], False
-    expected = parse(kubectl.stdout)
+        return [f"fluxopctl output is not YAML: {one_line(e)}"], False
     identical = kubectl.stdout == fluxop.stdout
     if len(expected) == len(actual) and all(same(a, b) for a, b in zip(expected, actual)):
         return [], identical
