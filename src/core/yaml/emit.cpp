@@ -194,7 +194,9 @@ class Emitter {
         complex_key(key, entry->second, indent);
         continue;
       }
-      scalar(key, string_style(key, true), indent, true);
+      // A plain "<<" key would read back as a merge key.
+      Style style = key == "<<" ? Style::DoubleQuoted : string_style(key, true);
+      scalar(key, style, indent, true);
       write_indicator(":", false, false, false);
       node_value(entry->second, indent, Context::MapValue);
     }

@@ -304,7 +304,7 @@ std::optional<Tag> resolve_plain(std::string_view text) {
 }
 
 bool plain_is_non_string_v2(std::string_view text) {
-  if (one_of(text, {"", "~", "null", "Null", "NULL", "<<"})) return true;
+  if (one_of(text, {"", "~", "null", "Null", "NULL"})) return true;
   if (one_of(text,
              {"y",    "Y",    "yes",   "Yes",   "YES",   "n",  "N",  "no", "No",  "NO",  "true",
               "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"})) {

@@ -30,7 +30,8 @@ TEST_CASE("emitter quotes strings that would read back as something else") {
   CHECK(roundtrip("a: '0777'") == "a: \"0777\"\n");
   CHECK(roundtrip("a: '1e3'") == "a: \"1e3\"\n");
   CHECK(roundtrip("a: '2001-12-14'") == "a: \"2001-12-14\"\n");
-  CHECK(roundtrip("a: '<<'") == "a: \"<<\"\n");
+  CHECK(roundtrip("a: '<<'") == "a: <<\n");
+  CHECK(roundtrip("'<<': a") == "\"<<\": a\n");
 }
 
 TEST_CASE("emitter single-quotes indicators and keeps plain what it can") {
