@@ -61,6 +61,24 @@ std::string null_text_at(std::string_view text, const YAML::Mark& mark) {
   return {};
 }
 
+// yaml-cpp 0.7 decodes the escapes \N and \_ to the bare bytes 0x85 and
+// 0xA0; the input being valid UTF-8, only those can be invalid here.
+std::string repair_escapes(const std::string& value) {
+  if (!first_invalid_utf8(value)) return value;
+  std::string out;
+  for (std::size_t i = 0; i < value.size();) {
+    char32_t ignored;
+    std::size_t w = decode_utf8(value, i, ignored);
+    if (w == 0) {
+      out += '\xC2';
+      w = 1;
+    }
+    out.append(value, i, w);
+    i += w;
+  }
+  return out;
+}
+
 std::optional<Tag> explicit_tag(std::string_view tag) {
   if (tag.substr(0, kYamlTagPrefix.size()) != kYamlTagPrefix) return Tag::String;
   std::string_view name = tag.substr(kYamlTagPrefix.size());
@@ -120,7 +138,8 @@ class Builder : public YAML::EventHandler {
     } else {
       resolved = explicit_tag(tag);
     }
-    Node n = resolved ? Node::scalar(value, *resolved, style_at(text_, mark)) : Node();
+    Node n =
+        resolved ? Node::scalar(repair_escapes(value), *resolved, style_at(text_, mark)) : Node();
     n.mark = to_mark(mark);
     add(std::move(n), anchor, mark);
   }

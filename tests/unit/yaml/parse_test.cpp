@@ -128,3 +128,7 @@ TEST_CASE("merge keys: own keys win, then earlier merged maps") {
                        "m.yaml:2:7: map merge requires map or sequence of maps as the value",
                        fluxop::Error);
 }
+
+TEST_CASE("the escapes \\N and \\_ decode to U+0085 and U+00A0") {
+  CHECK(parse_document("a: \"x\\Ny\\_z\"", "e.yaml").get("a")->text() == "x\xC2\x85y\xC2\xA0z");
+}
