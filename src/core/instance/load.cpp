@@ -1,0 +1,122 @@
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <iterator>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/instance/defaults.h"
+#include "core/instance/instance.h"
+#include "core/instance/reader.h"
+#include "core/instance/rules.h"
+#include "core/instance/spec.h"
+#include "core/yaml/parse.h"
+#include "core/yaml/scalar.h"
+
+namespace fluxop::instance {
+
+namespace {
+
+using yaml::Node;
+
+constexpr std::string_view kApiVersion = "fluxcd.controlplane.io/v1";
+constexpr std::string_view kKind = "FluxInstance";
+
+constexpr std::array<std::string_view, 5> kRootFields = {"apiVersion", "kind", "metadata", "spec",
+                                                         "status"};
+// ObjectMeta: fluxopctl reads name, namespace, labels and annotations; the
+// others a stored object may carry are accepted and not read.
+constexpr std::array<std::string_view, 15> kMetadataFields = {"name",
+                                                              "namespace",
+                                                              "labels",
+                                                              "annotations",
+                                                              "generateName",
+                                                              "selfLink",
+                                                              "uid",
+                                                              "resourceVersion",
+                                                              "generation",
+                                                              "creationTimestamp",
+                                                              "deletionTimestamp",
+                                                              "deletionGracePeriodSeconds",
+                                                              "ownerReferences",
+                                                              "finalizers",
+                                                              "managedFields"};
+
+void check_type(MapReader& root) {
+  std::optional<std::string> api_version = root.string("apiVersion");
+  if (!api_version) root.diagnostics().fail(".apiVersion", "required field is missing");
+  if (*api_version != kApiVersion) {
+    root.diagnostics().fail(".apiVersion", "must be " + std::string(kApiVersion));
+  }
+  std::optional<std::string> kind = root.string("kind");
+  if (!kind) root.diagnostics().fail(".kind", "required field is missing");
+  if (*kind != kKind) root.diagnostics().fail(".kind", "must be " + std::string(kKind));
+}
+
+// A Kubernetes namespace name: a DNS-1123 label.
+bool is_dns_label(std::string_view name) {
+  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return !name.empty() && name.size() <= 63 && alphanumeric(name.front()) &&
+         alphanumeric(name.back()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return alphanumeric(c) || c == '-'; });
+}
+
+void read_metadata(MapReader& root, FluxInstance& instance) {
+  std::optional<MapReader> metadata = root.map("metadata", kMetadataFields);
+  if (!metadata) root.diagnostics().fail(".metadata", "required field is missing");
+  std::optional<std::string> name = metadata->string("name");
+  if (!name) metadata->diagnostics().fail(".metadata.name", "required field is missing");
+  instance.name = *name;
+  instance.ns = metadata->string("namespace").value_or("");
+  if (metadata->value("namespace") != nullptr && !is_dns_label(instance.ns)) {
+    metadata->diagnostics().fail(
+        ".metadata.namespace",
+        "must be a DNS label: lowercase letters, digits and '-', at most 63 characters");
+  }
+  instance.labels = metadata->string_map("labels");
+  instance.annotations = metadata->string_map("annotations");
+}
+
+std::string read_input(const std::string& path) {
+  if (path != "-") return yaml::read_file(path);
+  return std::string(std::istreambuf_iterator<char>(std::cin), {});
+}
+
+}  // namespace
+
+FluxInstance load_instance(const Node& document, std::string_view source,
+                           const LoadOptions& options, std::vector<std::string>& warnings) {
+  Diagnostics diagnostics(source, options.allow_unknown_fields, warnings);
+  // Upstream reads the file as YAML 1.1 (sigs.k8s.io/yaml), where yes/no/on/off are booleans.
+  Node defaulted = document;
+  yaml::read_yaml11_booleans(defaulted);
+  apply_schema_defaults(defaulted);
+
+  FluxInstance instance;
+  MapReader root(defaulted, "", diagnostics, kRootFields);
+  check_type(root);
+  read_metadata(root, instance);
+  read_spec(root, instance);  // .status, written by the operator, is not read
+
+  check_rules(instance, diagnostics);
+  apply_operator_defaults(instance);
+  instance.file = source;
+  instance.source = document;
+  return instance;
+}
+
+FluxInstance load_instance_file(const std::string& path, const LoadOptions& options,
+                                std::vector<std::string>& warnings) {
+  std::string source = path == "-" ? "<stdin>" : path;
+  std::vector<Node> documents;
+  for (Node& document : yaml::parse_documents(read_input(path), source)) {
+    if (!document.is_null()) documents.push_back(std::move(document));
+  }
+  if (documents.size() != 1) {
+    throw Error(source + ": expected one FluxInstance document, found " +
+                std::to_string(documents.size()));
+  }
+  return load_instance(documents.front(), source, options, warnings);
+}
+
+}  // namespace fluxop::instance

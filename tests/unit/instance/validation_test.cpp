@@ -1,0 +1,282 @@
+#include <doctest/doctest.h>
+
+#include "support.h"
+
+namespace fluxop::instance {
+namespace {
+
+using namespace testing;
+
+constexpr std::string_view kSync = R"(  sync:
+    kind: GitRepository
+    url: https://example.com/fleet.git
+    ref: refs/heads/main
+    path: clusters/a
+)";
+
+TEST_CASE("apiVersion and kind are checked") {
+  CHECK(error_of("apiVersion: fluxcd.controlplane.io/v1beta1\nkind: FluxInstance\n") ==
+        "instance.yaml: .apiVersion: must be fluxcd.controlplane.io/v1");
+  CHECK(error_of("kind: FluxInstance\n") ==
+        "instance.yaml: .apiVersion: required field is missing");
+  CHECK(error_of("apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\n") ==
+        "instance.yaml: .kind: must be FluxInstance");
+  CHECK(error_of("apiVersion: fluxcd.controlplane.io/v1\n") ==
+        "instance.yaml: .kind: required field is missing");
+  CHECK(error_of("- a\n") == "instance.yaml: expected a map, got sequence");
+}
+
+TEST_CASE("metadata: the name must be flux, the namespace a DNS label") {
+  const std::string header = "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\n";
+  const std::string spec = "spec: {distribution: {version: 2.x, registry: r}}\n";
+  CHECK(error_of(header + spec) == "instance.yaml: .metadata: required field is missing");
+  CHECK(error_of(header + "metadata: {namespace: a}\n" + spec) ==
+        "instance.yaml: .metadata.name: required field is missing");
+  CHECK(error_of(header + "metadata: {name: other}\n" + spec) ==
+        "instance.yaml: .metadata.name: must be flux, the only name the Flux Operator accepts");
+  CHECK(error_of(header + "metadata: {name: flux, namespace: Flux_System}\n" + spec) ==
+        "instance.yaml: .metadata.namespace: must be a DNS label: lowercase letters, digits and "
+        "'-', at most 63 characters");
+  CHECK(
+      error_of(header + "metadata: {name: flux, namespace: " + std::string(64, 'a') + "}\n" + spec)
+          .find(".metadata.namespace: must be a DNS label") != std::string::npos);
+  CHECK(error_of(header + "metadata: {name: flux, namespace: \"\"}\n" + spec)
+            .find(".metadata.namespace: must be a DNS label") != std::string::npos);
+  CHECK(error_of(header + "metadata: {name: flux}\n") ==
+        "instance.yaml: .spec: required field is missing");
+}
+
+TEST_CASE("metadata keeps labels and annotations and accepts server-set fields") {
+  FluxInstance instance = load(R"(apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+  uid: 16ca7202-9319-445b-99d0-617c25bda182
+  resourceVersion: "12"
+  generation: 3
+  creationTimestamp: "2025-01-01T00:00:00Z"
+  finalizers: [fluxcd.controlplane.io/finalizer]
+  labels: {app.kubernetes.io/name: flux}
+  annotations: {fluxcd.controlplane.io/reconcileEvery: 1h}
+spec:
+  distribution: {version: 2.x, registry: ghcr.io/fluxcd}
+status:
+  lastAppliedRevision: v2.3.0@sha256:4cc5
+)");
+  CHECK(instance.labels == StringMap{{"app.kubernetes.io/name", "flux"}});
+  CHECK(instance.annotations == StringMap{{"fluxcd.controlplane.io/reconcileEvery", "1h"}});
+}
+
+TEST_CASE("required fields") {
+  const std::string header =
+      "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n";
+  CHECK(error_of(header + "spec: {}\n") ==
+        "instance.yaml: .spec.distribution: required field is missing");
+  CHECK(error_of(header + "spec: {distribution: {registry: r}}\n") ==
+        "instance.yaml: .spec.distribution.version: required field is missing");
+  CHECK(error_of(header + "spec: {distribution: {version: 2.x}}\n") ==
+        "instance.yaml: .spec.distribution.registry: required field is missing");
+  CHECK(error_of(header + "spec: {distribution: {version: \"\", registry: r}}\n") ==
+        "instance.yaml: .spec.distribution.version: must not be empty");
+  CHECK(error_of(header + "spec: {distribution: {version: null, registry: r}}\n") ==
+        "instance.yaml: .spec.distribution.version: required field is missing");
+  CHECK(error_with("  storage: {size: 10Gi}\n") ==
+        "instance.yaml: .spec.storage.class: required field is missing");
+  CHECK(error_with("  storage: {class: standard}\n") ==
+        "instance.yaml: .spec.storage.size: required field is missing");
+  CHECK(error_with("  sharding: {key: k}\n") ==
+        "instance.yaml: .spec.sharding.shards: must not be empty");
+  CHECK(error_with("  kustomize:\n    patches:\n      - target: {kind: Deployment}\n") ==
+        "instance.yaml: .spec.kustomize.patches[0].patch: required field is missing");
+  for (std::string_view field : {"kind", "url", "ref", "path"}) {
+    std::string sync(kSync);
+    std::size_t line = sync.find("    " + std::string(field) + ":");
+    sync.erase(line, sync.find('\n', line) + 1 - line);
+    CHECK(error_with(sync) ==
+          "instance.yaml: .spec.sync." + std::string(field) + ": required field is missing");
+  }
+}
+
+TEST_CASE("every enum is checked") {
+  const std::string header =
+      "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n";
+  CHECK(error_of(header + "spec: {distribution: {version: 2.x, registry: r, variant: alpine}}\n") ==
+        "instance.yaml: .spec.distribution.variant: must be one of upstream-alpine, "
+        "enterprise-alpine, enterprise-distroless, enterprise-distroless-fips");
+  CHECK(error_with("  components: [source-controller, flux-operator]\n") ==
+        "instance.yaml: .spec.components[1]: must be one of source-controller, "
+        "kustomize-controller, helm-controller, notification-controller, "
+        "image-reflector-controller, image-automation-controller, source-watcher");
+  CHECK(error_with("  cluster: {type: eks}\n") ==
+        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp");
+  CHECK(error_with("  cluster: {type: \"\"}\n") ==
+        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp");
+  CHECK(error_with("  cluster: {size: huge}\n") ==
+        "instance.yaml: .spec.cluster.size: must be one of small, medium, large");
+  CHECK(error_with("  sharding: {shards: [a], storage: disk}\n") ==
+        "instance.yaml: .spec.sharding.storage: must be one of ephemeral, persistent");
+  std::string sync(kSync);
+  CHECK(error_with(sync.replace(sync.find("GitRepository"), 13, "HelmRepository")) ==
+        "instance.yaml: .spec.sync.kind: must be one of OCIRepository, GitRepository, Bucket");
+  CHECK(error_with(std::string(kSync) + "    provider: gitlab\n") ==
+        "instance.yaml: .spec.sync.provider: must be one of generic, aws, azure, gcp, github");
+  for (std::string_view valid : {"kubernetes", "openshift", "aws", "azure", "gcp"}) {
+    CHECK(load_minimal_with("  cluster: {type: " + std::string(valid) + "}\n").cluster.type ==
+          valid);
+  }
+  for (std::string_view valid : {"small", "medium", "large"}) {
+    CHECK(load_minimal_with("  cluster: {size: " + std::string(valid) + "}\n").cluster.size ==
+          valid);
+  }
+}
+
+TEST_CASE("patterns and limits") {
+  const std::string header =
+      "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n";
+  CHECK(error_of(header + "spec: {distribution: {version: 2.x, registry: r, artifact: "
+                          "\"https://example.com/manifests\"}}\n") ==
+        "instance.yaml: .spec.distribution.artifact: must be an oci:// URL");
+  CHECK(error_of(header + "spec: {distribution: {version: 2.x, registry: r, artifact: \"\"}}\n") ==
+        "instance.yaml: .spec.distribution.artifact: must be an oci:// URL");
+  for (std::string_view interval : {"1d", "1", "1m ", "-1m", "1us", "1.m", "2562048h"}) {
+    CHECK_MESSAGE(
+        error_with(std::string(kSync) + "    interval: \"" + std::string(interval) + "\"\n") ==
+            "instance.yaml: .spec.sync.interval: must be a duration such as 1m, 30s or "
+            "1h30m, in ms, s, m or h",
+        interval);
+  }
+  CHECK(error_with(std::string(kSync) + "    name: " + std::string(64, 'a') + "\n") ==
+        "instance.yaml: .spec.sync.name: must be at most 63 characters");
+  CHECK(load_minimal_with(std::string(kSync) + "    name: " + std::string(63, 'a') + "\n")
+            .sync->name.size() == 63);
+  // The limit counts characters, not bytes.
+  std::string accented;
+  for (int i = 0; i < 63; ++i) accented += "\u00e9";
+  CHECK(load_minimal_with(std::string(kSync) + "    name: " + accented + "\n").sync->name ==
+        accented);
+}
+
+TEST_CASE("type errors name the path and the expected type") {
+  CHECK(error_with("  components: [source-controller, helm-controller, {a: b}]\n") ==
+        "instance.yaml: .spec.components[2]: expected a string, got map");
+  CHECK(error_with("  components: source-controller\n") ==
+        "instance.yaml: .spec.components: expected a sequence, got string");
+  CHECK(error_with("  cluster: [kubernetes]\n") ==
+        "instance.yaml: .spec.cluster: expected a map, got sequence");
+  CHECK(error_with("  cluster: {multitenant: \"true\"}\n") ==
+        "instance.yaml: .spec.cluster.multitenant: expected a boolean, got string");
+  CHECK(error_with("  cluster: {networkPolicy: 1}\n") ==
+        "instance.yaml: .spec.cluster.networkPolicy: expected a boolean, got number");
+  CHECK(error_with("  sharding: {shards: [a, 2]}\n") ==
+        "instance.yaml: .spec.sharding.shards[1]: expected a string, got number");
+  CHECK(error_with("  sharding: {shards: [a, null]}\n") ==
+        "instance.yaml: .spec.sharding.shards[1]: expected a string, got null");
+  CHECK(error_with("  commonMetadata: {labels: {app.kubernetes.io/part-of: true}}\n") ==
+        "instance.yaml: .spec.commonMetadata.labels[\"app.kubernetes.io/part-of\"]: expected a "
+        "string, got boolean");
+  CHECK(error_with("  kustomize: {patches: [{patch: {op: add}}]}\n") ==
+        "instance.yaml: .spec.kustomize.patches[0].patch: expected a string, got map");
+  CHECK(error_with("  kustomize: {patches: [patch]}\n") ==
+        "instance.yaml: .spec.kustomize.patches[0]: expected a map, got string");
+  CHECK(error_with("  wait: sometimes\n") ==
+        "instance.yaml: .spec.wait: expected a boolean, got string");
+  const std::string header =
+      "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n";
+  CHECK(error_of(header + "spec: {distribution: {version: 2.8, registry: r}}\n") ==
+        "instance.yaml: .spec.distribution.version: expected a string, got number");
+}
+
+TEST_CASE("booleans are read as YAML 1.1, like upstream reads the file") {
+  FluxInstance instance = load_minimal_with("  cluster: {multitenant: yes, networkPolicy: off}\n");
+  CHECK(instance.cluster.multitenant);
+  CHECK_FALSE(instance.cluster.network_policy);
+  CHECK(error_with("  sharding: {shards: [on]}\n") ==
+        "instance.yaml: .spec.sharding.shards[0]: expected a string, got boolean");
+  CHECK(load_minimal_with("  sharding: {shards: [\"on\"]}\n").sharding->shards.front() == "on");
+}
+
+TEST_CASE("CEL rules of the CRD") {
+  CHECK(error_with("  sharding: {shards: [a], storage: persistent}\n") ==
+        "instance.yaml: .spec.sharding.storage: persistent requires .spec.storage to be set");
+  CHECK(load_minimal_with("  sharding: {shards: [a], storage: persistent}\n"
+                          "  storage: {class: standard, size: 10Gi}\n")
+            .sharding->storage == "persistent");
+  CHECK(error_with("  cluster: {multitenantWorkloadIdentity: true}\n") ==
+        "instance.yaml: .spec.cluster.multitenantWorkloadIdentity: requires "
+        ".spec.cluster.objectLevelWorkloadIdentity to be true");
+  CHECK(load_minimal_with(
+            "  cluster: {multitenantWorkloadIdentity: true, objectLevelWorkloadIdentity: true}\n")
+            .cluster.multitenant_workload_identity);
+  CHECK(error_with(std::string(kSync) + "    provider: gcp\n") ==
+        "instance.yaml: .spec.sync.provider: gcp is only supported for OCIRepository and Bucket");
+  std::string oci(kSync);
+  oci.replace(oci.find("GitRepository"), 13, "OCIRepository");
+  CHECK(load_minimal_with(oci + "    provider: gcp\n").sync->provider == "gcp");
+  CHECK(error_with(oci + "    provider: github\n") ==
+        "instance.yaml: .spec.sync.provider: github is only supported for GitRepository");
+  CHECK(load_minimal_with(std::string(kSync) + "    provider: github\n").sync->provider ==
+        "github");
+}
+
+TEST_CASE("components and shards are unique, shard names not empty") {
+  CHECK(error_with("  components: [source-controller, helm-controller, source-controller]\n") ==
+        "instance.yaml: .spec.components[2]: duplicate source-controller");
+  CHECK(error_with("  sharding: {shards: [a, b, a]}\n") ==
+        "instance.yaml: .spec.sharding.shards[2]: duplicate a");
+  CHECK(error_with("  sharding: {shards: [a, \"\"]}\n") ==
+        "instance.yaml: .spec.sharding.shards[1]: must not be empty");
+}
+
+TEST_CASE("unknown fields are errors naming the path, with a suggestion for typos") {
+  // Named before the missing field it was meant to be.
+  CHECK(error_with("  sharding: {shard: [a]}\n") ==
+        "instance.yaml: .spec.sharding.shard: unknown field (did you mean shards?)");
+  CHECK(error_with("  sharding: {shards: [a], shard: [b]}\n") ==
+        "instance.yaml: .spec.sharding.shard: unknown field (did you mean shards?)");
+  CHECK(error_with("  cluster: {networkpolicy: false}\n") ==
+        "instance.yaml: .spec.cluster.networkpolicy: unknown field (did you mean networkPolicy?)");
+  CHECK(error_with("  replicas: 2\n") == "instance.yaml: .spec.replicas: unknown field");
+  CHECK(error_with("  kustomize:\n    patches:\n      - patch: x\n        targets: {}\n") ==
+        "instance.yaml: .spec.kustomize.patches[0].targets: unknown field (did you mean target?)");
+  CHECK(error_with("  kustomize: {patches: [{patch: x, target: {kind: A, names: b}}]}\n") ==
+        "instance.yaml: .spec.kustomize.patches[0].target.names: unknown field (did you mean "
+        "name?)");
+  CHECK(error_of(std::string(kMinimal) + "extra: 1\n") == "instance.yaml: .extra: unknown field");
+  CHECK(error_of("apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\n"
+                 "metadata: {name: flux, label: {a: b}}\n"
+                 "spec: {distribution: {version: 2.x, registry: r}}\n") ==
+        "instance.yaml: .metadata.label: unknown field (did you mean labels?)");
+  CHECK(error_with("  commonMetadata: {label: {a: b}}\n") ==
+        "instance.yaml: .spec.commonMetadata.label: unknown field (did you mean labels?)");
+  CHECK(error_with("  storage: {class: a, size: 1Gi, storageClass: b}\n") ==
+        "instance.yaml: .spec.storage.storageClass: unknown field");
+  CHECK(error_with("  kustomize: {patch: []}\n") ==
+        "instance.yaml: .spec.kustomize.patch: unknown field (did you mean patches?)");
+}
+
+TEST_CASE("allow_unknown_fields turns unknown fields into warnings") {
+  std::vector<std::string> warnings;
+  FluxInstance instance = load(std::string(kMinimal) +
+                                   "  sharding: {shards: [a], shard: [b]}\n"
+                                   "  Cluster: {type: openshift}\n"
+                                   "extra: 1\n",
+                               warnings, LoadOptions{.allow_unknown_fields = true});
+  // In the order of the document's traversal: the root, then .spec.
+  CHECK(warnings ==
+        std::vector<std::string>{
+            "instance.yaml: .extra: unknown field, ignored",
+            "instance.yaml: .spec.Cluster: unknown field, ignored (did you mean cluster?)",
+            "instance.yaml: .spec.sharding.shard: unknown field, ignored (did you mean shards?)"});
+  CHECK(instance.sharding->shards == std::vector<std::string>{"a"});
+  CHECK(instance.cluster.type == "kubernetes");
+  // Other errors stay errors.
+  CHECK_THROWS_WITH_AS(load(std::string(kMinimal) + "  extra: 1\n  cluster: {type: eks}\n",
+                            warnings, LoadOptions{.allow_unknown_fields = true}),
+                       "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, "
+                       "aws, azure, gcp",
+                       Error);
+}
+
+}  // namespace
+}  // namespace fluxop::instance
