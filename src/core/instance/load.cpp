@@ -1,3 +1,5 @@
+#include "core/instance/instance.h"
+
 #include <algorithm>
 #include <array>
 #include <iostream>
@@ -6,7 +8,6 @@
 
 #include "core/error.h"
 #include "core/instance/defaults.h"
-#include "core/instance/instance.h"
 #include "core/instance/reader.h"
 #include "core/instance/rules.h"
 #include "core/instance/spec.h"
@@ -67,8 +68,9 @@ void read_metadata(MapReader& root, FluxInstance& instance) {
   std::optional<std::string> name = metadata->string("name");
   if (!name) metadata->diagnostics().fail(".metadata.name", "required field is missing");
   instance.name = *name;
-  instance.ns = metadata->string("namespace").value_or("");
-  if (metadata->value("namespace") != nullptr && !is_dns_label(instance.ns)) {
+  std::optional<std::string> ns = metadata->string("namespace");
+  instance.ns = ns.value_or("");
+  if (ns && !is_dns_label(*ns)) {
     metadata->diagnostics().fail(
         ".metadata.namespace",
         "must be a DNS label: lowercase letters, digits and '-', at most 63 characters");
