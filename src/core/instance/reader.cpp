@@ -1,7 +1,6 @@
 #include "core/instance/reader.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 #include <utility>
 
@@ -107,7 +106,7 @@ void expect_one_of(std::string_view value, std::span<const std::string_view> all
 
 MapReader::MapReader(const Node& node, std::string path, const Diagnostics& diagnostics,
                      Fields fields)
-    : node_(node), path_(std::move(path)), diagnostics_(diagnostics), fields_(fields) {
+    : node_(node), path_(std::move(path)), diagnostics_(diagnostics) {
   if (!node.is_map()) {
     diagnostics.fail(path_, "expected a map, got " + std::string(type_name(node)));
   }
@@ -120,7 +119,6 @@ MapReader::MapReader(const Node& node, std::string path, const Diagnostics& diag
 }
 
 const Node* MapReader::value(std::string_view key) {
-  assert(std::find(fields_.begin(), fields_.end(), key) != fields_.end());
   const Node* found = node_.get(key);
   return found == nullptr || found->is_null() ? nullptr : found;
 }

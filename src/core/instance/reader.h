@@ -60,7 +60,7 @@ class MapReader {
   const Diagnostics& diagnostics() const { return diagnostics_; }
   std::string path_of(std::string_view key) const { return key_path(path_, key); }
 
-  // The value at `key` (one of the fields), nullptr when missing or null:
+  // The value at `key`, one of the fields; nullptr when missing or null:
   // the API server prunes nulls.
   const yaml::Node* value(std::string_view key);
   std::optional<std::string> string(std::string_view key);
@@ -81,7 +81,6 @@ class MapReader {
   const yaml::Node& node_;
   std::string path_;
   const Diagnostics& diagnostics_;
-  Fields fields_;
 };
 
 }  // namespace fluxop::instance
