@@ -36,8 +36,9 @@ Version resolve_version(const Distribution& distribution, std::string_view const
   }
   if (best) return *best;
   const std::vector<Version>& versions = distribution.versions();
-  std::string offered =
-      versions.empty() ? "none" : "newest of each minor: " + newest_of_each_minor(versions);
+  std::string offered = versions.empty()
+                            ? "it has no version directories"
+                            : "newest of each minor: " + newest_of_each_minor(versions);
   throw Error(std::string(field) + ": no Flux version in " + distribution.root() +
               "/flux matches \"" + std::string(constraint) + "\" (" + offered + ")");
 }

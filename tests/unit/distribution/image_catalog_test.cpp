@@ -1,0 +1,119 @@
+#include "core/distribution/image_catalog.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "../temp_dir.h"
+#include "core/distribution/resolve.h"
+#include "core/error.h"
+
+namespace fluxop::distribution {
+namespace {
+
+const std::string kFake = FLUXOPCTL_TEST_DATA "/distribution/fake";
+const std::vector<std::string> kFour{"source-controller", "kustomize-controller", "helm-controller",
+                                     "notification-controller"};
+
+// The digest the fake catalogs give a component: sha256 of "version/variant/component".
+const char* kEnterpriseSource =
+    "sha256:e551f70e5ebb355d36414b12a6340bf49ee9dcabe7052c227e0b3f065f2ddf0b";
+
+TEST_CASE("image catalog: entries in file order") {
+  auto catalog = read_image_catalog(kFake + "/flux-images/v2.7.1/enterprise-alpine.yaml");
+  REQUIRE(catalog.size() == 6);
+  CHECK(catalog[0].name == "ghcr.io/controlplaneio-fluxcd/alpine/source-controller");
+  CHECK(catalog[0].new_tag == "v1.7.1");
+  CHECK(catalog[0].digest == kEnterpriseSource);
+  CHECK(catalog[5].name == "ghcr.io/controlplaneio-fluxcd/alpine/image-automation-controller");
+}
+
+TEST_CASE("image catalog: the registry's variant") {
+  CHECK(variant_for_registry("ghcr.io/fluxcd") == "upstream-alpine");
+  CHECK(variant_for_registry("fluxcd/") == "upstream-alpine");
+  CHECK(variant_for_registry("ghcr.io/controlplaneio-fluxcd/alpine") == "enterprise-alpine");
+  CHECK(variant_for_registry("ghcr.io/controlplaneio-fluxcd/distroless") ==
+        "enterprise-distroless");
+  CHECK(variant_for_registry("709825985650.dkr.ecr.us-east-1.amazonaws.com/controlplane/fluxcd") ==
+        "enterprise-distroless");
+  CHECK(variant_for_registry("ghcr.io/controlplaneio-fluxcd/distroless-fips") ==
+        "enterprise-distroless-fips");
+  CHECK_THROWS_WITH_AS(variant_for_registry("registry.example.com/flux"),
+                       ".spec.distribution.registry: no image catalog variant is known for "
+                       "\"registry.example.com/flux\"; set .spec.distribution.variant",
+                       Error);
+}
+
+TEST_CASE("image catalog: component images pinned by digest, named after the registry") {
+  Distribution fake(kFake);
+  Version v271 = resolve_version(fake, "2.7.1");
+  auto images = catalog_images(fake, v271, "ghcr.io/controlplaneio-fluxcd/alpine/", "",
+                               {"helm-controller", "source-controller"});
+  // Catalog order, not the order asked for.
+  REQUIRE(images.size() == 2);
+  CHECK(images[0] == ComponentImage{"source-controller",
+                                    "ghcr.io/controlplaneio-fluxcd/alpine/source-controller",
+                                    "v1.7.1", kEnterpriseSource});
+  CHECK(images[1].component == "helm-controller");
+  CHECK(images[1].tag == "v1.4.1");
+
+  // An explicit variant wins over the registry's; the repository stays the registry's.
+  auto mirrored = catalog_images(fake, v271, "registry.example.com/flux", "enterprise-alpine",
+                                 {"source-controller"});
+  REQUIRE(mirrored.size() == 1);
+  CHECK(mirrored[0].repository == "registry.example.com/flux/source-controller");
+  CHECK(mirrored[0].digest == kEnterpriseSource);
+
+  auto upstream = catalog_images(fake, v271, "ghcr.io/fluxcd", "", {"source-controller"});
+  REQUIRE(upstream.size() == 1);
+  CHECK(upstream[0].digest != kEnterpriseSource);
+  CHECK(upstream[0].digest.starts_with("sha256:"));
+}
+
+TEST_CASE("image catalog: errors") {
+  Distribution fake(kFake);
+  Version v271 = resolve_version(fake, "2.7.1");
+  Version v260 = resolve_version(fake, "2.6.0");
+  CHECK_THROWS_WITH_AS(catalog_images(fake, v271, "ghcr.io/fluxcd", "debian", kFour),
+                       ".spec.distribution.variant: unsupported variant \"debian\"", Error);
+  CHECK_THROWS_WITH_AS(
+      catalog_images(fake, v271, "ghcr.io/controlplaneio-fluxcd/distroless-fips", "", kFour),
+      doctest::Contains("flux-images/v2.7.1/enterprise-distroless-fips.yaml"), Error);
+  CHECK_THROWS_WITH_AS(catalog_images(fake, v260, "ghcr.io/fluxcd", "", kFour),
+                       (kFake + "/flux-images/v2.6.0/upstream-alpine.yaml: no image for "
+                                "helm-controller")
+                           .c_str(),
+                       Error);
+
+  testing::TempDir dir;
+  dir.write("not-a-list.yaml", "images: {}\n");
+  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/not-a-list.yaml"),
+                       (dir.str() + "/not-a-list.yaml: images: expected a list").c_str(), Error);
+  dir.write("list.yaml", "- name: a\n");
+  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/list.yaml"),
+                       (dir.str() + "/list.yaml: expected a map with an images list").c_str(),
+                       Error);
+  dir.write("number.yaml", "images:\n- name: fluxcd/source-controller\n  newTag: 1.5\n");
+  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/number.yaml"),
+                       (dir.str() + "/number.yaml: images[0].newTag: expected a string, found "
+                                    "scalar")
+                           .c_str(),
+                       Error);
+  dir.write("entry.yaml", "images:\n- fluxcd/source-controller\n");
+  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/entry.yaml"),
+                       (dir.str() + "/entry.yaml: images[0]: expected a map").c_str(), Error);
+  dir.write("broken.yaml", "images: [\n");
+  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/broken.yaml"),
+                       doctest::Contains((dir.str() + "/broken.yaml:").c_str()), Error);
+
+  // Without a digest an entry still names a tag (a null reads as empty).
+  dir.write("no-digest.yaml", "images:\n- name: a/source-controller\n  newTag: v1\n  digest:\n");
+  auto catalog = read_image_catalog(dir.str() + "/no-digest.yaml");
+  REQUIRE(catalog.size() == 1);
+  CHECK(catalog[0].new_tag == "v1");
+  CHECK(catalog[0].digest.empty());
+}
+
+}  // namespace
+}  // namespace fluxop::distribution
