@@ -1,18 +1,20 @@
 #include "cli/output.h"
 
-#include <map>
-
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::cli {
 
 void add_output_flag(CLI::App& command, OutputFormat& format) {
-  const std::map<std::string, OutputFormat> formats{{"yaml", OutputFormat::Yaml},
-                                                    {"json", OutputFormat::Json}};
-  command.add_option("-o,--output", format, "Output format: yaml or json")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
-      ->default_str("yaml");
+  command
+      .add_option_function<std::string>(
+          "-o,--output",
+          [&format](const std::string& value) {
+            format = value == "json" ? OutputFormat::Json : OutputFormat::Yaml;
+          },
+          "Output format: yaml or json")
+      ->check(CLI::IsMember({"yaml", "json"}))
+      ->option_text("yaml|json (default yaml)");
 }
 
 std::string render_objects(const std::vector<yaml::Node>& objects, OutputFormat format) {
