@@ -1,0 +1,25 @@
+# bash completion for fluxopctl
+_fluxopctl() {
+  local cur prev command
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD-1]}
+  command=${COMP_WORDS[1]}
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "kustomize version --help --version" -- "$cur"))
+    return
+  fi
+  case "$prev" in
+    -o|--output) COMPREPLY=($(compgen -W "yaml json" -- "$cur")); return ;;
+  esac
+  case "$command" in
+    kustomize)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-o --output -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -d -- "$cur"))
+      fi
+      ;;
+    version) COMPREPLY=($(compgen -W "-h --help" -- "$cur")) ;;
+  esac
+}
+complete -F _fluxopctl fluxopctl
