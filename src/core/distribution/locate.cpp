@@ -1,0 +1,94 @@
+#include "core/distribution/locate.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace fluxop::distribution {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string getenv_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// "oci" for "oci://host/repo", empty when `artifact` has no URL scheme.
+std::string_view url_scheme(std::string_view artifact) {
+  std::size_t end = artifact.find("://");
+  if (end == std::string_view::npos || end == 0) return {};
+  for (char c : artifact.substr(0, end)) {
+    bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '+' || c == '-' || c == '.';
+    if (!scheme_char) return {};
+  }
+  return artifact.substr(0, end);
+}
+
+// Opens the distribution at `dir`, prefixing errors with where `dir` came from.
+Distribution open(const std::string& dir, std::string_view origin) {
+  try {
+    return Distribution(dir);
+  } catch (const Error& e) {
+    if (origin.empty()) throw;
+    throw Error(std::string(origin) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+Environment Environment::current() {
+  return {getenv_or_empty("XDG_CACHE_HOME"), getenv_or_empty("HOME"),
+          getenv_or_empty("FLUXOPCTL_DISTRIBUTION")};
+}
+
+std::string cache_dir(const Environment& env) {
+  fs::path base;
+  if (fs::path(env.xdg_cache_home).is_absolute()) {
+    base = env.xdg_cache_home;
+  } else if (!env.home.empty()) {
+    base = fs::path(env.home) / ".cache";
+  } else {
+    return "";
+  }
+  return (base / "fluxopctl" / "distribution").string();
+}
+
+std::string artifact_dir(std::string_view artifact, std::string_view origin) {
+  std::string_view scheme = url_scheme(artifact);
+  if (scheme.empty()) return std::string(artifact);
+  if (scheme == "file") return std::string(artifact.substr(7));
+  std::string what = std::string(origin) + ": " + std::string(artifact) + ": ";
+  if (scheme == "oci") {
+    throw Error(what +
+                "oci:// artifacts are not supported yet; give a local directory with "
+                "--distribution-artifact DIR");
+  }
+  throw Error(what + "unsupported URL scheme (expected a directory, file://DIR or oci://)");
+}
+
+Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
+                    const Environment& env) {
+  if (!flag.empty()) {
+    constexpr std::string_view origin = "--distribution-artifact";
+    return open(artifact_dir(flag, origin), origin);
+  }
+  if (!flux.distribution.artifact.empty()) {
+    std::string origin = flux.file + ": .spec.distribution.artifact";
+    return open(artifact_dir(flux.distribution.artifact, origin), origin);
+  }
+  std::string cache = cache_dir(env);
+  std::error_code error;
+  if (!cache.empty() && fs::is_directory(cache, error)) return open(cache, "");
+  if (!env.distribution.empty()) return open(env.distribution, "FLUXOPCTL_DISTRIBUTION");
+  throw Error(
+      "no Flux distribution: give a directory with --distribution-artifact DIR or "
+      "FLUXOPCTL_DISTRIBUTION=DIR, or seed the cache " +
+      (cache.empty() ? std::string("(set HOME)") : cache) +
+      " (scripts/setup copies ../shared/flux-distribution there)");
+}
+
+}  // namespace fluxop::distribution

@@ -1,0 +1,40 @@
+// Where `fluxopctl build` reads the Flux distribution from. In order: the
+// --distribution-artifact flag, the instance's .spec.distribution.artifact,
+// fluxopctl's cache directory (when it exists), FLUXOPCTL_DISTRIBUTION.
+// Only local directories are read for now; oci:// artifacts are refused with
+// an error saying so.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/distribution/distribution.h"
+#include "core/instance/instance.h"
+
+namespace fluxop::distribution {
+
+// The environment variables locate() reads, apart so tests can set them.
+struct Environment {
+  std::string xdg_cache_home;  // XDG_CACHE_HOME
+  std::string home;            // HOME
+  std::string distribution;    // FLUXOPCTL_DISTRIBUTION
+
+  static Environment current();
+};
+
+// $XDG_CACHE_HOME/fluxopctl/distribution, or ~/.cache/fluxopctl/distribution
+// when XDG_CACHE_HOME is unset or relative (the XDG spec ignores relative
+// values); empty when HOME is unset too.
+std::string cache_dir(const Environment& env);
+
+// The directory an artifact reference names: DIR or file://DIR. Other URLs
+// (oci:// included, for now) throw fluxop::Error starting with `origin`.
+std::string artifact_dir(std::string_view artifact, std::string_view origin);
+
+// Opens the distribution the first source above names (`flag` empty when the
+// flag is not given). Throws fluxop::Error naming the source when it is not a
+// distribution, or saying how to give one when there is none.
+Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
+                    const Environment& env);
+
+}  // namespace fluxop::distribution

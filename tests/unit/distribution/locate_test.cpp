@@ -1,0 +1,112 @@
+#include "core/distribution/locate.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../temp_dir.h"
+#include "core/error.h"
+
+namespace fluxop::distribution {
+namespace {
+
+const std::string kFake = FLUXOPCTL_TEST_DATA "/distribution/fake";
+
+instance::FluxInstance instance_with_artifact(std::string artifact) {
+  instance::FluxInstance flux;
+  flux.file = "instance.yaml";
+  flux.distribution.artifact = std::move(artifact);
+  return flux;
+}
+
+// A directory holding a distribution: an empty flux/ is enough to open it.
+void make_distribution(const testing::TempDir& dir, const std::string& name) {
+  dir.write(name + "/flux/v2.9.4/source-controller.yaml", "");
+}
+
+TEST_CASE("locate: the cache is under XDG_CACHE_HOME, else ~/.cache") {
+  CHECK(cache_dir({"/xdg", "/home/u", ""}) == "/xdg/fluxopctl/distribution");
+  CHECK(cache_dir({"", "/home/u", ""}) == "/home/u/.cache/fluxopctl/distribution");
+  // The XDG spec ignores relative values.
+  CHECK(cache_dir({"relative", "/home/u", ""}) == "/home/u/.cache/fluxopctl/distribution");
+  CHECK(cache_dir({"", "", ""}).empty());
+}
+
+TEST_CASE("locate: artifacts are directories or file:// URLs; oci:// is not supported yet") {
+  CHECK(artifact_dir("/srv/dist", "flag") == "/srv/dist");
+  CHECK(artifact_dir("dist", "flag") == "dist");
+  CHECK(artifact_dir("file:///srv/dist", "flag") == "/srv/dist");
+  CHECK(artifact_dir("file://dist", "flag") == "dist");
+  CHECK_THROWS_WITH_AS(artifact_dir("oci://ghcr.io/x/manifests:latest", "flag"),
+                       "flag: oci://ghcr.io/x/manifests:latest: oci:// artifacts are not "
+                       "supported yet; give a local directory with --distribution-artifact DIR",
+                       Error);
+  CHECK_THROWS_WITH_AS(artifact_dir("https://example.com/d.tgz", "flag"),
+                       "flag: https://example.com/d.tgz: unsupported URL scheme (expected a "
+                       "directory, file://DIR or oci://)",
+                       Error);
+}
+
+TEST_CASE("locate: flag, then instance artifact, then cache, then FLUXOPCTL_DISTRIBUTION") {
+  testing::TempDir dir;
+  for (const char* name : {"flag", "env", "xdg/fluxopctl/distribution"})
+    make_distribution(dir, name);
+  const std::string flag = dir.str() + "/flag";
+  const Environment env{dir.str() + "/xdg", "", dir.str() + "/env"};
+  const instance::FluxInstance plain = instance_with_artifact("");
+
+  CHECK(locate(flag, plain, env).root() == flag);
+  CHECK(locate("file://" + flag, plain, env).root() == flag);
+  CHECK(locate("", plain, env).root() == dir.str() + "/xdg/fluxopctl/distribution");
+  CHECK(locate("", plain, {dir.str() + "/no-cache", "", dir.str() + "/env"}).root() ==
+        dir.str() + "/env");
+  // The flag wins over an instance artifact that would fail.
+  CHECK(locate(flag, instance_with_artifact("oci://ghcr.io/x"), env).root() == flag);
+  // The instance artifact comes before the cache.
+  CHECK_THROWS_WITH_AS(locate("", instance_with_artifact("oci://ghcr.io/x"), env),
+                       "instance.yaml: .spec.distribution.artifact: oci://ghcr.io/x: oci:// "
+                       "artifacts are not supported yet; give a local directory with "
+                       "--distribution-artifact DIR",
+                       Error);
+}
+
+TEST_CASE("locate: the fake distribution opens with its versions") {
+  Distribution fake = locate(kFake, instance_with_artifact(""), {});
+  CHECK(fake.root() == kFake);
+  CHECK(fake.versions().size() == 5);
+}
+
+TEST_CASE("locate: a source that is no distribution is named in the error") {
+  testing::TempDir dir;
+  const instance::FluxInstance plain = instance_with_artifact("");
+  const std::string missing = dir.str() + "/missing";
+  CHECK_THROWS_WITH_AS(locate(missing, plain, {}),
+                       ("--distribution-artifact: " + missing + "/flux: not a directory " +
+                        "(expected a Flux distribution at " + missing + ")")
+                           .c_str(),
+                       Error);
+  CHECK_THROWS_WITH_AS(locate("", plain, {"", "", missing}),
+                       ("FLUXOPCTL_DISTRIBUTION: " + missing + "/flux: not a directory " +
+                        "(expected a Flux distribution at " + missing + ")")
+                           .c_str(),
+                       Error);
+  // An existing cache is used even when broken, rather than passed over silently.
+  dir.write("xdg/fluxopctl/distribution/README", "");
+  const std::string cache = dir.str() + "/xdg/fluxopctl/distribution";
+  CHECK_THROWS_WITH_AS(
+      locate("", plain, {dir.str() + "/xdg", "", missing}),
+      (cache + "/flux: not a directory (expected a Flux distribution at " + cache + ")").c_str(),
+      Error);
+}
+
+TEST_CASE("locate: without any source the error says how to give one") {
+  CHECK_THROWS_WITH_AS(locate("", instance_with_artifact(""), {"", "/nonexistent-home", ""}),
+                       "no Flux distribution: give a directory with --distribution-artifact DIR "
+                       "or FLUXOPCTL_DISTRIBUTION=DIR, or seed the cache "
+                       "/nonexistent-home/.cache/fluxopctl/distribution (scripts/setup copies "
+                       "../shared/flux-distribution there)",
+                       Error);
+}
+
+}  // namespace
+}  // namespace fluxop::distribution
