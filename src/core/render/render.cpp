@@ -1,0 +1,188 @@
+#include "core/render/render.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+
+#include "core/distribution/manifest_images.h"
+#include "core/distribution/resolve.h"
+#include "core/error.h"
+#include "core/instance/defaults.h"
+#include "core/kustomize/build.h"
+#include "core/render/apply_order.h"
+#include "core/render/component_patches.h"
+#include "core/render/generated.h"
+#include "core/render/kustomization.h"
+#include "core/render/profiles.h"
+#include "core/render/revision.h"
+#include "core/render/shard.h"
+#include "core/render/workload_identity.h"
+#include "core/render/workspace.h"
+#include "core/yaml/emit.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::render {
+
+using yaml::Node;
+
+namespace {
+
+constexpr std::array<std::string_view, 7> kComponents = {
+    "source-controller",       "kustomize-controller",       "helm-controller",
+    "notification-controller", "image-reflector-controller", "image-automation-controller",
+    "source-watcher"};
+
+bool has(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+void check_components(const instance::FluxInstance& flux, const distribution::Version& version) {
+  if (flux.components.empty()) throw Error(flux.file + ": .spec.components: must not be empty");
+  for (std::size_t i = 0; i < flux.components.size(); ++i) {
+    const std::string& component = flux.components[i];
+    std::string field = flux.file + ": .spec.components[" + std::to_string(i) + "]: ";
+    if (std::find(kComponents.begin(), kComponents.end(), component) == kComponents.end()) {
+      throw Error(field + "unknown component " + component);
+    }
+    if (component == "source-watcher" && version.major == 2 && version.minor < 7) {
+      throw Error(field + "source-watcher needs Flux 2.7.0 or later, not " + version.original);
+    }
+  }
+}
+
+// The upstream CLI reads a .spec.cluster without networkPolicy as false (Go's
+// zero value): the API server's default of true applies only to an absent
+// .spec.cluster, through the operator's defaults.
+bool network_policy(const instance::FluxInstance& flux) {
+  const Node* cluster = flux.source.find({"spec", "cluster"});
+  if (!cluster || !cluster->is_map()) return true;
+  const Node* value = cluster->get("networkPolicy");
+  if (!value || value->is_null()) return false;
+  return flux.cluster.network_policy;
+}
+
+// Every patch of the instance kustomization after the node selector, in the
+// order upstream lists them.
+std::vector<Node> instance_patches(const instance::FluxInstance& flux,
+                                   const distribution::Version& version,
+                                   const WorkloadIdentity& identity) {
+  std::vector<Node> patches = component_patches(flux, version);
+  auto append = [&](const std::vector<Node>& more) {
+    patches.insert(patches.end(), more.begin(), more.end());
+  };
+  append(cluster_type_patches(flux.cluster.type));
+  append(cluster_size_patches(flux.cluster.size));
+  if (flux.cluster.multitenant) {
+    append(multitenant_patches(flux.cluster.tenant_default_service_account));
+  }
+  if (has(flux.components, "source-watcher")) append(external_artifact_patches());
+  if (has(flux.components, "notification-controller")) {
+    append(notification_patches(version, flux.ns));
+  }
+  append(identity.patches);
+  append(user_patches(flux.patches));
+  return patches;
+}
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// Writes the kustomization tree of the instance into `workspace`.
+void lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
+             const distribution::Distribution& dist, const distribution::Version& version) {
+  std::string manifests = dist.manifests_dir(version) + "/";
+  WorkloadIdentity identity = workload_identity(flux, version);
+
+  Layout layout{.network_policy = network_policy(flux),
+                .storage = flux.storage.has_value(),
+                .sync = flux.sync.has_value()};
+  if (flux.sharding) layout.shards = flux.sharding->shards;
+
+  std::vector<distribution::ComponentImage> images =
+      distribution::manifest_images(dist, version, flux.distribution.registry, flux.components);
+  workspace.write("kustomization.yaml",
+                  yaml::emit(instance_kustomization(flux.ns, flux.components, layout, images,
+                                                    instance_patches(flux, version, identity))));
+  workspace.write("namespace.yaml", namespace_manifest(flux.ns));
+  workspace.write("annotations.yaml", annotations_transformer());
+  workspace.write("labels.yaml", labels_transformer(flux.ns, version.original));
+  workspace.write("node-selector.yaml", node_selector_patch(flux.distribution.image_pull_secret));
+  if (layout.network_policy) {
+    workspace.write("policies.yaml", yaml::read_file(manifests + "policies.yaml"));
+  }
+  for (const std::string& component : flux.components) {
+    workspace.write(component + ".yaml", yaml::read_file(manifests + component + ".yaml"));
+  }
+  if (flux.storage) workspace.write("pvc.yaml", storage_claim(*flux.storage));
+  if (flux.sync) workspace.write("sync.yaml", sync_manifests(flux, version));
+
+  // Subjects of the bindings name the namespace in the manifests' text,
+  // which the namespace transformer does not reach.
+  std::string rbac = yaml::read_file(manifests + "rbac.yaml");
+  if (flux.ns != instance::kDefaultNamespace) rbac = replace_all(rbac, "flux-system", flux.ns);
+  workspace.write("roles/rbac.yaml", rbac);
+  workspace.write(
+      "roles/kustomization.yaml",
+      yaml::emit(roles_kustomization(flux.ns, version, identity.drop_token_permission)));
+
+  for (const std::string& shard : layout.shards) {
+    workspace.write(shard + "/kustomization.yaml",
+                    yaml::emit(shard_kustomization(flux, version, shard)));
+    for (const std::string& component : shard_components(flux, version)) {
+      workspace.write(shard + "/" + component + ".yaml",
+                      yaml::read_file(manifests + component + ".yaml"));
+    }
+  }
+}
+
+std::vector<Node> build(const Workspace& workspace, const instance::FluxInstance& flux,
+                        const distribution::Version& version) {
+  kustomize::ResourceList resources;
+  try {
+    resources = kustomize::build(workspace.dir());
+  } catch (const Error& error) {
+    std::string message = replace_all(error.what(), workspace.dir() + "/", "");
+    throw Error(flux.file + ": rendering Flux " + version.original + ": " + message);
+  }
+  std::vector<Node> objects;
+  objects.reserve(resources.size());
+  for (kustomize::Resource& resource : resources) objects.push_back(std::move(resource.object()));
+  return objects;
+}
+
+}  // namespace
+
+Rendered render(const instance::FluxInstance& flux, const distribution::Distribution& dist) {
+  distribution::Version version;
+  try {
+    version = distribution::resolve_version(dist, flux.distribution.version);
+  } catch (const Error& error) {
+    throw Error(flux.file + ": " + error.what());
+  }
+  check_components(flux, version);
+
+  Workspace workspace;
+  lay_out(workspace, flux, dist, version);
+  Rendered rendered;
+  rendered.version = version.original;
+  rendered.objects = build(workspace, flux, version);
+  rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
+
+  sort_for_apply(rendered.objects);
+  if (flux.common_metadata) {
+    set_metadata(rendered.objects, flux.common_metadata->labels, flux.common_metadata->annotations);
+  }
+  set_metadata(
+      rendered.objects,
+      {{"fluxcd.controlplane.io/name", flux.name}, {"fluxcd.controlplane.io/namespace", flux.ns}},
+      {});
+  return rendered;
+}
+
+}  // namespace fluxop::render

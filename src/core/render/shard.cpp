@@ -1,0 +1,97 @@
+#include "core/render/shard.h"
+
+#include <algorithm>
+
+#include "core/render/component_patches.h"
+#include "core/render/patch.h"
+
+namespace fluxop::render {
+
+using yaml::Node;
+
+namespace {
+
+// A strategic merge patch deleting every object its target selects.
+Node delete_cluster_wide_objects() {
+  Node metadata = Node::map();
+  metadata.set("name", Node::string("all"));
+  Node patch = Node::map();
+  patch.set("apiVersion", Node::string("v1"));
+  patch.set("kind", Node::string("all"));
+  patch.set("metadata", std::move(metadata));
+  patch.set("$patch", Node::string("delete"));
+  return merge_patch({.kind = "(Namespace|CustomResourceDefinition|ClusterRole|ClusterRoleBinding|"
+                              "ServiceAccount|NetworkPolicy|ResourceQuota)"},
+                     patch);
+}
+
+// Each shard's pods carry their own app label, so Services and Deployments
+// select only the shard's pods.
+Node select_service(const std::string& component, const std::string& shard) {
+  return json_patch({.kind = "Service", .name = "(" + component + ")"},
+                    {replace("/spec/selector/app", Node::string(component + "-" + shard))});
+}
+
+Node relabel_deployment(const instance::FluxInstance& flux, const std::string& component,
+                        const std::string& shard, bool serves_artifacts) {
+  std::string app = component + "-" + shard;
+  std::vector<Node> operations = {replace("/spec/selector/matchLabels/app", Node::string(app)),
+                                  replace("/spec/template/metadata/labels/app", Node::string(app))};
+  if (serves_artifacts) {
+    operations.push_back(add_arg("--storage-adv-addr=" + app + ".$(RUNTIME_NAMESPACE).svc." +
+                                 flux.cluster.domain + "."));
+  }
+  return json_patch({.kind = "Deployment", .name = "(" + component + ")"}, operations);
+}
+
+}  // namespace
+
+std::vector<std::string> shard_components(const instance::FluxInstance& flux,
+                                          const distribution::Version& version) {
+  std::vector<std::string> shardable = shardable_components(version);
+  std::vector<std::string> components;
+  for (const std::string& component : flux.components) {
+    if (std::find(shardable.begin(), shardable.end(), component) != shardable.end()) {
+      components.push_back(component);
+    }
+  }
+  return components;
+}
+
+Node shard_kustomization(const instance::FluxInstance& flux, const distribution::Version& version,
+                         const std::string& shard) {
+  Node resources = Node::sequence();
+  for (const std::string& component : shard_components(flux, version)) {
+    resources.push_back(Node::string(component + ".yaml"));
+  }
+  std::vector<std::string> shardable = shardable_components(version);
+  bool has_watcher = shardable.back() == "source-watcher";
+
+  Node patches = Node::sequence();
+  patches.push_back(delete_cluster_wide_objects());
+  patches.push_back(select_service("source-controller", shard));
+  if (has_watcher) patches.push_back(select_service("source-watcher", shard));
+  patches.push_back(relabel_deployment(flux, "source-controller", shard, true));
+  if (has_watcher) patches.push_back(relabel_deployment(flux, "source-watcher", shard, true));
+  for (const char* component : {"kustomize-controller", "helm-controller",
+                                "image-reflector-controller", "image-automation-controller"}) {
+    patches.push_back(relabel_deployment(flux, component, shard, false));
+  }
+  patches.push_back(
+      json_patch({.kind = "Deployment", .name = any_of(shardable)},
+                 {add_arg("--watch-label-selector=" + flux.sharding->key + "=" + shard)}));
+
+  Node annotations = Node::map();
+  annotations.set(kShardRoleAnnotation, Node::string("shard"));
+  Node kustomization = Node::map();
+  kustomization.set("apiVersion", Node::string("kustomize.config.k8s.io/v1beta1"));
+  kustomization.set("kind", Node::string("Kustomization"));
+  kustomization.set("namespace", Node::string(flux.ns));
+  kustomization.set("resources", std::move(resources));
+  kustomization.set("nameSuffix", Node::string("-" + shard));
+  kustomization.set("commonAnnotations", std::move(annotations));
+  kustomization.set("patches", std::move(patches));
+  return kustomization;
+}
+
+}  // namespace fluxop::render

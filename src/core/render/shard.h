@@ -1,0 +1,24 @@
+// The kustomization of one shard: a copy of the shardable controllers,
+// renamed with the shard's suffix, selecting only the objects labelled for
+// the shard, without the cluster-wide objects the main set already holds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/distribution/version.h"
+#include "core/instance/instance.h"
+#include "core/yaml/node.h"
+
+namespace fluxop::render {
+
+// The component manifests the shard copies, in the instance's order.
+std::vector<std::string> shard_components(const instance::FluxInstance& flux,
+                                          const distribution::Version& version);
+
+// The shard's kustomization; its resources are `<component>.yaml` files
+// beside it.
+yaml::Node shard_kustomization(const instance::FluxInstance& flux,
+                               const distribution::Version& version, const std::string& shard);
+
+}  // namespace fluxop::render
