@@ -8,5 +8,6 @@ namespace fluxop::cli {
 
 void add_version_command(CLI::App& app);
 void add_kustomize_command(CLI::App& app);
+void add_build_command(CLI::App& app);
 
 }  // namespace fluxop::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
   fluxop::cli::add_version_command(app);
   fluxop::cli::add_kustomize_command(app);
+  fluxop::cli::add_build_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# `fluxopctl build`: file, -f and stdin input, -o json, --output-dir, -v, the
+# order in which the distribution is chosen (flag, instance artifact, cache,
+# FLUXOPCTL_DISTRIBUTION), and errors as one line on stderr, exit 1, nothing
+# on stdout. Renders from the small distribution under tests/cli/distribution.
+set -uo pipefail
+bin=$1
+root=$2
+dist=$root/tests/cli/distribution
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# No distribution from the machine running the test.
+export HOME=$work/home
+unset XDG_CACHE_HOME FLUXOPCTL_DISTRIBUTION
+
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL $*"
+  sed 's/^/  stdout: /' "$work/out" | head -5
+  sed 's/^/  stderr: /' "$work/err" | head -5
+}
+
+check() {  # check NAME EXPECTED_EXIT [quiet: one stderr line, empty stdout] -- command...
+  local name=$1 want=$2 quiet=$3
+  shift 4
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$name: exit $got (want $want)"
+  elif [ "$quiet" = quiet ] && { [ -s "$work/out" ] || [ "$(wc -l <"$work/err")" -ne 1 ]; }; then
+    fail "$name: wants one line on stderr and nothing on stdout"
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+expect_err() {  # expect_err NAME EXTENDED_REGEX: the last command's stderr matches
+  if grep -qE -- "$2" "$work/err"; then passed=$((passed + 1)); else fail "$1: stderr lacks /$2/"; fi
+}
+
+instance() {  # instance FILE [SPEC LINES...]: a FluxInstance with extra spec lines
+  local file=$1
+  shift
+  {
+    printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n'
+    printf 'spec:\n  distribution:\n    version: "2.x"\n    registry: ghcr.io/fluxcd\n'
+    printf '  %s\n' "$@"
+  } >"$work/$file"
+}
+
+# --- usage -------------------------------------------------------------------
+check "build --help" 0 - -- "$bin" build --help
+grep -q -- "--distribution-artifact" "$work/out" || fail "build --help lacks --distribution-artifact"
+instance minimal.yaml
+check "no file" 2 - -- "$bin" build
+check "file and -f" 2 - -- "$bin" build "$work/minimal.yaml" -f "$work/minimal.yaml"
+check "bad -o" 2 - -- "$bin" build -o xml "$work/minimal.yaml"
+check "unknown flag" 2 - -- "$bin" build --bogus "$work/minimal.yaml"
+
+# --- instance errors, before any distribution is needed ----------------------
+printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: [\n' >"$work/bad.yaml"
+check "malformed yaml" 1 quiet -- "$bin" build "$work/bad.yaml" --distribution-artifact "$dist"
+expect_err "malformed yaml" "^error: $work/bad.yaml:[0-9]+:[0-9]+: "
+instance unknown.yaml 'cluster:' '  networkPolcy: false'
+check "unknown field" 1 quiet -- "$bin" build "$work/unknown.yaml" --distribution-artifact "$dist"
+expect_err "unknown field" "^error: $work/unknown.yaml: \.spec\.cluster\.networkPolcy: "
+instance enum.yaml 'cluster:' '  type: mainframe'
+check "bad enum" 1 quiet -- "$bin" build "$work/enum.yaml" --distribution-artifact "$dist"
+expect_err "bad enum" "^error: $work/enum.yaml: \.spec\.cluster\.type: "
+check "missing file" 1 quiet -- "$bin" build "$work/nope.yaml" --distribution-artifact "$dist"
+expect_err "missing file" "^error: $work/nope.yaml: "
+
+# --- distribution errors ---------------------------------------------------------
+check "no distribution" 1 quiet -- "$bin" build "$work/minimal.yaml"
+expect_err "no distribution" "^error: no Flux distribution: .*--distribution-artifact DIR.*FLUXOPCTL_DISTRIBUTION"
+check "oci flag" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact oci://ghcr.io/x/y:latest
+expect_err "oci flag" "^error: --distribution-artifact: oci://ghcr.io/x/y:latest: oci:// artifacts are not supported yet"
+check "flag not a distribution" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work"
+expect_err "flag not a distribution" "^error: --distribution-artifact: $work/flux: not a directory"
+instance nomatch.yaml
+sed -i 's/version: "2.x"/version: "3.x"/' "$work/nomatch.yaml"
+check "no matching version" 1 quiet -- "$bin" build "$work/nomatch.yaml" --distribution-artifact "$dist"
+expect_err "no matching version" "^error: $work/nomatch.yaml: \.spec\.distribution\.version: "
+
+# --- rendering -------------------------------------------------------------------
+check "file" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+cp "$work/out" "$work/file.out"
+[ "$(head -1 "$work/file.out")" = "---" ] || fail "stream does not start with ---"
+grep -q '^kind: Deployment$' "$work/file.out" || fail "no Deployment rendered"
+expect_err "file" "^using distribution $dist \(Flux v[0-9.]+\)$"
+[ "$(wc -l <"$work/err")" -eq 1 ] || fail "stderr of a build is one line"
+check "-f" 0 - -- "$bin" build -f "$work/minimal.yaml" --distribution-artifact "file://$dist"
+cmp -s "$work/out" "$work/file.out" || fail "-f FILE and FILE differ"
+check "stdin -" 0 - -- "$bin" build - --distribution-artifact "$dist" <"$work/minimal.yaml"
+cmp -s "$work/out" "$work/file.out" || fail "stdin (-) and FILE differ"
+check "stdin -f -" 0 - -- "$bin" build -f - --distribution-artifact "$dist" <"$work/minimal.yaml"
+cmp -s "$work/out" "$work/file.out" || fail "stdin (-f -) and FILE differ"
+check "-v" 0 - -- "$bin" build -v "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_err "-v" '^revision: v[0-9.]+@sha256:[0-9a-f]{64}$'
+check "allow unknown fields" 0 - -- "$bin" build --allow-unknown-fields "$work/unknown.yaml" \
+  --distribution-artifact "$dist"
+expect_err "allow unknown fields" "^warning: $work/unknown.yaml: \.spec\.cluster\.networkPolcy: "
+
+check "-o json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist"
+objects=$(grep -c '^---$' "$work/file.out")
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kind"]=="List"
+assert len(d["items"]) == int(sys.argv[2])' "$work/out" "$objects" 2>/dev/null || fail "-o json is no List of every object"
+
+instance badpatch.yaml 'kustomize:' '  patches:' '  - target:' '      kind: Deployment' \
+  '    patch: |' '      - op: replace' '        path: /spec/no/such/path' '        value: 1'
+check "patch that does not apply" 1 quiet -- "$bin" build "$work/badpatch.yaml" --distribution-artifact "$dist"
+
+# --- --output-dir ------------------------------------------------------------------
+out_dir=$work/rendered/flux
+check "--output-dir" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+[ ! -s "$work/out" ] || fail "--output-dir prints to stdout"
+[ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq "$objects" ] || fail "--output-dir: not one file per object"
+[ -f "$out_dir/namespace-flux-system.yaml" ] || fail "--output-dir: no namespace-flux-system.yaml"
+ls "$out_dir" | grep -q '^deployment-flux-system-source-controller\.yaml$' ||
+  fail "--output-dir: no deployment-flux-system-source-controller.yaml"
+cat "$out_dir"/*.yaml | sort >"$work/dir.sorted"
+grep -v '^---$' "$work/file.out" | sort | cmp -s - "$work/dir.sorted" || fail "--output-dir files differ from the stream"
+check "--output-dir again" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+check "--output-dir json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+[ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq 0 ] || fail "--output-dir: files of the earlier build stay"
+[ "$(find "$out_dir" -name '*.json' | wc -l)" -eq "$objects" ] || fail "--output-dir -o json: not one file per object"
+touch "$work/rendered/mine.txt"
+check "--output-dir with other files" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$work/rendered"
+expect_err "--output-dir with other files" "^error: $work/rendered: holds "
+[ -f "$work/rendered/mine.txt" ] || fail "--output-dir removed a file it did not write"
+
+# --- where the distribution comes from -----------------------------------------------
+cache=$HOME/.cache/fluxopctl/distribution
+mkdir -p "${cache%/*}" "$work/env"
+cp -R "$dist" "$cache"
+cp -R "$dist/." "$work/env"
+instance artifact.yaml
+sed -i 's|registry: ghcr.io/fluxcd|&\n    artifact: oci://ghcr.io/x/manifests:latest|' "$work/artifact.yaml"
+export FLUXOPCTL_DISTRIBUTION=$work/env
+check "cache before env" 0 - -- "$bin" build "$work/minimal.yaml"
+expect_err "cache before env" "^using distribution $cache \("
+check "flag before cache" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_err "flag before cache" "^using distribution $dist \("
+check "instance artifact before cache" 1 quiet -- "$bin" build "$work/artifact.yaml"
+expect_err "instance artifact before cache" "^error: $work/artifact.yaml: \.spec\.distribution\.artifact: oci://ghcr.io/x/manifests:latest: oci:// artifacts are not supported yet"
+check "flag before instance artifact" 0 - -- "$bin" build "$work/artifact.yaml" --distribution-artifact "$dist"
+check "env without cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
+expect_err "env without cache" "^using distribution $work/env \("
+mkdir -p "$work/xdg/fluxopctl"
+cp -R "$dist" "$work/xdg/fluxopctl/distribution"
+check "XDG cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
+expect_err "XDG cache" "^using distribution $work/xdg/fluxopctl/distribution \("
+cmp -s "$work/out" "$work/file.out" || fail "the cache renders differently from the flag"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
