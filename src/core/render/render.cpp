@@ -1,7 +1,6 @@
 #include "core/render/render.h"
 
 #include <algorithm>
-#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -28,25 +27,16 @@ using yaml::Node;
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kComponents = {
-    "source-controller",       "kustomize-controller",       "helm-controller",
-    "notification-controller", "image-reflector-controller", "image-automation-controller",
-    "source-watcher"};
-
 bool has(const std::vector<std::string>& list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// The instance rules have checked the names; this checks the version.
 void check_components(const instance::FluxInstance& flux, const distribution::Version& version) {
-  if (flux.components.empty()) throw Error(flux.file + ": .spec.components: must not be empty");
   for (std::size_t i = 0; i < flux.components.size(); ++i) {
-    const std::string& component = flux.components[i];
-    std::string field = flux.file + ": .spec.components[" + std::to_string(i) + "]: ";
-    if (std::find(kComponents.begin(), kComponents.end(), component) == kComponents.end()) {
-      throw Error(field + "unknown component " + component);
-    }
-    if (component == "source-watcher" && version.major == 2 && version.minor < 7) {
-      throw Error(field + "source-watcher needs Flux 2.7.0 or later, not " + version.original);
+    if (flux.components[i] == "source-watcher" && version.major == 2 && version.minor < 7) {
+      throw Error(flux.file + ": .spec.components[" + std::to_string(i) +
+                  "]: source-watcher needs Flux 2.7.0 or later, not " + version.original);
     }
   }
 }

@@ -69,15 +69,12 @@ WorkloadIdentity workload_identity(const instance::FluxInstance& flux,
     }
     return result;
   }
-  if (cluster.multitenant_workload_identity && !cluster.object_level_workload_identity) {
-    refuse(flux, "objectLevelWorkloadIdentity",
-           "must be true when .spec.cluster.multitenantWorkloadIdentity is true");
-  }
   // From 2.7 the gate's default varies by version: always set it explicitly.
   controllers.push_back("helm-controller");
   result.patches.push_back(feature_gate(controllers, cluster.object_level_workload_identity));
   result.drop_token_permission = !cluster.object_level_workload_identity;
-  if (cluster.object_level_workload_identity && cluster.multitenant_workload_identity) {
+  // The instance rules refuse multitenantWorkloadIdentity without objectLevelWorkloadIdentity.
+  if (cluster.multitenant_workload_identity) {
     std::vector<Node> accounts = tenant_service_accounts(cluster);
     result.patches.insert(result.patches.end(), accounts.begin(), accounts.end());
   }
