@@ -5,13 +5,23 @@ _fluxopctl() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   command=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "kustomize version --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "build kustomize version --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
     -o|--output) COMPREPLY=($(compgen -W "yaml json" -- "$cur")); return ;;
+    --distribution-artifact|--output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    -f|--filename) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$command" in
+    build)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
+          --allow-unknown-fields -v --verbose -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
     kustomize)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-o --output -h --help" -- "$cur"))
