@@ -83,9 +83,10 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
   return text;
 }
 
-// Writes the kustomization tree of the instance into `workspace`.
-void lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
-             const distribution::Distribution& dist, const distribution::Version& version) {
+// Writes the kustomization tree of the instance into `workspace`; returns the
+// index of the first user patch in the instance kustomization's patches.
+std::size_t lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
+                    const distribution::Distribution& dist, const distribution::Version& version) {
   std::string manifests = dist.manifests_dir(version) + "/";
   WorkloadIdentity identity = workload_identity(flux, version);
 
@@ -96,9 +97,11 @@ void lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
 
   std::vector<distribution::ComponentImage> images =
       distribution::manifest_images(dist, version, flux.distribution.registry, flux.components);
-  workspace.write("kustomization.yaml",
-                  yaml::emit(instance_kustomization(flux.ns, flux.components, layout, images,
-                                                    instance_patches(flux, version, identity))));
+  std::vector<Node> patches = instance_patches(flux, version, identity);
+  // The node selector patch comes first.
+  std::size_t first_user_patch = 1 + patches.size() - flux.patches.size();
+  workspace.write("kustomization.yaml", yaml::emit(instance_kustomization(
+                                            flux.ns, flux.components, layout, images, patches)));
   workspace.write("namespace.yaml", namespace_manifest(flux.ns));
   workspace.write("annotations.yaml", annotations_transformer());
   workspace.write("labels.yaml", labels_transformer(flux.ns, version.original));
@@ -129,16 +132,31 @@ void lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
                       yaml::read_file(manifests + component + ".yaml"));
     }
   }
+  return first_user_patch;
+}
+
+// An error of the instance kustomization's patches[index], as the field of
+// the user patch it comes from; other errors as they are.
+std::string name_user_patch(const std::string& message, std::size_t first_user_patch) {
+  constexpr std::string_view kPrefix = "kustomization.yaml: patches[";
+  if (!message.starts_with(kPrefix)) return message;
+  std::size_t end = message.find("]: ", kPrefix.size());
+  if (end == std::string::npos) return message;
+  std::size_t index = std::stoul(message.substr(kPrefix.size(), end - kPrefix.size()));
+  if (index < first_user_patch) return message;
+  return ".spec.kustomize.patches[" + std::to_string(index - first_user_patch) +
+         "]: " + message.substr(end + 3);
 }
 
 std::vector<Node> build(const Workspace& workspace, const instance::FluxInstance& flux,
-                        const distribution::Version& version) {
+                        const distribution::Version& version, std::size_t first_user_patch) {
   kustomize::ResourceList resources;
   try {
     resources = kustomize::build(workspace.dir());
   } catch (const Error& error) {
     std::string message = replace_all(error.what(), workspace.dir() + "/", "");
-    throw Error(flux.file + ": rendering Flux " + version.original + ": " + message);
+    throw Error(flux.file + ": " + name_user_patch(message, first_user_patch) +
+                " (rendering Flux " + version.original + ")");
   }
   std::vector<Node> objects;
   objects.reserve(resources.size());
@@ -158,10 +176,10 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
   check_components(flux, version);
 
   Workspace workspace;
-  lay_out(workspace, flux, dist, version);
+  std::size_t first_user_patch = lay_out(workspace, flux, dist, version);
   Rendered rendered;
   rendered.version = version.original;
-  rendered.objects = build(workspace, flux, version);
+  rendered.objects = build(workspace, flux, version, first_user_patch);
   rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
 
   sort_for_apply(rendered.objects);

@@ -147,7 +147,7 @@ TEST_CASE("render: errors name the instance file and field") {
       "  kustomize:\n    patches:\n    - target:\n        kind: Deployment\n"
       "      patch: |\n        - op: replace\n          path: /spec/missing/field\n"
       "          value: x\n");
-  CHECK(patch_error.starts_with("instance.yaml: "));
+  CHECK(patch_error.starts_with("instance.yaml: .spec.kustomize.patches[0]: "));
   CHECK(patch_error.find("/spec/missing/field") != std::string::npos);
 }
 
