@@ -1,8 +1,8 @@
 #include "core/render/render.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
