@@ -100,7 +100,8 @@ std::string expect_string(const Node& node, std::string_view path, const Diagnos
 void expect_one_of(std::string_view value, std::span<const std::string_view> allowed,
                    std::string_view path, const Diagnostics& diagnostics) {
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-    diagnostics.fail(path, "must be one of " + join(allowed));
+    diagnostics.fail(path,
+                     "must be one of " + join(allowed) + ", not \"" + std::string(value) + "\"");
   }
 }
 

@@ -140,8 +140,9 @@ std::chrono::nanoseconds read_interval(MapReader& sync) {
   std::optional<std::chrono::nanoseconds> interval;
   if (std::regex_match(text, kPattern)) interval = parse_go_duration(text);
   if (!interval) {
-    sync.diagnostics().fail(sync.path_of("interval"),
-                            "must be a duration such as 1m, 30s or 1h30m, in ms, s, m or h");
+    sync.diagnostics().fail(
+        sync.path_of("interval"),
+        "must be a duration such as 1m, 30s or 1h30m, in ms, s, m or h, not \"" + text + "\"");
   }
   return *interval;
 }

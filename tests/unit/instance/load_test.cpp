@@ -196,9 +196,10 @@ TEST_CASE("a file must hold exactly one document") {
                        (path + ": expected one FluxInstance document, found 0").c_str(), Error);
   // Errors in the document name the file.
   dir.write("flux.yaml", std::string(kMinimal) + "  cluster: {size: xl}\n");
-  CHECK_THROWS_WITH_AS(load_instance_file(path, {}, warnings),
-                       (path + ": .spec.cluster.size: must be one of small, medium, large").c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      load_instance_file(path, {}, warnings),
+      (path + ": .spec.cluster.size: must be one of small, medium, large, not \"xl\"").c_str(),
+      Error);
   CHECK_THROWS_AS(load_instance_file((dir.path() / "missing.yaml").string(), {}, warnings), Error);
 }
 

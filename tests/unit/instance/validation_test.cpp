@@ -103,24 +103,30 @@ TEST_CASE("every enum is checked") {
       "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n";
   CHECK(error_of(header + "spec: {distribution: {version: 2.x, registry: r, variant: alpine}}\n") ==
         "instance.yaml: .spec.distribution.variant: must be one of upstream-alpine, "
-        "enterprise-alpine, enterprise-distroless, enterprise-distroless-fips");
+        "enterprise-alpine, enterprise-distroless, enterprise-distroless-fips, not \"alpine\"");
   CHECK(error_with("  components: [source-controller, flux-operator]\n") ==
         "instance.yaml: .spec.components[1]: must be one of source-controller, "
         "kustomize-controller, helm-controller, notification-controller, "
-        "image-reflector-controller, image-automation-controller, source-watcher");
+        "image-reflector-controller, image-automation-controller, source-watcher, not "
+        "\"flux-operator\"");
   CHECK(error_with("  cluster: {type: eks}\n") ==
-        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp");
+        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp, "
+        "not \"eks\"");
   CHECK(error_with("  cluster: {type: \"\"}\n") ==
-        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp");
+        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, aws, azure, gcp, "
+        "not \"\"");
   CHECK(error_with("  cluster: {size: huge}\n") ==
-        "instance.yaml: .spec.cluster.size: must be one of small, medium, large");
-  CHECK(error_with("  sharding: {shards: [a], storage: disk}\n") ==
-        "instance.yaml: .spec.sharding.storage: must be one of ephemeral, persistent");
+        "instance.yaml: .spec.cluster.size: must be one of small, medium, large, not \"huge\"");
+  CHECK(
+      error_with("  sharding: {shards: [a], storage: disk}\n") ==
+      "instance.yaml: .spec.sharding.storage: must be one of ephemeral, persistent, not \"disk\"");
   std::string sync(kSync);
   CHECK(error_with(sync.replace(sync.find("GitRepository"), 13, "HelmRepository")) ==
-        "instance.yaml: .spec.sync.kind: must be one of OCIRepository, GitRepository, Bucket");
+        "instance.yaml: .spec.sync.kind: must be one of OCIRepository, GitRepository, Bucket, not "
+        "\"HelmRepository\"");
   CHECK(error_with(std::string(kSync) + "    provider: gitlab\n") ==
-        "instance.yaml: .spec.sync.provider: must be one of generic, aws, azure, gcp, github");
+        "instance.yaml: .spec.sync.provider: must be one of generic, aws, azure, gcp, github, not "
+        "\"gitlab\"");
   for (std::string_view valid : {"kubernetes", "openshift", "aws", "azure", "gcp"}) {
     CHECK(load_minimal_with("  cluster: {type: " + std::string(valid) + "}\n").cluster.type ==
           valid);
@@ -143,7 +149,8 @@ TEST_CASE("patterns and limits") {
     CHECK_MESSAGE(
         error_with(std::string(kSync) + "    interval: \"" + std::string(interval) + "\"\n") ==
             "instance.yaml: .spec.sync.interval: must be a duration such as 1m, 30s or "
-            "1h30m, in ms, s, m or h",
+            "1h30m, in ms, s, m or h, not \"" +
+                std::string(interval) + "\"",
         interval);
   }
   CHECK(error_with(std::string(kSync) + "    name: " + std::string(64, 'a') + "\n") ==
@@ -274,7 +281,7 @@ TEST_CASE("allow_unknown_fields turns unknown fields into warnings") {
   CHECK_THROWS_WITH_AS(load(std::string(kMinimal) + "  extra: 1\n  cluster: {type: eks}\n",
                             warnings, LoadOptions{.allow_unknown_fields = true}),
                        "instance.yaml: .spec.cluster.type: must be one of kubernetes, openshift, "
-                       "aws, azure, gcp",
+                       "aws, azure, gcp, not \"eks\"",
                        Error);
 }
 
