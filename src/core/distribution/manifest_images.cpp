@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/yaml/parse.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -17,7 +18,8 @@ bool is_tag_char(char c) {
 std::string deployment_image(const std::string& path) {
   std::string image;
   bool found = false;
-  for (const yaml::Node& doc : yaml::parse_documents(yaml::read_file(path), path)) {
+  for (const yaml::Node& doc :
+       yaml::user_parse_cache().parse_documents(yaml::read_file(path), path)) {
     if (!doc.is_map() || doc.string_at({"kind"}) != "Deployment") continue;
     std::string where = path + ": Deployment " + doc.string_at({"metadata", "name"});
     const yaml::Node* containers = doc.find({"spec", "template", "spec", "containers"});

@@ -17,7 +17,7 @@
 #include "core/kustomize/patches.h"
 #include "core/kustomize/scope.h"
 #include "core/kustomize/string_annotations.h"
-#include "core/yaml/parse.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::kustomize {
 
@@ -88,7 +88,7 @@ void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, 
 
 ResourceList load_file(const Context& ctx, const std::string& entry, const std::string& field) {
   std::string path = (fs::path(ctx.dir) / entry).lexically_normal().string();
-  auto docs = yaml::parse_documents(ctx.read(entry, field), path);
+  auto docs = yaml::user_parse_cache().parse_documents(ctx.read(entry, field), path);
   ResourceList out;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (!docs[i].is_null()) add_object(out, std::move(docs[i]), path, static_cast<int>(i));

@@ -14,7 +14,7 @@
 #include "core/render/generated.h"
 #include "core/render/kustomization.h"
 #include "core/render/profiles.h"
-#include "core/render/revision.h"
+#include "core/digest.h"
 #include "core/render/shard.h"
 #include "core/render/workload_identity.h"
 #include "core/render/workspace.h"

@@ -124,7 +124,20 @@ ScalarAnalysis analyze(std::string_view s) {
 
 // The style yaml.v2 writes a string in: what the encoder asks for, then
 // downgraded by what the emitter allows.
+// Words such as "flux-system" or "apps/v1": nothing in them needs quoting
+// unless yaml.v2 reads them as a bool or null ("yes", "on", "null").
+bool is_plain_word(std::string_view s) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (s.empty() || !letter(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return letter(c) || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
 Style string_style(std::string_view s, bool simple_key) {
+  if (is_plain_word(s)) {
+    return s.size() <= 5 && plain_is_non_string_v2(s) ? Style::DoubleQuoted : Style::Plain;
+  }
   ScalarAnalysis a = analyze(s);
   Style style = s.find('\n') != std::string_view::npos ? Style::Literal
                 : plain_is_non_string_v2(s)            ? Style::DoubleQuoted
@@ -140,6 +153,14 @@ Style string_style(std::string_view s, bool simple_key) {
 }
 
 // ---- The emitter ---------------------------------------------------------
+
+// `text`, or its repair into `storage` when it is not valid UTF-8 (nodes
+// built in code may hold anything; what the parser reads is valid).
+std::string_view valid_text(const std::string& text, std::string& storage) {
+  if (!first_invalid_utf8(text)) return text;
+  storage = to_valid_utf8(text);
+  return storage;
+}
 
 class Emitter {
  public:
@@ -189,8 +210,9 @@ class Emitter {
     });
     for (const Node::Entry* entry : sorted) {
       write_indent(indent);
-      std::string key = to_valid_utf8(entry->first);
-      if (key.size() > kMaxSimpleKeyLength || key.find('\n') != std::string::npos) {
+      std::string repaired;
+      std::string_view key = valid_text(entry->first, repaired);
+      if (key.size() > kMaxSimpleKeyLength || key.find('\n') != std::string_view::npos) {
         complex_key(key, entry->second, indent);
         continue;
       }
@@ -203,7 +225,7 @@ class Emitter {
   }
 
   // Keys too long or multi-line for the "key: value" form.
-  void complex_key(const std::string& key, const Node& value, int indent) {
+  void complex_key(std::string_view key, const Node& value, int indent) {
     write_indicator("?", true, false, true);
     scalar(key, string_style(key, false), indent + kIndent, false);
     write_indent(indent);
@@ -226,7 +248,8 @@ class Emitter {
 
   void typed_scalar(const Node& node, int indent) {
     if (node.tag() == Tag::String) {
-      std::string text = to_valid_utf8(node.text());
+      std::string repaired;
+      std::string_view text = valid_text(node.text(), repaired);
       return scalar(text, string_style(text, false), indent, false);
     }
     std::string text = canonical_text(node);
@@ -252,6 +275,13 @@ class Emitter {
 
   void plain(std::string_view s, int indent, bool allow_breaks) {
     if (!whitespace_) put(' ');
+    if (s.find(' ') == std::string_view::npos) {  // nowhere to fold: write it whole
+      out_.append(s);
+      column_ += static_cast<int>(
+          std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+      whitespace_ = indention_ = false;
+      return;
+    }
     bool spaces = false;
     for (std::size_t i = 0; i < s.size();) {
       if (s[i] == ' ') {
@@ -508,17 +538,18 @@ std::u32string runes(std::string_view s) {
 bool is_rune_digit(char32_t r) { return r >= '0' && r <= '9'; }
 
 // yaml.v2's key order: letters after other characters, and runs of digits
-// compared by their numeric value.
-bool Emitter::key_less(std::string_view a_text, std::string_view b_text) {
-  std::u32string a = runes(a_text), b = runes(b_text);
+// compared by their numeric value. `S` is a sequence of code points.
+template <typename S>
+bool yaml_v2_less(const S& a, const S& b) {
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (a[i] == b[i]) continue;
-    bool al = is_letter(a[i]), bl = is_letter(b[i]);
-    if (al && bl) return a[i] < b[i];
+    auto ar = static_cast<char32_t>(a[i]), br = static_cast<char32_t>(b[i]);
+    bool al = is_letter(ar), bl = is_letter(br);
+    if (al && bl) return ar < br;
     if (al || bl) return bl;
     std::int64_t an = 0, bn = 0;
-    if (a[i] == '0' || b[i] == '0') {
-      for (std::size_t j = i; j-- > 0 && is_rune_digit(a[j]);) {
+    if (ar == '0' || br == '0') {
+      for (std::size_t j = i; j-- > 0 && is_rune_digit(static_cast<char32_t>(a[j]));) {
         if (a[j] != '0') {
           an = bn = 1;
           break;
@@ -531,13 +562,27 @@ bool Emitter::key_less(std::string_view a_text, std::string_view b_text) {
       return n > (kMax - 9) / 10 ? kMax : n * 10 + (digit - '0');
     };
     std::size_t ai = i, bi = i;
-    for (; ai < a.size() && is_rune_digit(a[ai]); ++ai) an = accumulate(an, a[ai]);
-    for (; bi < b.size() && is_rune_digit(b[bi]); ++bi) bn = accumulate(bn, b[bi]);
+    for (; ai < a.size() && is_rune_digit(static_cast<char32_t>(a[ai])); ++ai) {
+      an = accumulate(an, static_cast<char32_t>(a[ai]));
+    }
+    for (; bi < b.size() && is_rune_digit(static_cast<char32_t>(b[bi])); ++bi) {
+      bn = accumulate(bn, static_cast<char32_t>(b[bi]));
+    }
     if (an != bn) return an < bn;
     if (ai != bi) return ai < bi;
-    return a[i] < b[i];
+    return ar < br;
   }
   return a.size() < b.size();
+}
+
+bool is_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c & 0x80) == 0; });
+}
+
+bool Emitter::key_less(std::string_view a, std::string_view b) {
+  // Kubernetes keys are ASCII: compare their bytes as code points directly.
+  if (is_ascii(a) && is_ascii(b)) return yaml_v2_less(a, b);
+  return yaml_v2_less(runes(a), runes(b));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/render/revision.h"
+#include "core/digest.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::render {

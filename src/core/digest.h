@@ -1,12 +1,12 @@
-// The content digest upstream's builder records as an instance's revision.
+// Content digests (SHA-256 through OpenSSL's libcrypto).
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace fluxop::render {
+namespace fluxop {
 
 // "sha256:<64 lowercase hex digits>" of `data`.
 std::string sha256_digest(std::string_view data);
 
-}  // namespace fluxop::render
+}  // namespace fluxop

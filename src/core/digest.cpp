@@ -1,10 +1,10 @@
-#include "core/render/revision.h"
+#include "core/digest.h"
 
 #include <openssl/evp.h>
 
 #include "core/error.h"
 
-namespace fluxop::render {
+namespace fluxop {
 
 std::string sha256_digest(std::string_view data) {
   unsigned char hash[EVP_MAX_MD_SIZE];
@@ -21,4 +21,4 @@ std::string sha256_digest(std::string_view data) {
   return digest;
 }
 
-}  // namespace fluxop::render
+}  // namespace fluxop

@@ -1,0 +1,226 @@
+#include "core/yaml/parse_cache.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "core/digest.h"
+#include "core/yaml/parse.h"
+
+namespace fluxop::yaml {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bumped whenever the encoding or what the parser produces changes.
+constexpr std::string_view kMagic = "fluxopctl-parsed-yaml 1\n";
+
+void put_varint(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out += static_cast<char>((value & 0x7F) | 0x80);
+    value >>= 7;
+  }
+  out += static_cast<char>(value);
+}
+
+void put_text(std::string& out, std::string_view text) {
+  put_varint(out, text.size());
+  out.append(text);
+}
+
+void put_node(std::string& out, const Node& node) {
+  out += static_cast<char>(node.kind());
+  put_varint(out, static_cast<std::uint64_t>(node.mark.line));
+  put_varint(out, static_cast<std::uint64_t>(node.mark.column));
+  switch (node.kind()) {
+    case Node::Kind::Null:
+      return put_text(out, node.null_form());
+    case Node::Kind::Scalar:
+      out += static_cast<char>(node.tag());
+      out += static_cast<char>(node.style());
+      return put_text(out, node.text());
+    case Node::Kind::Sequence:
+      put_varint(out, node.size());
+      for (const Node& item : node.items()) put_node(out, item);
+      return;
+    case Node::Kind::Map:
+      put_varint(out, node.size());
+      for (const auto& [key, value] : node.entries()) {
+        put_text(out, key);
+        put_node(out, value);
+      }
+      return;
+  }
+}
+
+// Reads the encoding back; every read is bounds-checked, so a damaged entry
+// fails instead of reading past the end.
+class Decoder {
+ public:
+  explicit Decoder(std::string_view data) : data_(data) {}
+
+  bool at_end() const { return pos_ == data_.size(); }
+
+  std::optional<std::uint64_t> varint() {
+    std::uint64_t value = 0;
+    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
+      auto byte = static_cast<unsigned char>(data_[pos_++]);
+      value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> text() {
+    auto size = varint();
+    if (!size || *size > data_.size() - pos_) return std::nullopt;
+    std::string out(data_.substr(pos_, *size));
+    pos_ += *size;
+    return out;
+  }
+
+  std::optional<int> byte(int limit) {
+    if (pos_ >= data_.size()) return std::nullopt;
+    int value = static_cast<unsigned char>(data_[pos_++]);
+    return value <= limit ? std::optional(value) : std::nullopt;
+  }
+
+  std::optional<Node> node(int depth = 0) {
+    auto kind = byte(static_cast<int>(Node::Kind::Map));
+    auto line = varint();
+    auto column = varint();
+    if (!kind || !line || !column || depth > 10000) return std::nullopt;
+    auto node = body(static_cast<Node::Kind>(*kind), depth);
+    if (node) node->mark = {static_cast<int>(*line), static_cast<int>(*column)};
+    return node;
+  }
+
+ private:
+  std::optional<Node> body(Node::Kind kind, int depth) {
+    switch (kind) {
+      case Node::Kind::Null: {
+        auto written = text();
+        return written ? std::optional(Node::null(std::move(*written))) : std::nullopt;
+      }
+      case Node::Kind::Scalar: {
+        auto tag = byte(static_cast<int>(Tag::Timestamp));
+        auto style = byte(static_cast<int>(Style::Folded));
+        auto value = text();
+        if (!tag || !style || !value) return std::nullopt;
+        return Node::scalar(std::move(*value), static_cast<Tag>(*tag), static_cast<Style>(*style));
+      }
+      case Node::Kind::Sequence:
+        return collection(Node::sequence(), depth, false);
+      case Node::Kind::Map:
+        return collection(Node::map(), depth, true);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Node> collection(Node out, int depth, bool is_map) {
+    auto count = varint();
+    if (!count || *count > data_.size() - pos_) return std::nullopt;
+    for (std::uint64_t i = 0; i < *count; ++i) {
+      std::optional<std::string> key;
+      if (is_map && !(key = text())) return std::nullopt;
+      auto child = node(depth + 1);
+      if (!child) return std::nullopt;
+      if (is_map) {
+        out.entries().emplace_back(std::move(*key), std::move(*child));
+      } else {
+        out.push_back(std::move(*child));
+      }
+    }
+    return std::optional<Node>(std::move(out));
+  }
+
+  std::string_view data_;
+  std::size_t pos_ = 0;
+};
+
+std::optional<std::string> read_entry(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// Written next to its final name and renamed, so readers never see half an
+// entry and concurrent runs at worst write the same bytes twice.
+void write_entry(const fs::path& path, const std::string& data) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path temporary = path;
+  temporary += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!(out << data)) {
+      fs::remove(temporary, ec);
+      return;
+    }
+  }
+  fs::rename(temporary, path, ec);
+  if (ec) fs::remove(temporary, ec);
+}
+
+}  // namespace
+
+std::string encode_documents(const std::vector<Node>& documents) {
+  std::string out(kMagic);
+  put_varint(out, documents.size());
+  for (const Node& doc : documents) put_node(out, doc);
+  return out;
+}
+
+std::optional<std::vector<Node>> decode_documents(std::string_view data) {
+  if (data.substr(0, kMagic.size()) != kMagic) return std::nullopt;
+  Decoder decoder(data.substr(kMagic.size()));
+  auto count = decoder.varint();
+  if (!count || *count > data.size()) return std::nullopt;
+  std::vector<Node> documents;
+  for (std::uint64_t i = 0; i < *count; ++i) {
+    auto doc = decoder.node();
+    if (!doc) return std::nullopt;
+    documents.push_back(std::move(*doc));
+  }
+  if (!decoder.at_end()) return std::nullopt;
+  return documents;
+}
+
+ParseCache::ParseCache(fs::path dir) : dir_(std::move(dir)) {}
+
+std::vector<Node> ParseCache::parse_documents(std::string_view text,
+                                              std::string_view source) const {
+  if (dir_.empty() || text.size() < kMinimumSize) return yaml::parse_documents(text, source);
+  std::string digest = sha256_digest(text);
+  fs::path entry = dir_ / digest.substr(digest.find(':') + 1);
+  if (auto data = read_entry(entry)) {
+    if (auto documents = decode_documents(*data)) return std::move(*documents);
+  }
+  auto documents = yaml::parse_documents(text, source);
+  write_entry(entry, encode_documents(documents));
+  return documents;
+}
+
+const ParseCache& user_parse_cache() {
+  static const ParseCache cache = [] {
+    if (std::getenv("FLUXOPCTL_NO_PARSE_CACHE")) return ParseCache({});
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+      return ParseCache(fs::path(xdg) / "fluxopctl" / "parsed");
+    }
+    if (const char* home = std::getenv("HOME"); home && *home) {
+      return ParseCache(fs::path(home) / ".cache" / "fluxopctl" / "parsed");
+    }
+    return ParseCache({});
+  }();
+  return cache;
+}
+
+}  // namespace fluxop::yaml

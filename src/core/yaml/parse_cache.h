@@ -1,0 +1,44 @@
+// Parsed YAML kept on disk, keyed by the SHA-256 of the text. The Flux
+// manifests are read on every build and yaml-cpp spends most of a build's
+// time on them; a cached parse loads in a fraction of that.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/yaml/node.h"
+
+namespace fluxop::yaml {
+
+class ParseCache {
+ public:
+  // Texts smaller than this parse faster than a cache entry loads.
+  static constexpr std::size_t kMinimumSize = 16 * 1024;
+
+  // An empty `dir` disables the cache.
+  explicit ParseCache(std::filesystem::path dir);
+
+  // The documents of `text`, as parse_documents() gives them. A missing or
+  // damaged entry is parsed anew and rewritten; failing to write is not an
+  // error (the cache only saves time).
+  std::vector<Node> parse_documents(std::string_view text, std::string_view source) const;
+
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// The user's cache: $XDG_CACHE_HOME/fluxopctl/parsed, else
+// ~/.cache/fluxopctl/parsed; disabled when FLUXOPCTL_NO_PARSE_CACHE is set.
+const ParseCache& user_parse_cache();
+
+// Encoding of documents for the cache (exposed for tests).
+std::string encode_documents(const std::vector<Node>& documents);
+// nullopt when `data` is not a complete encoding of this format version.
+std::optional<std::vector<Node>> decode_documents(std::string_view data);
+
+}  // namespace fluxop::yaml

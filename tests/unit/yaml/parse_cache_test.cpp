@@ -1,0 +1,91 @@
+#include "core/yaml/parse_cache.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../temp_dir.h"
+#include "core/error.h"
+#include "core/yaml/emit.h"
+#include "core/yaml/parse.h"
+
+namespace {
+
+using fluxop::yaml::Node;
+using fluxop::yaml::ParseCache;
+namespace fs = std::filesystem;
+
+// A text big enough to be cached, with every kind of node.
+std::string big_text() {
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm" + std::to_string(i) +
+            "}\ndata:\n  s: '1000'\n  i: 0x1F\n  f: 1.5\n  b: true\n  n: ~\n  e:\n"
+            "  t: 2001-12-14\n  l: [1, {k: v}, []]\n  m: |\n    multi\n    line\n";
+  }
+  return text;
+}
+
+std::vector<fs::path> entries(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the encoding keeps everything the parser produces") {
+  auto docs = fluxop::yaml::parse_documents(big_text(), "big.yaml");
+  auto decoded = fluxop::yaml::decode_documents(fluxop::yaml::encode_documents(docs));
+  REQUIRE(decoded.has_value());
+  REQUIRE(decoded->size() == docs.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    CHECK((*decoded)[i] == docs[i]);
+    CHECK(fluxop::yaml::emit((*decoded)[i]) == fluxop::yaml::emit(docs[i]));
+  }
+  const Node& n = (*decoded)[3];
+  CHECK(n.find({"data", "n"})->null_form() == "~");
+  CHECK(n.find({"data", "s"})->style() == fluxop::yaml::Style::SingleQuoted);
+  CHECK(n.find({"data", "m"})->mark.line == docs[3].find({"data", "m"})->mark.line);
+}
+
+TEST_CASE("damaged encodings are refused, never read past their end") {
+  std::string data = fluxop::yaml::encode_documents(
+      fluxop::yaml::parse_documents("a: [1, {b: c}]\n---\nd: e\n", "t.yaml"));
+  for (std::size_t cut = 0; cut < data.size(); ++cut) {
+    CHECK_FALSE(fluxop::yaml::decode_documents(data.substr(0, cut)).has_value());
+  }
+  CHECK_FALSE(fluxop::yaml::decode_documents(data + "x").has_value());
+  CHECK_FALSE(fluxop::yaml::decode_documents("not a cache entry").has_value());
+}
+
+TEST_CASE("the cache stores big texts by digest and reads them back") {
+  fluxop::testing::TempDir dir;
+  ParseCache cache(dir.path() / "parsed");
+  std::string text = big_text();
+  auto first = cache.parse_documents(text, "big.yaml");
+  auto stored = entries(dir.path() / "parsed");
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].filename().string().size() == 64);
+  auto second = cache.parse_documents(text, "big.yaml");
+  CHECK(first == second);
+
+  // A damaged entry is parsed anew and rewritten.
+  std::ofstream(stored[0], std::ios::trunc) << "garbage";
+  CHECK(cache.parse_documents(text, "big.yaml") == first);
+  CHECK(fs::file_size(stored[0]) > 100);
+}
+
+TEST_CASE("small texts and parse errors are not cached") {
+  fluxop::testing::TempDir dir;
+  ParseCache cache(dir.path() / "parsed");
+  CHECK(cache.parse_documents("a: 1\n", "small.yaml").size() == 1);
+  CHECK(entries(dir.path() / "parsed").empty());
+  std::string bad = big_text() + "x: [\n";
+  CHECK_THROWS_AS(cache.parse_documents(bad, "bad.yaml"), fluxop::Error);
+  CHECK(entries(dir.path() / "parsed").empty());
+  ParseCache disabled({});
+  CHECK(disabled.parse_documents(big_text(), "big.yaml").size() == 400);
+}
