@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/digest.h"
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
@@ -14,7 +15,6 @@
 #include "core/render/generated.h"
 #include "core/render/kustomization.h"
 #include "core/render/profiles.h"
-#include "core/digest.h"
 #include "core/render/shard.h"
 #include "core/render/workload_identity.h"
 #include "core/render/workspace.h"
