@@ -124,7 +124,7 @@ void run_build(const BuildOptions& options) {
 
   distribution::Distribution dist = distribution::locate(options.distribution_artifact, flux,
                                                          distribution::Environment::current());
-  render::Rendered rendered = render::render(flux, dist);
+  render::Rendered rendered = render::render(flux, dist, {.revision = options.verbose});
 
   // Everything is rendered before anything is printed, so a failure leaves
   // stdout empty.

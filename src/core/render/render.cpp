@@ -166,7 +166,8 @@ std::vector<Node> build(const Workspace& workspace, const instance::FluxInstance
 
 }  // namespace
 
-Rendered render(const instance::FluxInstance& flux, const distribution::Distribution& dist) {
+Rendered render(const instance::FluxInstance& flux, const distribution::Distribution& dist,
+                const RenderOptions& options) {
   distribution::Version version;
   try {
     version = distribution::resolve_version(dist, flux.distribution.version);
@@ -180,7 +181,9 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
   Rendered rendered;
   rendered.version = version.original;
   rendered.objects = build(workspace, flux, version, first_user_patch);
-  rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
+  if (options.revision) {
+    rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
+  }
 
   sort_for_apply(rendered.objects);
   if (flux.common_metadata) {

@@ -16,7 +16,7 @@ namespace fluxop::yaml {
 class ParseCache {
  public:
   // Texts smaller than this parse faster than a cache entry loads.
-  static constexpr std::size_t kMinimumSize = 16 * 1024;
+  static constexpr std::size_t kMinimumSize = 1024;
 
   // An empty `dir` disables the cache.
   explicit ParseCache(std::filesystem::path dir);

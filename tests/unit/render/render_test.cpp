@@ -9,6 +9,7 @@
 #include "../instance/support.h"
 #include "../temp_dir.h"
 #include "core/error.h"
+#include "core/yaml/emit.h"
 
 namespace fluxop::render {
 namespace {
@@ -149,6 +150,13 @@ TEST_CASE("render: errors name the instance file and field") {
       "          value: x\n");
   CHECK(patch_error.starts_with("instance.yaml: .spec.kustomize.patches[0]: "));
   CHECK(patch_error.find("/spec/missing/field") != std::string::npos);
+}
+
+TEST_CASE("render: the revision is computed only when asked") {
+  distribution::Distribution dist(kGolden);
+  Rendered rendered = render(load(std::string(kMinimal)), dist, {.revision = false});
+  CHECK(rendered.revision.empty());
+  CHECK(yaml::emit_stream(rendered.objects) == yaml::emit_stream(render_spec("").objects));
 }
 
 }  // namespace
