@@ -46,6 +46,11 @@ constexpr Stage kStages[] = {
     {"transformers", transform_transformers},
 };
 
+bool is_transformer_field(std::string_view field) {
+  return std::any_of(std::begin(kStages), std::end(kStages),
+                     [&](const Stage& stage) { return stage.field == field; });
+}
+
 // Ids are compared as kustomize does: an empty namespace of a namespaced
 // kind is the "default" namespace.
 bool same_id(const Resource& a, const Resource& b) {
@@ -111,7 +116,7 @@ class Builder {
       throw Error(dir + ": cycle detected: the kustomization includes itself");
     }
     stack_.push_back(key);
-    Kustomization k = load_kustomization(dir);
+    Kustomization k = load_kustomization(dir, is_transformer_field);
     ResourceList resources;
     for (std::string_view list : {"resources", "bases"}) {
       if (const yaml::Node* entries = k.spec.get(list)) {

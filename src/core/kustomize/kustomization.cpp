@@ -19,11 +19,9 @@ namespace {
 constexpr std::array<std::string_view, 3> kFileNames = {"kustomization.yaml", "kustomization.yml",
                                                         "Kustomization"};
 
-constexpr std::array<std::string_view, 17> kSupportedFields = {
-    "apiVersion",        "kind",       "metadata",     "resources", "bases",
-    "namespace",         "namePrefix", "nameSuffix",   "labels",    "commonLabels",
-    "commonAnnotations", "images",     "transformers", "patches",   "patchesStrategicMerge",
-    "patchesJson6902",   "sortOptions"};
+// The fields besides the transformers' own.
+constexpr std::array<std::string_view, 6> kFrameFields = {"apiVersion", "kind",  "metadata",
+                                                          "resources",  "bases", "sortOptions"};
 
 // Kustomize features outside fluxopctl's subset, with what they are.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kRefusedFields = {{
@@ -75,7 +73,8 @@ void check_sort_options(const Kustomization& k) {
   }
 }
 
-void check_fields(const Kustomization& k) {
+void check_fields(const Kustomization& k,
+                  const std::function<bool(std::string_view)>& is_transformer_field) {
   if (!k.spec.is_map()) k.context.fail("", "must be a map of kustomization fields");
   for (const auto& entry : k.spec.entries()) {
     const std::string& field = entry.first;
@@ -84,10 +83,8 @@ void check_fields(const Kustomization& k) {
     if (refused != kRefusedFields.end()) {
       k.context.fail(field, std::string(refused->second) + " are not supported by fluxopctl");
     }
-    if (std::find(kSupportedFields.begin(), kSupportedFields.end(), field) ==
-        kSupportedFields.end()) {
-      k.context.fail(field, "unknown field");
-    }
+    bool frame = std::find(kFrameFields.begin(), kFrameFields.end(), field) != kFrameFields.end();
+    if (!frame && !is_transformer_field(field)) k.context.fail(field, "unknown field");
   }
   check_header(k);
   check_sort_options(k);
@@ -105,9 +102,8 @@ std::vector<std::string> kustomization_files_in(const std::string& dir) {
 
 }  // namespace
 
-bool has_kustomization(const std::string& dir) { return !kustomization_files_in(dir).empty(); }
-
-Kustomization load_kustomization(const std::string& dir) {
+Kustomization load_kustomization(
+    const std::string& dir, const std::function<bool(std::string_view)>& is_transformer_field) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory");
   auto files = kustomization_files_in(dir);
@@ -121,7 +117,7 @@ Kustomization load_kustomization(const std::string& dir) {
   k.spec = yaml::parse_document(yaml::read_file(files.front()), files.front());
   if (k.spec.is_null()) k.spec = yaml::Node::map();
   yaml::read_yaml11_booleans(k.spec);
-  check_fields(k);
+  check_fields(k, is_transformer_field);
   return k;
 }
 

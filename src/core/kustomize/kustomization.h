@@ -1,7 +1,9 @@
 // Finding, reading and validating a kustomization file.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "core/kustomize/context.h"
 #include "core/yaml/node.h"
@@ -13,11 +15,10 @@ struct Kustomization {
   yaml::Node spec;  // the parsed file; top-level fields already checked
 };
 
-// Reads DIR/kustomization.yaml (or .yml, or Kustomization). Fields outside
-// the supported subset are refused with an error naming the field.
-Kustomization load_kustomization(const std::string& dir);
-
-// True when DIR holds a kustomization file.
-bool has_kustomization(const std::string& dir);
+// Reads DIR/kustomization.yaml (or .yml, or Kustomization). Fields are the
+// header, resources, sortOptions and those `is_transformer_field` accepts;
+// the others are refused with an error naming the field.
+Kustomization load_kustomization(const std::string& dir,
+                                 const std::function<bool(std::string_view)>& is_transformer_field);
 
 }  // namespace fluxop::kustomize

@@ -33,17 +33,6 @@ constexpr std::array<std::string_view, 22> kOrderFirst = {"Namespace",
 constexpr std::array<std::string_view, 2> kOrderLast = {"MutatingWebhookConfiguration",
                                                         "ValidatingWebhookConfiguration"};
 
-// Kinds listed first rank below zero, kinds listed last above, others zero.
-int kind_rank(std::string_view kind) {
-  auto first = std::find(kOrderFirst.begin(), kOrderFirst.end(), kind);
-  if (first != kOrderFirst.end()) {
-    return static_cast<int>(first - kOrderFirst.begin()) - static_cast<int>(kOrderFirst.size());
-  }
-  auto last = std::find(kOrderLast.begin(), kOrderLast.end(), kind);
-  if (last != kOrderLast.end()) return static_cast<int>(last - kOrderLast.begin()) + 1;
-  return 0;
-}
-
 std::string or_placeholder(const std::string& value, std::string_view placeholder) {
   return value.empty() ? std::string(placeholder) : value;
 }
@@ -54,7 +43,8 @@ std::string gvk_sort_key(const Gvk& gvk) {
 }
 
 bool gvk_less(const Gvk& a, const Gvk& b) {
-  int ra = kind_rank(a.kind), rb = kind_rank(b.kind);
+  int ra = kind_rank(a.kind, kOrderFirst, kOrderLast);
+  int rb = kind_rank(b.kind, kOrderFirst, kOrderLast);
   if (ra != rb) return ra < rb;
   // kustomize puts core-group Namespaces after namespaces of other groups.
   if (a.kind == "Namespace" && b.kind == "Namespace" && (a.group.empty() || b.group.empty())) {
@@ -76,6 +66,17 @@ bool key_less(const SortKey& a, const SortKey& b) {
 }
 
 }  // namespace
+
+int kind_rank(std::string_view kind, std::span<const std::string_view> first,
+              std::span<const std::string_view> last) {
+  auto in_first = std::find(first.begin(), first.end(), kind);
+  if (in_first != first.end()) {
+    return static_cast<int>(in_first - first.begin()) - static_cast<int>(first.size());
+  }
+  auto in_last = std::find(last.begin(), last.end(), kind);
+  if (in_last != last.end()) return static_cast<int>(in_last - last.begin()) + 1;
+  return 0;
+}
 
 void sort_legacy(ResourceList& resources) {
   std::vector<std::pair<SortKey, std::size_t>> keys;

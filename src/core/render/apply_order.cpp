@@ -5,6 +5,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/kustomize/legacy_order.h"
+
 namespace fluxop::render {
 
 using yaml::Node;
@@ -37,24 +39,10 @@ constexpr std::array<std::string_view, 23> kFirst = {"CustomResourceDefinition",
 constexpr std::array<std::string_view, 2> kLast = {"MutatingWebhookConfiguration",
                                                    "ValidatingWebhookConfiguration"};
 
-// Negative for the first kinds, 0 for the others, positive for the last.
-int kind_rank(std::string_view kind) {
-  auto first = std::find(kFirst.begin(), kFirst.end(), kind);
-  if (first != kFirst.end()) return static_cast<int>(first - kFirst.begin()) - int(kFirst.size());
-  auto last = std::find(kLast.begin(), kLast.end(), kind);
-  if (last != kLast.end()) return static_cast<int>(last - kLast.begin()) + 1;
-  return 0;
-}
-
-std::string group_of(const Node& object) {
-  std::string api_version = object.string_at({"apiVersion"});
-  std::size_t slash = api_version.find('/');
-  return slash == std::string::npos ? "" : api_version.substr(0, slash);
-}
-
 auto sort_key(const Node& object) {
   std::string kind = object.string_at({"kind"});
-  return std::make_tuple(kind_rank(kind), group_of(object), kind,
+  std::string group = kustomize::gvk_from(object.string_at({"apiVersion"}), kind).group;
+  return std::make_tuple(kustomize::kind_rank(kind, kFirst, kLast), group, kind,
                          object.string_at({"metadata", "namespace"}),
                          object.string_at({"metadata", "name"}));
 }
@@ -69,8 +57,15 @@ void merge_into(Node& metadata, std::string_view field, const instance::StringMa
 }  // namespace
 
 void sort_for_apply(std::vector<Node>& objects) {
-  std::stable_sort(objects.begin(), objects.end(),
-                   [](const Node& a, const Node& b) { return sort_key(a) < sort_key(b); });
+  // Keys computed once per object, not once per comparison.
+  std::vector<std::pair<decltype(sort_key(Node())), std::size_t>> keys;
+  keys.reserve(objects.size());
+  for (std::size_t i = 0; i < objects.size(); ++i) keys.emplace_back(sort_key(objects[i]), i);
+  std::sort(keys.begin(), keys.end());
+  std::vector<Node> sorted;
+  sorted.reserve(objects.size());
+  for (const auto& [key, index] : keys) sorted.push_back(std::move(objects[index]));
+  objects = std::move(sorted);
 }
 
 void set_metadata(std::vector<Node>& objects, const instance::StringMap& labels,
