@@ -3,65 +3,258 @@
 # push of a directory as a Flux content artifact, laid out as `flux push
 # artifact` lays out ghcr.io/controlplaneio-fluxcd/flux-operator-manifests.
 #
-#   registry_start WORKDIR      sets REGISTRY_ADDR (127.0.0.1:PORT), REGISTRY_PID
-#   registry_stop               kills the process registry_start started
+#   registry_start WORKDIR [OPTION...]
+#                               starts a registry storing under WORKDIR/storage;
+#                               sets REGISTRY_ADDR (127.0.0.1:PORT, or HOST:PORT
+#                               with --tls/--host), REGISTRY_URL (http[s]://ADDR),
+#                               REGISTRY_PID, REGISTRY_DIR, REGISTRY_STORAGE,
+#                               REGISTRY_CA (with --tls), REGISTRY_LOG.
+#                               Options:
+#     --htpasswd USER:PASSWORD  basic auth (a bcrypt htpasswd file); the pushes
+#                               below use these credentials
+#     --tls HOST                HTTPS with a throwaway CA (REGISTRY_CA, PEM) and
+#                               a server certificate for HOST and 127.0.0.1;
+#                               still listens on 127.0.0.1 only
+#     --host HOST               name the registry HOST:PORT (plain HTTP)
+#     --token REALM SERVICE ISSUER ROOTCERTBUNDLE
+#                               auth.token: clients get tokens from REALM
+#     --credentials USER:PASSWORD
+#                               what the pushes use with --token (basic
+#                               credentials the token service accepts)
+#     --access-log              the registry's access log in REGISTRY_LOG
+#   registry_stop               kills the current registry (the last started
+#                               or selected one)
+#   registry_stop_all           kills every registry registry_start started
+#   registry_save NAME          keeps the current registry's variables as NAME
+#   registry_use NAME           makes the registry saved as NAME current again
 #   registry_push_artifact REPO:TAG DIR ENTRY...
 #                               pushes DIR's ENTRY... (e.g. flux flux-images)
 #                               as one tar+gzip layer; prints the manifest digest
+#   registry_push_layer REPO:TAG FILE [SOURCE]
+#                               pushes FILE as the artifact's only layer (any
+#                               bytes: a hand-made, even malicious, tarball);
+#                               prints the manifest digest
+#   registry_layer_digest REPO:TAG
+#                               prints the digest of the artifact's first layer
+#   registry_blob_path DIGEST   prints the file in the registry's storage that
+#                               holds the blob (to corrupt it)
+#   registry_curl REPO CURL-ARG...
+#                               curl with the current registry's CA and
+#                               credentials (a bearer token for REPO with --token)
+
+REGISTRY_VARS=(REGISTRY_ADDR REGISTRY_URL REGISTRY_PID REGISTRY_DIR REGISTRY_STORAGE REGISTRY_CA
+  REGISTRY_LOG REGISTRY_AUTH REGISTRY_CREDENTIALS REGISTRY_TOKEN_REALM REGISTRY_TOKEN_SERVICE)
+REGISTRY_ALL_PIDS=()
 
 registry_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# Installs Debian packages without starting their services; root or sudo -n.
+registry_apt_install() {
+  local sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo -n)
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "$@" >/dev/null 2>&1
+}
+
 registry_ensure_installed() {
   command -v docker-registry >/dev/null && return 0
   echo "installing the Debian package docker-registry" >&2
-  local sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo -n)
   # The package's service must not start: only our own process runs it.
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    docker-registry >/dev/null 2>&1 || return 1
+  registry_apt_install docker-registry || return 1
   command -v docker-registry >/dev/null
 }
 
+# htpasswd -B (apache2-utils), else python3-bcrypt.
+registry_ensure_htpasswd() {
+  command -v htpasswd >/dev/null && return 0
+  python3 -c 'import bcrypt' 2>/dev/null && return 0
+  echo "installing the Debian package apache2-utils (htpasswd)" >&2
+  registry_apt_install apache2-utils || registry_apt_install python3-bcrypt || return 1
+  command -v htpasswd >/dev/null || /usr/bin/python3 -c 'import bcrypt' 2>/dev/null
+}
+
+# registry_htpasswd USER PASSWORD FILE: one bcrypt entry.
+registry_htpasswd() {
+  registry_ensure_htpasswd || return 1
+  if command -v htpasswd >/dev/null; then
+    htpasswd -Bbn "$1" "$2" | grep -v '^$' >"$3"
+  else
+    local py=python3
+    python3 -c 'import bcrypt' 2>/dev/null || py=/usr/bin/python3
+    USER_NAME=$1 USER_PASSWORD=$2 "$py" -c 'import bcrypt, os
+print(os.environ["USER_NAME"] + ":" + bcrypt.hashpw(os.environ["USER_PASSWORD"].encode(), bcrypt.gensalt(rounds=10)).decode())' >"$3"
+  fi
+}
+
+# registry_tls_files DIR HOST: DIR/ca.pem (the CA), DIR/server.pem and
+# DIR/server.key (a certificate for HOST and 127.0.0.1), with the openssl CLI.
+registry_tls_files() {
+  local dir=$1 host=$2 san
+  case $host in
+    *[!0-9.]*) san="DNS:$host,IP:127.0.0.1" ;;
+    *) san="IP:$host" ;;
+  esac
+  [ "$host" = localhost ] || [ "$host" = 127.0.0.1 ] || san+=",DNS:localhost"
+  printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=%s\n' \
+    "$san" >"$dir/server.ext"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -keyout "$dir/ca.key" -out "$dir/ca.pem" -subj "/CN=fluxopctl test CA $$" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    >/dev/null 2>&1 &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$dir/server.key" -out "$dir/server.csr" -subj "/CN=$host" >/dev/null 2>&1 &&
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+      -CAcreateserial -days 2 -extfile "$dir/server.ext" -out "$dir/server.pem" >/dev/null 2>&1
+}
+
 registry_start() {
-  local dir=$1 port attempt
-  mkdir -p "$dir/storage"
-  for attempt in 1 2 3; do
+  local dir=$1
+  shift
+  local htpasswd='' tls_host='' host='' token=() credentials='' access_log_disabled=true
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --htpasswd) htpasswd=$2; credentials=$2; shift 2 ;;
+      --tls) tls_host=$2; shift 2 ;;
+      --host) host=$2; shift 2 ;;
+      --token) token=("$2" "$3" "$4" "$5"); shift 5 ;;
+      --credentials) credentials=$2; shift 2 ;;
+      --access-log) access_log_disabled=false; shift ;;
+      *) echo "registry_start: unknown option '$1'" >&2; return 2 ;;
+    esac
+  done
+  mkdir -p "$dir/storage" || return 1
+  dir=$(cd "$dir" && pwd)
+  # shellcheck disable=SC2034 # REGISTRY_DIR is for the callers
+  REGISTRY_DIR=$dir REGISTRY_STORAGE=$dir/storage REGISTRY_LOG=$dir/registry.log REGISTRY_CA=''
+  REGISTRY_AUTH=none REGISTRY_CREDENTIALS=$credentials REGISTRY_TOKEN_REALM='' REGISTRY_TOKEN_SERVICE=''
+
+  local auth_config='' tls_config='' scheme=http
+  if [ -n "$htpasswd" ]; then
+    registry_htpasswd "${htpasswd%%:*}" "${htpasswd#*:}" "$dir/htpasswd" || {
+      echo "registry_start: no htpasswd (apache2-utils) nor python3-bcrypt" >&2
+      return 1
+    }
+    auth_config=$'auth:\n  htpasswd:\n    realm: fluxopctl-test-registry\n    path: '$dir/htpasswd
+    REGISTRY_AUTH=basic
+  elif [ ${#token[@]} -gt 0 ]; then
+    auth_config=$'auth:\n  token:\n    realm: '${token[0]}$'\n    service: '${token[1]}$'\n    issuer: '${token[2]}$'\n    rootcertbundle: '${token[3]}
+    REGISTRY_AUTH=token REGISTRY_TOKEN_REALM=${token[0]} REGISTRY_TOKEN_SERVICE=${token[1]}
+  fi
+  if [ -n "$tls_host" ]; then
+    registry_tls_files "$dir" "$tls_host" || { echo "registry_start: openssl failed" >&2; return 1; }
+    tls_config=$'  tls:\n    certificate: '$dir/server.pem$'\n    key: '$dir/server.key
+    REGISTRY_CA=$dir/ca.pem scheme=https host=$tls_host
+  fi
+
+  local port code _
+  for _ in 1 2 3; do
     port=$(registry_free_port) || return 1
     cat >"$dir/config.yml" <<CONFIG
 version: 0.1
 log:
   level: error
   accesslog:
-    disabled: true
+    disabled: $access_log_disabled
 storage:
   filesystem:
     rootdirectory: $dir/storage
 http:
   addr: 127.0.0.1:$port
+$tls_config
+$auth_config
 CONFIG
-    docker-registry serve "$dir/config.yml" >"$dir/registry.log" 2>&1 &
+    docker-registry serve "$dir/config.yml" >"$REGISTRY_LOG" 2>&1 &
     REGISTRY_PID=$!
-    REGISTRY_ADDR=127.0.0.1:$port
-    local tries
-    for tries in $(seq 50); do
-      curl -fs -o /dev/null "http://$REGISTRY_ADDR/v2/" && return 0
+    REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
+    REGISTRY_ADDR=${host:-127.0.0.1}:$port
+    REGISTRY_URL=$scheme://$REGISTRY_ADDR
+    for _ in $(seq 50); do
+      # 401 is an answer too (an auth-protected registry is up).
+      code=$(registry_curl_plain -s -o /dev/null -w '%{http_code}' "$REGISTRY_URL/v2/") || true
+      case $code in 200 | 401) return 0 ;; esac
       kill -0 "$REGISTRY_PID" 2>/dev/null || break
       sleep 0.1
     done
     registry_stop
   done
-  echo "docker-registry did not start: $(tail -1 "$dir/registry.log")" >&2
+  echo "docker-registry did not start: $(tail -1 "$REGISTRY_LOG")" >&2
   return 1
+}
+
+# Stops one process: TERM, then KILL after 5 s.
+registry_kill() {
+  local pid=$1 _
+  kill "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+  for _ in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  return 0
 }
 
 registry_stop() {
   if [ -n "${REGISTRY_PID:-}" ]; then
-    kill "$REGISTRY_PID" 2>/dev/null
-    wait "$REGISTRY_PID" 2>/dev/null
+    registry_kill "$REGISTRY_PID"
     REGISTRY_PID=
   fi
+  return 0
+}
+
+registry_stop_all() {
+  local pid
+  for pid in "${REGISTRY_ALL_PIDS[@]}"; do
+    registry_kill "$pid"
+  done
+  REGISTRY_ALL_PIDS=() REGISTRY_PID=
+  return 0
+}
+
+registry_save() {
+  local var
+  for var in "${REGISTRY_VARS[@]}"; do
+    printf -v "${1}_$var" '%s' "${!var:-}"
+  done
+}
+
+registry_use() {
+  local var saved
+  for var in "${REGISTRY_VARS[@]}"; do
+    saved=${1}_$var
+    printf -v "$var" '%s' "${!saved:-}"
+  done
+}
+
+# curl with the CA and the name resolution of the current registry, no
+# credentials.
+registry_curl_plain() {
+  local args=()
+  [ -z "${REGISTRY_CA:-}" ] || args+=(--cacert "$REGISTRY_CA")
+  case ${REGISTRY_ADDR%:*} in
+    127.0.0.1 | localhost) ;;
+    *) args+=(--resolve "$REGISTRY_ADDR:127.0.0.1") ;;
+  esac
+  curl --max-time 60 "${args[@]}" "$@"
+}
+
+registry_curl() {
+  local repo=$1 token
+  shift
+  case ${REGISTRY_AUTH:-none} in
+    basic) registry_curl_plain -u "$REGISTRY_CREDENTIALS" "$@" ;;
+    token)
+      token=$(registry_curl_plain -fsS -u "$REGISTRY_CREDENTIALS" -G \
+        --data-urlencode "service=$REGISTRY_TOKEN_SERVICE" \
+        --data-urlencode "scope=repository:$repo:pull,push" "$REGISTRY_TOKEN_REALM" |
+        sed -n 's/.*"token": *"\([^"]*\)".*/\1/p')
+      [ -n "$token" ] || { echo "registry_curl: no token from $REGISTRY_TOKEN_REALM" >&2; return 1; }
+      registry_curl_plain -H "Authorization: Bearer $token" "$@"
+      ;;
+    *) registry_curl_plain "$@" ;;
+  esac
 }
 
 registry_sha256() { echo "sha256:$(sha256sum "$1" | cut -d' ' -f1)"; }
@@ -70,12 +263,12 @@ registry_sha256() { echo "sha256:$(sha256sum "$1" | cut -d' ' -f1)"; }
 registry_push_blob() {
   local repo=$1 file=$2 digest location
   digest=$(registry_sha256 "$file")
-  location=$(curl -fsS -X POST -o /dev/null -D - "http://$REGISTRY_ADDR/v2/$repo/blobs/uploads/" |
+  location=$(registry_curl "$repo" -fsS -X POST -o /dev/null -D - "$REGISTRY_URL/v2/$repo/blobs/uploads/" |
     tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
   [ -n "$location" ] || return 1
-  case $location in /*) location=http://$REGISTRY_ADDR$location ;; esac
+  case $location in /*) location=$REGISTRY_URL$location ;; esac
   case $location in *\?*) location=$location\&digest=$digest ;; *) location=$location\?digest=$digest ;; esac
-  curl -fsS -X PUT -o /dev/null -H 'Content-Type: application/octet-stream' \
+  registry_curl "$repo" -fsS -X PUT -o /dev/null -H 'Content-Type: application/octet-stream' \
     --data-binary "@$file" "$location"
 }
 
@@ -86,7 +279,7 @@ registry_descriptor() {
 registry_push_artifact() {
   local ref=$1 src=$2
   shift 2
-  local repo=${ref%:*} tag=${ref##*:} work
+  local work status
   work=$(mktemp -d) || return 1
   # Like fluxcd/pkg's artifact builder: a root "." entry, then each directory
   # walked in name order, owner 0 without names, timestamps dropped; modes as
@@ -96,19 +289,44 @@ registry_push_artifact() {
   tar -C "$src" "${tar_flags[@]}" --no-recursion -cf "$work/layer.tar" . &&
     tar -C "$src" "${tar_flags[@]}" -rf "$work/layer.tar" "$@" &&
     gzip -n -c "$work/layer.tar" >"$work/layer.tgz" || { rm -rf "$work"; return 1; }
-  printf '{"architecture":"","os":"","rootfs":{"type":"layers","diff_ids":["%s"]},"config":{}}' \
-    "$(registry_sha256 "$work/layer.tar")" >"$work/config.json"
-  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":%s,"layers":[%s],"annotations":{"org.opencontainers.image.created":"%s","org.opencontainers.image.description":"Flux Operator","org.opencontainers.image.revision":"local@sha256:%s","org.opencontainers.image.source":"file://%s"}}' \
-    "$(registry_descriptor application/vnd.cncf.flux.config.v1+json "$work/config.json")" \
-    "$(registry_descriptor application/vnd.cncf.flux.content.v1.tar+gzip "$work/layer.tgz")" \
-    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(sha256sum "$work/layer.tar" | cut -d' ' -f1)" "$src" \
-    >"$work/manifest.json"
-  registry_push_blob "$repo" "$work/config.json" &&
-    registry_push_blob "$repo" "$work/layer.tgz" &&
-    curl -fsS -X PUT -o /dev/null -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
-      --data-binary "@$work/manifest.json" "http://$REGISTRY_ADDR/v2/$repo/manifests/$tag" &&
-    registry_sha256 "$work/manifest.json"
-  local status=$?
+  registry_push_layer "$ref" "$work/layer.tgz" "file://$src"
+  status=$?
   rm -rf "$work"
   return $status
+}
+
+registry_push_layer() {
+  local ref=$1 layer=$2 source=${3:-file://$2}
+  local repo=${ref%:*} tag=${ref##*:} work diff_id status
+  work=$(mktemp -d) || return 1
+  # The config's diff_id is the uncompressed layer's digest (the bytes
+  # themselves when they are not gzip).
+  diff_id=$( (gzip -dc "$layer" 2>/dev/null || cat "$layer") | sha256sum | cut -d' ' -f1)
+  printf '{"architecture":"","os":"","rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"config":{}}' \
+    "$diff_id" >"$work/config.json"
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":%s,"layers":[%s],"annotations":{"org.opencontainers.image.created":"%s","org.opencontainers.image.description":"Flux Operator","org.opencontainers.image.revision":"local@sha256:%s","org.opencontainers.image.source":"%s"}}' \
+    "$(registry_descriptor application/vnd.cncf.flux.config.v1+json "$work/config.json")" \
+    "$(registry_descriptor application/vnd.cncf.flux.content.v1.tar+gzip "$layer")" \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$diff_id" "$source" \
+    >"$work/manifest.json"
+  registry_push_blob "$repo" "$work/config.json" &&
+    registry_push_blob "$repo" "$layer" &&
+    registry_curl "$repo" -fsS -X PUT -o /dev/null -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+      --data-binary "@$work/manifest.json" "$REGISTRY_URL/v2/$repo/manifests/$tag" &&
+    registry_sha256 "$work/manifest.json"
+  status=$?
+  rm -rf "$work"
+  return $status
+}
+
+registry_layer_digest() {
+  local ref=$1
+  registry_curl "${ref%:*}" -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "$REGISTRY_URL/v2/${ref%:*}/manifests/${ref##*:}" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["layers"][0]["digest"])'
+}
+
+registry_blob_path() {
+  local hex=${1#sha256:}
+  echo "$REGISTRY_STORAGE/docker/registry/v2/blobs/sha256/${hex:0:2}/$hex/data"
 }
