@@ -1,6 +1,7 @@
 // Content digests (SHA-256 through OpenSSL's libcrypto).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -8,5 +9,25 @@ namespace fluxop {
 
 // "sha256:<64 lowercase hex digits>" of `data`.
 std::string sha256_digest(std::string_view data);
+
+// SHA-256 over data that arrives in pieces (a download, a file).
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(std::string_view data);
+  // "sha256:<hex>" of everything so far; the hash then starts over.
+  std::string finish();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
+};
+
+// "sha256:<hex>" of a file's content; throws fluxop::Error when it cannot be read.
+std::string sha256_file(const std::string& path);
 
 }  // namespace fluxop

@@ -1,15 +1,13 @@
 #include "core/yaml/parse_cache.h"
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "core/digest.h"
+#include "core/error.h"
+#include "core/file.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::yaml {
@@ -144,30 +142,14 @@ class Decoder {
   std::size_t pos_ = 0;
 };
 
-std::optional<std::string> read_entry(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 // Written next to its final name and renamed, so readers never see half an
-// entry and concurrent runs at worst write the same bytes twice.
+// entry and concurrent runs at worst write the same bytes twice. A cache
+// that cannot be written is only slower.
 void write_entry(const fs::path& path, const std::string& data) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  fs::path temporary = path;
-  temporary += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    if (!(out << data)) {
-      fs::remove(temporary, ec);
-      return;
-    }
+  try {
+    write_file_atomically(path.string(), data);
+  } catch (const Error&) {
   }
-  fs::rename(temporary, path, ec);
-  if (ec) fs::remove(temporary, ec);
 }
 
 }  // namespace
@@ -201,7 +183,7 @@ std::vector<Node> ParseCache::parse_documents(std::string_view text,
   if (dir_.empty() || text.size() < kMinimumSize) return yaml::parse_documents(text, source);
   std::string digest = sha256_digest(text);
   fs::path entry = dir_ / digest.substr(digest.find(':') + 1);
-  if (auto data = read_entry(entry)) {
+  if (auto data = read_file_if_exists(entry.string())) {
     if (auto documents = decode_documents(*data)) return std::move(*documents);
   }
   auto documents = yaml::parse_documents(text, source);

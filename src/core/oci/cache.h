@@ -1,0 +1,94 @@
+// fluxopctl's artifact cache, $XDG_CACHE_HOME/fluxopctl/oci:
+//   sha256/<hex>/manifest.json    the manifest, as the registry sent it
+//   sha256/<hex>/content/         the extracted layer
+//   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
+//                                 by digest: {"url", "digest", "pulled"};
+//                                 its modification time is when it was last used
+//   tmp/                          entries being written
+//   .lock                         serialises writers (flock)
+// Entries are complete before they appear: they are built under tmp/ and
+// renamed into place, so a crash or a concurrent pull never leaves half an
+// entry.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/oci/reference.h"
+
+namespace fluxop::oci {
+
+struct CachedArtifact {
+  std::string digest;  // of the manifest
+  std::string dir;     // sha256/<hex>
+  std::string content() const { return dir + "/content"; }
+  std::string manifest() const { return dir + "/manifest.json"; }
+};
+
+struct RefRecord {
+  std::string url;
+  std::string digest;
+  std::string pulled;  // RFC 3339, when the registry last said so
+  std::chrono::system_clock::time_point used;
+};
+
+// An exclusive lock on the cache, released when destroyed.
+class CacheLock {
+ public:
+  explicit CacheLock(int fd) : fd_(fd) {}
+  ~CacheLock();
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+class ArtifactCache {
+ public:
+  // `root` is created when first written to.
+  explicit ArtifactCache(std::string root);
+
+  // $XDG_CACHE_HOME/fluxopctl/oci (else ~/.cache/fluxopctl/oci); empty
+  // without HOME.
+  static std::string default_root(const std::string& xdg_cache_home, const std::string& home);
+
+  const std::string& root() const { return root_; }
+
+  std::optional<CachedArtifact> find(const std::string& digest) const;
+  // The record of `ref` (its tag, or its digest), marked as used now.
+  std::optional<RefRecord> resolve(const Reference& ref) const;
+  // Records that `ref` pointed at `digest` (now).
+  void record(const Reference& ref, const std::string& digest);
+
+  // Waits up to `timeout` for the writers' lock.
+  std::unique_ptr<CacheLock> lock(std::chrono::seconds timeout = std::chrono::seconds(600));
+
+  // Adds the artifact `digest` unless present: `fill` writes manifest.json
+  // and content/ into the directory it is given. Call with the lock held.
+  CachedArtifact add(const std::string& digest,
+                     const std::function<void(const std::string&)>& fill);
+
+  struct Entry {
+    CachedArtifact artifact;
+    std::vector<RefRecord> refs;
+  };
+  std::vector<Entry> list() const;
+
+  // Removes the records unused for longer than `max_age`, then the
+  // artifacts no record points to, and leftovers of interrupted writes; returns
+  // the removed artifacts' digests. Takes the lock.
+  std::vector<std::string> prune(std::chrono::seconds max_age);
+
+ private:
+  std::string record_path(const Reference& ref) const;
+  std::vector<std::pair<std::string, RefRecord>> records() const;
+
+  std::string root_;
+};
+
+}  // namespace fluxop::oci

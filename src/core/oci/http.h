@@ -1,0 +1,93 @@
+// HTTP for the registry client, over libcurl: one connection pool per client,
+// redirects followed by hand so that credentials never reach another host,
+// retries with backoff on 429, 5xx and network errors, and timeouts on
+// everything.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fluxop::oci {
+
+struct HttpOptions {
+  // Whether a URL's HOST[:PORT] may be reached over plain HTTP; HTTPS otherwise,
+  // redirects included.
+  std::function<bool(std::string_view host_port)> plain_http_allowed;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds request_timeout{600'000};  // one attempt, transfer included
+  int attempts = 5;                                    // the first and four retries
+  std::chrono::milliseconds backoff{200};              // doubled after every retry
+  std::size_t max_error_body = 64 * 1024;              // kept of a non-2xx body
+};
+
+struct HttpRequest {
+  std::string method = "GET";  // GET, HEAD, PUT, POST, PATCH
+  std::string url;
+  std::vector<std::string> headers;  // "Accept: ...", never credentials
+  std::string authorization;         // Authorization value, sent to the URL's host only
+  std::string body;                  // request body, or
+  std::string body_file;             // a file sent as the body
+  std::size_t max_body = 4 << 20;    // largest body read into HttpResponse::body
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string url;                             // after redirects
+  std::map<std::string, std::string> headers;  // names lowercased, last value kept
+  std::string body;                            // unless a sink took a 2xx body
+
+  std::string header(const std::string& lowercase_name) const;
+};
+
+// Takes a 2xx response body as it streams; reset() comes before every attempt,
+// so a retried download starts over.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual void reset() = 0;
+  virtual void write(std::string_view bytes) = 0;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Sends the request, following redirects and retrying; returns the last
+  // response, whatever its status. Throws fluxop::Error naming the URL when
+  // no response arrives (after the retries) or a redirect is refused.
+  // `progress` labels a progress line on stderr for large bodies when stderr
+  // is a terminal.
+  HttpResponse send(const HttpRequest& request, BodySink* sink = nullptr,
+                    std::string_view progress = {});
+
+  // The number of requests sent so far, retries and redirects included.
+  int requests_sent() const { return requests_sent_; }
+
+ private:
+  struct Attempt;
+  HttpResponse perform(const HttpRequest& request, BodySink* sink, std::string_view progress,
+                       std::string& curl_error);
+
+  HttpOptions options_;
+  void* curl_;  // CURL*, kept between requests for its connections
+  int requests_sent_ = 0;
+};
+
+// "HOST[:PORT]" of a URL, empty when it has none.
+std::string url_authority(std::string_view url);
+
+// `location` (absolute, or relative as in a Location header) resolved against `base`.
+std::string resolve_url(const std::string& base, const std::string& location);
+
+// `text` percent-encoded for a query string.
+std::string url_escape(std::string_view text);
+
+}  // namespace fluxop::oci

@@ -1,0 +1,375 @@
+#include "core/oci/registry.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/base64.h"
+#include "core/digest.h"
+#include "core/error.h"
+
+namespace fluxop::oci {
+
+namespace {
+
+using nlohmann::json;
+
+std::string accept_manifests() {
+  return "Accept: " + std::string(kOciManifest) + ", " + std::string(kDockerManifest) + ", " +
+         std::string(kOciIndex) + ", " + std::string(kDockerManifestList);
+}
+
+bool is_index(std::string_view media_type) {
+  return media_type == kOciIndex || media_type == kDockerManifestList;
+}
+
+// The media type without parameters ("; charset=utf-8").
+std::string bare_media_type(std::string_view content_type) {
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  return std::string(type);
+}
+
+Descriptor read_descriptor(const json& object, const std::string& where) {
+  if (!object.is_object()) throw Error(where + ": not an object");
+  Descriptor descriptor;
+  if (auto it = object.find("mediaType"); it != object.end() && it->is_string())
+    descriptor.media_type = *it;
+  auto digest = object.find("digest");
+  if (digest == object.end() || !digest->is_string() ||
+      !is_sha256_digest(digest->get<std::string>()))
+    throw Error(where + ".digest: missing or not a sha256 digest");
+  descriptor.digest = *digest;
+  auto size = object.find("size");
+  if (size == object.end() || !size->is_number_unsigned())
+    throw Error(where + ".size: missing or not a size");
+  descriptor.size = *size;
+  return descriptor;
+}
+
+bool is_success(long status) { return status >= 200 && status < 300; }
+
+// Writes a blob to a file, hashing and counting it as it streams.
+class VerifyingFileSink : public BodySink {
+ public:
+  VerifyingFileSink(std::string path, std::uint64_t max_bytes, std::string what)
+      : path_(std::move(path)), max_bytes_(max_bytes), what_(std::move(what)) {}
+
+  void reset() override {
+    file_.close();
+    file_.open(path_, std::ios::binary | std::ios::trunc);
+    if (!file_) throw Error(path_ + ": cannot write");
+    hash_.finish();
+    received_ = 0;
+  }
+  void write(std::string_view bytes) override {
+    received_ += bytes.size();
+    if (received_ > max_bytes_) {
+      throw Error(what_ + ": larger than " + std::to_string(max_bytes_) + " bytes");
+    }
+    hash_.update(bytes);
+    file_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!file_) throw Error(path_ + ": cannot write");
+  }
+  // The digest of what arrived; closes the file.
+  std::string finish() {
+    file_.close();
+    if (!file_) throw Error(path_ + ": cannot write");
+    return hash_.finish();
+  }
+  std::uint64_t received() const { return received_; }
+
+ private:
+  std::string path_;
+  std::uint64_t max_bytes_;
+  std::string what_;
+  std::ofstream file_;
+  Sha256 hash_;
+  std::uint64_t received_ = 0;
+};
+
+}  // namespace
+
+std::string describe_failure(const HttpResponse& response) {
+  std::string message;
+  std::string code;
+  json body = json::parse(response.body, nullptr, false);
+  if (body.is_object()) {
+    // The registry error format: {"errors":[{"code":"...","message":"..."}]}.
+    auto errors = body.find("errors");
+    if (errors != body.end() && errors->is_array() && !errors->empty() &&
+        errors->front().is_object()) {
+      const json& first = errors->front();
+      if (auto it = first.find("message"); it != first.end() && it->is_string()) message = *it;
+      if (auto it = first.find("code"); it != first.end() && it->is_string()) code = *it;
+    } else if (auto it = body.find("details"); it != body.end() && it->is_string()) {
+      message = *it;  // token services
+    }
+  }
+  if (message.empty()) {
+    switch (response.status) {
+      case 401:
+        message = "unauthorized";
+        break;
+      case 403:
+        message = "forbidden";
+        break;
+      case 404:
+        message = "not found";
+        break;
+      default:
+        message = "request failed";
+    }
+  }
+  return message + " (HTTP " + std::to_string(response.status) + (code.empty() ? "" : " " + code) +
+         ")";
+}
+
+RegistryClient::RegistryClient(RegistryOptions options)
+    : options_(std::move(options)), http_([this] {
+        HttpOptions http = options_.http;
+        std::vector<std::string> insecure = options_.insecure_registries;
+        http.plain_http_allowed = [insecure](std::string_view authority) {
+          return plain_http_allowed(authority, insecure);
+        };
+        return http;
+      }()) {}
+
+std::string RegistryClient::base_url(const Reference& ref) const {
+  return (plain_http_allowed(ref.registry, options_.insecure_registries) ? "http://" : "https://") +
+         ref.registry + "/v2/" + ref.repository;
+}
+
+Credential RegistryClient::credential_for(const Reference& ref) {
+  auto it = credentials_.find(ref.registry);
+  if (it == credentials_.end()) {
+    Credential credential =
+        options_.credentials ? options_.credentials(ref.registry) : Credential{};
+    it = credentials_.emplace(ref.registry, std::move(credential)).first;
+  }
+  return it->second;
+}
+
+HttpResponse RegistryClient::reach(const Reference& ref, const HttpRequest& request, BodySink* sink,
+                                   std::string_view progress) {
+  try {
+    return http_.send(request, sink, progress);
+  } catch (const Error& e) {
+    throw Error(ref.str() + ": " + e.what());
+  }
+}
+
+HttpResponse RegistryClient::send(const Reference& ref, HttpRequest request,
+                                  std::string_view actions, BodySink* sink,
+                                  std::string_view progress) {
+  std::string scope = "repository:" + ref.repository + ":" + std::string(actions);
+  std::string key = ref.registry + " " + scope;
+  if (auto known = authorizations_.find(key); known != authorizations_.end())
+    request.authorization = known->second;
+  HttpResponse response = reach(ref, request, sink, progress);
+  if (response.status != 401) return response;
+
+  request.authorization = authorize(ref, response, scope);
+  authorizations_[key] = request.authorization;
+  response = reach(ref, request, sink, progress);
+  if (response.status == 401) {
+    throw Error(ref.str() + ": " + describe_failure(response) + ": the registry refused the " +
+                (credential_for(ref).empty() ? "anonymous request" : "credentials") + " for " +
+                ref.registry);
+  }
+  return response;
+}
+
+std::string RegistryClient::authorize(const Reference& ref, const HttpResponse& challenge_response,
+                                      const std::string& scope) {
+  std::vector<Challenge> challenges =
+      parse_www_authenticate(challenge_response.header("www-authenticate"));
+  Credential credential = credential_for(ref);
+  for (const Challenge& challenge : challenges) {
+    if (challenge.scheme == "bearer" && challenge.params.contains("realm")) {
+      return "Bearer " + fetch_token(ref, challenge.params, scope, credential);
+    }
+  }
+  for (const Challenge& challenge : challenges) {
+    if (challenge.scheme != "basic") continue;
+    if (credential.username.empty() && credential.password.empty()) break;
+    return "Basic " + base64_encode(credential.username + ":" + credential.password);
+  }
+  throw Error(ref.str() + ": " + describe_failure(challenge_response) + ": " +
+              (credential.empty() ? "no credentials for " + ref.registry +
+                                        " in the Docker config (docker login, or DOCKER_CONFIG)"
+                                  : "the registry asks for an authentication scheme fluxopctl "
+                                    "does not support"));
+}
+
+std::string RegistryClient::fetch_token(const Reference& ref,
+                                        const std::map<std::string, std::string>& params,
+                                        const std::string& scope, const Credential& credential) {
+  HttpRequest request;
+  request.url = params.at("realm");
+  request.max_body = 1 << 20;
+  std::string service = params.contains("service") ? params.at("service") : "";
+  std::string query = "scope=" + url_escape(scope);
+  if (!service.empty()) query = "service=" + url_escape(service) + "&" + query;
+  if (!credential.identity_token.empty()) {
+    // An identity token is a refresh token: exchanged with the OAuth2 POST form.
+    request.method = "POST";
+    request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    request.body = "grant_type=refresh_token&client_id=fluxopctl&" + query +
+                   "&refresh_token=" + url_escape(credential.identity_token);
+  } else {
+    request.url += (request.url.find('?') == std::string::npos ? "?" : "&") + query;
+    if (!credential.username.empty() || !credential.password.empty())
+      request.authorization =
+          "Basic " + base64_encode(credential.username + ":" + credential.password);
+  }
+  HttpResponse response = reach(ref, request);
+  std::string where = ref.str() + ": token service " + params.at("realm");
+  if (!is_success(response.status)) {
+    throw Error(where + ": " + describe_failure(response) +
+                (credential.empty() ? ": no credentials for " + ref.registry +
+                                          " in the Docker config (docker login, or DOCKER_CONFIG)"
+                                    : ": the credentials for " + ref.registry + " were refused"));
+  }
+  json body = json::parse(response.body, nullptr, false);
+  for (const char* field : {"token", "access_token"}) {
+    if (body.is_object() && body.contains(field) && body[field].is_string() &&
+        !body[field].get<std::string>().empty()) {
+      return body[field];
+    }
+  }
+  throw Error(where + ": the answer has no token");
+}
+
+Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
+                                                 const std::string& identifier,
+                                                 const std::string& expected_digest) {
+  HttpRequest request;
+  request.url = base_url(ref) + "/manifests/" + identifier;
+  request.headers.push_back(accept_manifests());
+  request.max_body = kMaxManifestBytes;
+  HttpResponse response = send(ref, request, "pull");
+  std::string what = ref.str() + ": manifest " + identifier;
+  if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
+
+  Manifest manifest;
+  manifest.bytes = std::move(response.body);
+  manifest.digest = sha256_digest(manifest.bytes);
+  if (!expected_digest.empty() && manifest.digest != expected_digest) {
+    throw Error(what + ": digest mismatch: the registry sent content with digest " +
+                manifest.digest);
+  }
+  std::string announced = response.header("docker-content-digest");
+  if (!announced.empty() && announced != manifest.digest) {
+    throw Error(what + ": digest mismatch: the registry announced " + announced +
+                " and sent content with digest " + manifest.digest);
+  }
+  json document = json::parse(manifest.bytes, nullptr, false);
+  if (!document.is_object()) throw Error(what + ": not a JSON object");
+  manifest.media_type = bare_media_type(response.header("content-type"));
+  if (auto it = document.find("mediaType"); it != document.end() && it->is_string())
+    manifest.media_type = *it;
+
+  if (is_index(manifest.media_type)) {
+    auto manifests = document.find("manifests");
+    if (manifests == document.end() || !manifests->is_array() || manifests->empty())
+      throw Error(what + ": an index without manifests");
+    Descriptor first = read_descriptor(manifests->front(), what + ": manifests[0]");
+    return fetch_manifest_document(ref, first.digest, first.digest);
+  }
+  if (manifest.media_type != kOciManifest && manifest.media_type != kDockerManifest) {
+    throw Error(what + ": unsupported manifest media type '" + manifest.media_type + "'");
+  }
+  manifest.config = read_descriptor(document.value("config", json()), what + ": config");
+  auto layers = document.find("layers");
+  if (layers == document.end() || !layers->is_array()) throw Error(what + ": no layers");
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    manifest.layers.push_back(
+        read_descriptor((*layers)[i], what + ": layers[" + std::to_string(i) + "]"));
+  }
+  if (auto annotations = document.find("annotations");
+      annotations != document.end() && annotations->is_object()) {
+    for (const auto& [key, value] : annotations->items()) {
+      if (value.is_string()) manifest.annotations[key] = value;
+    }
+  }
+  return manifest;
+}
+
+Manifest RegistryClient::fetch_manifest(const Reference& ref) {
+  return fetch_manifest_document(ref, ref.identifier(), ref.digest);
+}
+
+void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
+                                const std::string& path, std::uint64_t max_bytes) {
+  std::string what = ref.str() + ": blob " + blob.digest;
+  if (blob.size > max_bytes) {
+    throw Error(what + ": " + std::to_string(blob.size) + " bytes, more than the limit of " +
+                std::to_string(max_bytes));
+  }
+  HttpRequest request;
+  request.url = base_url(ref) + "/blobs/" + blob.digest;
+  VerifyingFileSink sink(path, blob.size, what);
+  HttpResponse response = send(ref, request, "pull", &sink, "pulling " + blob.digest.substr(0, 19));
+  if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
+  std::string digest = sink.finish();
+  if (sink.received() != blob.size) {
+    throw Error(what + ": size mismatch: expected " + std::to_string(blob.size) + " bytes, got " +
+                std::to_string(sink.received()));
+  }
+  if (digest != blob.digest)
+    throw Error(what + ": digest mismatch: received content has " + digest);
+}
+
+bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
+  HttpRequest request;
+  request.method = "HEAD";
+  request.url = base_url(ref) + "/blobs/" + digest;
+  HttpResponse response = send(ref, request, "pull,push");
+  if (response.status == 404) return false;
+  if (!is_success(response.status))
+    throw Error(ref.str() + ": blob " + digest + ": " + describe_failure(response));
+  return true;
+}
+
+void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
+                               const std::string& path) {
+  std::string what = ref.str() + ": upload of blob " + blob.digest;
+  HttpRequest start;
+  start.method = "POST";
+  start.url = base_url(ref) + "/blobs/uploads/";
+  HttpResponse session = send(ref, start, "pull,push");
+  std::string location = session.header("location");
+  if (session.status != 202 || location.empty())
+    throw Error(what + ": " + describe_failure(session));
+
+  HttpRequest put;
+  put.method = "PUT";
+  put.url = resolve_url(session.url, location);
+  put.url +=
+      (put.url.find('?') == std::string::npos ? "?" : "&") + ("digest=" + url_escape(blob.digest));
+  put.headers.push_back("Content-Type: application/octet-stream");
+  put.body_file = path;
+  HttpResponse done = send(ref, put, "pull,push");
+  if (done.status != 201) throw Error(what + ": " + describe_failure(done));
+}
+
+std::string RegistryClient::push_manifest(const Reference& ref, const std::string& bytes,
+                                          std::string_view media_type) {
+  HttpRequest put;
+  put.method = "PUT";
+  put.url = base_url(ref) + "/manifests/" + ref.identifier();
+  put.headers.push_back("Content-Type: " + std::string(media_type));
+  put.body = bytes;
+  HttpResponse response = send(ref, put, "pull,push");
+  if (response.status != 201)
+    throw Error(ref.str() + ": manifest upload: " + describe_failure(response));
+  std::string digest = sha256_digest(bytes);
+  std::string announced = response.header("docker-content-digest");
+  if (!announced.empty() && announced != digest) {
+    throw Error(ref.str() + ": the registry stored the manifest as " + announced + ", expected " +
+                digest);
+  }
+  return digest;
+}
+
+}  // namespace fluxop::oci

@@ -1,0 +1,101 @@
+// A client of the OCI Distribution API v2, enough to pull and push one
+// artifact: manifests by tag or digest (OCI and Docker v2 manifests; an index
+// or manifest list resolves to its first manifest), blobs streamed to a file,
+// and the upload of blobs and manifests. Every byte received is checked
+// against its digest. Authentication as Docker does it: the anonymous or
+// credentialed bearer-token flow a registry's WWW-Authenticate asks for, or
+// HTTP Basic.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/oci/credentials.h"
+#include "core/oci/http.h"
+#include "core/oci/reference.h"
+#include "core/oci/www_authenticate.h"
+
+namespace fluxop::oci {
+
+inline constexpr std::string_view kOciManifest = "application/vnd.oci.image.manifest.v1+json";
+inline constexpr std::string_view kOciIndex = "application/vnd.oci.image.index.v1+json";
+inline constexpr std::string_view kDockerManifest =
+    "application/vnd.docker.distribution.manifest.v2+json";
+inline constexpr std::string_view kDockerManifestList =
+    "application/vnd.docker.distribution.manifest.list.v2+json";
+
+inline constexpr std::uint64_t kMaxManifestBytes = 4 << 20;
+
+struct Descriptor {
+  std::string media_type;
+  std::string digest;
+  std::uint64_t size = 0;
+};
+
+struct Manifest {
+  std::string digest;  // sha256 of `bytes`
+  std::string media_type;
+  std::string bytes;
+  Descriptor config;
+  std::vector<Descriptor> layers;
+  std::map<std::string, std::string> annotations;
+};
+
+struct RegistryOptions {
+  std::vector<std::string> insecure_registries;  // HOST or HOST:PORT reached over plain HTTP
+  // The credential for HOST[:PORT]; none when empty or unset.
+  std::function<Credential(std::string_view registry)> credentials;
+  HttpOptions http;  // its plain_http_allowed is set from insecure_registries
+};
+
+class RegistryClient {
+ public:
+  explicit RegistryClient(RegistryOptions options);
+
+  // The image manifest `ref` names, verified against the reference's digest
+  // and the registry's Docker-Content-Digest.
+  Manifest fetch_manifest(const Reference& ref);
+
+  // Streams the blob into `path`, checking its size and digest as it arrives;
+  // throws (leaving a partial file for the caller to remove) on a mismatch.
+  void fetch_blob(const Reference& ref, const Descriptor& blob, const std::string& path,
+                  std::uint64_t max_bytes);
+
+  bool has_blob(const Reference& ref, const std::string& digest);
+  void push_blob(const Reference& ref, const Descriptor& blob, const std::string& path);
+  // Puts the manifest under the reference's tag; returns its digest.
+  std::string push_manifest(const Reference& ref, const std::string& bytes,
+                            std::string_view media_type);
+
+  int requests_sent() const { return http_.requests_sent(); }
+
+ private:
+  // Sends through the HTTP client; its errors are prefixed with the reference.
+  HttpResponse reach(const Reference& ref, const HttpRequest& request, BodySink* sink = nullptr,
+                     std::string_view progress = {});
+  // Sends with the authorization for `actions` on the repository, obtained
+  // when the registry asks for it.
+  HttpResponse send(const Reference& ref, HttpRequest request, std::string_view actions,
+                    BodySink* sink = nullptr, std::string_view progress = {});
+  std::string authorize(const Reference& ref, const HttpResponse& challenge_response,
+                        const std::string& scope);
+  std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
+                          const std::string& scope, const Credential& credential);
+  Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
+                                   const std::string& expected_digest);
+  std::string base_url(const Reference& ref) const;
+  Credential credential_for(const Reference& ref);
+
+  RegistryOptions options_;
+  HttpClient http_;
+  std::map<std::string, std::string> authorizations_;  // "registry scope" -> Authorization
+  std::map<std::string, Credential> credentials_;      // per registry, looked up once
+};
+
+// "<what>: <registry's message> (HTTP <status> <code>)" for a failed response.
+std::string describe_failure(const HttpResponse& response);
+
+}  // namespace fluxop::oci

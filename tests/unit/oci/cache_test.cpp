@@ -1,0 +1,132 @@
+#include "core/oci/cache.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../temp_dir.h"
+#include "core/error.h"
+
+namespace fluxop::oci {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFirst = "sha256:" + std::string(64, '1');
+const std::string kSecond = "sha256:" + std::string(64, '2');
+
+void fill(const std::string& dir) {
+  fs::create_directories(dir + "/content/flux/v2.9.4");
+  std::ofstream(dir + "/content/flux/v2.9.4/source-controller.yaml") << "kind: Deployment\n";
+  std::ofstream(dir + "/manifest.json") << R"({"annotations":{"a":"b"}})";
+}
+
+// Sets a record's last use `hours` back.
+void age_record(const std::string& path, int hours) {
+  auto when = fs::file_time_type::clock::now() - std::chrono::hours(hours);
+  fs::last_write_time(path, when);
+}
+
+TEST_CASE("cache: the default root follows XDG_CACHE_HOME, else ~/.cache") {
+  CHECK(ArtifactCache::default_root("/xdg", "/home/u") == "/xdg/fluxopctl/oci");
+  CHECK(ArtifactCache::default_root("relative", "/home/u") == "/home/u/.cache/fluxopctl/oci");
+  CHECK(ArtifactCache::default_root("", "").empty());
+}
+
+TEST_CASE("cache: an entry appears whole, and a failed fill leaves nothing") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  CHECK_FALSE(cache.find(kFirst));
+  {
+    auto held = cache.lock();
+    CHECK_THROWS_WITH_AS(cache.add(kFirst,
+                                   [](const std::string& tmp) {
+                                     fill(tmp);
+                                     throw Error("blob: digest mismatch");
+                                   }),
+                         "blob: digest mismatch", Error);
+    CHECK_FALSE(cache.find(kFirst));
+    CHECK(fs::is_empty(dir.str() + "/oci/tmp"));
+    CachedArtifact added = cache.add(kFirst, fill);
+    CHECK(added.dir == dir.str() + "/oci/sha256/" + std::string(64, '1'));
+    CHECK(fs::exists(added.content() + "/flux/v2.9.4/source-controller.yaml"));
+    // Present: not filled again.
+    cache.add(kFirst, [](const std::string&) { FAIL("filled twice"); });
+  }
+  REQUIRE(cache.find(kFirst));
+  CHECK(cache.find(kFirst)->manifest() == cache.find(kFirst)->dir + "/manifest.json");
+}
+
+TEST_CASE("cache: tags and digests resolve through their records") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  Reference tag = Reference::parse("oci://127.0.0.1:5000/flux/manifests:v1");
+  Reference pinned = Reference::parse("oci://127.0.0.1:5000/flux/manifests@" + kSecond);
+  CHECK_FALSE(cache.resolve(tag));
+  cache.record(tag, kFirst);
+  cache.record(pinned, kSecond);
+  REQUIRE(cache.resolve(tag));
+  CHECK(cache.resolve(tag)->digest == kFirst);
+  CHECK(cache.resolve(tag)->url == tag.str());
+  CHECK(cache.resolve(pinned)->digest == kSecond);
+  CHECK(fs::exists(dir.str() + "/oci/refs/127.0.0.1:5000/flux/manifests/v1.json"));
+  // The tag moves on.
+  cache.record(tag, kSecond);
+  CHECK(cache.resolve(tag)->digest == kSecond);
+}
+
+TEST_CASE("cache: list groups records by artifact; prune drops the unreferenced and the unused") {
+  testing::TempDir dir;
+  const std::string root = dir.str() + "/oci";
+  ArtifactCache cache(root);
+  {
+    auto held = cache.lock();
+    cache.add(kFirst, fill);
+    cache.add(kSecond, fill);
+  }
+  Reference old_tag = Reference::parse("oci://r.example.com/flux:old");
+  Reference new_tag = Reference::parse("oci://r.example.com/flux:new");
+  cache.record(old_tag, kFirst);
+  cache.record(new_tag, kSecond);
+  fs::create_directories(root + "/tmp/entry-leftover");
+
+  std::vector<ArtifactCache::Entry> entries = cache.list();
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].artifact.digest == kFirst);
+  REQUIRE(entries[0].refs.size() == 1);
+  CHECK(entries[0].refs[0].url == old_tag.str());
+
+  // Nothing is old enough yet; leftovers of interrupted writes go.
+  CHECK(cache.prune(std::chrono::hours(24)).empty());
+  CHECK_FALSE(fs::exists(root + "/tmp/entry-leftover"));
+  CHECK(cache.list().size() == 2);
+
+  age_record(root + "/refs/r.example.com/flux/old.json", 48);
+  CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kFirst});
+  CHECK_FALSE(cache.find(kFirst));
+  CHECK(cache.find(kSecond));
+  CHECK_FALSE(cache.resolve(old_tag));
+
+  // A tag that moved away leaves its artifact unreferenced.
+  {
+    auto held = cache.lock();
+    cache.add(kFirst, fill);
+  }
+  CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kFirst});
+}
+
+TEST_CASE("cache: the writers' lock is exclusive and times out") {
+  testing::TempDir dir;
+  ArtifactCache first(dir.str() + "/oci");
+  ArtifactCache second(dir.str() + "/oci");
+  auto held = first.lock();
+  const std::string message = dir.str() + "/oci/.lock: another fluxopctl has held the cache for 0s";
+  CHECK_THROWS_WITH_AS(second.lock(std::chrono::seconds(0)), message.c_str(), Error);
+  held.reset();
+  CHECK(second.lock(std::chrono::seconds(0)) != nullptr);
+}
+
+}  // namespace
+}  // namespace fluxop::oci
