@@ -14,7 +14,8 @@
 # when none failed, 1 otherwise, 77 when it cannot run (no docker-registry,
 # no ../shared/flux-distribution). Everything runs in a temporary directory
 # (XDG_CACHE_HOME, DOCKER_CONFIG, HOME); every process started is stopped on
-# exit; every wait is bounded.
+# exit; every wait is bounded. OCI_TEST_VERBOSE=1 also shows the error line
+# of each expected failure; OCI_TEST_TIMEOUT (30) bounds each command, seconds.
 # shellcheck disable=SC2154 # NAME_REGISTRY_* are set by registry_save NAME
 set -uo pipefail
 
@@ -102,7 +103,8 @@ one_line_error() {
   [ $rc -eq 1 ] || { because "$1: exit $rc (want 1): $(first_err)"; return 1; }
   [ ! -s "$work/out" ] || { because "$1: stdout is not empty: $(head -c 200 "$work/out")"; return 1; }
   [ "$(lines "$work/err")" -eq 1 ] || { because "$1: $(lines "$work/err") stderr lines (want 1)"; return 1; }
-  [ -z "${2:-}" ] || grep -qiE -- "$2" "$work/err" || because "$1: stderr lacks /$2/: $(first_err)"
+  [ -z "${2:-}" ] || grep -qiE -- "$2" "$work/err" || { because "$1: stderr lacks /$2/: $(first_err)"; return 1; }
+  [ -z "${OCI_TEST_VERBOSE:-}" ] || echo "    $1: $(first_err)"
 }
 
 # same_as_reference LABEL FILE: the last stdout equals FILE byte for byte.
