@@ -22,6 +22,8 @@
 #                               what the pushes use with --token (basic
 #                               credentials the token service accepts)
 #     --access-log              the registry's access log in REGISTRY_LOG
+#                               With $REGISTRY_LIFETIME (seconds) set, the registry
+#                               exits by itself after that long.
 #   registry_stop               kills the current registry (the last started
 #                               or selected one)
 #   registry_stop_all           kills every registry registry_start started
@@ -165,7 +167,10 @@ http:
 $tls_config
 $auth_config
 CONFIG
-    docker-registry serve "$dir/config.yml" >"$REGISTRY_LOG" 2>&1 &
+    # With REGISTRY_LIFETIME (seconds) the registry also stops by itself, should
+    # the caller be killed before it can stop it.
+    ${REGISTRY_LIFETIME:+timeout "$REGISTRY_LIFETIME"} docker-registry serve "$dir/config.yml" \
+      >"$REGISTRY_LOG" 2>&1 &
     REGISTRY_PID=$!
     REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
     REGISTRY_ADDR=${host:-127.0.0.1}:$port

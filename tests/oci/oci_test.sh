@@ -72,6 +72,8 @@ export HOME=$work/home DOCKER_CONFIG=$work/docker XDG_CACHE_HOME=$work/cache
 unset SSL_CERT_FILE SSL_CERT_DIR FLUXOPCTL_DISTRIBUTION DOCKER_AUTH_CONFIG REGISTRY_AUTH_FILE
 mkdir -p "$HOME" "$DOCKER_CONFIG" "$work/bin" "$work/outside"
 export PATH=$work/bin:$PATH
+# Registries outlive no killed test run for long.
+export REGISTRY_LIFETIME=300
 
 passed=0 failed=0 skipped=0
 REASON=
