@@ -1,8 +1,10 @@
 # fish completion for fluxopctl
-set -l commands build kustomize version
+set -l commands build kustomize pull push version
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a kustomize -d 'Render a kustomization directory, as kubectl kustomize does'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a pull -d 'Pull a Flux distribution artifact into the cache, list or prune it'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 'Push a distribution directory to a registry'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a version -d 'Print the fluxopctl version'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
 complete -c fluxopctl -n "__fish_seen_subcommand_from kustomize" -s o -l output -x -a 'yaml json' -d 'Output format'
@@ -14,3 +16,12 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l output-dir -x -a
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 'Print the revision'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
+complete -c fluxopctl -n "__fish_seen_subcommand_from build pull" -l offline -d 'Use only the cache'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l list -d 'List the cached artifacts'
+complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l prune -d 'Delete unused cached artifacts'
+complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l older-than -x -d 'With --prune, drop references unused this long'
+complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -s o -l output -x -a 'yaml json' -d 'Output format'
+complete -c fluxopctl -n "__fish_seen_subcommand_from push" -l source -x -d 'The source annotation'
+complete -c fluxopctl -n "__fish_seen_subcommand_from push" -l revision -x -d 'The revision annotation'
+complete -c fluxopctl -n "__fish_seen_subcommand_from push" -a '(__fish_complete_directories)'

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/registry_flags.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/instance/instance.h"
@@ -32,6 +33,7 @@ struct BuildOptions {
   std::string output_dir;
   bool allow_unknown_fields = false;
   bool verbose = false;
+  RegistryFlags registry;
 };
 
 // Upstream's stream: every object, the first included, after a "---" line.
@@ -122,8 +124,11 @@ void run_build(const BuildOptions& options) {
       path, {.allow_unknown_fields = options.allow_unknown_fields}, warnings);
   for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
 
-  distribution::Distribution dist = distribution::locate(options.distribution_artifact, flux,
-                                                         distribution::Environment::current());
+  distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
+    return pull_url(url, origin, options.registry).artifact.content();
+  };
+  distribution::Distribution dist = distribution::locate(
+      options.distribution_artifact, flux, distribution::Environment::current(), pull);
   render::Rendered rendered = render::render(flux, dist, {.revision = options.verbose});
 
   // Everything is rendered before anything is printed, so a failure leaves
@@ -157,9 +162,11 @@ void add_build_command(CLI::App& app) {
       ->option_text("FILE")
       ->excludes(file);
   cmd->add_option("--distribution-artifact", options->distribution_artifact,
-                  "Flux distribution: a directory or file://DIR (default: the instance's "
-                  ".spec.distribution.artifact, the cache, FLUXOPCTL_DISTRIBUTION)")
+                  "Flux distribution: oci://HOST/REPO[:TAG|@DIGEST], a directory or file://DIR "
+                  "(default: the instance's .spec.distribution.artifact, the cache, "
+                  "FLUXOPCTL_DISTRIBUTION)")
       ->option_text("URL|DIR");
+  add_registry_flags(*cmd, options->registry, /*offline=*/true);
   add_output_flag(*cmd, options->format);
   cmd->add_option("--output-dir", options->output_dir,
                   "Write one file per object into DIR (new, empty, or written by an earlier "

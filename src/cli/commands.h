@@ -9,5 +9,7 @@ namespace fluxop::cli {
 void add_version_command(CLI::App& app);
 void add_kustomize_command(CLI::App& app);
 void add_build_command(CLI::App& app);
+void add_pull_command(CLI::App& app);
+void add_push_command(CLI::App& app);
 
 }  // namespace fluxop::cli

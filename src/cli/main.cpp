@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   fluxop::cli::add_version_command(app);
   fluxop::cli::add_kustomize_command(app);
   fluxop::cli::add_build_command(app);
+  fluxop::cli::add_pull_command(app);
+  fluxop::cli::add_push_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -17,6 +17,11 @@ void add_output_flag(CLI::App& command, OutputFormat& format) {
       ->option_text("yaml|json (default yaml)");
 }
 
+std::string render_document(const nlohmann::ordered_json& document, OutputFormat format) {
+  if (format == OutputFormat::Json) return document.dump(4) + "\n";
+  return yaml::emit(yaml::from_json(document));
+}
+
 std::string render_objects(const std::vector<yaml::Node>& objects, OutputFormat format) {
   if (format == OutputFormat::Yaml) return yaml::emit_stream(objects);
   nlohmann::ordered_json list = {

@@ -57,28 +57,28 @@ std::string cache_dir(const Environment& env) {
   return (base / "fluxopctl" / "distribution").string();
 }
 
-std::string artifact_dir(std::string_view artifact, std::string_view origin) {
+std::string artifact_dir(std::string_view artifact, std::string_view origin,
+                         const OciResolver& oci) {
   std::string_view scheme = url_scheme(artifact);
   if (scheme.empty()) return std::string(artifact);
   if (scheme == "file") return std::string(artifact.substr(7));
   std::string what = std::string(origin) + ": " + std::string(artifact) + ": ";
   if (scheme == "oci") {
-    throw Error(what +
-                "oci:// artifacts are not supported yet; give a local directory with "
-                "--distribution-artifact DIR");
+    if (oci) return oci(artifact, origin);
+    throw Error(what + "oci:// artifacts cannot be read here; give a local directory");
   }
   throw Error(what + "unsupported URL scheme (expected a directory, file://DIR or oci://)");
 }
 
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
-                    const Environment& env) {
+                    const Environment& env, const OciResolver& oci) {
   if (!flag.empty()) {
     constexpr std::string_view origin = "--distribution-artifact";
-    return open(artifact_dir(flag, origin), origin);
+    return open(artifact_dir(flag, origin, oci), origin);
   }
   if (!flux.distribution.artifact.empty()) {
     std::string origin = flux.file + ": .spec.distribution.artifact";
-    return open(artifact_dir(flux.distribution.artifact, origin), origin);
+    return open(artifact_dir(flux.distribution.artifact, origin, oci), origin);
   }
   std::string cache = cache_dir(env);
   std::error_code error;

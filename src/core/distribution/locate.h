@@ -1,10 +1,11 @@
 // Where `fluxopctl build` reads the Flux distribution from. In order: the
 // --distribution-artifact flag, the instance's .spec.distribution.artifact,
 // fluxopctl's cache directory (when it exists), FLUXOPCTL_DISTRIBUTION.
-// Only local directories are read for now; oci:// artifacts are refused with
-// an error saying so.
+// oci:// artifacts are handed to a resolver that pulls them into a local
+// directory; this module itself never reaches the network.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,14 +28,20 @@ struct Environment {
 // values); empty when HOME is unset too.
 std::string cache_dir(const Environment& env);
 
-// The directory an artifact reference names: DIR or file://DIR. Other URLs
-// (oci:// included, for now) throw fluxop::Error starting with `origin`.
-std::string artifact_dir(std::string_view artifact, std::string_view origin);
+// The local directory of an oci:// URL: pulls it and returns where its
+// content is; `origin` names where the URL was given, for errors.
+using OciResolver = std::function<std::string(std::string_view url, std::string_view origin)>;
+
+// The directory an artifact reference names: DIR, file://DIR, or an oci:// URL
+// through `oci`. Other URLs, and oci:// without a resolver, throw
+// fluxop::Error starting with `origin`.
+std::string artifact_dir(std::string_view artifact, std::string_view origin,
+                         const OciResolver& oci = {});
 
 // Opens the distribution the first source above names (`flag` empty when the
 // flag is not given). Throws fluxop::Error naming the source when it is not a
 // distribution, or saying how to give one when there is none.
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
-                    const Environment& env);
+                    const Environment& env, const OciResolver& oci = {});
 
 }  // namespace fluxop::distribution

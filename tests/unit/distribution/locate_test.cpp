@@ -32,15 +32,21 @@ TEST_CASE("locate: the cache is under XDG_CACHE_HOME, else ~/.cache") {
   CHECK(cache_dir({"", "", ""}).empty());
 }
 
-TEST_CASE("locate: artifacts are directories or file:// URLs; oci:// is not supported yet") {
+TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs through a resolver") {
   CHECK(artifact_dir("/srv/dist", "flag") == "/srv/dist");
   CHECK(artifact_dir("dist", "flag") == "dist");
   CHECK(artifact_dir("file:///srv/dist", "flag") == "/srv/dist");
   CHECK(artifact_dir("file://dist", "flag") == "dist");
   CHECK_THROWS_WITH_AS(artifact_dir("oci://ghcr.io/x/manifests:latest", "flag"),
-                       "flag: oci://ghcr.io/x/manifests:latest: oci:// artifacts are not "
-                       "supported yet; give a local directory with --distribution-artifact DIR",
+                       "flag: oci://ghcr.io/x/manifests:latest: oci:// artifacts cannot be read "
+                       "here; give a local directory",
                        Error);
+  OciResolver pulled = [](std::string_view url, std::string_view origin) {
+    return std::string(origin) + " pulled " + std::string(url);
+  };
+  CHECK(artifact_dir("oci://ghcr.io/x/manifests:latest", "flag", pulled) ==
+        "flag pulled oci://ghcr.io/x/manifests:latest");
+  CHECK(artifact_dir("/srv/dist", "flag", pulled) == "/srv/dist");
   CHECK_THROWS_WITH_AS(artifact_dir("https://example.com/d.tgz", "flag"),
                        "flag: https://example.com/d.tgz: unsupported URL scheme (expected a "
                        "directory, file://DIR or oci://)",
@@ -63,11 +69,11 @@ TEST_CASE("locate: flag, then instance artifact, then cache, then FLUXOPCTL_DIST
   // The flag wins over an instance artifact that would fail.
   CHECK(locate(flag, instance_with_artifact("oci://ghcr.io/x"), env).root() == flag);
   // The instance artifact comes before the cache.
-  CHECK_THROWS_WITH_AS(locate("", instance_with_artifact("oci://ghcr.io/x"), env),
-                       "instance.yaml: .spec.distribution.artifact: oci://ghcr.io/x: oci:// "
-                       "artifacts are not supported yet; give a local directory with "
-                       "--distribution-artifact DIR",
-                       Error);
+  OciResolver to_flag = [&](std::string_view, std::string_view origin) {
+    CHECK(origin == "instance.yaml: .spec.distribution.artifact");
+    return flag;
+  };
+  CHECK(locate("", instance_with_artifact("oci://ghcr.io/x"), env, to_flag).root() == flag);
 }
 
 TEST_CASE("locate: the fake distribution opens with its versions") {

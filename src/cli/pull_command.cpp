@@ -1,0 +1,108 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/registry_flags.h"
+#include "core/distribution/distribution.h"
+#include "core/error.h"
+#include "core/instance/duration.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+struct PullCommandOptions {
+  std::string url;
+  RegistryFlags registry;
+  bool list = false;
+  bool prune = false;
+  std::string older_than = "720h";
+  OutputFormat format = OutputFormat::Yaml;
+};
+
+ordered_json versions(const oci::CachedArtifact& artifact) {
+  ordered_json out = ordered_json::array();
+  try {
+    distribution::Distribution content(artifact.content());
+    for (const distribution::Version& version : content.versions()) out.push_back(version.original);
+  } catch (const Error&) {
+    // Not a Flux distribution (any artifact can be pulled): no versions.
+  }
+  return out;
+}
+
+ordered_json describe(const oci::CachedArtifact& artifact,
+                      const std::map<std::string, std::string>& annotations) {
+  auto annotation = [&](const char* name) {
+    auto it = annotations.find(std::string("org.opencontainers.image.") + name);
+    return it == annotations.end() ? std::string() : it->second;
+  };
+  return {{"digest", artifact.digest},          {"source", annotation("source")},
+          {"revision", annotation("revision")}, {"created", annotation("created")},
+          {"versions", versions(artifact)},     {"path", artifact.content()}};
+}
+
+void print(const ordered_json& document, OutputFormat format) {
+  std::cout << render_document(document, format);
+}
+
+void run_pull(const PullCommandOptions& options) {
+  if (options.list) {
+    oci::ArtifactCache cache = default_artifact_cache();
+    ordered_json entries = ordered_json::array();
+    for (const oci::ArtifactCache::Entry& entry : cache.list()) {
+      ordered_json item = describe(entry.artifact, oci::manifest_annotations(entry.artifact));
+      item["references"] = ordered_json::array();
+      for (const oci::RefRecord& ref : entry.refs)
+        item["references"].push_back({{"url", ref.url}, {"pulled", ref.pulled}});
+      entries.push_back(std::move(item));
+    }
+    print(entries, options.format);
+    return;
+  }
+  if (options.prune) {
+    std::optional<std::chrono::nanoseconds> age = instance::parse_go_duration(options.older_than);
+    if (!age || age->count() < 0)
+      throw Error("--older-than: '" + options.older_than + "' is not a duration such as 720h");
+    oci::ArtifactCache cache = default_artifact_cache();
+    for (const std::string& digest :
+         cache.prune(std::chrono::duration_cast<std::chrono::seconds>(*age))) {
+      std::cout << "deleted " << digest << "\n";
+    }
+    return;
+  }
+  std::string url = options.url.empty() ? std::string(oci::kDefaultDistribution) : options.url;
+  oci::PullResult result = pull_url(url, "", options.registry);
+  ordered_json document = {{"url", result.ref.str()}};
+  document.update(describe(result.artifact, result.annotations));
+  print(document, options.format);
+}
+
+}  // namespace
+
+void add_pull_command(CLI::App& app) {
+  auto options = std::make_shared<PullCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "pull", "Pull a Flux distribution artifact into fluxopctl's cache, or list or prune it");
+  auto* url = cmd->add_option("URL", options->url,
+                              "oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST] (default " +
+                                  std::string(oci::kDefaultDistribution) + ")")
+                  ->option_text(" ");
+  auto* list = cmd->add_flag("--list", options->list, "List the cached artifacts")->excludes(url);
+  cmd->add_flag("--prune", options->prune,
+                "Delete cached artifacts that no tag points to or that were not used for "
+                "--older-than")
+      ->excludes(url)
+      ->excludes(list);
+  cmd->add_option("--older-than", options->older_than,
+                  "With --prune: drop references unused for this long")
+      ->option_text("DURATION (default 720h)");
+  add_registry_flags(*cmd, options->registry, /*offline=*/true);
+  add_output_flag(*cmd, options->format);
+  cmd->callback([options] { run_pull(*options); });
+}
+
+}  // namespace fluxop::cli

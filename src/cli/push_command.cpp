@@ -1,0 +1,53 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/registry_flags.h"
+#include "core/oci/push.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+struct PushCommandOptions {
+  std::string dir;
+  std::string url;
+  std::string source;
+  std::string revision;
+  RegistryFlags registry;
+};
+
+void run_push(const PushCommandOptions& options) {
+  oci::Reference ref = oci::Reference::parse(options.url);
+  oci::PushOptions push;
+  push.registry = registry_options(options.registry);
+  push.source = options.source;
+  push.revision = options.revision;
+  oci::PushResult result = oci::push_distribution(options.dir, ref, push);
+  std::cerr << "pushed " << ref.str() << " (layer of " << result.layer_size << " bytes"
+            << (result.layer_uploaded ? "" : ", already in the registry") << ")\n";
+  std::cout << ref.pinned(result.digest) << "\n";
+}
+
+}  // namespace
+
+void add_push_command(CLI::App& app) {
+  auto options = std::make_shared<PushCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "push",
+      "Push a distribution directory (flux/, flux-images/) to a registry as the Flux "
+      "Operator's manifests artifact, e.g. to mirror it for an air-gapped site");
+  cmd->add_option("DIR", options->dir, "The distribution directory")->required()->option_text(" ");
+  cmd->add_option("URL", options->url, "oci://HOST[:PORT]/REPO:TAG")->required()->option_text(" ");
+  cmd->add_option("--source", options->source,
+                  "The org.opencontainers.image.source annotation (default file://DIR)")
+      ->option_text("URL");
+  cmd->add_option("--revision", options->revision,
+                  "The org.opencontainers.image.revision annotation (default local@<digest of "
+                  "the content>)")
+      ->option_text("REV");
+  add_registry_flags(*cmd, options->registry, /*offline=*/false);
+  cmd->callback([options] { run_push(*options); });
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,58 @@
+#include "cli/registry_flags.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "core/error.h"
+
+namespace fluxop::cli {
+
+void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
+  command
+      .add_option("--insecure-registry", flags.insecure_registries,
+                  "Reach this registry over plain HTTP (repeatable; loopback registries always "
+                  "may)")
+      ->option_text("HOST[:PORT]")
+      ->allow_extra_args(false);
+  if (offline) {
+    command.add_flag("--offline", flags.offline,
+                     "Use only fluxopctl's cache; a tag resolves to the digest it last had");
+  }
+}
+
+oci::RegistryOptions registry_options(const RegistryFlags& flags) {
+  oci::RegistryOptions options;
+  options.insecure_registries = flags.insecure_registries;
+  options.credentials = oci::default_docker_credentials();
+  return options;
+}
+
+oci::ArtifactCache default_artifact_cache() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string root = oci::ArtifactCache::default_root(xdg ? xdg : "", home ? home : "");
+  if (root.empty())
+    throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
+  return oci::ArtifactCache(root);
+}
+
+oci::PullResult pull_url(std::string_view url, std::string_view origin,
+                         const RegistryFlags& flags) {
+  try {
+    oci::ArtifactCache cache = default_artifact_cache();
+    oci::PullOptions options;
+    options.registry = registry_options(flags);
+    options.offline = flags.offline;
+    oci::PullResult result = oci::pull(cache, oci::Reference::parse(url), options);
+    if (!result.warning.empty()) std::cerr << "warning: " << result.warning << "\n";
+    if (result.downloaded) {
+      std::cerr << "pulled " << result.ref.pinned(result.artifact.digest) << "\n";
+    }
+    return result;
+  } catch (const Error& e) {
+    if (origin.empty()) throw;
+    throw Error(std::string(origin) + ": " + e.what());
+  }
+}
+
+}  // namespace fluxop::cli

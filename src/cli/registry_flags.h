@@ -1,0 +1,31 @@
+// The flags of the commands that reach registries (pull, push, build), and
+// pulling an oci:// URL into fluxopctl's cache for them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/oci/cache.h"
+#include "core/oci/pull.h"
+
+namespace fluxop::cli {
+
+struct RegistryFlags {
+  std::vector<std::string> insecure_registries;
+  bool offline = false;
+};
+
+// --insecure-registry, and --offline when `offline` is set.
+void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline);
+
+oci::RegistryOptions registry_options(const RegistryFlags& flags);
+
+// $XDG_CACHE_HOME/fluxopctl/oci.
+oci::ArtifactCache default_artifact_cache();
+
+// Pulls `url` (errors prefixed with `origin` when given), says on stderr what
+// was downloaded or resolved offline, and returns the result.
+oci::PullResult pull_url(std::string_view url, std::string_view origin, const RegistryFlags& flags);
+
+}  // namespace fluxop::cli

@@ -1,0 +1,37 @@
+// Pulling a Flux distribution artifact into the cache: the manifest is
+// resolved online (or, with --offline, from the cache's tag records), its
+// tar+gzip layer downloaded, verified and extracted only when the cache does
+// not already hold that manifest digest.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/oci/archive.h"
+#include "core/oci/cache.h"
+#include "core/oci/registry.h"
+
+namespace fluxop::oci {
+
+struct PullOptions {
+  RegistryOptions registry;
+  bool offline = false;  // the cache only; a tag resolves to its last known digest
+  std::uint64_t max_layer_bytes = 512ull << 20;
+  ExtractLimits limits;
+};
+
+struct PullResult {
+  Reference ref;
+  CachedArtifact artifact;
+  std::map<std::string, std::string> annotations;  // the manifest's
+  bool downloaded = false;                         // false: the cache had it
+  std::string warning;                             // for stderr, e.g. an offline resolution
+  int requests = 0;                                // HTTP requests sent
+};
+
+PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& options);
+
+// The annotations of a cached artifact's manifest.
+std::map<std::string, std::string> manifest_annotations(const CachedArtifact& artifact);
+
+}  // namespace fluxop::oci
