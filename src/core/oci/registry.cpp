@@ -49,7 +49,7 @@ Descriptor read_descriptor(const json& object, const std::string& where) {
 bool is_success(long status) { return status >= 200 && status < 300; }
 
 // Writes a blob to a file, hashing and counting it as it streams.
-class VerifyingFileSink : public BodySink {
+class VerifyingFileSink : public net::BodySink {
  public:
   VerifyingFileSink(std::string path, std::uint64_t max_bytes, std::string what)
       : path_(std::move(path)), max_bytes_(max_bytes), what_(std::move(what)) {}
@@ -89,7 +89,7 @@ class VerifyingFileSink : public BodySink {
 
 }  // namespace
 
-std::string describe_failure(const HttpResponse& response) {
+std::string describe_failure(const net::HttpResponse& response) {
   std::string message;
   std::string code;
   json body = json::parse(response.body, nullptr, false);
@@ -126,7 +126,7 @@ std::string describe_failure(const HttpResponse& response) {
 
 RegistryClient::RegistryClient(RegistryOptions options)
     : options_(std::move(options)), http_([this] {
-        HttpOptions http = options_.http;
+        net::HttpOptions http = options_.http;
         std::vector<std::string> insecure = options_.insecure_registries;
         http.plain_http_allowed = [insecure](std::string_view authority) {
           return plain_http_allowed(authority, insecure);
@@ -149,8 +149,8 @@ Credential RegistryClient::credential_for(const Reference& ref) {
   return it->second;
 }
 
-HttpResponse RegistryClient::reach(const Reference& ref, const HttpRequest& request, BodySink* sink,
-                                   std::string_view progress) {
+net::HttpResponse RegistryClient::reach(const Reference& ref, const net::HttpRequest& request,
+                                        net::BodySink* sink, std::string_view progress) {
   try {
     return http_.send(request, sink, progress);
   } catch (const Error& e) {
@@ -158,14 +158,14 @@ HttpResponse RegistryClient::reach(const Reference& ref, const HttpRequest& requ
   }
 }
 
-HttpResponse RegistryClient::send(const Reference& ref, HttpRequest request,
-                                  std::string_view actions, BodySink* sink,
-                                  std::string_view progress) {
+net::HttpResponse RegistryClient::send(const Reference& ref, net::HttpRequest request,
+                                       std::string_view actions, net::BodySink* sink,
+                                       std::string_view progress) {
   std::string scope = "repository:" + ref.repository + ":" + std::string(actions);
   std::string key = ref.registry + " " + scope;
   if (auto known = authorizations_.find(key); known != authorizations_.end())
     request.authorization = known->second;
-  HttpResponse response = reach(ref, request, sink, progress);
+  net::HttpResponse response = reach(ref, request, sink, progress);
   if (response.status != 401) return response;
 
   request.authorization = authorize(ref, response, scope);
@@ -179,7 +179,8 @@ HttpResponse RegistryClient::send(const Reference& ref, HttpRequest request,
   return response;
 }
 
-std::string RegistryClient::authorize(const Reference& ref, const HttpResponse& challenge_response,
+std::string RegistryClient::authorize(const Reference& ref,
+                                      const net::HttpResponse& challenge_response,
                                       const std::string& scope) {
   std::vector<Challenge> challenges =
       parse_www_authenticate(challenge_response.header("www-authenticate"));
@@ -204,25 +205,25 @@ std::string RegistryClient::authorize(const Reference& ref, const HttpResponse& 
 std::string RegistryClient::fetch_token(const Reference& ref,
                                         const std::map<std::string, std::string>& params,
                                         const std::string& scope, const Credential& credential) {
-  HttpRequest request;
+  net::HttpRequest request;
   request.url = params.at("realm");
   request.max_body = 1 << 20;
   std::string service = params.contains("service") ? params.at("service") : "";
-  std::string query = "scope=" + url_escape(scope);
-  if (!service.empty()) query = "service=" + url_escape(service) + "&" + query;
+  std::string query = "scope=" + net::url_escape(scope);
+  if (!service.empty()) query = "service=" + net::url_escape(service) + "&" + query;
   if (!credential.identity_token.empty()) {
     // An identity token is a refresh token: exchanged with the OAuth2 POST form.
     request.method = "POST";
     request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
     request.body = "grant_type=refresh_token&client_id=fluxopctl&" + query +
-                   "&refresh_token=" + url_escape(credential.identity_token);
+                   "&refresh_token=" + net::url_escape(credential.identity_token);
   } else {
     request.url += (request.url.find('?') == std::string::npos ? "?" : "&") + query;
     if (!credential.username.empty() || !credential.password.empty())
       request.authorization =
           "Basic " + base64_encode(credential.username + ":" + credential.password);
   }
-  HttpResponse response = reach(ref, request);
+  net::HttpResponse response = reach(ref, request);
   std::string where = ref.str() + ": token service " + params.at("realm");
   if (!is_success(response.status)) {
     throw Error(where + ": " + describe_failure(response) +
@@ -243,11 +244,11 @@ std::string RegistryClient::fetch_token(const Reference& ref,
 Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
                                                  const std::string& identifier,
                                                  const std::string& expected_digest) {
-  HttpRequest request;
+  net::HttpRequest request;
   request.url = base_url(ref) + "/manifests/" + identifier;
   request.headers.push_back(accept_manifests());
   request.max_body = kMaxManifestBytes;
-  HttpResponse response = send(ref, request, "pull");
+  net::HttpResponse response = send(ref, request, "pull");
   std::string what = ref.str() + ": manifest " + identifier;
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
 
@@ -306,10 +307,11 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
     throw Error(what + ": " + std::to_string(blob.size) + " bytes, more than the limit of " +
                 std::to_string(max_bytes));
   }
-  HttpRequest request;
+  net::HttpRequest request;
   request.url = base_url(ref) + "/blobs/" + blob.digest;
   VerifyingFileSink sink(path, blob.size, what);
-  HttpResponse response = send(ref, request, "pull", &sink, "pulling " + blob.digest.substr(0, 19));
+  net::HttpResponse response =
+      send(ref, request, "pull", &sink, "pulling " + blob.digest.substr(0, 19));
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
   std::string digest = sink.finish();
   if (sink.received() != blob.size) {
@@ -321,10 +323,10 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
 }
 
 bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
-  HttpRequest request;
+  net::HttpRequest request;
   request.method = "HEAD";
   request.url = base_url(ref) + "/blobs/" + digest;
-  HttpResponse response = send(ref, request, "pull,push");
+  net::HttpResponse response = send(ref, request, "pull,push");
   if (response.status == 404) return false;
   if (!is_success(response.status))
     throw Error(ref.str() + ": blob " + digest + ": " + describe_failure(response));
@@ -334,33 +336,33 @@ bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
 void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
                                const std::string& path) {
   std::string what = ref.str() + ": upload of blob " + blob.digest;
-  HttpRequest start;
+  net::HttpRequest start;
   start.method = "POST";
   start.url = base_url(ref) + "/blobs/uploads/";
-  HttpResponse session = send(ref, start, "pull,push");
+  net::HttpResponse session = send(ref, start, "pull,push");
   std::string location = session.header("location");
   if (session.status != 202 || location.empty())
     throw Error(what + ": " + describe_failure(session));
 
-  HttpRequest put;
+  net::HttpRequest put;
   put.method = "PUT";
-  put.url = resolve_url(session.url, location);
-  put.url +=
-      (put.url.find('?') == std::string::npos ? "?" : "&") + ("digest=" + url_escape(blob.digest));
+  put.url = net::resolve_url(session.url, location);
+  put.url += (put.url.find('?') == std::string::npos ? "?" : "&") +
+             ("digest=" + net::url_escape(blob.digest));
   put.headers.push_back("Content-Type: application/octet-stream");
   put.body_file = path;
-  HttpResponse done = send(ref, put, "pull,push");
+  net::HttpResponse done = send(ref, put, "pull,push");
   if (done.status != 201) throw Error(what + ": " + describe_failure(done));
 }
 
 std::string RegistryClient::push_manifest(const Reference& ref, const std::string& bytes,
                                           std::string_view media_type) {
-  HttpRequest put;
+  net::HttpRequest put;
   put.method = "PUT";
   put.url = base_url(ref) + "/manifests/" + ref.identifier();
   put.headers.push_back("Content-Type: " + std::string(media_type));
   put.body = bytes;
-  HttpResponse response = send(ref, put, "pull,push");
+  net::HttpResponse response = send(ref, put, "pull,push");
   if (response.status != 201)
     throw Error(ref.str() + ": manifest upload: " + describe_failure(response));
   std::string digest = sha256_digest(bytes);

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/net/http.h"
 #include "core/oci/credentials.h"
-#include "core/oci/http.h"
 #include "core/oci/reference.h"
 #include "core/oci/www_authenticate.h"
 
@@ -48,7 +48,7 @@ struct RegistryOptions {
   std::vector<std::string> insecure_registries;  // HOST or HOST:PORT reached over plain HTTP
   // The credential for HOST[:PORT]; none when empty or unset.
   std::function<Credential(std::string_view registry)> credentials;
-  HttpOptions http;  // its plain_http_allowed is set from insecure_registries
+  net::HttpOptions http;  // its plain_http_allowed is set from insecure_registries
 };
 
 class RegistryClient {
@@ -74,13 +74,13 @@ class RegistryClient {
 
  private:
   // Sends through the HTTP client; its errors are prefixed with the reference.
-  HttpResponse reach(const Reference& ref, const HttpRequest& request, BodySink* sink = nullptr,
-                     std::string_view progress = {});
+  net::HttpResponse reach(const Reference& ref, const net::HttpRequest& request,
+                          net::BodySink* sink = nullptr, std::string_view progress = {});
   // Sends with the authorization for `actions` on the repository, obtained
   // when the registry asks for it.
-  HttpResponse send(const Reference& ref, HttpRequest request, std::string_view actions,
-                    BodySink* sink = nullptr, std::string_view progress = {});
-  std::string authorize(const Reference& ref, const HttpResponse& challenge_response,
+  net::HttpResponse send(const Reference& ref, net::HttpRequest request, std::string_view actions,
+                         net::BodySink* sink = nullptr, std::string_view progress = {});
+  std::string authorize(const Reference& ref, const net::HttpResponse& challenge_response,
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
                           const std::string& scope, const Credential& credential);
@@ -90,12 +90,12 @@ class RegistryClient {
   Credential credential_for(const Reference& ref);
 
   RegistryOptions options_;
-  HttpClient http_;
+  net::HttpClient http_;
   std::map<std::string, std::string> authorizations_;  // "registry scope" -> Authorization
   std::map<std::string, Credential> credentials_;      // per registry, looked up once
 };
 
 // "<what>: <registry's message> (HTTP <status> <code>)" for a failed response.
-std::string describe_failure(const HttpResponse& response);
+std::string describe_failure(const net::HttpResponse& response);
 
 }  // namespace fluxop::oci

@@ -1,4 +1,4 @@
-#include "core/oci/http.h"
+#include "core/net/http.h"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 
-namespace fluxop::oci {
+namespace fluxop::net {
 
 namespace {
 
@@ -215,8 +215,41 @@ HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) {
 
 HttpClient::~HttpClient() { curl_easy_cleanup(handle(curl_)); }
 
+void HttpClient::set_tls_options(void* curl_handle) const {
+  CURL* curl = handle(curl_handle);
+  const TlsOptions& tls = options_.tls;
+  auto set_blob = [curl](CURLoption option, const std::string& pem) {
+    curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(curl, option, &blob);
+  };
+  if (!tls.ca_pem.empty()) {
+    // Only the given CAs, as Go's RootCAs: no system bundle or directory besides.
+    curl_easy_setopt(curl, CURLOPT_CAINFO, nullptr);
+    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+    set_blob(CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  } else {
+    // libcurl does not read OpenSSL's variables itself; honour them as curl(1) does.
+    if (const char* ca_file = std::getenv("SSL_CERT_FILE"); ca_file && *ca_file)
+      curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
+    if (const char* ca_dir = std::getenv("SSL_CERT_DIR"); ca_dir && *ca_dir)
+      curl_easy_setopt(curl, CURLOPT_CAPATH, ca_dir);
+  }
+  if (!tls.client_cert_pem.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    set_blob(CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);
+  }
+  if (!tls.client_key_pem.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    set_blob(CURLOPT_SSLKEY_BLOB, tls.client_key_pem);
+  }
+  if (tls.insecure_skip_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+}
+
 HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
-                                 std::string_view progress, std::string& curl_error) {
+                                 std::string_view progress, Failure& failure) {
   CURL* curl = handle(curl_);
   curl_easy_reset(curl);  // keeps the connection cache
   HttpResponse response;
@@ -245,11 +278,7 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
-  // libcurl does not read OpenSSL's variables itself; honour them as curl(1) does.
-  if (const char* ca_file = std::getenv("SSL_CERT_FILE"); ca_file && *ca_file)
-    curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
-  if (const char* ca_dir = std::getenv("SSL_CERT_DIR"); ca_dir && *ca_dir)
-    curl_easy_setopt(curl, CURLOPT_CAPATH, ca_dir);
+  set_tls_options(curl);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Attempt::on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Attempt::on_body);
@@ -292,17 +321,25 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
                 " bytes");
   }
   if (code != CURLE_OK) {
-    curl_error = *error_buffer ? error_buffer : curl_easy_strerror(code);
+    failure.message = *error_buffer ? error_buffer : curl_easy_strerror(code);
     if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
-      curl_error +=
-          " (the registry's certificate is not trusted: set SSL_CERT_FILE to a CA "
-          "bundle that has its CA)";
+      failure.message += options_.tls.ca_pem.empty()
+                             ? " (the server's certificate is not trusted: set SSL_CERT_FILE to "
+                               "a CA bundle that has its CA)"
+                             : " (the server's certificate is not signed by the given CA)";
     }
-    response.status = retryable_curl_error(code) ? -1 : 0;
+    failure.retryable = retryable_curl_error(code);
+    failure.unsent = code == CURLE_COULDNT_CONNECT;
     return response;
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
+}
+
+bool HttpClient::should_retry(const HttpRequest& request, const HttpResponse& response,
+                              const Failure& failure) const {
+  if (!request.idempotent) return response.status == 429 || failure.unsent;
+  return failure.retryable || retryable_status(response.status);
 }
 
 HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
@@ -311,7 +348,8 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
   HttpRequest current = request;
   for (int redirects = 0; redirects <= kMaxRedirects; ++redirects) {
     std::string scheme = lowercase(url_scheme(current.url));
-    if (scheme == "http" && !options_.plain_http_allowed(url_authority(current.url))) {
+    if (scheme == "http" && (!options_.plain_http_allowed ||
+                             !options_.plain_http_allowed(url_authority(current.url)))) {
       throw Error(current.url +
                   ": plain HTTP refused for this host (HTTPS is required except "
                   "for loopback registries and --insecure-registry hosts)");
@@ -320,21 +358,19 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
 
     HttpResponse response;
     std::chrono::milliseconds delay = options_.backoff;
-    std::string curl_error;
-    for (int attempt = 1;; ++attempt) {
+    Failure failure;
+    int attempt = 1;
+    for (;; ++attempt) {
       if (sink) sink->reset();
-      curl_error.clear();
-      response = perform(current, sink, progress, curl_error);
-      bool retry = response.status == -1 || retryable_status(response.status);
-      if (!retry || attempt >= options_.attempts) break;
+      failure = Failure{};
+      response = perform(current, sink, progress, failure);
+      if (attempt >= options_.attempts || !should_retry(current, response, failure)) break;
       std::this_thread::sleep_for(response.status > 0 ? retry_delay(response, delay) : delay);
       delay *= 2;
     }
     if (response.status <= 0) {
-      throw Error(current.url + ": " + curl_error +
-                  (response.status == -1
-                       ? " (after " + std::to_string(options_.attempts) + " attempts)"
-                       : ""));
+      throw Error(current.url + ": " + failure.message +
+                  (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""));
     }
 
     bool redirect = response.status == 301 || response.status == 302 || response.status == 303 ||
@@ -352,4 +388,4 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
   throw Error(request.url + ": more than " + std::to_string(kMaxRedirects) + " redirects");
 }
 
-}  // namespace fluxop::oci
+}  // namespace fluxop::net

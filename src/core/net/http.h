@@ -1,7 +1,7 @@
-// HTTP for the registry client, over libcurl: one connection pool per client,
-// redirects followed by hand so that credentials never reach another host,
-// retries with backoff on 429, 5xx and network errors, and timeouts on
-// everything.
+// HTTP for the registry and Kubernetes clients, over libcurl: one connection
+// pool per client, redirects followed by hand so that credentials never reach
+// another host, retries with backoff on 429, 5xx and network errors, and
+// timeouts on everything.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,18 @@
 #include <string_view>
 #include <vector>
 
-namespace fluxop::oci {
+namespace fluxop::net {
+
+// TLS beyond the defaults (the system CAs, or SSL_CERT_FILE/SSL_CERT_DIR, and
+// verification on), as a kubeconfig describes it.
+struct TlsOptions {
+  std::string ca_pem;           // the only CAs trusted when set (PEM)
+  std::string client_cert_pem;  // a client certificate (PEM), with
+  std::string client_key_pem;   // its private key (PEM)
+  bool insecure_skip_verify = false;
+  // No server name override (kubeconfig's tls-server-name): libcurl 7.88 has
+  // no option to set the SNI and verified name apart from the URL's host.
+};
 
 struct HttpOptions {
   // Whether a URL's HOST[:PORT] may be reached over plain HTTP; HTTPS otherwise,
@@ -23,6 +34,7 @@ struct HttpOptions {
   int attempts = 5;                                    // the first and four retries
   std::chrono::milliseconds backoff{200};              // doubled after every retry
   std::size_t max_error_body = 64 * 1024;              // kept of a non-2xx body
+  TlsOptions tls;
 };
 
 struct HttpRequest {
@@ -33,6 +45,10 @@ struct HttpRequest {
   std::string body;                  // request body, or
   std::string body_file;             // a file sent as the body
   std::size_t max_body = 4 << 20;    // largest body read into HttpResponse::body
+  // Whether sending it twice does no harm. When not (a POST that creates),
+  // it is retried only when it cannot have reached the server: no connection,
+  // or 429 Too Many Requests.
+  bool idempotent = true;
 };
 
 struct HttpResponse {
@@ -73,8 +89,18 @@ class HttpClient {
 
  private:
   struct Attempt;
+  // Why no response arrived.
+  struct Failure {
+    std::string message;
+    bool retryable = false;  // a network error that may pass
+    bool unsent = false;     // the request cannot have reached the server
+  };
+  // One attempt; status 0 and `failure` set when no response arrived.
   HttpResponse perform(const HttpRequest& request, BodySink* sink, std::string_view progress,
-                       std::string& curl_error);
+                       Failure& failure);
+  void set_tls_options(void* curl) const;
+  bool should_retry(const HttpRequest& request, const HttpResponse& response,
+                    const Failure& failure) const;
 
   HttpOptions options_;
   void* curl_;  // CURL*, kept between requests for its connections
@@ -90,4 +116,4 @@ std::string resolve_url(const std::string& base, const std::string& location);
 // `text` percent-encoded for a query string.
 std::string url_escape(std::string_view text);
 
-}  // namespace fluxop::oci
+}  // namespace fluxop::net
