@@ -1,12 +1,5 @@
 #include "core/oci/credentials.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,8 +9,7 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/file.h"
-
-extern char** environ;
+#include "core/process.h"
 
 namespace fluxop::oci {
 
@@ -51,66 +43,6 @@ Credential auth_entry(const nlohmann::json& entry, const std::string& where) {
     credential.password = decoded->substr(colon + 1);
   }
   return credential;
-}
-
-// RAII for the pipe ends the parent keeps.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-// Writes `input` to the helper's stdin, reads its stdout and stderr into
-// `output`, and returns its exit status; kills it past the timeout.
-int run_with_input(const std::string& program, const std::string& input, std::string& output) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) throw Error(program + ": cannot create a pipe");
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    close(in[0]);
-    close(in[1]);
-    throw Error(program + ": cannot create a pipe");
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-  char* argv[] = {const_cast<char*>(program.c_str()), const_cast<char*>("get"), nullptr};
-  pid_t pid = 0;
-  int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(in[0]);
-  close(out[1]);
-  Fd to_child{in[1]}, from_child{out[0]};
-  if (spawned != 0) throw Error(program + ": not found on PATH (named by the Docker config)");
-
-  // The input is one short line: it fits in the pipe's buffer.
-  if (write(to_child.fd, input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
-    output = "could not write to its input";
-  }
-  close(to_child.fd);
-  to_child.fd = -1;
-
-  auto deadline = std::chrono::steady_clock::now() + kHelperTimeout;
-  char buffer[4096];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd fds{from_child.fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&fds, 1, static_cast<int>(left.count())) == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-      throw Error(program + " get: no answer within " + std::to_string(kHelperTimeout.count()) +
-                  "s");
-    }
-    ssize_t n = read(from_child.fd, buffer, sizeof buffer);
-    if (n <= 0) break;
-    if (output.size() < kHelperMaxOutput) output.append(buffer, static_cast<std::size_t>(n));
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
@@ -172,9 +104,16 @@ std::function<Credential(std::string_view)> default_docker_credentials() {
 
 Credential run_credential_helper(const std::string& name, std::string_view registry) {
   std::string program = "docker-credential-" + name;
-  std::string output;
-  int status = run_with_input(program, std::string(registry) + "\n", output);
-  if (status != 0) {
+  ProcessSpec helper;
+  helper.argv = {program, "get"};
+  helper.input = std::string(registry) + "\n";
+  helper.label = program + " get";
+  helper.timeout = kHelperTimeout;
+  helper.max_output = kHelperMaxOutput;
+  std::optional<ProcessResult> result = run_process(helper);
+  if (!result) throw Error(program + ": not found on PATH (named by the Docker config)");
+  const std::string& output = result->output;
+  if (int status = result->exit_status; status != 0) {
     if (output.find("credentials not found") != std::string::npos) return {};
     // Helpers print a short reason; it never holds the secret they failed to give.
     std::string reason = output.substr(0, output.find('\n'));

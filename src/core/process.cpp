@@ -1,0 +1,133 @@
+#include "core/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/error.h"
+
+extern char** environ;
+
+namespace fluxop {
+
+namespace {
+
+// RAII for the pipe ends the parent keeps.
+struct Fd {
+  int fd = -1;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+};
+
+// Our environment with `overrides` (NAME=value) replacing or adding entries.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry; ++entry) {
+    std::string_view current(*entry);
+    std::string_view name = current.substr(0, current.find('='));
+    bool overridden = false;
+    for (const std::string& override : overrides) {
+      overridden = overridden || override.substr(0, override.find('=')) == name;
+    }
+    if (!overridden) env.emplace_back(current);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Reads the child's output until it closes it; false past the deadline.
+bool read_until_closed(int fd, std::chrono::steady_clock::time_point deadline,
+                       std::size_t max_output, std::string& output) {
+  char buffer[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd fds{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&fds, 1, static_cast<int>(left.count())) == 0) return false;
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    std::size_t room = max_output - std::min(max_output, output.size());
+    output.append(buffer, std::min(room, static_cast<std::size_t>(n)));
+  }
+}
+
+// A child that exits without reading its input must not kill us with SIGPIPE:
+// the signal is blocked for the write, and taken back if it came.
+void write_without_sigpipe(int fd, const std::string& input) {
+  if (input.empty()) return;
+  sigset_t pipe_signal, previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  ssize_t written = write(fd, input.data(), input.size());
+  if (written < 0 && errno == EPIPE) {
+    timespec no_wait{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &no_wait);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+}  // namespace
+
+std::optional<ProcessResult> run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty()) throw Error(spec.label + ": no program to run");
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) throw Error(spec.label + ": cannot create a pipe");
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]);
+    close(in[1]);
+    throw Error(spec.label + ": cannot create a pipe");
+  }
+  Fd child_in{in[0]}, to_child{in[1]}, from_child{out[0]}, child_out{out[1]};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, child_in.fd, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, child_out.fd, STDOUT_FILENO);
+  if (spec.capture_stderr) posix_spawn_file_actions_adddup2(&actions, child_out.fd, STDERR_FILENO);
+  std::vector<std::string> args = spec.argv;
+  std::vector<std::string> env = child_environment(spec.env);
+  std::vector<char*> argv = c_strings(args), envp = c_strings(env);
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  child_in.reset();
+  child_out.reset();
+  if (spawned != 0) return std::nullopt;
+
+  // The input is short: it fits in the pipe's buffer.
+  write_without_sigpipe(to_child.fd, spec.input);
+  to_child.reset();
+
+  ProcessResult result;
+  auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  if (!read_until_closed(from_child.fd, deadline, spec.max_output, result.output)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    long long ms = spec.timeout.count();
+    throw Error(spec.label + ": no answer within " +
+                (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms"));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace fluxop
