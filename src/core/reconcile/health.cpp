@@ -1,0 +1,85 @@
+#include "core/reconcile/health.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+// The condition of `type` in .status.conditions, or null.
+const json* condition(const json& object, std::string_view type) {
+  const json* conditions = object.contains("status") ? &object["status"] : nullptr;
+  if (!conditions || !conditions->is_object() || !conditions->contains("conditions"))
+    return nullptr;
+  for (const json& entry : (*conditions)["conditions"]) {
+    if (entry.is_object() && entry.value("type", "") == type) return &entry;
+  }
+  return nullptr;
+}
+
+std::int64_t number(const json& object, const char* pointer) {
+  json::json_pointer path(pointer);
+  return object.contains(path) && object.at(path).is_number_integer()
+             ? object.at(path).get<std::int64_t>()
+             : 0;
+}
+
+Health deployment_health(const json& deployment) {
+  std::int64_t generation = number(deployment, "/metadata/generation");
+  std::int64_t observed = number(deployment, "/status/observedGeneration");
+  if (observed < generation) {
+    return {false, false, "generation " + std::to_string(generation) + " not yet observed"};
+  }
+  if (const json* progressing = condition(deployment, "Progressing");
+      progressing && progressing->value("reason", "") == "ProgressDeadlineExceeded") {
+    return {false, true, progressing->value("message", "progress deadline exceeded")};
+  }
+  json::json_pointer replicas_path("/spec/replicas");
+  std::int64_t wanted =
+      deployment.contains(replicas_path) ? number(deployment, "/spec/replicas") : 1;
+  std::int64_t updated = number(deployment, "/status/updatedReplicas");
+  std::int64_t total = number(deployment, "/status/replicas");
+  std::int64_t available = number(deployment, "/status/availableReplicas");
+  if (updated < wanted) {
+    return {false, false,
+            "rollout: " + std::to_string(updated) + " of " + std::to_string(wanted) + " updated"};
+  }
+  if (total > updated) {
+    return {false, false, std::to_string(total - updated) + " old replicas pending termination"};
+  }
+  if (available < wanted) {
+    return {false, false,
+            std::to_string(available) + " of " + std::to_string(wanted) + " replicas available"};
+  }
+  const json* ready = condition(deployment, "Available");
+  if (wanted > 0 && (!ready || ready->value("status", "") != "True")) {
+    return {false, false, ready ? ready->value("message", "not available") : "not available"};
+  }
+  return {true, false, "rolled out"};
+}
+
+Health crd_health(const json& crd) {
+  const json* established = condition(crd, "Established");
+  if (established && established->value("status", "") == "True")
+    return {true, false, "established"};
+  if (const json* names = condition(crd, "NamesAccepted");
+      names && names->value("status", "") == "False") {
+    return {false, true, names->value("message", "names not accepted")};
+  }
+  return {false, false, "not yet established"};
+}
+
+}  // namespace
+
+bool health_checked(std::string_view kind) {
+  return kind == "Deployment" || kind == "CustomResourceDefinition";
+}
+
+Health object_health(const json& object) {
+  std::string kind = object.value("kind", "");
+  if (kind == "Deployment") return deployment_health(object);
+  if (kind == "CustomResourceDefinition") return crd_health(object);
+  return {true, false, "applied"};
+}
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,24 @@
+// Whether an applied object is ready, from its live state, with the rules of
+// kstatus for the kinds a Flux installation waits for: Deployments rolled out
+// and available, CustomResourceDefinitions established. Other kinds are ready
+// once applied.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace fluxop::reconcile {
+
+struct Health {
+  bool ready = false;
+  bool failed = false;  // will not become ready by waiting (e.g. progress deadline exceeded)
+  std::string message;  // why not ready, from the object's status and conditions
+};
+
+Health object_health(const nlohmann::json& object);
+
+// Whether object_health waits for objects of this kind.
+bool health_checked(std::string_view kind);
+
+}  // namespace fluxop::reconcile

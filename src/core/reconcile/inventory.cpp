@@ -1,0 +1,78 @@
+#include "core/reconcile/inventory.h"
+
+#include <set>
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+std::string string_at(const json& object, const json::json_pointer& pointer) {
+  return object.contains(pointer) && object.at(pointer).is_string()
+             ? object.at(pointer).get<std::string>()
+             : "";
+}
+
+}  // namespace
+
+ObjectRef object_ref(const json& object) {
+  std::string api_version = string_at(object, "/apiVersion"_json_pointer);
+  std::size_t slash = api_version.find('/');
+  ObjectRef ref;
+  ref.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  ref.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  ref.kind = string_at(object, "/kind"_json_pointer);
+  ref.ns = string_at(object, "/metadata/namespace"_json_pointer);
+  ref.name = string_at(object, "/metadata/name"_json_pointer);
+  return ref;
+}
+
+std::string inventory_id(const ObjectRef& ref) {
+  return ref.ns + "_" + ref.name + "_" + ref.group + "_" + ref.kind;
+}
+
+std::string display_name(const ObjectRef& ref) {
+  return ref.kind + "/" + (ref.ns.empty() ? "" : ref.ns + "/") + ref.name;
+}
+
+json inventory_json(const std::vector<ObjectRef>& refs) {
+  json entries = json::array();
+  for (const ObjectRef& ref : refs)
+    entries.push_back({{"id", inventory_id(ref)}, {"v", ref.version}});
+  return {{"entries", entries}};
+}
+
+std::vector<ObjectRef> read_inventory(const json& inventory) {
+  std::vector<ObjectRef> refs;
+  if (!inventory.is_object() || !inventory.contains("entries") || !inventory["entries"].is_array())
+    return refs;
+  for (const json& entry : inventory["entries"]) {
+    if (!entry.is_object() || !entry.value("id", json()).is_string()) continue;
+    std::string id = entry["id"];
+    // Names, namespaces and groups cannot hold '_' (DNS names), nor can kinds.
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+      std::size_t end = id.find('_', start);
+      parts.push_back(id.substr(start, end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    if (parts.size() != 4 || parts[1].empty() || parts[3].empty()) continue;
+    refs.push_back({parts[2], entry.value("v", ""), parts[3], parts[0], parts[1]});
+  }
+  return refs;
+}
+
+std::vector<ObjectRef> stale_objects(const std::vector<ObjectRef>& previous,
+                                     const std::vector<ObjectRef>& current) {
+  std::set<std::string> kept;
+  for (const ObjectRef& ref : current) kept.insert(inventory_id(ref));
+  std::vector<ObjectRef> stale;
+  for (const ObjectRef& ref : previous) {
+    if (!kept.contains(inventory_id(ref))) stale.push_back(ref);
+  }
+  return stale;
+}
+
+}  // namespace fluxop::reconcile

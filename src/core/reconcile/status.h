@@ -1,0 +1,51 @@
+// The FluxInstance status fluxopctl writes, in the Flux Operator's format:
+// kstatus conditions (Ready, Reconciling, Stalled with upstream's reasons),
+// the reconciliation history, and the components' images.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace fluxop::reconcile {
+
+// Upstream's condition reasons.
+inline constexpr std::string_view kSucceeded = "ReconciliationSucceeded";
+inline constexpr std::string_view kFailed = "ReconciliationFailed";
+inline constexpr std::string_view kArtifactFailed = "ArtifactFailed";
+inline constexpr std::string_view kBuildFailed = "BuildFailed";
+inline constexpr std::string_view kHealthCheckFailed = "HealthCheckFailed";
+inline constexpr std::string_view kProgressing = "Progressing";
+
+struct Condition {
+  std::string type;    // Ready, Reconciling, Stalled
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+};
+
+// Adds or replaces the condition of that type in status.conditions; the
+// lastTransitionTime moves only when the status changes.
+void set_condition(nlohmann::json& status, const Condition& condition, std::int64_t generation,
+                   const std::string& now);
+void remove_condition(nlohmann::json& status, std::string_view type);
+
+// One reconciliation, for .status.history.
+struct Attempt {
+  std::string digest;        // of the applied configuration
+  std::string reason;        // the Ready reason it ended with
+  std::string flux_version;  // "v2.9.4"
+  std::string finished;      // RFC 3339
+  std::chrono::nanoseconds duration{};
+};
+
+// Adds the attempt to .status.history: an entry with the same digest and
+// reason is updated (count, last time, duration); newest first; at most 5.
+void record_history(nlohmann::json& status, const Attempt& attempt);
+
+// .status.components from the rendered Deployments' container images
+// (name, repository, tag, digest), in their order.
+nlohmann::json components_status(const std::vector<nlohmann::json>& objects);
+
+}  // namespace fluxop::reconcile

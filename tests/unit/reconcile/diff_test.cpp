@@ -1,0 +1,75 @@
+#include "core/reconcile/diff.h"
+
+#include <doctest/doctest.h>
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+
+std::string lines(int from, int to) {
+  std::string out;
+  for (int i = from; i <= to; ++i) out += "line " + std::to_string(i) + "\n";
+  return out;
+}
+
+TEST_CASE("diff: equal texts give nothing") {
+  CHECK(unified_diff("a\nb\n", "a\nb\n", "x", "y").empty());
+}
+
+TEST_CASE("diff: one change with three lines of context, as diff -u prints it") {
+  std::string before = lines(1, 10);
+  std::string after = before;
+  after.replace(after.find("line 5\n"), 7, "line five\n");
+  CHECK(unified_diff(before, after, "live", "merged") ==
+        "--- live\n+++ merged\n@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+line five\n"
+        " line 6\n line 7\n line 8\n");
+}
+
+TEST_CASE("diff: distant changes make separate hunks, as diff -u prints them") {
+  std::string before = lines(1, 20);
+  std::string after = "line 0\n" + lines(1, 19);
+  CHECK(unified_diff(before, after, "a", "b") ==
+        "--- a\n+++ b\n@@ -1,3 +1,4 @@\n+line 0\n line 1\n line 2\n line 3\n"
+        "@@ -17,4 +18,3 @@\n line 17\n line 18\n line 19\n-line 20\n");
+  CHECK(unified_diff("", "new\n", "a", "b") == "--- a\n+++ b\n@@ -0,0 +1 @@\n+new\n");
+}
+
+TEST_CASE("diff: colours for a terminal") {
+  std::string out = unified_diff("a\n", "b\n", "x", "y", true);
+  CHECK(out.find("\x1b[31m-a\x1b[0m") != std::string::npos);
+  CHECK(out.find("\x1b[32m+b\x1b[0m") != std::string::npos);
+}
+
+TEST_CASE("diff: fields the API server owns are not compared") {
+  json live = {{"kind", "ConfigMap"},
+               {"metadata",
+                {{"name", "x"},
+                 {"uid", "u"},
+                 {"resourceVersion", "9"},
+                 {"generation", 3},
+                 {"creationTimestamp", "t"},
+                 {"managedFields", json::array()}}},
+               {"status", {{"a", 1}}},
+               {"data", {{"k", "v"}}}};
+  CHECK(comparable(live) ==
+        json{{"kind", "ConfigMap"}, {"metadata", {{"name", "x"}}}, {"data", {{"k", "v"}}}});
+}
+
+TEST_CASE("diff: Secret values are masked, and changed ones told apart") {
+  json before = {{"kind", "Secret"},
+                 {"data", {{"same", "YQ=="}, {"changed", "Yg=="}, {"gone", "Yw=="}}}};
+  json after = {{"kind", "Secret"},
+                {"data", {{"same", "YQ=="}, {"changed", "ZA=="}, {"new", "ZQ=="}}}};
+  mask_secrets(before, after);
+  CHECK(before["data"] ==
+        json{{"same", "***"}, {"changed", "*** (before)"}, {"gone", "*** (before)"}});
+  CHECK(after["data"] == json{{"same", "***"}, {"changed", "*** (after)"}, {"new", "*** (after)"}});
+  json created = nullptr;
+  json secret = {{"kind", "Secret"}, {"stringData", {{"token", "hunter2"}}}};
+  mask_secrets(created, secret);
+  CHECK(secret["stringData"]["token"] == "*** (after)");
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile

@@ -1,0 +1,70 @@
+#include "core/reconcile/health.h"
+
+#include <doctest/doctest.h>
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+
+json deployment(int generation, json status, int replicas = 1) {
+  return {{"kind", "Deployment"},
+          {"metadata", {{"generation", generation}}},
+          {"spec", {{"replicas", replicas}}},
+          {"status", status}};
+}
+
+json available(bool yes) {
+  return {{"conditions",
+           {{{"type", "Available"}, {"status", yes ? "True" : "False"}, {"message", "minimum"}}}}};
+}
+
+TEST_CASE("health: a Deployment is ready when observed, updated, old replicas gone, available") {
+  json status = available(true);
+  status.update({{"observedGeneration", 2},
+                 {"replicas", 1},
+                 {"updatedReplicas", 1},
+                 {"availableReplicas", 1}});
+  CHECK(object_health(deployment(2, status)).ready);
+
+  CHECK(object_health(deployment(3, status)).message == "generation 3 not yet observed");
+  json rolling = status;
+  rolling["updatedReplicas"] = 0;
+  CHECK(object_health(deployment(2, rolling)).message == "rollout: 0 of 1 updated");
+  json terminating = status;
+  terminating["replicas"] = 2;
+  CHECK(object_health(deployment(2, terminating)).message == "1 old replicas pending termination");
+  json unavailable = status;
+  unavailable["availableReplicas"] = 0;
+  CHECK(object_health(deployment(2, unavailable)).message == "0 of 1 replicas available");
+  json condition_false = status;
+  condition_false.update(available(false));
+  CHECK_FALSE(object_health(deployment(2, condition_false)).ready);
+
+  json stuck = status;
+  stuck["conditions"].push_back(
+      {{"type", "Progressing"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}});
+  stuck["updatedReplicas"] = 0;
+  Health health = object_health(deployment(2, stuck));
+  CHECK(health.failed);
+  CHECK(health.message == "too slow");
+
+  // Scaled to zero: nothing to wait for.
+  json zero = {{"observedGeneration", 1}};
+  CHECK(object_health(deployment(1, zero, 0)).ready);
+}
+
+TEST_CASE("health: CRDs once established; other kinds once applied") {
+  json crd = {{"kind", "CustomResourceDefinition"},
+              {"status", {{"conditions", {{{"type", "Established"}, {"status", "True"}}}}}}};
+  CHECK(object_health(crd).ready);
+  crd["status"]["conditions"][0]["status"] = "False";
+  CHECK_FALSE(object_health(crd).ready);
+  CHECK_FALSE(object_health(json{{"kind", "CustomResourceDefinition"}}).ready);
+  CHECK(object_health(json{{"kind", "ServiceAccount"}}).ready);
+  CHECK(health_checked("Deployment"));
+  CHECK_FALSE(health_checked("Service"));
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile

@@ -1,0 +1,79 @@
+#include "core/reconcile/status.h"
+
+#include <doctest/doctest.h>
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("status: conditions keep their transition time while their status holds") {
+  json status = json::object();
+  set_condition(status, {"Ready", "Unknown", std::string(kProgressing), "in progress"}, 1, "t1");
+  set_condition(status, {"Ready", "Unknown", std::string(kProgressing), "still"}, 1, "t2");
+  REQUIRE(status["conditions"].size() == 1);
+  CHECK(status["conditions"][0]["lastTransitionTime"] == "t1");
+  CHECK(status["conditions"][0]["message"] == "still");
+  set_condition(status, {"Ready", "True", std::string(kSucceeded), "done"}, 2, "t3");
+  CHECK(status["conditions"][0]["lastTransitionTime"] == "t3");
+  CHECK(status["conditions"][0]["observedGeneration"] == 2);
+  set_condition(status, {"Reconciling", "True", std::string(kProgressing), "x"}, 2, "t3");
+  CHECK(status["conditions"].size() == 2);
+  remove_condition(status, "Reconciling");
+  CHECK(status["conditions"].size() == 1);
+  remove_condition(status, "Stalled");
+  CHECK(status["conditions"].size() == 1);
+}
+
+TEST_CASE("status: history deduplicates by digest and reason, newest first, five at most") {
+  json status = json::object();
+  auto attempt = [](std::string digest, std::string_view reason, std::string when) {
+    return Attempt{std::move(digest), std::string(reason), "v2.9.4", std::move(when),
+                   std::chrono::milliseconds(2500)};
+  };
+  record_history(status, attempt("sha256:a", kSucceeded, "t1"));
+  record_history(status, attempt("sha256:a", kSucceeded, "t2"));
+  REQUIRE(status["history"].size() == 1);
+  CHECK(status["history"][0]["totalReconciliations"] == 2);
+  CHECK(status["history"][0]["firstReconciled"] == "t1");
+  CHECK(status["history"][0]["lastReconciled"] == "t2");
+  CHECK(status["history"][0]["lastReconciledDuration"] == "2.5s");
+  CHECK(status["history"][0]["metadata"]["flux"] == "v2.9.4");
+  record_history(status, attempt("sha256:a", kHealthCheckFailed, "t3"));
+  CHECK(status["history"].size() == 2);
+  CHECK(status["history"][0]["lastReconciledStatus"] == kHealthCheckFailed);
+  for (int i = 0; i < 6; ++i)
+    record_history(status, attempt("sha256:" + std::to_string(i), kSucceeded, "t"));
+  CHECK(status["history"].size() == 5);
+  CHECK(status["history"][0]["digest"] == "sha256:5");
+}
+
+TEST_CASE("status: components from the Deployments' first container image") {
+  std::vector<json> objects = {
+      {{"kind", "Service"}},
+      {{"kind", "Deployment"},
+       {"spec",
+        {{"template",
+          {{"spec",
+            {{"containers",
+              {{{"name", "manager"},
+                {"image", "ghcr.io/fluxcd/source-controller:v1.7.4@sha256:abc"}},
+               {{"name", "sidecar"}, {"image", "busybox"}}}}}}}}}}},
+      {{"kind", "Deployment"},
+       {"spec",
+        {{"template",
+          {{"spec",
+            {{"containers", {{{"image", "registry:5000/fluxcd/helm-controller:v1.4.0"}}}}}}}}}}}};
+  json components = components_status(objects);
+  REQUIRE(components.size() == 2);
+  CHECK(components[0] == json{{"name", "source-controller"},
+                              {"repository", "ghcr.io/fluxcd/source-controller"},
+                              {"tag", "v1.7.4"},
+                              {"digest", "sha256:abc"}});
+  CHECK(components[1] == json{{"name", "helm-controller"},
+                              {"repository", "registry:5000/fluxcd/helm-controller"},
+                              {"tag", "v1.4.0"}});
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile
