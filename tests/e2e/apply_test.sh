@@ -283,6 +283,9 @@ revision_is() {
     { echo "lastAppliedRevision '$applied' is not v$1.Z@sha256:..."; return 1; }
   [ "$attempted" = "$applied" ] || { echo "lastAttemptedRevision '$attempted' != lastAppliedRevision"; return 1; }
 }
+exit_at_least() {
+  [ "$rc" -ge "$1" ] || { echo "exit $rc, not $1 or more"; return 1; }
+}
 exit_is() {
   [ "$rc" = "$1" ] || { echo "exit $rc, not $1"; return 1; }
 }
@@ -444,12 +447,22 @@ fi
 
 # ---------------------------------------------------------------------------
 # 12. --dry-run=server: the change set, and nothing changes.
+json_names() {
+  exit_is 0 || return 1
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/$1.out" 2>&1 ||
+    { echo "stdout is not one JSON document:"; head -c 300 "$work/$1.out"; return 1; }
+  grep -q "$2" "$work/$1.out" || { echo "the JSON does not name $2"; return 1; }
+}
 if in_budget "12 dry run"; then
   stable_snapshot "$work/before.snap"
   apply dryrun "$B" --dry-run=server
   check "12 dry run: exit 0" exit_is 0
   check "12 dry run: the change set names helm-controller deleted" stdout_has dryrun \
     '^Deployment/flux-system/helm-controller deleted'
+  if command -v python3 >/dev/null; then
+    apply dryrun-json "$B" --dry-run=server -o json
+    check "12 dry run: -o json is one JSON document naming helm-controller" json_names dryrun-json helm-controller
+  fi
   check "12 dry run: nothing changed in the cluster" same_snapshot "$work/before.snap"
 fi
 
@@ -467,6 +480,10 @@ elif in_budget "10 unprivileged"; then
   fx forbidden apply "$B" --distribution-artifact "$dist" --kubeconfig "$unprivileged" --timeout "$apply_timeout"
   check "10 unprivileged: exit 1" exit_is 1
   check "10 unprivileged: stderr says forbidden and names an object" forbidden_named
+  if [ "$has_diff" -eq 1 ]; then
+    fx forbidden-diff diff "$B" --distribution-artifact "$dist" --kubeconfig "$unprivileged"
+    check "10 unprivileged: diff exits 2 or more" exit_at_least 2
+  fi
   check "10 unprivileged: nothing changed" same_snapshot "$work/before.snap"
 fi
 
