@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/instance_input.h"
 #include "cli/output.h"
-#include "cli/registry_flags.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/instance/instance.h"
@@ -26,14 +26,10 @@ namespace {
 constexpr const char* kOutputDirIndex = ".fluxopctl-build";
 
 struct BuildOptions {
-  std::string file;
-  std::string filename;  // -f
-  std::string distribution_artifact;
+  InstanceInput input;
   OutputFormat format = OutputFormat::Yaml;
   std::string output_dir;
-  bool allow_unknown_fields = false;
   bool verbose = false;
-  RegistryFlags registry;
 };
 
 // Upstream's stream: every object, the first included, after a "---" line.
@@ -116,20 +112,8 @@ void write_output_dir(const fs::path& dir, const std::vector<yaml::Node>& object
 }
 
 void run_build(const BuildOptions& options) {
-  std::string path = options.filename.empty() ? options.file : options.filename;
-  if (path.empty()) throw CLI::RequiredError("FILE or -f FILE");
-
-  std::vector<std::string> warnings;
-  instance::FluxInstance flux = instance::load_instance_file(
-      path, {.allow_unknown_fields = options.allow_unknown_fields}, warnings);
-  for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
-
-  distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
-    return pull_url(url, origin, options.registry).artifact.content();
-  };
-  distribution::Distribution dist = distribution::locate(
-      options.distribution_artifact, flux, distribution::Environment::current(), pull);
-  render::Rendered rendered = render::render(flux, dist, {.revision = options.verbose});
+  RenderedInstance instance = render_input(options.input, options.verbose);
+  const render::Rendered& rendered = instance.rendered;
 
   // Everything is rendered before anything is printed, so a failure leaves
   // stdout empty.
@@ -138,8 +122,7 @@ void run_build(const BuildOptions& options) {
     out = stream(rendered.objects, options.format);
   else
     write_output_dir(options.output_dir, rendered.objects, options.format);
-  std::cerr << "using distribution " << fs::absolute(dist.root()).lexically_normal().string()
-            << " (Flux " << rendered.version << ")\n";
+  say_distribution(instance);
   if (options.verbose) std::cerr << "revision: " << rendered.revision << "\n";
   if (!options.output_dir.empty()) {
     std::cerr << "wrote " << rendered.objects.size() << " objects to " << options.output_dir
@@ -156,24 +139,12 @@ void add_build_command(CLI::App& app) {
       app.add_subcommand("build",
                          "Render a FluxInstance into the Flux installation it describes, as "
                          "`flux-operator build instance` does");
-  auto* file = cmd->add_option("FILE", options->file, "FluxInstance YAML file ('-' for stdin)")
-                   ->option_text(" ");
-  cmd->add_option("-f,--filename", options->filename, "FluxInstance YAML file ('-' for stdin)")
-      ->option_text("FILE")
-      ->excludes(file);
-  cmd->add_option("--distribution-artifact", options->distribution_artifact,
-                  "Flux distribution: oci://HOST/REPO[:TAG|@DIGEST], a directory or file://DIR "
-                  "(default: the instance's .spec.distribution.artifact, the cache, "
-                  "FLUXOPCTL_DISTRIBUTION)")
-      ->option_text("URL|DIR");
-  add_registry_flags(*cmd, options->registry, /*offline=*/true);
+  add_instance_flags(*cmd, options->input);
   add_output_flag(*cmd, options->format);
   cmd->add_option("--output-dir", options->output_dir,
                   "Write one file per object into DIR (new, empty, or written by an earlier "
                   "build) instead of stdout")
       ->option_text("DIR");
-  cmd->add_flag("--allow-unknown-fields", options->allow_unknown_fields,
-                "Warn about unknown fields of the FluxInstance instead of failing");
   cmd->add_flag("-v,--verbose", options->verbose,
                 "Print the revision (vX.Y.Z@sha256:...) on stderr");
   cmd->callback([options] { run_build(*options); });

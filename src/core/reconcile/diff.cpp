@@ -110,10 +110,12 @@ void mask_secrets(json& before, json& after) {
   bool secret = (before.is_object() && before.value("kind", "") == "Secret") ||
                 (after.is_object() && after.value("kind", "") == "Secret");
   if (!secret) return;
-  if (before.is_null()) before = json::object();
-  if (after.is_null()) after = json::object();
-  mask_field(before, after, "data");
-  mask_field(before, after, "stringData");
+  // A missing side (created or pruned) stays missing.
+  json none = json::object();
+  json& old_side = before.is_null() ? none : before;
+  json& new_side = after.is_null() ? none : after;
+  mask_field(old_side, new_side, "data");
+  mask_field(old_side, new_side, "stringData");
 }
 
 std::string unified_diff(const std::string& before, const std::string& after,

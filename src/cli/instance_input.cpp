@@ -1,0 +1,53 @@
+#include "cli/instance_input.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/distribution/locate.h"
+
+namespace fluxop::cli {
+
+void add_instance_flags(CLI::App& command, InstanceInput& input) {
+  auto* file = command.add_option("FILE", input.file, "FluxInstance YAML file ('-' for stdin)")
+                   ->option_text(" ");
+  command.add_option("-f,--filename", input.filename, "FluxInstance YAML file ('-' for stdin)")
+      ->option_text("FILE")
+      ->excludes(file);
+  command
+      .add_option("--distribution-artifact", input.distribution_artifact,
+                  "Flux distribution: oci://HOST/REPO[:TAG|@DIGEST], a directory or file://DIR "
+                  "(default: the instance's .spec.distribution.artifact, the cache, "
+                  "FLUXOPCTL_DISTRIBUTION)")
+      ->option_text("URL|DIR");
+  add_registry_flags(command, input.registry, /*offline=*/true);
+  command.add_flag("--allow-unknown-fields", input.allow_unknown_fields,
+                   "Warn about unknown fields of the FluxInstance instead of failing");
+}
+
+RenderedInstance render_input(const InstanceInput& input, bool revision,
+                              const std::string& version) {
+  std::string path = input.filename.empty() ? input.file : input.filename;
+  if (path.empty()) throw CLI::RequiredError("FILE or -f FILE");
+
+  std::vector<std::string> warnings;
+  instance::FluxInstance flux = instance::load_instance_file(
+      path, {.allow_unknown_fields = input.allow_unknown_fields}, warnings);
+  for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
+  if (!version.empty()) flux.distribution.version = version;
+
+  distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
+    return pull_url(url, origin, input.registry).artifact.content();
+  };
+  distribution::Distribution dist = distribution::locate(
+      input.distribution_artifact, flux, distribution::Environment::current(), pull);
+  render::Rendered rendered = render::render(flux, dist, {.revision = revision});
+  return {std::move(flux), std::move(dist), std::move(rendered)};
+}
+
+void say_distribution(const RenderedInstance& instance) {
+  std::cerr << "using distribution "
+            << std::filesystem::absolute(instance.distribution.root()).lexically_normal().string()
+            << " (Flux " << instance.rendered.version << ")\n";
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,41 @@
+// The FluxInstance a command works on (build, apply, diff): FILE or -f, the
+// distribution flags, and rendering it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/registry_flags.h"
+#include "core/distribution/distribution.h"
+#include "core/instance/instance.h"
+#include "core/render/render.h"
+
+namespace fluxop::cli {
+
+struct InstanceInput {
+  std::string file;
+  std::string filename;  // -f
+  std::string distribution_artifact;
+  RegistryFlags registry;
+  bool allow_unknown_fields = false;
+};
+
+// FILE, -f/--filename, --distribution-artifact, --insecure-registry,
+// --offline, --allow-unknown-fields.
+void add_instance_flags(CLI::App& command, InstanceInput& input);
+
+struct RenderedInstance {
+  instance::FluxInstance flux;
+  distribution::Distribution distribution;
+  render::Rendered rendered;
+};
+
+// Loads the instance (warnings on stderr), finds its distribution and renders
+// it; `version` overrides .spec.distribution.version when not empty.
+RenderedInstance render_input(const InstanceInput& input, bool revision,
+                              const std::string& version = "");
+
+// "using distribution DIR (Flux vX.Y.Z)" on stderr.
+void say_distribution(const RenderedInstance& instance);
+
+}  // namespace fluxop::cli
