@@ -1,0 +1,177 @@
+#include "core/kube/auth.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "core/base64.h"
+#include "core/error.h"
+#include "core/file.h"
+#include "core/process.h"
+
+namespace fluxop::kube {
+
+namespace {
+
+using nlohmann::json;
+
+// kubectl waits for plugins as long as they take; a browser login takes
+// minutes, a hung plugin must not hang fluxopctl forever.
+constexpr std::chrono::minutes kExecTimeout{5};
+
+std::string describe(const ExecPlugin& plugin) {
+  return plugin.origin + ": \"" + plugin.command + "\"";
+}
+
+// RFC 3339 as Kubernetes writes it: "2026-11-22T08:00:00Z", fractions and
+// offsets allowed.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
+  std::tm utc{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &utc);
+  if (!rest) return std::nullopt;
+  if (*rest == '.')
+    while (std::isdigit(static_cast<unsigned char>(*++rest))) {
+    }
+  long offset = 0;
+  if (*rest == '+' || *rest == '-') {
+    int hours = 0, minutes = 0;
+    if (std::sscanf(rest + 1, "%2d:%2d", &hours, &minutes) != 2) return std::nullopt;
+    offset = (*rest == '+' ? 1 : -1) * (hours * 3600L + minutes * 60L);
+  } else if (*rest != 'Z' && *rest != 'z') {
+    return std::nullopt;
+  }
+  return std::chrono::system_clock::from_time_t(timegm(&utc) - offset);
+}
+
+std::string string_at(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// KUBERNETES_EXEC_INFO: what kubectl tells a plugin about the request.
+std::string exec_info(const ExecPlugin& plugin, const ClusterAccess& access) {
+  json spec = {{"interactive", false}};
+  if (plugin.provide_cluster_info) {
+    json cluster = {{"server", access.server}};
+    if (!access.ca_pem.empty())
+      cluster["certificate-authority-data"] = base64_encode(access.ca_pem);
+    if (access.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
+    spec["cluster"] = cluster;
+  }
+  json info = {{"apiVersion", plugin.api_version}, {"kind", "ExecCredential"}, {"spec", spec}};
+  return info.dump();
+}
+
+bool expired(const ExecCredential& credential) {
+  return credential.expires && *credential.expires <= std::chrono::system_clock::now();
+}
+
+}  // namespace
+
+ExecCredential parse_exec_credential(std::string_view text, const ExecPlugin& plugin) {
+  std::string what = describe(plugin);
+  json answer = json::parse(text, nullptr, false);
+  if (answer.is_discarded() || !answer.is_object())
+    throw Error(what + ": its output is not an ExecCredential (JSON)");
+  if (string_at(answer, "kind") != "ExecCredential")
+    throw Error(what + ": its output is not an ExecCredential (kind)");
+  if (std::string version = string_at(answer, "apiVersion"); version != plugin.api_version) {
+    throw Error(what + ": answered apiVersion \"" + version + "\", the kubeconfig asks for \"" +
+                plugin.api_version + "\"");
+  }
+  auto status = answer.find("status");
+  if (status == answer.end() || !status->is_object())
+    throw Error(what + ": its ExecCredential has no status");
+  ExecCredential credential;
+  credential.token = string_at(*status, "token");
+  credential.client_cert_pem = string_at(*status, "clientCertificateData");
+  credential.client_key_pem = string_at(*status, "clientKeyData");
+  if (credential.client_cert_pem.empty() != credential.client_key_pem.empty())
+    throw Error(what + ": its ExecCredential has only one of clientCertificateData/clientKeyData");
+  if (credential.token.empty() && credential.client_cert_pem.empty())
+    throw Error(what + ": its ExecCredential has neither a token nor a client certificate");
+  if (std::string expiry = string_at(*status, "expirationTimestamp"); !expiry.empty()) {
+    credential.expires = parse_rfc3339(expiry);
+    if (!credential.expires)
+      throw Error(what + ": status.expirationTimestamp \"" + expiry + "\" is not RFC 3339");
+  }
+  return credential;
+}
+
+ExecCredential run_exec_plugin(const ExecPlugin& plugin, const ClusterAccess& access) {
+  ProcessSpec spec;
+  spec.argv.push_back(plugin.command);
+  spec.argv.insert(spec.argv.end(), plugin.args.begin(), plugin.args.end());
+  spec.env = plugin.env;
+  spec.env.push_back("KUBERNETES_EXEC_INFO=" + exec_info(plugin, access));
+  spec.capture_stderr = false;  // its prompts and errors are the user's to read, as in kubectl
+  spec.label = describe(plugin);
+  spec.timeout = kExecTimeout;
+  std::optional<ProcessResult> result = run_process(spec);
+  if (!result) {
+    throw Error(describe(plugin) + ": not found or not executable" +
+                (plugin.install_hint.empty() ? "" : " (" + plugin.install_hint + ")"));
+  }
+  if (result->exit_status != 0)
+    throw Error(describe(plugin) + ": exit status " + std::to_string(result->exit_status));
+  return parse_exec_credential(result->output, plugin);
+}
+
+Authenticator::Authenticator(ClusterAccess access) : access_(std::move(access)) {}
+
+std::string Authenticator::file_token() {
+  std::error_code error;
+  auto time = std::filesystem::last_write_time(access_.token_file, error);
+  auto size = error ? 0 : std::filesystem::file_size(access_.token_file, error);
+  if (error) throw Error(access_.token_file + ": cannot read the token file");
+  if (file_token_.empty() || time != file_time_ || size != file_size_) {
+    std::optional<std::string> text = read_file_if_exists(access_.token_file);
+    if (!text) throw Error(access_.token_file + ": cannot read the token file");
+    std::string_view token = *text;
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+      token.remove_suffix(1);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
+      token.remove_prefix(1);
+    if (token.empty()) throw Error(access_.token_file + ": the token file is empty");
+    file_token_ = token;
+    file_time_ = time;
+    file_size_ = size;
+  }
+  return file_token_;
+}
+
+const ExecCredential& Authenticator::exec_credential() {
+  if (!exec_ || expired(*exec_)) {
+    exec_ = run_exec_plugin(*access_.exec, access_);
+    ++exec_runs_;
+  }
+  return *exec_;
+}
+
+RequestCredentials Authenticator::current() {
+  RequestCredentials credentials{"", access_.client_cert_pem, access_.client_key_pem};
+  if (!access_.token.empty()) {
+    credentials.authorization = "Bearer " + access_.token;
+  } else if (!access_.token_file.empty()) {
+    credentials.authorization = "Bearer " + file_token();
+  } else if (!access_.username.empty() || !access_.password.empty()) {
+    credentials.authorization = "Basic " + base64_encode(access_.username + ":" + access_.password);
+  } else if (access_.exec) {
+    const ExecCredential& exec = exec_credential();
+    if (!exec.token.empty()) credentials.authorization = "Bearer " + exec.token;
+    if (!exec.client_cert_pem.empty()) {
+      credentials.client_cert_pem = exec.client_cert_pem;
+      credentials.client_key_pem = exec.client_key_pem;
+    }
+  }
+  return credentials;
+}
+
+bool Authenticator::forget() {
+  // A token file changed since it was read is read again anyway; only a
+  // plugin's credential can be stale without the plugin knowing.
+  bool used_exec = access_.exec && exec_;
+  exec_.reset();
+  return used_exec;
+}
+
+}  // namespace fluxop::kube
