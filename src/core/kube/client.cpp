@@ -1,0 +1,288 @@
+#include "core/kube/client.h"
+
+#include "core/net/http.h"
+
+namespace fluxop::kube {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxResponse = 256 << 20;  // a list of every CRD is tens of MiB
+
+std::string string_at(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// "AlreadyExists" -> "already exists".
+std::string reason_words(std::string_view reason) {
+  std::string words;
+  for (char c : reason) {
+    if (std::isupper(static_cast<unsigned char>(c)) && !words.empty()) words += ' ';
+    words += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return words;
+}
+
+// The server's message without the object's name it starts with, which the
+// caller's name replaces: `deployments.apps "x" is forbidden: User ...` ->
+// `User ...`; `configmaps "x" not found` -> ``.
+std::string strip_object_name(std::string message) {
+  for (std::string_view marker : {" is forbidden: ", " is invalid: ", "\": "}) {
+    if (std::size_t at = message.find(marker); at != std::string::npos && at < 300)
+      return message.substr(at + marker.size());
+  }
+  for (std::string_view ending : {"\" not found", "\" already exists"}) {
+    if (message.ends_with(ending)) return "";
+  }
+  return message;
+}
+
+std::string first_line(std::string_view text, std::size_t limit) {
+  text = text.substr(0, text.find('\n'));
+  return std::string(text.substr(0, limit));
+}
+
+bool namespaced_without_name(const ResourceMapping& mapping, const ObjectKey& key) {
+  return mapping.namespaced && key.ns.empty();
+}
+
+std::string join_query(std::initializer_list<std::string> parts) {
+  std::string query;
+  for (const std::string& part : parts) {
+    if (part.empty()) continue;
+    query += (query.empty() ? "" : "&") + part;
+  }
+  return query;
+}
+
+std::string dry_run_query(const WriteOptions& options) {
+  return options.dry_run ? "dryRun=All" : "";
+}
+
+std::string field_manager_query(const WriteOptions& options) {
+  return "fieldManager=" + net::url_escape(options.field_manager);
+}
+
+}  // namespace
+
+ObjectKey object_key(const json& object) {
+  ObjectKey key;
+  std::string api_version = string_at(object, "apiVersion");
+  std::size_t slash = api_version.find('/');
+  key.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  key.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  key.kind = string_at(object, "kind");
+  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+    key.ns = string_at(*metadata, "namespace");
+    key.name = string_at(*metadata, "name");
+  }
+  return key;
+}
+
+std::string display_name(const ObjectKey& key) {
+  return key.kind + "/" + (key.ns.empty() ? "" : key.ns + "/") + key.name;
+}
+
+ApiError api_error(std::string_view what, long status, std::string_view body) {
+  json answer = json::parse(body, nullptr, false);
+  std::string reason, message;
+  if (answer.is_object() && string_at(answer, "kind") == "Status") {
+    reason = string_at(answer, "reason");
+    message = strip_object_name(string_at(answer, "message"));
+  } else {
+    message = first_line(body, 200);  // a proxy's page, a plain-text error
+  }
+  std::string text(what);
+  text += ": " + (reason.empty() ? "HTTP " + std::to_string(status) : reason_words(reason));
+  if (!message.empty() && reason_words(reason) != message) text += ": " + message;
+  return ApiError(text, status, reason);
+}
+
+KubeClient::KubeClient(ClusterAccess access, ClientOptions options)
+    : access_(std::move(access)), options_(options), auth_(access_), mapper_(*this) {}
+
+KubeClient::~KubeClient() = default;
+
+int KubeClient::requests_sent() const {
+  return earlier_requests_ + (http_ ? http_->requests_sent() : 0);
+}
+
+net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
+  // The client certificate is part of the TLS setup: a plugin that hands
+  // out a new one needs a new connection pool.
+  if (!http_ || credentials.client_cert_pem != http_cert_pem_) {
+    net::HttpOptions http;
+    http.plain_http_allowed = [](std::string_view) { return true; };  // the kubeconfig says so
+    http.connect_timeout = options_.connect_timeout;
+    http.request_timeout = options_.request_timeout;
+    http.attempts = options_.attempts;
+    http.backoff = options_.backoff;
+    http.tls.ca_pem = access_.ca_pem;
+    http.tls.insecure_skip_verify = access_.insecure_skip_tls_verify;
+    http.tls.client_cert_pem = credentials.client_cert_pem;
+    http.tls.client_key_pem = credentials.client_key_pem;
+    earlier_requests_ = requests_sent();
+    http_ = std::make_unique<net::HttpClient>(std::move(http));
+    http_cert_pem_ = credentials.client_cert_pem;
+  }
+  return *http_;
+}
+
+Response KubeClient::send(std::string_view method, const std::string& url, const std::string& body,
+                          std::string_view content_type, std::string_view accept,
+                          const RequestCredentials& credentials) {
+  net::HttpRequest request;
+  request.method = std::string(method);
+  request.url = url;
+  request.headers.push_back("Accept: " + std::string(accept));
+  if (!body.empty()) request.headers.push_back("Content-Type: " + std::string(content_type));
+  request.authorization = credentials.authorization;
+  request.body = body;
+  request.max_body = kMaxResponse;
+  request.idempotent = method != "POST";
+  net::HttpResponse response = http_for(credentials).send(request);
+  return Response{response.status, response.header("content-type"), std::move(response.body)};
+}
+
+Response KubeClient::request(std::string_view method, const std::string& path,
+                             const std::string& query, const std::string& body,
+                             std::string_view content_type, std::string_view accept) {
+  std::string url = access_.server + path + (query.empty() ? "" : "?" + query);
+  Response response;
+  try {
+    response = send(method, url, body, content_type, accept, auth_.current());
+    if (response.status == 401 && auth_.forget())
+      response = send(method, url, body, content_type, accept, auth_.current());
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    // The URL names the server; the context says which kubeconfig entry it is.
+    throw Error(std::string(e.what()) +
+                (access_.context.empty() ? "" : " (context \"" + access_.context + "\")"));
+  }
+  return response;
+}
+
+std::string KubeClient::object_path(const ObjectKey& key, std::string_view subresource) {
+  const ResourceMapping& mapping = mapper_.mapping(key.group, key.version, key.kind);
+  std::string_view ns = namespaced_without_name(mapping, key) ? access_.default_namespace : key.ns;
+  return resource_path(mapping, ns, key.name, subresource);
+}
+
+json KubeClient::write(std::string_view method, const ObjectKey& key, std::string_view subresource,
+                       const json& body, std::string_view content_type, std::string query) {
+  std::string path;
+  try {
+    path = object_path(key, subresource);
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(display_name(key) + ": " + e.what());
+  }
+  Response response = request(method, path, query, body.dump(), content_type);
+  if (!response.ok()) throw api_error(display_name(key), response.status, response.body);
+  json answer = json::parse(response.body, nullptr, false);
+  if (answer.is_discarded())
+    throw Error(display_name(key) + ": the API server's answer is not JSON");
+  return answer;
+}
+
+std::optional<json> KubeClient::get(const ObjectKey& key) {
+  std::string path;
+  try {
+    path = object_path(key);
+  } catch (const Error& e) {
+    throw Error(display_name(key) + ": " + e.what());
+  }
+  Response response = request("GET", path);
+  if (response.status == 404) return std::nullopt;
+  if (!response.ok()) throw api_error(display_name(key), response.status, response.body);
+  json object = json::parse(response.body, nullptr, false);
+  if (object.is_discarded())
+    throw Error(display_name(key) + ": the API server's answer is not JSON");
+  return object;
+}
+
+std::vector<json> KubeClient::list(const ObjectKey& kind, const std::string& label_selector) {
+  std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
+  const ResourceMapping* mapping = nullptr;
+  try {
+    mapping = &mapper_.mapping(kind.group, kind.version, kind.kind);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
+  std::string path = resource_path(*mapping, kind.ns);
+  std::string query =
+      label_selector.empty() ? "" : "labelSelector=" + net::url_escape(label_selector);
+  Response response = request("GET", path, query);
+  if (!response.ok()) throw api_error(what, response.status, response.body);
+  json list = json::parse(response.body, nullptr, false);
+  auto items = list.is_object() ? list.find("items") : list.end();
+  if (list.is_discarded() || !list.is_object() || items == list.end() || !items->is_array())
+    throw Error(what + ": the API server's answer is not a list");
+  std::vector<json> objects;
+  // Items of a list carry no apiVersion and kind; callers want whole objects.
+  std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+  for (json& item : *items) {
+    item["apiVersion"] = api_version;
+    item["kind"] = kind.kind;
+    objects.push_back(std::move(item));
+  }
+  return objects;
+}
+
+json KubeClient::create(const json& object, const WriteOptions& options) {
+  ObjectKey key = object_key(object);
+  ObjectKey collection = key;
+  collection.name.clear();
+  return write("POST", collection, {}, object, "application/json",
+               join_query({dry_run_query(options), field_manager_query(options)}));
+}
+
+json KubeClient::apply(const json& object, const WriteOptions& options) {
+  return write("PATCH", object_key(object), {}, object, "application/apply-patch+yaml",
+               join_query({dry_run_query(options), field_manager_query(options), "force=true"}));
+}
+
+json KubeClient::apply_status(const json& object, const WriteOptions& options) {
+  return write("PATCH", object_key(object), "status", object, "application/apply-patch+yaml",
+               join_query({dry_run_query(options), field_manager_query(options), "force=true"}));
+}
+
+json KubeClient::update(const json& object, const WriteOptions& options) {
+  return write("PUT", object_key(object), {}, object, "application/json",
+               join_query({dry_run_query(options), field_manager_query(options)}));
+}
+
+json KubeClient::update_status(const json& object, const WriteOptions& options) {
+  return write("PUT", object_key(object), "status", object, "application/json",
+               join_query({dry_run_query(options), field_manager_query(options)}));
+}
+
+json KubeClient::merge_patch(const ObjectKey& key, const json& patch, const WriteOptions& options) {
+  return write("PATCH", key, {}, patch, "application/merge-patch+json",
+               join_query({dry_run_query(options), field_manager_query(options)}));
+}
+
+json KubeClient::json_patch(const ObjectKey& key, const json& patch, const WriteOptions& options) {
+  return write("PATCH", key, {}, patch, "application/json-patch+json",
+               join_query({dry_run_query(options), field_manager_query(options)}));
+}
+
+bool KubeClient::remove(const ObjectKey& key, std::string_view propagation,
+                        const WriteOptions& options) {
+  json body = {{"apiVersion", "v1"},
+               {"kind", "DeleteOptions"},
+               {"propagationPolicy", std::string(propagation)}};
+  try {
+    write("DELETE", key, {}, body, "application/json", dry_run_query(options));
+  } catch (const ApiError& e) {
+    if (e.status() == 404) return false;
+    throw;
+  }
+  return true;
+}
+
+}  // namespace fluxop::kube

@@ -1,0 +1,147 @@
+// A client of the Kubernetes API server over the shared HTTP client: raw
+// requests with the kubeconfig's credentials (a 401 runs an exec plugin
+// again), bounded retries with backoff on 429, 5xx and connection errors, a
+// timeout per request, and JSON helpers for objects (get, create,
+// server-side apply, patches, update, delete, list) whose errors are one line
+// naming the object: `Deployment/flux-system/source-controller: forbidden: ...`.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/kube/auth.h"
+#include "core/kube/discovery.h"
+#include "core/kube/kubeconfig.h"
+
+namespace fluxop::net {
+class HttpClient;
+}
+
+namespace fluxop::kube {
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{5'000};
+  std::chrono::milliseconds request_timeout{30'000};  // one attempt
+  // An API server that is down is reported after about 3 s: the first
+  // attempt and three retries, 250 ms apart and doubling.
+  int attempts = 4;
+  std::chrono::milliseconds backoff{250};
+};
+
+// One object: its kind, and namespace (empty for cluster-scoped objects, or
+// for the context's namespace) and name.
+struct ObjectKey {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+  std::string ns;
+  std::string name;
+};
+
+// The key of an object (apiVersion, kind, metadata.namespace and .name).
+ObjectKey object_key(const nlohmann::json& object);
+
+// "Deployment/flux-system/source-controller", "Namespace/flux-system".
+std::string display_name(const ObjectKey& key);
+
+// An error the API server answered: a fluxop::Error whose message names the
+// object, with the HTTP status and the Status object's reason
+// ("NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ...).
+class ApiError : public Error {
+ public:
+  ApiError(const std::string& message, long status, std::string reason)
+      : Error(message), status_(status), reason_(std::move(reason)) {}
+  long status() const { return status_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  long status_;
+  std::string reason_;
+};
+
+// The error for a failed response: "<what>: <reason>: <the server's message
+// without the object's name repeated>".
+ApiError api_error(std::string_view what, long status, std::string_view body);
+
+struct Response {
+  long status = 0;
+  std::string content_type;
+  std::string body;
+
+  bool ok() const { return status >= 200 && status < 300; }
+};
+
+// What a write does beyond its defaults.
+struct WriteOptions {
+  bool dry_run = false;  // dryRun=All: the server checks, and changes nothing
+  std::string field_manager = "fluxopctl";
+};
+
+class KubeClient {
+ public:
+  explicit KubeClient(ClusterAccess access, ClientOptions options = {});
+  ~KubeClient();
+  KubeClient(const KubeClient&) = delete;
+  KubeClient& operator=(const KubeClient&) = delete;
+
+  // One request: `path` such as "/api/v1/namespaces", `query` already
+  // escaped ("a=b&c=d"). Returns any HTTP status; throws fluxop::Error when
+  // no answer arrives after the retries, or the credentials cannot be had.
+  Response request(std::string_view method, const std::string& path, const std::string& query = "",
+                   const std::string& body = "", std::string_view content_type = "application/json",
+                   std::string_view accept = "application/json");
+
+  // The object; nullopt when it does not exist.
+  std::optional<nlohmann::json> get(const ObjectKey& key);
+  // The objects of a kind: in `ns` (all namespaces when empty) for
+  // namespaced kinds; `label_selector` as kubectl -l takes it.
+  std::vector<nlohmann::json> list(const ObjectKey& kind, const std::string& label_selector = "");
+  nlohmann::json create(const nlohmann::json& object, const WriteOptions& options = {});
+  // Server-side apply with force=true (the object sent as JSON, which is YAML).
+  nlohmann::json apply(const nlohmann::json& object, const WriteOptions& options = {});
+  // Server-side apply of {"apiVersion", "kind", "metadata", "status"} to the
+  // status subresource.
+  nlohmann::json apply_status(const nlohmann::json& object, const WriteOptions& options = {});
+  // PUT at the object's metadata.resourceVersion; a Conflict ApiError when it moved.
+  nlohmann::json update(const nlohmann::json& object, const WriteOptions& options = {});
+  nlohmann::json update_status(const nlohmann::json& object, const WriteOptions& options = {});
+  nlohmann::json merge_patch(const ObjectKey& key, const nlohmann::json& patch,
+                             const WriteOptions& options = {});
+  nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch,
+                            const WriteOptions& options = {});
+  // Deletes with propagationPolicy Background, Foreground or Orphan; false
+  // when the object was already gone.
+  bool remove(const ObjectKey& key, std::string_view propagation = "Background",
+              const WriteOptions& options = {});
+
+  RestMapper& mapper() { return mapper_; }
+  const ClusterAccess& access() const { return access_; }
+  // HTTP requests sent so far, retries included.
+  int requests_sent() const;
+
+ private:
+  // The object's URL path, in the context's namespace when it names none.
+  std::string object_path(const ObjectKey& key, std::string_view subresource = {});
+  nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
+                       const nlohmann::json& body, std::string_view content_type,
+                       std::string query);
+  Response send(std::string_view method, const std::string& url, const std::string& body,
+                std::string_view content_type, std::string_view accept,
+                const RequestCredentials& credentials);
+  net::HttpClient& http_for(const RequestCredentials& credentials);
+
+  ClusterAccess access_;
+  ClientOptions options_;
+  Authenticator auth_;
+  RestMapper mapper_;
+  std::unique_ptr<net::HttpClient> http_;
+  std::string http_cert_pem_;  // the client certificate http_ was made with
+  int earlier_requests_ = 0;   // of the HTTP clients replaced
+};
+
+}  // namespace fluxop::kube

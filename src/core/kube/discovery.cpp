@@ -1,0 +1,182 @@
+#include "core/kube/discovery.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/kube/client.h"
+
+namespace fluxop::kube {
+
+namespace {
+
+using nlohmann::json;
+
+// Aggregated discovery (v2 since Kubernetes 1.30, v2beta1 from 1.26), else
+// the old documents; a server that knows neither answers with the latter.
+constexpr std::string_view kAcceptAggregated =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+    "application/json";
+
+std::string string_at(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const json& array_at(const json& object, const char* key) {
+  static const json empty = json::array();
+  auto it = object.find(key);
+  return it != object.end() && it->is_array() ? *it : empty;
+}
+
+std::string mapping_key(std::string_view group, std::string_view version, std::string_view kind) {
+  return std::string(group) + "/" + std::string(version) + "/" + std::string(kind);
+}
+
+std::string describe_kind(std::string_view group, std::string_view version, std::string_view kind) {
+  std::string api_version =
+      group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+  return "kind \"" + std::string(kind) + "\" of apiVersion \"" + api_version + "\"";
+}
+
+// group/version of "apps/v1" or "v1".
+std::pair<std::string, std::string> split_group_version(const std::string& group_version) {
+  std::size_t slash = group_version.find('/');
+  if (slash == std::string::npos) return {"", group_version};
+  return {group_version.substr(0, slash), group_version.substr(slash + 1)};
+}
+
+}  // namespace
+
+std::string resource_path(const ResourceMapping& mapping, std::string_view ns,
+                          std::string_view name, std::string_view subresource) {
+  std::string path = mapping.group.empty() ? "/api/" + mapping.version
+                                           : "/apis/" + mapping.group + "/" + mapping.version;
+  if (mapping.namespaced && !ns.empty()) path += "/namespaces/" + std::string(ns);
+  path += "/" + mapping.resource;
+  if (!name.empty()) path += "/" + std::string(name);
+  if (!subresource.empty()) path += "/" + std::string(subresource);
+  return path;
+}
+
+std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view text) {
+  json list = json::parse(text, nullptr, false);
+  if (!list.is_object() || string_at(list, "kind") != "APIGroupDiscoveryList") return std::nullopt;
+  std::vector<ResourceMapping> mappings;
+  for (const json& group : array_at(list, "items")) {
+    std::string group_name;
+    if (auto metadata = group.find("metadata"); metadata != group.end() && metadata->is_object())
+      group_name = string_at(*metadata, "name");
+    for (const json& version : array_at(group, "versions")) {
+      for (const json& resource : array_at(version, "resources")) {
+        auto kind = resource.find("responseKind");
+        if (kind == resource.end() || !kind->is_object()) continue;
+        mappings.push_back({group_name, string_at(version, "version"), string_at(*kind, "kind"),
+                            string_at(resource, "resource"),
+                            string_at(resource, "scope") == "Namespaced"});
+      }
+    }
+  }
+  return mappings;
+}
+
+std::vector<ResourceMapping> parse_resource_list(std::string_view text) {
+  json list = json::parse(text, nullptr, false);
+  if (!list.is_object()) throw Error("not an APIResourceList");
+  auto [group, version] = split_group_version(string_at(list, "groupVersion"));
+  std::vector<ResourceMapping> mappings;
+  for (const json& resource : array_at(list, "resources")) {
+    std::string name = string_at(resource, "name");
+    if (name.empty() || name.find('/') != std::string::npos) continue;  // a subresource
+    auto namespaced = resource.find("namespaced");
+    mappings.push_back(
+        {group, version, string_at(resource, "kind"), name,
+         namespaced != resource.end() && namespaced->is_boolean() && namespaced->get<bool>()});
+  }
+  return mappings;
+}
+
+std::string RestMapper::get(const std::string& path, std::string_view accept,
+                            std::string* content_type) {
+  ++requests_;
+  Response response = client_.request("GET", path, "", "", "application/json", accept);
+  if (!response.ok()) throw api_error("discovery " + path, response.status, response.body);
+  if (content_type) *content_type = response.content_type;
+  return response.body;
+}
+
+void RestMapper::add_resource_list(const std::string& path) {
+  for (ResourceMapping& mapping : parse_resource_list(get(path, "application/json", nullptr))) {
+    mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
+                          std::move(mapping));
+  }
+}
+
+// /api answers APIVersions, /apis an APIGroupList: then one request per
+// group-version.
+void RestMapper::load_legacy_group_versions(const std::string& path) {
+  json root = json::parse(get(path, "application/json", nullptr), nullptr, false);
+  if (!root.is_object()) throw Error("discovery " + path + ": not JSON");
+  if (path == "/api") {
+    for (const json& version : array_at(root, "versions")) {
+      if (version.is_string()) add_resource_list("/api/" + version.get<std::string>());
+    }
+    return;
+  }
+  for (const json& group : array_at(root, "groups")) {
+    for (const json& version : array_at(group, "versions")) {
+      add_resource_list("/apis/" + string_at(version, "groupVersion"));
+    }
+  }
+}
+
+void RestMapper::load_aggregated_or_legacy(const std::string& path) {
+  std::string body = get(path, kAcceptAggregated, nullptr);
+  if (std::optional<std::vector<ResourceMapping>> mappings = parse_aggregated_discovery(body)) {
+    for (ResourceMapping& mapping : *mappings) {
+      mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
+                            std::move(mapping));
+    }
+    return;
+  }
+  load_legacy_group_versions(path);
+}
+
+void RestMapper::load() {
+  mappings_.clear();
+  missing_.clear();
+  load_aggregated_or_legacy("/api");
+  load_aggregated_or_legacy("/apis");
+  loaded_ = true;
+}
+
+void RestMapper::refresh() {
+  loaded_ = false;
+  missing_.clear();
+}
+
+std::optional<ResourceMapping> RestMapper::find(std::string_view group, std::string_view version,
+                                                std::string_view kind) {
+  Key key = mapping_key(group, version, kind);
+  bool fresh = !loaded_;
+  if (fresh) load();
+  if (auto it = mappings_.find(key); it != mappings_.end()) return it->second;
+  if (missing_.contains(key)) return std::nullopt;
+  if (!fresh) load();
+  if (auto it = mappings_.find(key); it != mappings_.end()) return it->second;
+  missing_.insert(key);
+  return std::nullopt;
+}
+
+const ResourceMapping& RestMapper::mapping(std::string_view group, std::string_view version,
+                                           std::string_view kind) {
+  if (!find(group, version, kind)) {
+    throw Error("the API server has no " + describe_kind(group, version, kind) +
+                (group.empty() || group.find('.') == std::string_view::npos
+                     ? ""
+                     : " (is its CustomResourceDefinition installed?)"));
+  }
+  return mappings_.at(mapping_key(group, version, kind));
+}
+
+}  // namespace fluxop::kube
