@@ -128,8 +128,11 @@ outage() {
     echo "the API server still answers after stop-apiserver"
     return 1
   fi
+  # New work after the outage: the controllers, the scheduler and kwok are
+  # back (their watches retry with a backoff that grows with the outage).
   "$cluster" start-apiserver &&
-    kubectl --namespace "$ns" rollout status deployment/smoke --timeout=30s
+    kubectl --namespace "$ns" scale deployment/smoke --replicas=3 &&
+    kubectl --namespace "$ns" rollout status deployment/smoke --timeout=60s
 }
 if [ "$own_cluster" -eq 1 ]; then
   check "the API server comes back after an outage" outage
