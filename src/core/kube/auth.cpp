@@ -39,7 +39,9 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::st
   } else if (*rest != 'Z' && *rest != 'z') {
     return std::nullopt;
   }
-  return std::chrono::system_clock::from_time_t(timegm(&utc) - offset);
+  // system_clock counts nanoseconds: it ends in 2262. Later is never, for us.
+  constexpr std::time_t kLatest = 7'000'000'000;  // 2191
+  return std::chrono::system_clock::from_time_t(std::min(timegm(&utc) - offset, kLatest));
 }
 
 std::string string_at(const json& object, const char* key) {

@@ -38,6 +38,11 @@ std::string getenv_string(const char* name) {
   return value ? value : "";
 }
 
+// A path of the kubeconfig, relative to its directory unless absolute.
+std::string resolve_path(const fs::path& dir, const std::string& path) {
+  return (dir / path).lexically_normal().string();
+}
+
 std::string field_path(const Entry& entry, std::string_view key) {
   return entry.where + "." + std::string(key);
 }
@@ -74,7 +79,7 @@ std::string data_or_file(const Entry& entry, const std::string& key) {
   }
   std::string file = string_field(entry, key);
   if (file.empty()) return "";
-  std::string path = (entry.dir / file).string();
+  std::string path = resolve_path(entry.dir, file);
   std::optional<std::string> text = read_file_if_exists(path);
   if (!text) throw Error(field_path(entry, key) + ": cannot read " + path);
   return *text;
@@ -156,7 +161,7 @@ ExecPlugin read_exec(const Entry& user) {
   if (plugin.command.empty()) throw Error(field_path(exec, "command") + ": missing");
   // A relative command with a slash is relative to the kubeconfig, as in kubectl.
   if (plugin.command.find('/') != std::string::npos && fs::path(plugin.command).is_relative())
-    plugin.command = (exec.dir / plugin.command).string();
+    plugin.command = resolve_path(exec.dir, plugin.command);
   if (const yaml::Node* args = field(exec, "args")) {
     if (!args->is_sequence()) throw Error(field_path(exec, "args") + ": not a list");
     for (const yaml::Node& arg : args->items()) plugin.args.push_back(arg.text());
@@ -196,7 +201,7 @@ void read_user(const Entry& user, ClusterAccess& access) {
   }
   access.token = string_field(user, "token");
   if (std::string file = string_field(user, "tokenFile"); !file.empty() && access.token.empty())
-    access.token_file = (user.dir / file).string();
+    access.token_file = resolve_path(user.dir, file);
   access.username = string_field(user, "username");
   access.password = string_field(user, "password");
   if (field(user, "exec")) access.exec = read_exec(user);

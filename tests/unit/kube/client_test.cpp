@@ -1,0 +1,100 @@
+#include "core/kube/client.h"
+
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
+using fluxop::kube::api_error;
+using fluxop::kube::ApiError;
+using fluxop::kube::ObjectKey;
+
+TEST_CASE("client: object keys and names") {
+  ObjectKey key = fluxop::kube::object_key(nlohmann::json::parse(
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"flux-system","name":"source-controller"}})"));
+  CHECK(key.group == "apps");
+  CHECK(key.version == "v1");
+  CHECK(fluxop::kube::display_name(key) == "Deployment/flux-system/source-controller");
+  ObjectKey ns = fluxop::kube::object_key(
+      nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"x"}})"));
+  CHECK(ns.group.empty());
+  CHECK(fluxop::kube::display_name(ns) == "Namespace/x");
+}
+
+TEST_CASE("client: API errors decoded from the Status object, naming the object once") {
+  ApiError forbidden = api_error(
+      "Deployment/flux-system/source-controller", 403,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"deployments.apps \"source-controller\" is forbidden: User \"x\" cannot patch resource \"deployments\" in API group \"apps\" in the namespace \"flux-system\"","reason":"Forbidden","details":{"name":"source-controller","group":"apps","kind":"deployments"},"code":403})");
+  CHECK(std::string(forbidden.what()) ==
+        "Deployment/flux-system/source-controller: forbidden: User \"x\" cannot patch resource "
+        "\"deployments\" in API group \"apps\" in the namespace \"flux-system\"");
+  CHECK(forbidden.status() == 403);
+  CHECK(forbidden.reason() == "Forbidden");
+
+  CHECK(
+      std::string(
+          api_error(
+              "ConfigMap/ns/cm", 409,
+              R"({"kind":"Status","message":"configmaps \"cm\" already exists","reason":"AlreadyExists","code":409})")
+              .what()) == "ConfigMap/ns/cm: already exists");
+  CHECK(
+      std::string(
+          api_error(
+              "ConfigMap/ns/cm", 409,
+              R"({"kind":"Status","message":"Operation cannot be fulfilled on configmaps \"cm\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409})")
+              .what()) ==
+      "ConfigMap/ns/cm: conflict: the object has been modified; please apply your changes to the "
+      "latest version and try again");
+  CHECK(
+      std::string(
+          api_error(
+              "ConfigMap/ns/cm", 422,
+              R"({"kind":"Status","message":"ConfigMap \"cm\" is invalid: metadata.name: Invalid value: \"CM\": a lowercase RFC 1123 subdomain","reason":"Invalid","code":422})")
+              .what()) ==
+      "ConfigMap/ns/cm: invalid: metadata.name: Invalid value: \"CM\": a lowercase RFC 1123 "
+      "subdomain");
+  CHECK(
+      std::string(
+          api_error(
+              "ConfigMap in ns", 403,
+              R"({"kind":"Status","message":"configmaps is forbidden: User \"nobody\" cannot list resource \"configmaps\"","reason":"Forbidden","code":403})")
+              .what()) ==
+      "ConfigMap in ns: forbidden: User \"nobody\" cannot list resource \"configmaps\"");
+  CHECK(std::string(api_error("x", 502, "<html>Bad gateway</html>\nmore").what()) ==
+        "x: HTTP 502: <html>Bad gateway</html>");
+}
+
+TEST_CASE("client: an API server that is down is reported after the retries, in seconds") {
+  // A port nobody listens on: bound, never listened to.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  std::string server = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+  fluxop::kube::ClusterAccess access;
+  access.server = server;
+  access.context = "kind-test";
+  access.token = "never-shown";
+  fluxop::kube::ClientOptions options;
+  options.backoff = std::chrono::milliseconds(50);
+  fluxop::kube::KubeClient client(access, options);
+  auto started = std::chrono::steady_clock::now();
+  try {
+    client.request("GET", "/version");
+    FAIL("no error");
+  } catch (const fluxop::Error& e) {
+    std::string message = e.what();
+    CHECK(message.starts_with(server + "/version: "));
+    CHECK(message.find("(after 4 attempts) (context \"kind-test\")") != std::string::npos);
+    CHECK(message.find("never-shown") == std::string::npos);
+  }
+  CHECK(client.requests_sent() == 4);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
+  close(fd);
+}
