@@ -175,7 +175,10 @@ json KubeClient::write(std::string_view method, const ObjectKey& key, std::strin
                        const json& body, std::string_view content_type, std::string query) {
   std::string path;
   try {
-    path = object_path(key, subresource);
+    // A POST creates in the collection; everything else names the object.
+    ObjectKey target = key;
+    if (method == "POST") target.name.clear();
+    path = object_path(target, subresource);
   } catch (const ApiError&) {
     throw;
   } catch (const Error& e) {
@@ -234,10 +237,7 @@ std::vector<json> KubeClient::list(const ObjectKey& kind, const std::string& lab
 }
 
 json KubeClient::create(const json& object, const WriteOptions& options) {
-  ObjectKey key = object_key(object);
-  ObjectKey collection = key;
-  collection.name.clear();
-  return write("POST", collection, {}, object, "application/json",
+  return write("POST", object_key(object), {}, object, "application/json",
                join_query({dry_run_query(options), field_manager_query(options)}));
 }
 
