@@ -4,12 +4,32 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/error.h"
+
 namespace fluxop::cli {
+
+// Ends a command with this exit code and nothing more to say (e.g. diff's 1:
+// there are differences).
+struct ExitStatus {
+  int code;
+};
+
+// An error that exits with its own code instead of 1 (e.g. diff's 2).
+class CommandError : public Error {
+ public:
+  CommandError(const std::string& message, int code) : Error(message), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
 
 void add_version_command(CLI::App& app);
 void add_kustomize_command(CLI::App& app);
 void add_build_command(CLI::App& app);
 void add_pull_command(CLI::App& app);
 void add_push_command(CLI::App& app);
+void add_apply_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 
 }  // namespace fluxop::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   fluxop::cli::add_build_command(app);
   fluxop::cli::add_pull_command(app);
   fluxop::cli::add_push_command(app);
+  fluxop::cli::add_apply_command(app);
+  fluxop::cli::add_diff_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -27,6 +29,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  } catch (const fluxop::cli::ExitStatus& status) {
+    return status.code;
+  } catch (const fluxop::cli::CommandError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return e.code();
   } catch (const fluxop::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

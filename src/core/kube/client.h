@@ -41,6 +41,8 @@ struct ObjectKey {
   std::string kind;
   std::string ns;
   std::string name;
+
+  friend bool operator==(const ObjectKey&, const ObjectKey&) = default;
 };
 
 // The key of an object (apiVersion, kind, metadata.namespace and .name).

@@ -6,34 +6,8 @@ namespace fluxop::reconcile {
 
 using nlohmann::json;
 
-namespace {
-
-std::string string_at(const json& object, const json::json_pointer& pointer) {
-  return object.contains(pointer) && object.at(pointer).is_string()
-             ? object.at(pointer).get<std::string>()
-             : "";
-}
-
-}  // namespace
-
-ObjectRef object_ref(const json& object) {
-  std::string api_version = string_at(object, "/apiVersion"_json_pointer);
-  std::size_t slash = api_version.find('/');
-  ObjectRef ref;
-  ref.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-  ref.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-  ref.kind = string_at(object, "/kind"_json_pointer);
-  ref.ns = string_at(object, "/metadata/namespace"_json_pointer);
-  ref.name = string_at(object, "/metadata/name"_json_pointer);
-  return ref;
-}
-
 std::string inventory_id(const ObjectRef& ref) {
   return ref.ns + "_" + ref.name + "_" + ref.group + "_" + ref.kind;
-}
-
-std::string display_name(const ObjectRef& ref) {
-  return ref.kind + "/" + (ref.ns.empty() ? "" : ref.ns + "/") + ref.name;
 }
 
 json inventory_json(const std::vector<ObjectRef>& refs) {

@@ -8,27 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/client.h"
+
 namespace fluxop::reconcile {
 
-struct ObjectRef {
-  std::string group;    // "" for the core group
-  std::string version;  // "v1"
-  std::string kind;
-  std::string ns;  // "" for cluster-scoped objects
-  std::string name;
-
-  friend bool operator==(const ObjectRef&, const ObjectRef&) = default;
-};
-
-// The reference of an object (apiVersion, kind, metadata.namespace/name).
-ObjectRef object_ref(const nlohmann::json& object);
+// Objects are named as the Kubernetes client names them.
+using ObjectRef = kube::ObjectKey;
+using kube::display_name;
+inline ObjectRef object_ref(const nlohmann::json& object) { return kube::object_key(object); }
 
 // "<namespace>_<name>_<group>_<kind>".
 std::string inventory_id(const ObjectRef& ref);
-
-// "Deployment/flux-system/source-controller", or "Kind/name" when cluster-scoped:
-// how change sets name objects.
-std::string display_name(const ObjectRef& ref);
 
 // {"entries": [{"id": ..., "v": ...}, ...]}, in the order given.
 nlohmann::json inventory_json(const std::vector<ObjectRef>& refs);

@@ -1,0 +1,110 @@
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+
+#include "cli/cluster_flags.h"
+#include "cli/commands.h"
+#include "cli/instance_input.h"
+#include "core/error.h"
+#include "core/instance/duration.h"
+#include "core/reconcile/apply.h"
+#include "core/yaml/json.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+std::atomic<int> stop_signal{0};
+
+extern "C" void on_stop_signal(int signal) { stop_signal = signal; }
+
+struct ApplyCommandOptions {
+  InstanceInput input;
+  ClusterFlags cluster;
+  bool wait = true;
+  std::string timeout;
+  std::string lock_timeout = "1m";
+  std::string dry_run = "none";
+  std::string output;
+  bool verbose = false;
+};
+
+std::chrono::seconds parse_duration_flag(const std::string& flag, const std::string& value) {
+  std::optional<std::chrono::nanoseconds> duration = instance::parse_go_duration(value);
+  if (!duration || duration->count() < 0)
+    throw Error(flag + ": '" + value + "' is not a duration such as 5m or 90s");
+  return std::chrono::duration_cast<std::chrono::seconds>(*duration);
+}
+
+void run_apply(const ApplyCommandOptions& options) {
+  // Everything that can fail without the cluster fails before it is touched.
+  RenderedInstance instance = render_input(options.input, /*revision=*/true);
+  say_distribution(instance);
+  std::optional<std::chrono::seconds> timeout;
+  if (!options.timeout.empty()) timeout = parse_duration_flag("--timeout", options.timeout);
+  std::chrono::seconds lock_timeout = parse_duration_flag("--lock-timeout", options.lock_timeout);
+
+  ConnectedCluster connected = connect(options.cluster, options.dry_run == "server");
+  signal(SIGINT, on_stop_signal);
+  signal(SIGTERM, on_stop_signal);
+
+  bool json_output = options.output == "json";
+  std::string suffix = options.dry_run == "server" ? " (server dry run)" : "";
+  reconcile::ApplyOptions apply;
+  apply.wait = options.wait;
+  apply.timeout = timeout;
+  apply.lock_timeout = lock_timeout;
+  apply.interrupted = [] { return stop_signal != 0; };
+  apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  apply.on_change = [&](const reconcile::Change& change) {
+    if (json_output) return;
+    if (change.action == reconcile::Action::Unchanged && !options.verbose) return;
+    std::cout << reconcile::change_line(change) << suffix << "\n" << std::flush;
+  };
+  reconcile::ApplyResult result = reconcile::apply_instance(
+      *connected.cluster, nlohmann::json::parse(yaml::to_json(instance.flux.source).dump()),
+      instance.rendered, apply);
+  std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+  if (json_output) {
+    nlohmann::json document = {{"revision", result.revision},
+                               {"message", result.message},
+                               {"dryRun", options.dry_run == "server"},
+                               {"changes", reconcile::change_set_json(result.changes)}};
+    std::cout << document.dump(4) << "\n";
+  }
+}
+
+}  // namespace
+
+void add_apply_command(CLI::App& app) {
+  auto options = std::make_shared<ApplyCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "apply",
+      "Install or upgrade Flux on a cluster from a FluxInstance: server-side apply in stages, "
+      "pruning against the instance's inventory, health checks, status");
+  add_instance_flags(*cmd, options->input);
+  add_cluster_flags(*cmd, options->cluster);
+  cmd->add_flag("--wait,!--no-wait", options->wait,
+                "Wait for the components to roll out (default; --wait=false or --no-wait not to)");
+  cmd->add_option("--timeout", options->timeout,
+                  "How long to wait for the components (default: the reconcileTimeout "
+                  "annotation, else 5m)")
+      ->option_text("DURATION");
+  cmd->add_option("--lock-timeout", options->lock_timeout,
+                  "How long to wait for another apply of the instance to finish")
+      ->option_text("DURATION (default 1m)");
+  cmd->add_option("--dry-run", options->dry_run,
+                  "server: send every write as an API server dry run; nothing changes")
+      ->check(CLI::IsMember({"none", "server"}))
+      ->option_text("none|server");
+  cmd->add_option("-o,--output", options->output, "json: the change set as a JSON document")
+      ->check(CLI::IsMember({"json"}))
+      ->option_text("json");
+  cmd->add_flag("-v,--verbose", options->verbose, "Also list unchanged objects");
+  cmd->callback([options] { run_apply(*options); });
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,34 @@
+#include "cli/cluster_flags.h"
+
+#include "core/kube/kubeconfig.h"
+
+namespace fluxop::cli {
+
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
+  command
+      .add_option("--kubeconfig", flags.kubeconfig,
+                  "The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+      ->option_text("FILE");
+  command
+      .add_option("--context", flags.context, "The kubeconfig context (default: its current one)")
+      ->option_text("NAME");
+  command.add_flag("--insecure-skip-tls-verify", flags.insecure_skip_tls_verify,
+                   "Do not verify the API server's certificate (insecure)");
+  command
+      .add_option("--field-manager", flags.field_manager,
+                  "Field manager of the server-side apply (default: the in-cluster operator's, "
+                  "so that it and fluxopctl can hand a cluster to each other)")
+      ->option_text("NAME (default flux-operator)");
+}
+
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run) {
+  kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
+  if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
+  ConnectedCluster connected;
+  connected.client = std::make_unique<kube::KubeClient>(std::move(access));
+  connected.cluster =
+      std::make_unique<reconcile::Cluster>(*connected.client, flags.field_manager, dry_run);
+  return connected;
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,31 @@
+// The flags of the commands that talk to a cluster (apply, diff), as kubectl
+// has them, and the connection they describe.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "core/kube/client.h"
+#include "core/reconcile/cluster.h"
+
+namespace fluxop::cli {
+
+struct ClusterFlags {
+  std::string kubeconfig;
+  std::string context;
+  bool insecure_skip_tls_verify = false;
+  std::string field_manager = "flux-operator";  // the in-cluster operator's
+};
+
+// --kubeconfig, --context, --insecure-skip-tls-verify, --field-manager.
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
+
+struct ConnectedCluster {
+  std::unique_ptr<kube::KubeClient> client;
+  std::unique_ptr<reconcile::Cluster> cluster;
+};
+
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run);
+
+}  // namespace fluxop::cli

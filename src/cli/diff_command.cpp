@@ -1,0 +1,59 @@
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/cluster_flags.h"
+#include "cli/commands.h"
+#include "cli/instance_input.h"
+#include "core/error.h"
+#include "core/reconcile/instance_diff.h"
+#include "core/yaml/json.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+struct DiffCommandOptions {
+  InstanceInput input;
+  ClusterFlags cluster;
+  std::string version;
+};
+
+// kubectl diff's exit codes: 0 no differences, 1 differences, 2 or more errors.
+constexpr int kDiffError = 2;
+
+void run_diff(const DiffCommandOptions& options) {
+  try {
+    RenderedInstance instance = render_input(options.input, /*revision=*/false, options.version);
+    say_distribution(instance);
+    ConnectedCluster connected = connect(options.cluster, /*dry_run=*/true);
+    reconcile::InstanceDiff diff = reconcile::diff_instance(
+        *connected.cluster, nlohmann::json::parse(yaml::to_json(instance.flux.source).dump()),
+        instance.rendered, isatty(STDOUT_FILENO) != 0);
+    std::cout << diff.text;
+    std::cerr << diff.changed << " objects would change\n";
+    if (diff.changed > 0) throw ExitStatus{1};
+  } catch (const Error& e) {
+    throw CommandError(e.what(), kDiffError);
+  }
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app) {
+  auto options = std::make_shared<DiffCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "diff",
+      "Show what apply would change: a unified diff per object from a server-side dry run, the "
+      "objects it would create and prune; exit 1 when something would change");
+  add_instance_flags(*cmd, options->input);
+  add_cluster_flags(*cmd, options->cluster);
+  cmd->add_option("--version", options->version,
+                  "Diff against this Flux version instead of .spec.distribution.version (an "
+                  "upgrade preview), e.g. 2.9.x")
+      ->option_text("VERSION");
+  cmd->callback([options] { run_diff(*options); });
+}
+
+}  // namespace fluxop::cli
