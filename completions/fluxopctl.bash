@@ -5,20 +5,59 @@ _fluxopctl() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   command=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "build kustomize pull push version --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "build apply diff kustomize pull push version --help --version" -- "$cur"))
+    return
+  fi
+  # --dry-run=VALUE: bash splits the word at '=' (COMP_WORDBREAKS)
+  if [ "$cur" = "=" ] && [ "$prev" = --dry-run ]; then
+    COMPREPLY=($(compgen -W "none server" -- ""))
+    return
+  fi
+  if [ "$prev" = "=" ] && [ "${COMP_WORDS[COMP_CWORD-2]}" = --dry-run ]; then
+    COMPREPLY=($(compgen -W "none server" -- "$cur"))
     return
   fi
   case "$prev" in
-    -o|--output) COMPREPLY=($(compgen -W "yaml json" -- "$cur")); return ;;
+    -o|--output)
+      if [ "$command" = apply ]; then
+        COMPREPLY=($(compgen -W "json" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
+      fi
+      return ;;
     --distribution-artifact|--output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -f|--filename) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --insecure-registry|--older-than|--source|--revision) return ;;
+    -f|--filename|--kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --context)
+      COMPREPLY=($(compgen -W "$(kubectl config get-contexts -o name 2>/dev/null)" -- "$cur"))
+      return ;;
+    --dry-run) COMPREPLY=($(compgen -W "none server" -- "$cur")); return ;;
+    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version)
+      return ;;
   esac
   case "$command" in
     build)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
           --allow-unknown-fields --offline --insecure-registry -v --verbose -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    apply)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
+          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose -h --help" \
+          -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    diff)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
+          --version -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

@@ -1,7 +1,9 @@
 # fish completion for fluxopctl
-set -l commands build kustomize pull push version
+set -l commands build apply diff kustomize pull push version
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a diff -d 'Show what apply would change, as unified diffs'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a kustomize -d 'Render a kustomization directory, as kubectl kustomize does'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a pull -d 'Pull a Flux distribution artifact into the cache, list or prune it'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 'Push a distribution directory to a registry'
@@ -16,8 +18,24 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l output-dir -x -a
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 'Print the revision'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
-complete -c fluxopctl -n "__fish_seen_subcommand_from build pull" -l offline -d 'Use only the cache'
-complete -c fluxopctl -n "__fish_seen_subcommand_from build pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull" -l offline -d 'Use only the cache'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -s f -l filename -r -F -d 'FluxInstance file'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l kubeconfig -r -F -d 'Kubeconfig file'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l context -x -a '(kubectl config get-contexts -o name 2>/dev/null)' -d 'Kubeconfig context'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l field-manager -x -d 'Field manager of the server-side apply'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -F
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l wait -d 'Wait for the components to roll out (default)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l no-wait -d 'Do not wait for the components to roll out'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l timeout -x -d 'How long to wait for the components'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l lock-timeout -x -d 'How long to wait for another apply of the instance'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l dry-run -x -a 'none server' -d 'Send every write as an API server dry run'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -s o -l output -x -a 'json' -d 'Print the change set as JSON'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -s v -l verbose -d 'Also list unchanged objects'
+complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -l version -x -d 'Diff against this Flux version, e.g. 2.9.x'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l list -d 'List the cached artifacts'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l prune -d 'Delete unused cached artifacts'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l older-than -x -d 'With --prune, drop references unused this long'
