@@ -35,6 +35,7 @@
 #   4   removing helm-controller prunes its Deployment and CRDs
 #   5   the upgrade to Flux 2.9 (diff --version first)
 #   7   two applies at once (the Lease lock)
+#   7b  an apply that cannot take the Lease gives up after --lock-timeout
 #   8   an apply killed with SIGKILL midway, then applied again
 #   9   the API server stopped midway (own cluster only)
 #   6   taking over an installation made with kubectl apply --server-side
@@ -579,6 +580,46 @@ if in_budget "7 concurrent applies"; then
   say "7: exits $e1 and $e2"
   check "7 concurrent applies: a Lease in $ns was held meanwhile" lease_seen
   check "7 concurrent applies: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four "$D"
+fi
+
+# ---------------------------------------------------------------------------
+# 7b. The Lease held by an apply elsewhere that is still renewing it: an
+# apply with --lock-timeout 3s gives up, saying so, well within 30 s.
+held_elsewhere() {
+  cat <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: $1
+  namespace: $ns
+spec:
+  holderIdentity: apply-test-elsewhere/1
+  leaseDurationSeconds: 120
+  acquireTime: $(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
+  renewTime: $(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
+YAML
+}
+lock_refused() {
+  [ "$rc" != 124 ] || { echo "the apply still waited after ${run_limit}s"; return 1; }
+  exit_is 1 || return 1
+  [ "$took" -le 30 ] || { echo "it gave up after ${took}s"; return 1; }
+  grep -Eqi 'lock|lease|held' "$work/lock-held.err" || { echo "stderr does not name the lock"; return 1; }
+}
+lease=$(grep -m 1 '=.' "$work/leases" 2>/dev/null | cut -d= -f1)
+if [ -z "$lease" ]; then
+  skip "7b lock timeout" "no Lease was seen in case 7"
+elif in_budget "7b lock timeout"; then
+  if held_elsewhere "$lease" | k apply --server-side --force-conflicts -f - >"$work/lease.out" 2>&1; then
+    t0=$SECONDS
+    apply lock-held "$D" --lock-timeout 3s
+    took=$((SECONDS - t0))
+    check "7b lock timeout: Lease $lease held elsewhere: --lock-timeout 3s exits 1 naming the lock" lock_refused
+    say "7b: $(grep . "$work/lock-held.err" | tail -n 1)"
+    k -n "$ns" delete lease "$lease" >/dev/null
+  else
+    show "$work/lease.out"
+    fail "7b lock timeout" "kubectl could not take Lease $lease"
+  fi
 fi
 
 # ---------------------------------------------------------------------------
