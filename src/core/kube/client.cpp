@@ -155,8 +155,6 @@ Response KubeClient::request(std::string_view method, const std::string& path,
     response = send(method, url, body, content_type, accept, auth_.current());
     if (response.status == 401 && auth_.forget())
       response = send(method, url, body, content_type, accept, auth_.current());
-  } catch (const ApiError&) {
-    throw;
   } catch (const Error& e) {
     // The URL names the server; the context says which kubeconfig entry it is.
     throw Error(std::string(e.what()) +
@@ -261,8 +259,9 @@ json KubeClient::update_status(const json& object, const WriteOptions& options) 
                join_query({dry_run_query(options), field_manager_query(options)}));
 }
 
-json KubeClient::merge_patch(const ObjectKey& key, const json& patch, const WriteOptions& options) {
-  return write("PATCH", key, {}, patch, "application/merge-patch+json",
+json KubeClient::merge_patch(const ObjectKey& key, const json& patch, const WriteOptions& options,
+                             std::string_view subresource) {
+  return write("PATCH", key, subresource, patch, "application/merge-patch+json",
                join_query({dry_run_query(options), field_manager_query(options)}));
 }
 
@@ -276,6 +275,8 @@ bool KubeClient::remove(const ObjectKey& key, std::string_view propagation,
   json body = {{"apiVersion", "v1"},
                {"kind", "DeleteOptions"},
                {"propagationPolicy", std::string(propagation)}};
+  // With a body, the API server reads the options from it, not the query.
+  if (options.dry_run) body["dryRun"] = {"All"};
   try {
     write("DELETE", key, {}, body, "application/json", dry_run_query(options));
   } catch (const ApiError& e) {

@@ -112,8 +112,9 @@ class KubeClient {
   // PUT at the object's metadata.resourceVersion; a Conflict ApiError when it moved.
   nlohmann::json update(const nlohmann::json& object, const WriteOptions& options = {});
   nlohmann::json update_status(const nlohmann::json& object, const WriteOptions& options = {});
+  // A JSON merge patch of the object, or of its `subresource` ("status").
   nlohmann::json merge_patch(const ObjectKey& key, const nlohmann::json& patch,
-                             const WriteOptions& options = {});
+                             const WriteOptions& options = {}, std::string_view subresource = {});
   nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch,
                             const WriteOptions& options = {});
   // Deletes with propagationPolicy Background, Foreground or Orphan; false

@@ -9,6 +9,7 @@
 #include "core/instance/duration.h"
 #include "core/reconcile/health.h"
 #include "core/reconcile/lease_lock.h"
+#include "core/reconcile/migrate.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/takeover.h"
 #include "core/share.h"
@@ -62,6 +63,7 @@ class Reconciliation {
         options_(options),
         objects_(rendered_json(rendered)),
         ref_(object_ref(instance)),
+        migrate_resources_(instance.value("spec", json::object()).value("migrateResources", true)),
         started_(std::chrono::steady_clock::now()) {}
 
   ApplyResult run();
@@ -97,6 +99,7 @@ class Reconciliation {
   const ApplyOptions& options_;
   std::vector<json> objects_;
   ObjectRef ref_;
+  bool migrate_resources_;
   std::chrono::steady_clock::time_point started_;
   std::optional<LeaseLock> lock_;
   json status_ = json::object();              // as last written
@@ -229,7 +232,7 @@ void Reconciliation::wait_ready(const std::vector<json>& objects, const std::str
       std::optional<json> live = cluster_.get(ref);
       Health health = live ? object_health(*live) : Health{false, false, "not found"};
       if (health.ready) {
-        progress(display_name(ref) + " " + health.message);
+        if (ref.kind == "Deployment") progress(display_name(ref) + " " + health.message);
         continue;
       }
       if (health.failed) throw Error(display_name(ref) + ": " + health.message);
@@ -249,7 +252,8 @@ void Reconciliation::wait_ready(const std::vector<json>& objects, const std::str
 }
 
 void Reconciliation::prune(const std::vector<ObjectRef>& stale) {
-  for (const ObjectRef& ref : stale) {
+  // In reverse apply order: workloads go before their CRDs and namespaces.
+  for (const ObjectRef& ref : std::vector<ObjectRef>(stale.rbegin(), stale.rend())) {
     check_interrupted();
     std::optional<json> live = cluster_.get(ref);
     if (!live) continue;
@@ -319,6 +323,8 @@ ApplyResult Reconciliation::run() {
     if (!cluster_.dry_run()) wait_ready(first, "CRDs to be established");
     cluster_.refresh_kinds();
     apply_stage(rest);
+    if (migrate_resources_ && !cluster_.dry_run())
+      migrate_resources(cluster_, first, [this](const std::string& line) { progress(line); });
     prune(stale);
     if (options_.wait && !cluster_.dry_run()) {
       reason = kHealthCheckFailed;

@@ -16,6 +16,11 @@ std::optional<json> Cluster::get(const ObjectRef& ref) {
   return client_.get(ref);
 }
 
+std::vector<json> Cluster::list(const ObjectRef& kind) {
+  if (!has_kind(kind)) return {};
+  return client_.list(kind);
+}
+
 json Cluster::apply(const json& object) { return client_.apply(object, writes()); }
 
 json Cluster::apply_status(const ObjectRef& ref, const json& status) {
@@ -42,6 +47,10 @@ std::optional<json> Cluster::replace(const json& object) {
     if (e.reason() == "Conflict") return std::nullopt;
     throw;
   }
+}
+
+json Cluster::merge_patch_status(const ObjectRef& ref, const json& status) {
+  return client_.merge_patch(ref, {{"status", status}}, writes(), "status");
 }
 
 json Cluster::json_patch(const ObjectRef& ref, const json& patch) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/kube/client.h"
 #include "core/reconcile/inventory.h"
@@ -18,6 +19,8 @@ class Cluster {
 
   // The live object; nullopt when it does not exist (or its kind is unknown).
   std::optional<nlohmann::json> get(const ObjectRef& ref);
+  // The objects of a kind (group, version, kind of `kind`), in every namespace.
+  std::vector<nlohmann::json> list(const ObjectRef& kind);
   // Server-side apply with force; the object as the server has it after.
   nlohmann::json apply(const nlohmann::json& object);
   // Server-side apply of `status` to the object's status subresource.
@@ -26,6 +29,8 @@ class Cluster {
   std::optional<nlohmann::json> create(const nlohmann::json& object);
   // Replaces the object at its metadata.resourceVersion; nullopt on a conflict.
   std::optional<nlohmann::json> replace(const nlohmann::json& object);
+  // A JSON merge patch of the object's status (replaces lists whole).
+  nlohmann::json merge_patch_status(const ObjectRef& ref, const nlohmann::json& status);
   // A JSON patch (RFC 6902).
   nlohmann::json json_patch(const ObjectRef& ref, const nlohmann::json& patch);
   // Deletes with background propagation; false when it was already gone.

@@ -61,8 +61,10 @@ json takeover_patch(const json& live) {
     for (const json& entry : metadata["managedFields"]) {
       if (!kForeignManagers.contains(entry.value("manager", ""))) kept.push_back(entry);
     }
-    // An empty list would make the API server reset the managed fields.
-    if (kept.size() != metadata["managedFields"].size() && !kept.empty()) {
+    if (kept.size() != metadata["managedFields"].size()) {
+      // An empty list leaves the managed fields as they are; one empty
+      // entry clears them (the API server's documented way).
+      if (kept.empty()) kept.push_back(json::object());
       operations.push_back(
           {{"op", "replace"}, {"path", "/metadata/managedFields"}, {"value", kept}});
     }

@@ -42,6 +42,17 @@ TEST_CASE("takeover: other tools' annotations, labels and managers are removed")
                              {"value", {{{"manager", "flux-operator"}, {"operation", "Apply"}}}}});
 }
 
+TEST_CASE("takeover: an object kubectl alone manages has its managed fields cleared") {
+  json live = {{"metadata",
+                {{"resourceVersion", "7"},
+                 {"managedFields", {{{"manager", "kubectl"}, {"operation", "Apply"}}}}}}};
+  json patch = takeover_patch(live);
+  REQUIRE(patch.is_array());
+  CHECK(patch.back() == json{{"op", "replace"},
+                             {"path", "/metadata/managedFields"},
+                             {"value", json::array({json::object()})}});
+}
+
 TEST_CASE("takeover: nothing to do gives null") {
   json live = {{"metadata",
                 {{"resourceVersion", "1"},

@@ -1,0 +1,49 @@
+#include "core/reconcile/migrate.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+std::string storage_version(const json& crd) {
+  json::json_pointer versions("/spec/versions");
+  if (!crd.contains(versions) || !crd.at(versions).is_array()) return "";
+  for (const json& version : crd.at(versions)) {
+    if (version.value("storage", false)) return version.value("name", "");
+  }
+  return "";
+}
+
+namespace {
+
+// Writes every object of the CRD's kind back unchanged, in the storage
+// version: the API server stores what it is given in that version. An
+// object changed meanwhile was stored in it already.
+int rewrite_objects(Cluster& cluster, const json& crd, const std::string& version) {
+  ObjectRef kind{crd["spec"].value("group", ""), version, crd["spec"]["names"].value("kind", ""),
+                 "", ""};
+  int rewritten = 0;
+  for (const json& object : cluster.list(kind)) {
+    if (cluster.replace(object)) ++rewritten;
+  }
+  return rewritten;
+}
+
+}  // namespace
+
+void migrate_resources(Cluster& cluster, const std::vector<json>& objects,
+                       const std::function<void(const std::string&)>& progress) {
+  for (const json& object : objects) {
+    if (object.value("kind", "") != "CustomResourceDefinition") continue;
+    std::string version = storage_version(object);
+    std::optional<json> live = cluster.get(object_ref(object));
+    if (version.empty() || !live) continue;
+    json stored = live->value("status", json::object()).value("storedVersions", json::array());
+    if (stored.size() <= 1 && (stored.empty() || stored[0] == version)) continue;
+    int rewritten = rewrite_objects(cluster, *live, version);
+    cluster.merge_patch_status(object_ref(*live), {{"storedVersions", {version}}});
+    progress(display_name(object_ref(*live)) + ": migrated " + std::to_string(rewritten) +
+             " objects to " + version + " (stored versions were " + stored.dump() + ")");
+  }
+}
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,26 @@
+// Resource migration (.spec.migrateResources): after an upgrade, custom
+// resources stored in an older API version are written again, so that the API
+// server stores them in the CRD's storage version, and the CRD's
+// status.storedVersions is trimmed to that version — what the Flux Operator
+// does so that old versions can later be dropped from the CRDs.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/reconcile/cluster.h"
+
+namespace fluxop::reconcile {
+
+// The storage version of a CRD's spec; empty when none is marked.
+std::string storage_version(const nlohmann::json& crd);
+
+// Migrates the resources of every CRD among `objects` whose live
+// storedVersions holds more than its storage version; reports each migrated
+// CRD with the number of objects rewritten.
+void migrate_resources(Cluster& cluster, const std::vector<nlohmann::json>& objects,
+                       const std::function<void(const std::string&)>& progress);
+
+}  // namespace fluxop::reconcile
