@@ -328,6 +328,11 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
                                "a CA bundle that has its CA)"
                              : " (the server's certificate is not signed by the given CA)";
     }
+    // OpenSSL's words when an HTTPS request reaches a plain-HTTP server.
+    if (code == CURLE_SSL_CONNECT_ERROR &&
+        failure.message.find("wrong version number") != std::string::npos)
+      failure.message +=
+          " (the server may speak plain HTTP; for a registry, see --insecure-registry)";
     failure.retryable = retryable_curl_error(code);
     failure.unsent = code == CURLE_COULDNT_CONNECT;
     return response;
