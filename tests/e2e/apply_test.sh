@@ -231,10 +231,12 @@ fi_get() { k -n "$ns" get fluxinstance flux -o jsonpath="$1" 2>&1; }
 inventory() {
   k -n "$ns" get fluxinstance flux -o jsonpath='{range .status.inventory.entries[*]}{.id}{"\n"}{end}' | sort
 }
-# render NAME FILE: fluxopctl build of FILE into $work/NAME.yaml.
+# render NAME FILE: fluxopctl build of FILE into $work/NAME.yaml, its
+# revision into $work/NAME.revision.
 render() {
-  "$bin" build "$2" --distribution-artifact "$dist" >"$work/$1.yaml" 2>"$work/$1.build.err" ||
+  "$bin" build "$2" -v --distribution-artifact "$dist" >"$work/$1.yaml" 2>"$work/$1.build.err" ||
     skip_all "fluxopctl build $2 failed: $(tail -n 1 "$work/$1.build.err")"
+  sed -n 's/^revision: //p' "$work/$1.build.err" >"$work/$1.revision"
 }
 images() { grep -o 'image: .*' "$1" | sed 's/^image: //' | sort; }
 deployments() { awk '/^kind: Deployment$/ { d = 1 } /^---/ { d = 0 } d && /^  name: / { print $2 }' "$1"; }
@@ -242,10 +244,11 @@ deployments() { awk '/^kind: Deployment$/ { d = 1 } /^---/ { d = 0 } d && /^  na
 # ---------------------------------------------------------------------------
 # Assertions (each prints why it fails)
 
-# state_is NAME: the cluster holds exactly what $work/NAME.yaml renders:
+# state_is NAME FILE: the cluster holds exactly what $work/NAME.yaml renders:
 # every object exists, the inventory lists them and nothing else, every
 # Deployment is rolled out and Available, the FluxInstance is Ready for its
-# current generation and has the file's version.
+# current generation, has the file's version, and its status the build's
+# revision and images.
 state_is() {
   local rendered=$work/$1.yaml file=$2 ids inv d why=
   ids=$(live "$rendered" 2>"$work/state.err") || {
@@ -266,7 +269,19 @@ state_is() {
       why+="deployment/$d not Available; "
   done
   [ -z "$why" ] || { echo "$why"; return 1; }
-  instance_ready "$file"
+  instance_ready "$file" || return 1
+  as_built "$1"
+}
+# as_built NAME: the FluxInstance's status has the revision and the
+# component images of `fluxopctl build` of the same file.
+as_built() {
+  local applied components
+  applied=$(fi_get '{.status.lastAppliedRevision}')
+  [ "$applied" = "$(cat "$work/$1.revision")" ] ||
+    { echo "lastAppliedRevision '$applied', fluxopctl build -v says '$(cat "$work/$1.revision")'"; return 1; }
+  components=$(fi_get '{range .status.components[*]}{.repository}:{.tag}{"\n"}{end}' | sort)
+  [ "$components" = "$(images "$work/$1.yaml")" ] ||
+    { echo ".status.components are $(echo "$components" | tr '\n' ' '), not the rendered images"; return 1; }
 }
 instance_ready() {
   local ready gen obs version want
@@ -623,20 +638,26 @@ elif in_budget "7b lock timeout"; then
 fi
 
 # ---------------------------------------------------------------------------
-# 8. SIGKILL one second into an apply, then apply again: the state of a
-# clean apply.
+# 8. SIGKILL midway through an apply that adds the image automation
+# controllers, then apply again: the state of a clean apply. The kill comes
+# once the apply has written something new (the imagerepositories CRD exists:
+# CRDs go first, the Deployments later), about a second in, at most 5 s.
 if in_budget "8 SIGKILL midway"; then
   mapfile -t flags < <(common_flags)
   "$bin" apply "$E" "${flags[@]}" --timeout "$apply_timeout" >"$work/killed.out" 2>"$work/killed.err" &
   pk=$!
-  sleep 1
+  t0=$SECONDS
+  until [ $((SECONDS - t0)) -ge 5 ] || ! kill -0 "$pk" 2>/dev/null ||
+    k get customresourcedefinition imagerepositories.image.toolkit.fluxcd.io >/dev/null 2>&1; do
+    sleep 0.2
+  done
   if kill -0 "$pk" 2>/dev/null; then
     kill -9 "$pk"
     wait "$pk" 2>/dev/null
-    say "8: killed after: $(grep . "$work/killed.err" | tail -n 1)"
+    say "8: killed after $((SECONDS - t0))s, at: $(grep . "$work/killed.err" | tail -n 1)"
   else
     wait "$pk"
-    say "8: the apply had finished (exit $?) within the second before the kill"
+    say "8: the apply was over (exit $?) before the kill"
   fi
   apply after-kill "$E"
   check "8 SIGKILL midway: the next apply exits 0" exit_is 0
