@@ -139,8 +139,10 @@ void Reconciliation::ensure_instance_crd() {
       return;
     }
   }
-  report(apply_object(ours));
-  if (!cluster_.dry_run()) wait_ready({ours}, "the FluxInstance CRD");
+  Change change = apply_object(ours);
+  report(change);
+  if (change.action == Action::Unchanged || cluster_.dry_run()) return;
+  wait_ready({ours}, "the FluxInstance CRD");
   cluster_.refresh_kinds();
 }
 
