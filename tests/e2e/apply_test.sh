@@ -672,8 +672,8 @@ outage_failure() {
   [ "$rc" != 124 ] || { echo "the apply still ran after ${run_limit}s"; return 1; }
   exit_is 1 || return 1
   last=$(grep . "$work/outage.err" | tail -n 1)
-  [[ $last == *rror* ]] || { echo "the last stderr line is not an error: $last"; return 1; }
-  echo "$last" >&2
+  [[ $last == error:* ]] || { echo "the last stderr line is not an error: $last"; return 1; }
+  [ "$(grep -c '^error' "$work/outage.err")" = 1 ] || { echo "more than one error line"; return 1; }
 }
 if [ "$own_cluster" -eq 0 ]; then
   skip "9 API server outage" "not our cluster"
