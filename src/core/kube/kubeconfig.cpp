@@ -227,6 +227,7 @@ void read_cluster(const Entry& cluster, ClusterAccess& access) {
 ClusterAccess resolve(const Merged& merged, const KubeconfigFlags& flags) {
   std::string files;
   for (const std::string& file : merged.files) files += (files.empty() ? "" : ":") + file;
+  if (files.empty()) files = "(no kubeconfig file found)";
   std::string name = flags.context.empty() ? merged.current_context : flags.context;
   if (name.empty()) throw Error(files + ": no current-context (choose one with --context)");
   auto context = merged.contexts.find(name);
