@@ -96,26 +96,24 @@ std::vector<ResourceMapping> parse_resource_list(std::string_view text) {
   return mappings;
 }
 
-std::string RestMapper::get(const std::string& path, std::string_view accept,
-                            std::string* content_type) {
+std::string RestMapper::get(const std::string& path, std::string_view accept) {
   ++requests_;
   Response response = client_.request("GET", path, "", "", "application/json", accept);
   if (!response.ok()) throw api_error("discovery " + path, response.status, response.body);
-  if (content_type) *content_type = response.content_type;
   return response.body;
 }
 
 void RestMapper::add_resource_list(const std::string& path) {
-  for (ResourceMapping& mapping : parse_resource_list(get(path, "application/json", nullptr))) {
+  for (ResourceMapping& mapping : parse_resource_list(get(path, "application/json"))) {
     mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
                           std::move(mapping));
   }
 }
 
-// /api answers APIVersions, /apis an APIGroupList: then one request per
+// /api answered APIVersions, /apis an APIGroupList: then one request per
 // group-version.
-void RestMapper::load_legacy_group_versions(const std::string& path) {
-  json root = json::parse(get(path, "application/json", nullptr), nullptr, false);
+void RestMapper::load_legacy_group_versions(const std::string& path, std::string_view body) {
+  json root = json::parse(body, nullptr, false);
   if (!root.is_object()) throw Error("discovery " + path + ": not JSON");
   if (path == "/api") {
     for (const json& version : array_at(root, "versions")) {
@@ -131,7 +129,7 @@ void RestMapper::load_legacy_group_versions(const std::string& path) {
 }
 
 void RestMapper::load_aggregated_or_legacy(const std::string& path) {
-  std::string body = get(path, kAcceptAggregated, nullptr);
+  std::string body = get(path, kAcceptAggregated);
   if (std::optional<std::vector<ResourceMapping>> mappings = parse_aggregated_discovery(body)) {
     for (ResourceMapping& mapping : *mappings) {
       mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
@@ -139,7 +137,7 @@ void RestMapper::load_aggregated_or_legacy(const std::string& path) {
     }
     return;
   }
-  load_legacy_group_versions(path);
+  load_legacy_group_versions(path, body);  // the server ignored the aggregated types
 }
 
 void RestMapper::load() {

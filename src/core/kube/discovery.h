@@ -58,9 +58,9 @@ class RestMapper {
   using Key = std::string;  // "group/version/kind"
   void load();
   void load_aggregated_or_legacy(const std::string& path);
-  void load_legacy_group_versions(const std::string& path);
+  void load_legacy_group_versions(const std::string& path, std::string_view body);
   void add_resource_list(const std::string& path);
-  std::string get(const std::string& path, std::string_view accept, std::string* content_type);
+  std::string get(const std::string& path, std::string_view accept);
 
   KubeClient& client_;
   bool loaded_ = false;

@@ -5,7 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
+
+#include "../temp_dir.h"
+#include "fake_api_server.h"
 
 using fluxop::kube::api_error;
 using fluxop::kube::ApiError;
@@ -97,4 +102,100 @@ TEST_CASE("client: an API server that is down is reported after the retries, in 
   CHECK(client.requests_sent() == 4);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
   close(fd);
+}
+
+namespace {
+
+using fluxop::testing::FakeApiServer;
+using fluxop::testing::FakeRequest;
+using fluxop::testing::FakeResponse;
+
+fluxop::kube::ClusterAccess fake_access(const FakeApiServer& server) {
+  fluxop::kube::ClusterAccess access;
+  access.server = server.url();
+  access.token = "t";
+  access.default_namespace = "home";
+  return access;
+}
+
+fluxop::kube::ClientOptions fast_retries() {
+  fluxop::kube::ClientOptions options;
+  options.backoff = std::chrono::milliseconds(10);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "client: discovery falls back to the group-version lists; paths in the context's namespace") {
+  FakeApiServer server([](const FakeRequest& request) -> FakeResponse {
+    if (request.target == "/api") return {200, R"({"kind":"APIVersions","versions":["v1"]})", ""};
+    if (request.target == "/api/v1")
+      return {200,
+              R"({"kind":"APIResourceList","groupVersion":"v1","resources":[
+                   {"name":"configmaps","namespaced":true,"kind":"ConfigMap"}]})",
+              ""};
+    if (request.target == "/apis")
+      return {200,
+              R"({"kind":"APIGroupList","groups":[{"name":"apps",
+                   "versions":[{"groupVersion":"apps/v1","version":"v1"}]}]})",
+              ""};
+    if (request.target == "/apis/apps/v1")
+      return {200,
+              R"({"kind":"APIResourceList","groupVersion":"apps/v1","resources":[
+                   {"name":"deployments","namespaced":true,"kind":"Deployment"},
+                   {"name":"deployments/scale","namespaced":true,"kind":"Scale"}]})",
+              ""};
+    return {404, R"({"kind":"Status","reason":"NotFound","message":"x not found","code":404})", ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  CHECK(client.mapper().mapping("apps", "v1", "Deployment").resource == "deployments");
+  CHECK(client.mapper().discovery_requests() == 4);
+  CHECK_FALSE(client.get({"", "v1", "ConfigMap", "", "missing"}));
+  std::vector<FakeRequest> requests = server.requests();
+  CHECK(requests.back().target == "/api/v1/namespaces/home/configmaps/missing");
+  CHECK(requests.back().authorization == "Bearer t");
+}
+
+TEST_CASE("client: 503 is retried, a POST that failed on the server is not") {
+  int calls = 0;
+  FakeApiServer server([&calls](const FakeRequest& request) -> FakeResponse {
+    if (request.method == "POST") return {500, R"({"kind":"Status","message":"etcd hiccup"})", ""};
+    return ++calls == 1 ? FakeResponse{503, "", "Retry-After: 0\r\n"}
+                        : FakeResponse{200, R"({"gitVersion":"v1.34.10"})", ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  CHECK(client.request("GET", "/version").status == 200);
+  CHECK(client.requests_sent() == 2);
+  CHECK(client.request("POST", "/api/v1/namespaces", "", "{}").status == 500);
+  CHECK(client.requests_sent() == 3);
+}
+
+TEST_CASE("client: a 401 runs the exec plugin again, once") {
+  fluxop::testing::TempDir dir;
+  dir.write("plugin", R"(#!/bin/sh
+runs=$(($(cat "$0.runs" 2>/dev/null || echo 0) + 1))
+echo "$runs" > "$0.runs"
+echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"run'$runs'"}}'
+)");
+  chmod((dir.path() / "plugin").c_str(), 0755);
+  FakeApiServer server([](const FakeRequest& request) -> FakeResponse {
+    if (request.authorization == "Bearer run2") return {200, "{}", ""};
+    return {401, R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized","code":401})",
+            ""};
+  });
+  fluxop::kube::ClusterAccess access = fake_access(server);
+  access.token.clear();
+  access.exec = fluxop::kube::ExecPlugin{"client.authentication.k8s.io/v1beta1",
+                                         (dir.path() / "plugin").string(),
+                                         {},
+                                         {},
+                                         false,
+                                         "",
+                                         "t"};
+  fluxop::kube::KubeClient client(access, fast_retries());
+  CHECK(client.request("GET", "/version").status == 200);
+  CHECK(client.requests_sent() == 2);
+  CHECK(client.request("GET", "/version").status == 200);  // run2's token is kept
+  CHECK(server.requests().size() == 3);
 }
