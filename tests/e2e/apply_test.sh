@@ -12,7 +12,7 @@
 # $KUBECONFIG when set (then the API server outage is skipped and the Flux
 # installation is removed at the end); otherwise brings one up in a state
 # directory of its own ($APPLY_TEST_CLUSTER_DIR, default a temporary one) and
-# downs it on exit. APPLY_TEST_BUDGET (seconds, default 900) bounds the whole
+# downs it on exit. APPLY_TEST_BUDGET (seconds, default 540) bounds the whole
 # run: cases that would start after it are skipped. APPLY_TEST_KEEP=1 keeps
 # the work directory (fluxopctl's stdout and stderr of each run, NAME.out and
 # NAME.err, the rendered objects).
@@ -55,7 +55,7 @@ instances=$root/tests/e2e/instances
 cluster=$root/scripts/cluster
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 ns=flux-system
-budget=${APPLY_TEST_BUDGET:-900}
+budget=${APPLY_TEST_BUDGET:-540}
 # fluxopctl's own limits, and the hard limit on any one fluxopctl run.
 apply_timeout=2m
 run_limit=200
