@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
+#include "core/reconcile/pull_secret.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::cli {
@@ -40,14 +41,21 @@ std::chrono::seconds parse_duration_flag(const std::string& flag, const std::str
 }
 
 void run_apply(const ApplyCommandOptions& options) {
-  // Everything that can fail without the cluster fails before it is touched.
-  RenderedInstance instance = render_input(options.input, /*revision=*/true);
-  say_distribution(instance);
   std::optional<std::chrono::seconds> timeout;
   if (!options.timeout.empty()) timeout = parse_duration_flag("--timeout", options.timeout);
   std::chrono::seconds lock_timeout = parse_duration_flag("--lock-timeout", options.lock_timeout);
-
+  instance::FluxInstance flux = load_input(options.input);
   ConnectedCluster connected = connect(options.cluster, options.dry_run == "server");
+  // Everything that can fail without writing to the cluster fails before it
+  // is written to; the pull secret is only read.
+  InstanceInput input = options.input;
+  if (!flux.distribution.artifact_pull_secret.empty()) {
+    input.registry.credentials = reconcile::secret_credentials(
+        *connected.client, flux.ns, flux.distribution.artifact_pull_secret);
+  }
+  RenderedInstance instance = render_loaded(input, std::move(flux), /*revision=*/true);
+  say_distribution(instance);
+
   signal(SIGINT, on_stop_signal);
   signal(SIGTERM, on_stop_signal);
 

@@ -24,17 +24,18 @@ void add_instance_flags(CLI::App& command, InstanceInput& input) {
                    "Warn about unknown fields of the FluxInstance instead of failing");
 }
 
-RenderedInstance render_input(const InstanceInput& input, bool revision,
-                              const std::string& version) {
+instance::FluxInstance load_input(const InstanceInput& input) {
   std::string path = input.filename.empty() ? input.file : input.filename;
   if (path.empty()) throw CLI::RequiredError("FILE or -f FILE");
-
   std::vector<std::string> warnings;
   instance::FluxInstance flux = instance::load_instance_file(
       path, {.allow_unknown_fields = input.allow_unknown_fields}, warnings);
   for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
-  if (!version.empty()) flux.distribution.version = version;
+  return flux;
+}
 
+RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
+                               bool revision) {
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
     return pull_url(url, origin, input.registry).artifact.content();
   };
@@ -42,6 +43,13 @@ RenderedInstance render_input(const InstanceInput& input, bool revision,
       input.distribution_artifact, flux, distribution::Environment::current(), pull);
   render::Rendered rendered = render::render(flux, dist, {.revision = revision});
   return {std::move(flux), std::move(dist), std::move(rendered)};
+}
+
+RenderedInstance render_input(const InstanceInput& input, bool revision,
+                              const std::string& version) {
+  instance::FluxInstance flux = load_input(input);
+  if (!version.empty()) flux.distribution.version = version;
+  return render_loaded(input, std::move(flux), revision);
 }
 
 void say_distribution(const RenderedInstance& instance) {

@@ -30,8 +30,14 @@ struct RenderedInstance {
   render::Rendered rendered;
 };
 
-// Loads the instance (warnings on stderr), finds its distribution and renders
-// it; `version` overrides .spec.distribution.version when not empty.
+// Loads the instance; warnings go to stderr.
+instance::FluxInstance load_input(const InstanceInput& input);
+
+// Finds the instance's distribution and renders it.
+RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
+                               bool revision);
+
+// Both; `version` overrides .spec.distribution.version when not empty.
 RenderedInstance render_input(const InstanceInput& input, bool revision,
                               const std::string& version = "");
 

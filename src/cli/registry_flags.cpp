@@ -23,7 +23,7 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
 oci::RegistryOptions registry_options(const RegistryFlags& flags) {
   oci::RegistryOptions options;
   options.insecure_registries = flags.insecure_registries;
-  options.credentials = oci::default_docker_credentials();
+  options.credentials = flags.credentials ? flags.credentials : oci::default_docker_credentials();
   return options;
 }
 

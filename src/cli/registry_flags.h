@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ namespace fluxop::cli {
 struct RegistryFlags {
   std::vector<std::string> insecure_registries;
   bool offline = false;
+  // Registry credentials; the Docker config's when unset.
+  std::function<oci::Credential(std::string_view registry)> credentials;
 };
 
 // --insecure-registry, and --offline when `offline` is set.
