@@ -138,6 +138,7 @@ struct HttpClient::Attempt {
   std::exception_ptr sink_error;
   std::string progress;
   bool progress_shown = false;
+  int progress_percent = -1;
   // The request body.
   const std::string* body = nullptr;
   std::size_t body_offset = 0;
@@ -200,7 +201,10 @@ struct HttpClient::Attempt {
   static int on_progress(void* self, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
     auto* attempt = static_cast<Attempt*>(self);
     if (total < kProgressThreshold) return 0;
-    std::cerr << "\r" << attempt->progress << " " << (now * 100 / total) << "% of "
+    int percent = static_cast<int>(now * 100 / total);
+    if (percent == attempt->progress_percent) return 0;  // curl calls far more often
+    attempt->progress_percent = percent;
+    std::cerr << "\r" << attempt->progress << " " << percent << "% of "
               << human_size(static_cast<double>(total)) << "\x1b[K" << std::flush;
     attempt->progress_shown = true;
     return 0;
