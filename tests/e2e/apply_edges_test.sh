@@ -5,7 +5,9 @@
 #   deleted and created again, and reported `replaced`;
 # - resource migration: after an upgrade from Flux 2.2 to 2.3, HelmReleases
 #   stored as v2beta2 are written again and the CRD's storedVersions trimmed
-#   to v2; with .spec.migrateResources false nothing is migrated.
+#   to v2; with .spec.migrateResources false nothing is migrated;
+# - a health check timeout (Ready=False HealthCheckFailed), and SIGTERM
+#   during an apply (a clean stop that releases the Lease).
 #
 #   tests/e2e/apply_edges_test.sh BIN ROOT
 #
@@ -107,6 +109,43 @@ fi
   ok "migration: the HelmRelease was written again" || fail "migration: the HelmRelease was written again"
 apply "$work/instance.yaml" && ! grep -q migrated "$work/err" &&
   ok "migration: nothing more to do on the next apply" || fail "migration: nothing more to do on the next apply"
+
+ready_reason() {
+  kubectl -n flux-system get fluxinstance flux \
+    -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+}
+
+# An upgrade that cannot roll out (no node takes new pods): a health check
+# failure after --timeout, said and recorded.
+kubectl cordon kwok-node-0 kwok-node-1 >/dev/null
+instance 2.4.x true
+if ! apply "$work/instance.yaml" --timeout 5s && grep -q "timeout waiting for Deployment/flux-system/" "$work/err" &&
+  [ "$(ready_reason)" = "False HealthCheckFailed" ]; then
+  ok "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed"
+else
+  fail "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed (got $(ready_reason))"
+fi
+
+# SIGTERM while the apply waits for that rollout: a clean stop, the Lease
+# released, and the next apply does not wait for it.
+"$bin" apply "$work/instance.yaml" --distribution-artifact "$dist" >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 100); do grep -q "waiting for the components" "$work/err" && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+holder=$(kubectl -n flux-system get lease fluxopctl-flux -o jsonpath='{.spec.holderIdentity}')
+if [ "$status" = 1 ] && grep -q "interrupted" "$work/err" && [ -z "$holder" ]; then
+  ok "SIGTERM: exit 1, interrupted, the Lease released"
+else
+  fail "SIGTERM: exit 1, interrupted, the Lease released (exit $status, holder '$holder')"
+fi
+kubectl uncordon kwok-node-0 kwok-node-1 >/dev/null
+start=$(date +%s)
+apply "$work/instance.yaml" --lock-timeout 5s && [ $(($(date +%s) - start)) -lt 60 ] &&
+  [ "$(ready_reason)" = "True ReconciliationSucceeded" ] &&
+  ok "once nodes take pods, the next apply succeeds at once" ||
+  fail "once nodes take pods, the next apply succeeds at once"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
