@@ -7,7 +7,8 @@
 #   stored as v2beta2 are written again and the CRD's storedVersions trimmed
 #   to v2; with .spec.migrateResources false nothing is migrated;
 # - a health check timeout (Ready=False HealthCheckFailed), and SIGTERM
-#   during an apply (a clean stop that releases the Lease).
+#   during an apply (a clean stop that releases the Lease);
+# - diff before the first apply (every object new, nothing written).
 #
 #   tests/e2e/apply_edges_test.sh BIN ROOT
 #
@@ -56,6 +57,18 @@ up=$("$root/scripts/cluster" up 2>"$work/up.err") || {
   exit 1
 }
 eval "$up"
+
+# diff before the first apply: every object is new, nothing is written.
+instance 2.2.x true
+objects=$("$bin" build "$work/instance.yaml" --distribution-artifact "$dist" 2>/dev/null | grep -c '^---$')
+status=0
+"$bin" diff "$work/instance.yaml" --distribution-artifact "$dist" >"$work/out" 2>"$work/err" || status=$?
+if [ "$status" = 1 ] && [ "$(grep -c '^--- /dev/null' "$work/out")" = "$objects" ] &&
+  ! kubectl get namespace flux-system >/dev/null 2>&1; then
+  ok "diff on an empty cluster: exit 1, all $objects objects new, nothing written"
+else
+  fail "diff on an empty cluster: exit 1, all $objects objects new, nothing written (exit $status)"
+fi
 
 # A kustomize-controller Deployment made by hand, with another selector.
 kubectl create namespace flux-system >/dev/null
