@@ -18,11 +18,11 @@ set -uo pipefail
 bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=$root/../shared/flux-distribution
+source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
 passed=0 failed=0
-export FLUXOPCTL_CLUSTER_DIR=$work/cluster
 cleanup() {
-  "$root/scripts/cluster" down >/dev/null 2>&1
+  e2e_cluster_down
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -50,13 +50,7 @@ stored_versions() {
 }
 
 [ -d "$dist/flux" ] || skip_all "no distribution at $dist"
-up=$("$root/scripts/cluster" up 2>"$work/up.err") || {
-  status=$?
-  [ "$status" = 77 ] && skip_all "$(tail -1 "$work/up.err")"
-  cat "$work/up.err" >&2
-  exit 1
-}
-eval "$up"
+e2e_cluster_up "$work/cluster"
 
 # diff before the first apply: every object is new, nothing is written.
 instance 2.2.x true

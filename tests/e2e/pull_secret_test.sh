@@ -13,18 +13,19 @@ bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=$root/../shared/flux-distribution
 source "$root/scripts/lib/oci-registry.sh"
+source "$root/tests/e2e/lib.sh"
 
 work=$(mktemp -d)
 passed=0 failed=0
 # fluxopctl's cache is the test's own (scripts/cluster keeps its binaries in
 # the default one).
-export FLUXOPCTL_CLUSTER_DIR=$work/cluster DOCKER_CONFIG=$work/docker
+export DOCKER_CONFIG=$work/docker
 fluxopctl=(env "XDG_CACHE_HOME=$work/cache" "$bin")
 export REGISTRY_LIFETIME=300
 mkdir -p "$DOCKER_CONFIG"
 cleanup() {
   registry_stop
-  "$root/scripts/cluster" down >/dev/null 2>&1
+  e2e_cluster_down
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -47,13 +48,7 @@ check() {  # NAME EXPECTED_STATUS EXPECTED_STDERR_REGEX -- COMMAND...
 [ -d "$dist/flux" ] || skip_all "no distribution at $dist"
 registry_ensure_installed || skip_all "docker-registry cannot be installed"
 registry_start "$work/registry" --htpasswd alice:s3cret >/dev/null 2>&1 || skip_all "docker-registry did not start"
-up=$("$root/scripts/cluster" up 2>"$work/up.err") || {
-  status=$?
-  [ "$status" = 77 ] && skip_all "$(tail -1 "$work/up.err")"
-  cat "$work/up.err" >&2
-  exit 1
-}
-eval "$up"
+e2e_cluster_up "$work/cluster"
 
 # Push with the credentials in a Docker config, then take them away: only
 # the Secret has them.
