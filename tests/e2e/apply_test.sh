@@ -60,6 +60,9 @@ budget=${APPLY_TEST_BUDGET:-540}
 apply_timeout=2m
 run_limit=200
 
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+
 passed=0 failed=0 skipped=0
 own_cluster=0
 work=$(mktemp -d)
@@ -86,7 +89,7 @@ cleanup() {
   local pid
   for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
   if [ "$own_cluster" -eq 1 ]; then
-    "$cluster" down >/dev/null 2>"$work/down.err" || cat "$work/down.err" >&2
+    e2e_cluster_down
   elif [ -n "${KUBECONFIG:-}" ]; then
     uninstall >/dev/null 2>&1
   fi
@@ -345,21 +348,8 @@ if [ -n "${KUBECONFIG:-}" ]; then
     skip_all "the cluster in \$KUBECONFIG already has Flux ($ns or the FluxInstance CRD); this test installs and removes its own"
   fi
 else
-  export FLUXOPCTL_CLUSTER_DIR=${APPLY_TEST_CLUSTER_DIR:-$work/cluster}
-  status=0
-  up=$("$cluster" up 2>"$work/up.err") || status=$?
-  if [ "$status" -eq 77 ]; then
-    cat "$work/up.err" >&2
-    skip_all "the cluster cannot be built here"
-  fi
-  if [ "$status" -ne 0 ]; then
-    sed 's/^/  | /' "$work/up.err"
-    echo "FAIL scripts/cluster up (exit $status)"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
+  e2e_cluster_up "${APPLY_TEST_CLUSTER_DIR:-$work/cluster}"
   own_cluster=1
-  eval "$up"
   unprivileged=$FLUXOPCTL_CLUSTER_DIR/unprivileged.kubeconfig
   say "cluster up in $((SECONDS - started))s"
 fi
