@@ -73,8 +73,7 @@ void run_apply(const ApplyCommandOptions& options) {
     std::cout << reconcile::change_line(change) << suffix << "\n" << std::flush;
   };
   reconcile::ApplyResult result = reconcile::apply_instance(
-      *connected.cluster, nlohmann::json::parse(yaml::to_json(instance.flux.source).dump()),
-      instance.rendered, apply);
+      *connected.cluster, yaml::to_sorted_json(instance.flux.source), instance.rendered, apply);
   std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
   if (json_output) {
     nlohmann::json document = {{"revision", result.revision},

@@ -365,8 +365,7 @@ ApplyResult Reconciliation::run() {
 std::vector<json> rendered_json(const render::Rendered& rendered) {
   std::vector<json> objects;
   objects.reserve(rendered.objects.size());
-  for (const yaml::Node& object : rendered.objects)
-    objects.push_back(json::parse(yaml::to_json(object).dump()));
+  for (const yaml::Node& object : rendered.objects) objects.push_back(yaml::to_sorted_json(object));
   return objects;
 }
 
@@ -374,7 +373,7 @@ json fluxinstance_crd() {
   std::vector<yaml::Node> documents =
       yaml::parse_documents(std::string(share_manifest("fluxinstance-crd.yaml")),
                             "share/manifests/fluxinstance-crd.yaml");
-  return json::parse(yaml::to_json(documents.at(0)).dump());
+  return yaml::to_sorted_json(documents.at(0));
 }
 
 ApplyResult apply_instance(Cluster& cluster, const json& instance, const render::Rendered& rendered,

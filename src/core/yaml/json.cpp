@@ -49,6 +49,10 @@ nlohmann::ordered_json to_json(const Node& node) {
   return nullptr;
 }
 
+nlohmann::json to_sorted_json(const Node& node) {
+  return nlohmann::json::parse(to_json(node).dump());
+}
+
 Node from_json(const nlohmann::ordered_json& json) {
   switch (json.type()) {
     case nlohmann::json::value_t::object: {

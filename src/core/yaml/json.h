@@ -11,4 +11,8 @@ namespace fluxop::yaml {
 nlohmann::ordered_json to_json(const Node& node);
 Node from_json(const nlohmann::ordered_json& json);
 
+// The same as to_json, with sorted keys: the form the Kubernetes client and
+// the reconciler work in.
+nlohmann::json to_sorted_json(const Node& node);
+
 }  // namespace fluxop::yaml
