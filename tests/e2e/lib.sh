@@ -1,19 +1,40 @@
-# Sourced by the end-to-end tests: a local control plane (scripts/cluster) of
-# the test's own, in a state directory the test chooses.
+# Sourced by the end-to-end tests (after setting root, the checkout): a
+# local control plane (scripts/cluster) of the test's own, the reporting the
+# tests share, and the checks of an applied FluxInstance against two
+# renderings, fluxopctl's and the upstream CLI's.
 #
-#   e2e_cluster_up DIR    brings it up in DIR and sets KUBECONFIG; exits 77
-#                         (with the reason) when it cannot be built here, 1
+#   e2e_cluster_up DIR    brings it up in DIR and sets KUBECONFIG; a skip
+#                         (skip_test) when it cannot be built here, a failure
 #                         (with its log) when it fails to start
 #   e2e_cluster_down      stops it and removes DIR
+#   e2e_upstream_render INSTANCE OUT
+#                         the upstream `flux-operator build instance` of
+#                         INSTANCE into OUT (see below)
+#   e2e_upstream_stop     stops the registry e2e_upstream_render started
+#
+# The reporting and the checks use $work (the test's temporary directory),
+# $bin (fluxopctl), $dist (the distribution directory) and $ns.
+
+# shellcheck source=tests/lib/skip.sh
+source "$root/tests/lib/skip.sh"
+# shellcheck source=scripts/lib/upstream-cli.sh
+source "$root/scripts/lib/upstream-cli.sh"
+# shellcheck source=scripts/lib/oci-registry.sh
+declare -F registry_start >/dev/null || source "$root/scripts/lib/oci-registry.sh"
+
+ns=flux-system
+# The hard limit on one fluxopctl run (fx).
+run_limit=${run_limit:-300}
 
 e2e_cluster_up() {
   export FLUXOPCTL_CLUSTER_DIR=$1
   local up status=0
   up=$("$root/scripts/cluster" up 2>"$FLUXOPCTL_CLUSTER_DIR.up.err") || status=$?
   if [ "$status" != 0 ]; then
-    [ "$status" = 77 ] && { echo "skipped: $(tail -1 "$FLUXOPCTL_CLUSTER_DIR.up.err")" >&2; exit 77; }
+    [ "$status" = 77 ] && skip_test "$(tail -1 "$FLUXOPCTL_CLUSTER_DIR.up.err")"
     sed 's/^/  | /' "$FLUXOPCTL_CLUSTER_DIR.up.err" >&2
     echo "FAIL scripts/cluster up (exit $status)"
+    echo "0 passed, 1 failed"
     exit 1
   fi
   eval "$up"
@@ -27,4 +48,255 @@ e2e_cluster_down() {
   "$root/scripts/cluster" down >/dev/null 2>&1
   rm -f "$FLUXOPCTL_CLUSTER_DIR.up.err"
   e2e_cluster_started=0
+}
+
+# ---------------------------------------------------------------------------
+# The independent oracle: what upstream renders for an instance, fed the same
+# distribution as scripts/parity feeds it (an OCI artifact in a local
+# registry: upstream reads no directory). One registry per test run, started
+# by the first call; call it from the script's top level (a missing upstream
+# CLI or docker-registry is a skip_test, which exits). Returns non-zero (the
+# reason on stderr) when the registry or the rendering fails: a failure.
+
+e2e_upstream_start() {
+  [ -x "$upstream" ] ||
+    skip_test "no upstream flux-operator CLI at $upstream (scripts/parity builds it)"
+  registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
+  e2e_upstream_dir=$work/upstream
+  mkdir -p "$e2e_upstream_dir/docker" || return 1
+  registry_start "$e2e_upstream_dir/registry" || { echo "the local registry did not start" >&2; return 1; }
+  registry_push_artifact flux-operator-manifests:latest "$dist" flux flux-images >/dev/null ||
+    { echo "pushing the distribution to the local registry failed" >&2; return 1; }
+  e2e_upstream_artifact=oci://$REGISTRY_ADDR/flux-operator-manifests:latest
+}
+
+e2e_upstream_render() {
+  if [ -z "${e2e_upstream_artifact:-}" ]; then e2e_upstream_start || return 1; fi
+  DOCKER_CONFIG=$e2e_upstream_dir/docker XDG_CACHE_HOME=$e2e_upstream_dir/cache timeout -k 5 300 \
+    "$upstream" build instance -f "$1" --distribution-artifact "$e2e_upstream_artifact" >"$2" 2>"$2.err" ||
+    { echo "upstream build instance $1 failed: $(tail -n 1 "$2.err")" >&2; return 1; }
+}
+
+e2e_upstream_stop() {
+  registry_stop_all
+  e2e_upstream_artifact=
+}
+
+# ---------------------------------------------------------------------------
+# Reporting: `ok NAME`, `FAIL NAME: reason` (with the end of the file show
+# named), `skip NAME: reason` (a failure in CI), and the closing line.
+
+passed=0 failed=0 skipped=0
+show() { echo "$1" >"$work/shown"; }
+pass() {
+  passed=$((passed + 1))
+  echo "ok $1"
+}
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL $1: $2"
+  local shown
+  shown=$(cat "$work/shown" 2>/dev/null)
+  if [ -n "$shown" ] && [ -s "$shown" ]; then
+    tail -n 8 "$shown" | sed 's/^/  | /'
+  fi
+  return 0
+}
+skip() {
+  if skip_is_failure; then
+    fail "$1" "cannot run in CI: $2"
+    return 0
+  fi
+  skipped=$((skipped + 1))
+  echo "skip $1: $2"
+}
+# check NAME FUNCTION ARGS...: FUNCTION prints why it fails on stdout and
+# returns non-zero; its first line is the reason, the rest is shown below.
+check() {
+  local name=$1 out
+  shift
+  if out=$("$@" 2>&1); then
+    pass "$name"
+  else
+    fail "$name" "$(head -n 1 <<<"${out:-failed}")"
+    tail -n +2 <<<"$out" | head -n 12 | sed 's/^/  > /'
+    return 1
+  fi
+}
+summary() {
+  if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+  else
+    echo "$passed passed, $failed failed"
+  fi
+  [ "$failed" -eq 0 ]
+}
+
+# wait_until SECONDS COMMAND...: polls COMMAND until it succeeds; false when
+# SECONDS pass first.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+}
+
+# ---------------------------------------------------------------------------
+# fluxopctl and kubectl
+
+# k: one kubectl request. kwait SECONDS ARGS...: a kubectl wait, rollout or
+# delete given --timeout=SECONDS, within a hard limit a minute longer.
+k() { timeout -k 5 60 kubectl --request-timeout=30s "$@"; }
+kwait() {
+  local limit=$1
+  shift
+  timeout -k 5 $((limit + 60)) kubectl --request-timeout=30s "$@" --timeout="${limit}s"
+}
+
+# fx NAME ARGS...: runs fluxopctl (with a cache of the test's own), stdout in
+# $work/NAME.out, stderr in $work/NAME.err, the exit code in $rc (124 when
+# it overran $run_limit).
+rc=0
+fx() {
+  local name=$1
+  shift
+  rc=0
+  XDG_CACHE_HOME=$work/cache timeout -k 5 "$run_limit" "$bin" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  show "$work/$name.err"
+}
+common_flags() { printf '%s\n' --kubeconfig "$KUBECONFIG" --distribution-artifact "$dist"; }
+# apply NAME FILE [FLAGS...]
+apply() {
+  local name=$1 file=$2
+  shift 2
+  local flags
+  mapfile -t flags < <(common_flags)
+  fx "$name" apply "$file" "${flags[@]}" --timeout "${apply_timeout:-3m}" "$@"
+}
+
+# render NAME FILE: fluxopctl build of FILE into $work/NAME.yaml, its
+# revision into $work/NAME.revision, the upstream rendering into
+# $work/NAME.upstream.yaml. A rendering that fails is a failure of the test.
+render() {
+  XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build "$2" -v --distribution-artifact "$dist" \
+    >"$work/$1.yaml" 2>"$work/$1.build.err" || {
+    show "$work/$1.build.err"
+    fail "render $1" "fluxopctl build $(basename "$2") failed"
+    return 1
+  }
+  sed -n 's/^revision: //p' "$work/$1.build.err" >"$work/$1.revision"
+  e2e_upstream_render "$2" "$work/$1.upstream.yaml" 2>"$work/$1.upstream.why" || {
+    fail "render $1" "$(cat "$work/$1.upstream.why")"
+    return 1
+  }
+}
+
+# One line per object: "<namespace>_<name>_<group>_<kind> <resourceVersion>",
+# the inventory's id format.
+listing='{range .items[*]}{.metadata.namespace}|{.metadata.name}|{.apiVersion}|{.kind}|{.metadata.resourceVersion}{"\n"}{end}'
+to_ids() {
+  awk -F'|' 'NF >= 5 { g = $3; if (index(g, "/")) sub(/\/.*/, "", g); else g = ""; print $1 "_" $2 "_" g "_" $4 " " $5 }'
+}
+# live FILE: the live objects a rendered FILE names, "id resourceVersion",
+# sorted; fails (naming them) when some do not exist.
+live() {
+  local out
+  out=$(k get -f "$1" -o jsonpath="$listing" 2>"$work/live.err") || {
+    grep -i 'not found\|error' "$work/live.err" | head -n 5 >&2
+    echo "$out" | to_ids | sort
+    return 1
+  }
+  echo "$out" | to_ids | sort
+}
+fi_get() { k -n "$ns" get fluxinstance flux -o jsonpath="$1" 2>&1; }
+inventory() {
+  k -n "$ns" get fluxinstance flux -o jsonpath='{range .status.inventory.entries[*]}{.id}{"\n"}{end}' | sort
+}
+images() { grep -o 'image: .*' "$1" | sed 's/^image: //' | sort; }
+deployments() { awk '/^kind: Deployment$/ { d = 1 } /^---/ { d = 0 } d && /^  name: / { print $2 }' "$1"; }
+live_images() {
+  k -n "$ns" get deployments -o jsonpath='{range .items[*]}{.spec.template.spec.containers[*].image}{"\n"}{end}' | sort
+}
+running() { kill -0 "$1" 2>/dev/null; }
+nodes() { k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
+# cordon / uncordon every node: new pods cannot be scheduled, an apply that
+# changes a pod template waits for its rollout.
+cordon() { nodes | xargs timeout -k 5 60 kubectl cordon >/dev/null; }
+uncordon() { nodes | xargs timeout -k 5 60 kubectl uncordon >/dev/null; }
+exit_is() {
+  [ "$rc" = "$1" ] || { echo "exit $rc, not $1"; return 1; }
+}
+
+# state_is NAME FILE: the cluster holds exactly what $work/NAME.yaml renders:
+# every object exists, the inventory lists them and nothing else, every
+# Deployment is rolled out and Available, the FluxInstance is Ready for its
+# current generation, has the file's version, and its status the build's
+# revision and images; and what upstream renders for FILE is what is live
+# (matches_upstream).
+state_is() {
+  local rendered=$work/$1.yaml file=$2 ids inv d why=
+  ids=$(live "$rendered" 2>"$work/state.err") || {
+    echo "rendered objects missing:"
+    sed 's/.*(NotFound): \(.*\) not found$/\1/' "$work/state.err"
+    return 1
+  }
+  inv=$(inventory) || { echo "no FluxInstance flux in $ns"; return 1; }
+  if [ "$(cut -d' ' -f1 <<<"$ids")" != "$inv" ]; then
+    echo "the inventory is not the rendered objects (< rendered, > inventory):"
+    diff <(cut -d' ' -f1 <<<"$ids") <(echo "$inv") | grep '^[<>]' | head -n 10
+    return 1
+  fi
+  for d in $(deployments "$rendered"); do
+    kwait 180 -n "$ns" rollout status "deployment/$d" >/dev/null 2>&1 ||
+      why+="deployment/$d not rolled out; "
+    [ "$(k -n "$ns" get deployment "$d" -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ] ||
+      why+="deployment/$d not Available; "
+  done
+  [ -z "$why" ] || { echo "$why"; return 1; }
+  instance_ready "$file" || return 1
+  as_built "$1" || return 1
+  matches_upstream "$1"
+}
+# matches_upstream NAME: the objects upstream renders (kind, namespace, name)
+# all exist and are the inventory, nothing more; the Deployments in $ns run
+# the images upstream renders.
+matches_upstream() {
+  local upstream_rendered=$work/$1.upstream.yaml ids inv
+  ids=$(live "$upstream_rendered" 2>"$work/state.err") || {
+    echo "objects upstream renders are missing:"
+    sed 's/.*(NotFound): \(.*\) not found$/\1/' "$work/state.err"
+    return 1
+  }
+  inv=$(inventory)
+  if [ "$(cut -d' ' -f1 <<<"$ids")" != "$inv" ]; then
+    echo "the inventory is not what upstream renders (< upstream, > inventory):"
+    diff <(cut -d' ' -f1 <<<"$ids") <(echo "$inv") | grep '^[<>]' | head -n 10
+    return 1
+  fi
+  [ "$(live_images)" = "$(images "$upstream_rendered")" ] ||
+    { echo "the Deployments run $(live_images | tr '\n' ' '), upstream renders $(images "$upstream_rendered" | tr '\n' ' ')"; return 1; }
+}
+# as_built NAME: the FluxInstance's status has the revision and the
+# component images of `fluxopctl build` of the same file.
+as_built() {
+  local applied components
+  applied=$(fi_get '{.status.lastAppliedRevision}')
+  [ "$applied" = "$(cat "$work/$1.revision")" ] ||
+    { echo "lastAppliedRevision '$applied', fluxopctl build -v says '$(cat "$work/$1.revision")'"; return 1; }
+  components=$(fi_get '{range .status.components[*]}{.repository}:{.tag}{"\n"}{end}' | sort)
+  [ "$components" = "$(images "$work/$1.yaml")" ] ||
+    { echo ".status.components are $(echo "$components" | tr '\n' ' '), not the rendered images"; return 1; }
+}
+instance_ready() {
+  local ready gen obs version want
+  ready=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
+  [ "${ready%% *}" = True ] || { echo "FluxInstance Ready is '$ready', not True"; return 1; }
+  gen=$(fi_get '{.metadata.generation}')
+  obs=$(fi_get '{.status.observedGeneration}')
+  [ "$gen" = "$obs" ] || { echo "FluxInstance observedGeneration $obs, generation $gen"; return 1; }
+  version=$(fi_get '{.spec.distribution.version}')
+  want=$(sed -n 's/^ *version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$1" | head -n 1)
+  [ "$version" = "$want" ] || { echo "FluxInstance .spec.distribution.version is '$version', not '$want'"; return 1; }
 }
