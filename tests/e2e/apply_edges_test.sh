@@ -12,33 +12,29 @@
 #
 #   tests/e2e/apply_edges_test.sh BIN ROOT
 #
-# Closes with `N passed, M failed`; exit 77 when there is no cluster or no
-# distribution to test with.
+# Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
+# cluster or no distribution to test with.
 set -uo pipefail
 bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
-dist=$root/../shared/flux-distribution
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+# shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
-passed=0 failed=0
 cleanup() {
+  local pid
+  for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
   e2e_cluster_down
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-skip_all() { echo "apply_edges_test: skipped: $*" >&2; exit 77; }
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $1"
-  [ -s "$work/err" ] && tail -n 5 "$work/err" | sed 's/^/  | /'
-  return 0
-}
-apply() {  # INSTANCE_FILE [FLAGS...]
-  local file=$1
-  shift
-  timeout 300 "$bin" apply "$file" --distribution-artifact "$dist" "$@" >"$work/out" 2>"$work/err"
+# edge NAME INSTANCE_FILE [FLAGS...]: fluxopctl apply (see fx).
+edge() {
+  local name=$1 file=$2
+  shift 2
+  fx "$name" apply "$file" --distribution-artifact "$dist" "$@"
 }
 # The four-controller instance at another version and migrateResources.
 instance() {  # VERSION MIGRATE
@@ -46,27 +42,44 @@ instance() {  # VERSION MIGRATE
   [ "$2" = true ] || printf '  migrateResources: false\n' >>"$work/instance.yaml"
 }
 stored_versions() {
-  kubectl get crd helmreleases.helm.toolkit.fluxcd.io -o jsonpath='{.status.storedVersions}'
+  k get crd helmreleases.helm.toolkit.fluxcd.io -o jsonpath='{.status.storedVersions}'
+}
+# stored_versions_are JSON: the HelmRelease CRD's storedVersions.
+stored_versions_are() {
+  local got
+  got=$(stored_versions) || { echo "kubectl could not read the HelmRelease CRD"; return 1; }
+  [ "$got" = "$1" ] || { echo "storedVersions $got, not $1"; return 1; }
+}
+helmrelease_rv() { k get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}'; }
+# helmrelease_rv_is RV: the HelmRelease was not written again.
+helmrelease_rv_is() {
+  [ "$(helmrelease_rv)" = "$1" ] || { echo "the HelmRelease was written (resourceVersion $1 -> $(helmrelease_rv))"; return 1; }
+}
+exit_and_stored_versions() {  # STATUS JSON
+  exit_is "$1" && stored_versions_are "$2"
 }
 
-[ -d "$dist/flux" ] || skip_all "no distribution at $dist"
+[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 e2e_cluster_up "$work/cluster"
 
 # diff before the first apply: every object is new, nothing is written.
 instance 2.2.x true
-objects=$("$bin" build "$work/instance.yaml" --distribution-artifact "$dist" 2>/dev/null | grep -c '^---$')
-status=0
-"$bin" diff "$work/instance.yaml" --distribution-artifact "$dist" >"$work/out" 2>"$work/err" || status=$?
-if [ "$status" = 1 ] && [ "$(grep -c '^--- /dev/null' "$work/out")" = "$objects" ] &&
-  ! kubectl get namespace flux-system >/dev/null 2>&1; then
-  ok "diff on an empty cluster: exit 1, all $objects objects new, nothing written"
-else
-  fail "diff on an empty cluster: exit 1, all $objects objects new, nothing written (exit $status)"
-fi
+diff_on_empty() {
+  local objects
+  objects=$(XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build "$work/instance.yaml" --distribution-artifact "$dist" |
+    grep -c '^---$') || { echo "fluxopctl build failed"; return 1; }
+  fx diff diff "$work/instance.yaml" --distribution-artifact "$dist"
+  exit_is 1 || return 1
+  [ "$(grep -c '^--- /dev/null' "$work/diff.out")" = "$objects" ] ||
+    { echo "$(grep -c '^--- /dev/null' "$work/diff.out") new objects in the diff, the build has $objects"; return 1; }
+  ! k get namespace flux-system >/dev/null 2>&1 || { echo "the namespace flux-system exists"; return 1; }
+}
+check "diff on an empty cluster: exit 1, every object new, nothing written" diff_on_empty
 
 # A kustomize-controller Deployment made by hand, with another selector.
-kubectl create namespace flux-system >/dev/null
-kubectl apply -f - >/dev/null <<'YAML'
+k create namespace flux-system >/dev/null
+k apply -f - >/dev/null <<'YAML'
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: kustomize-controller, namespace: flux-system}
@@ -76,18 +89,21 @@ spec:
     metadata: {labels: {app: hand-made}}
     spec: {containers: [{name: pause, image: registry.k8s.io/pause:3.10}]}
 YAML
-instance 2.2.x true
-if apply "$work/instance.yaml" && grep -qx "Deployment/flux-system/kustomize-controller replaced" "$work/out" &&
-  [ "$(kubectl -n flux-system get deployment kustomize-controller -o jsonpath='{.spec.selector.matchLabels.app}')" = kustomize-controller ]; then
-  ok "an immutable selector: the Deployment is replaced"
-else
-  fail "an immutable selector: the Deployment is replaced"
-fi
-kubectl -n flux-system rollout status deployment/kustomize-controller --timeout=60s >/dev/null 2>&1 &&
-  ok "the replaced Deployment rolls out" || fail "the replaced Deployment rolls out"
+replaced() {
+  edge replace "$work/instance.yaml"
+  exit_is 0 || return 1
+  grep -qx "Deployment/flux-system/kustomize-controller replaced" "$work/replace.out" ||
+    { echo "stdout does not say Deployment/flux-system/kustomize-controller replaced"; return 1; }
+  local app
+  app=$(k -n flux-system get deployment kustomize-controller -o jsonpath='{.spec.selector.matchLabels.app}')
+  [ "$app" = kustomize-controller ] || { echo "the selector's app is '$app'"; return 1; }
+}
+check "an immutable selector: the Deployment is replaced" replaced
+rolls_out() { kwait 180 -n flux-system rollout status deployment/kustomize-controller; }
+check "the replaced Deployment rolls out" rolls_out
 
 # A HelmRelease stored as v2beta2 (the storage version of Flux 2.2).
-kubectl apply -f - >/dev/null <<'YAML'
+k apply -f - >/dev/null <<'YAML'
 apiVersion: helm.toolkit.fluxcd.io/v2beta2
 kind: HelmRelease
 metadata: {name: podinfo, namespace: default}
@@ -95,64 +111,102 @@ spec:
   interval: 5m
   chart: {spec: {chart: podinfo, sourceRef: {kind: HelmRepository, name: podinfo}}}
 YAML
-[ "$(stored_versions)" = '["v2beta2"]' ] || fail "2.2 stores HelmReleases as v2beta2 (got $(stored_versions))"
+check "2.2 stores HelmReleases as v2beta2" stored_versions_are '["v2beta2"]'
 
+# migrateResources false: the apply succeeds, the old version stays stored,
+# the HelmRelease is not written.
+rv=$(helmrelease_rv)
 instance 2.3.x false
-if apply "$work/instance.yaml" && ! grep -q migrated "$work/err" && [ "$(stored_versions)" = '["v2beta2","v2"]' ]; then
-  ok "migrateResources false: stored versions stay [v2beta2, v2]"
-else
-  fail "migrateResources false: stored versions stay [v2beta2, v2] (got $(stored_versions))"
-fi
-rv=$(kubectl get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}')
+edge no-migration "$work/instance.yaml"
+check "migrateResources false: stored versions stay [v2beta2, v2]" exit_and_stored_versions 0 '["v2beta2","v2"]'
+check "migrateResources false: the HelmRelease is not written again" helmrelease_rv_is "$rv"
+
+# migrateResources true: the apply says what it migrated, the HelmRelease is
+# written again, storedVersions is [v2].
+migration_said() {
+  grep -qxF 'CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io: migrated 1 objects to v2 (stored versions were ["v2beta2","v2"])' \
+    "$work/migration.err" || { echo "stderr does not say the HelmRelease CRD's 1 object was migrated to v2"; return 1; }
+}
+migration_wrote() {
+  [ "$(helmrelease_rv)" != "$rv" ] || { echo "the HelmRelease's resourceVersion is still $rv"; return 1; }
+}
 instance 2.3.x true
-if apply "$work/instance.yaml" &&
-  grep -q 'helmreleases.helm.toolkit.fluxcd.io: migrated 1 objects to v2' "$work/err" &&
-  [ "$(stored_versions)" = '["v2"]' ]; then
-  ok "migration: HelmReleases rewritten, stored versions trimmed to [v2]"
-else
-  fail "migration: HelmReleases rewritten, stored versions trimmed to [v2] (got $(stored_versions))"
-fi
-[ "$(kubectl get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}')" != "$rv" ] &&
-  ok "migration: the HelmRelease was written again" || fail "migration: the HelmRelease was written again"
-apply "$work/instance.yaml" && ! grep -q migrated "$work/err" &&
-  ok "migration: nothing more to do on the next apply" || fail "migration: nothing more to do on the next apply"
+edge migration "$work/instance.yaml"
+check "migration: exit 0, stored versions trimmed to [v2]" exit_and_stored_versions 0 '["v2"]'
+check "migration: the apply says it migrated the HelmRelease" migration_said
+check "migration: the HelmRelease was written again" migration_wrote
+rv=$(helmrelease_rv)
+edge migration-again "$work/instance.yaml"
+check "migration: the next apply exits 0, stored versions stay [v2]" exit_and_stored_versions 0 '["v2"]'
+check "migration: the next apply does not write the HelmRelease again" helmrelease_rv_is "$rv"
 
 ready_reason() {
-  kubectl -n flux-system get fluxinstance flux \
+  k -n flux-system get fluxinstance flux \
     -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+}
+ready_reason_is() {
+  [ "$(ready_reason)" = "$1" ] || { echo "Ready is '$(ready_reason)', not '$1'"; return 1; }
 }
 
 # An upgrade that cannot roll out (no node takes new pods): a health check
 # failure after --timeout, said and recorded.
-kubectl cordon kwok-node-0 kwok-node-1 >/dev/null
+cordon
 instance 2.4.x true
-if ! apply "$work/instance.yaml" --timeout 5s && grep -q "timeout waiting for Deployment/flux-system/" "$work/err" &&
-  [ "$(ready_reason)" = "False HealthCheckFailed" ]; then
-  ok "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed"
-else
-  fail "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed (got $(ready_reason))"
-fi
+health_check_failed() {
+  edge health "$work/instance.yaml" --timeout 5s
+  exit_is 1 || return 1
+  grep -q "timeout waiting for Deployment/flux-system/" "$work/health.err" ||
+    { echo "stderr does not say which Deployments it waited for"; return 1; }
+  ready_reason_is "False HealthCheckFailed"
+}
+check "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed" health_check_failed
 
 # SIGTERM while the apply waits for that rollout: a clean stop, the Lease
-# released, and the next apply does not wait for it.
-"$bin" apply "$work/instance.yaml" --distribution-artifact "$dist" >"$work/out" 2>"$work/err" &
+# released (it exists, without a holder), and the next apply does not wait
+# for it.
+lease_holder() { k -n flux-system get lease fluxopctl-flux -o jsonpath='{.spec.holderIdentity}'; }
+waits_or_over() { grep -q "waiting for the components" "$work/term.err" || ! running "$pid"; }
+over() { ! running "$pid"; }
+holds_lease() {
+  [ "$holder" = "$(hostname)/$pid" ] || { echo "the Lease's holder is '$holder', not the apply ($(hostname)/$pid)"; return 1; }
+}
+stopped_cleanly() {
+  [ "$status" = 1 ] || { echo "exit $status, not 1"; return 1; }
+  grep -q interrupted "$work/term.err" || { echo "stderr does not say interrupted"; return 1; }
+}
+lease_released() {
+  local now
+  now=$(k -n flux-system get lease fluxopctl-flux -o jsonpath='holder=[{.spec.holderIdentity}]') ||
+    { echo "the Lease fluxopctl-flux does not exist"; return 1; }
+  [ "$now" = "holder=[]" ] || { echo "the Lease's $now"; return 1; }
+}
+XDG_CACHE_HOME=$work/cache "$bin" apply "$work/instance.yaml" --distribution-artifact "$dist" \
+  >"$work/term.out" 2>"$work/term.err" &
 pid=$!
-for _ in $(seq 100); do grep -q "waiting for the components" "$work/err" && break; sleep 0.1; done
-kill -TERM "$pid"
-wait "$pid"
-status=$?
-holder=$(kubectl -n flux-system get lease fluxopctl-flux -o jsonpath='{.spec.holderIdentity}')
-if [ "$status" = 1 ] && grep -q "interrupted" "$work/err" && [ -z "$holder" ]; then
-  ok "SIGTERM: exit 1, interrupted, the Lease released"
+show "$work/term.err"
+status=0
+if wait_until 180 waits_or_over && running "$pid"; then
+  holder=$(lease_holder)
+  check "SIGTERM: the apply holds the Lease while it waits" holds_lease
+  kill -TERM "$pid"
+  # It stops within a minute, or it is killed (and fails below).
+  wait_until 60 over || kill -9 "$pid"
+  wait "$pid" || status=$?
+  check "SIGTERM: exit 1, interrupted" stopped_cleanly
+  check "SIGTERM: the Lease exists and has no holder" lease_released
 else
-  fail "SIGTERM: exit 1, interrupted, the Lease released (exit $status, holder '$holder')"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" || status=$?
+  fail "SIGTERM" "the apply was over (exit $status) before it waited for the rollout"
 fi
-kubectl uncordon kwok-node-0 kwok-node-1 >/dev/null
-start=$(date +%s)
-apply "$work/instance.yaml" --lock-timeout 5s && [ $(($(date +%s) - start)) -lt 60 ] &&
-  [ "$(ready_reason)" = "True ReconciliationSucceeded" ] &&
-  ok "once nodes take pods, the next apply succeeds at once" ||
-  fail "once nodes take pods, the next apply succeeds at once"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+uncordon
+at_once() {
+  run_limit=120 edge after-term "$work/instance.yaml" --lock-timeout 5s
+  exit_is 0 || return 1
+  ! grep -q 'waiting for Lease' "$work/after-term.err" || { echo "it waited for the Lease"; return 1; }
+  ready_reason_is "True ReconciliationSucceeded"
+}
+check "once nodes take pods, the next apply succeeds without waiting for the Lease" at_once
+
+summary
