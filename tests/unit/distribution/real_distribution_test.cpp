@@ -1,12 +1,11 @@
-// Reads the real Flux distribution (../shared/flux-distribution beside the
-// repository) when it is there; nothing of it is kept in the repository.
+// Reads the real Flux distribution beside the repository (shared_distribution.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "../shared_distribution.h"
 #include "core/distribution/image_catalog.h"
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
@@ -14,14 +13,9 @@
 namespace fluxop::distribution {
 namespace {
 
-const std::string kReal = FLUXOPCTL_TEST_DATA "/../../shared/flux-distribution";
-
 TEST_CASE("real distribution: versions, resolution and images agree") {
-  if (!std::filesystem::is_directory(kReal + "/flux")) {
-    MESSAGE("skipped: no Flux distribution at " << kReal);
-    return;
-  }
-  Distribution real(kReal);
+  if (!testing::have_shared_distribution()) return;
+  Distribution real(testing::kSharedDistribution);
   std::vector<std::string> names;
   for (const Version& version : real.versions()) names.push_back(version.original);
   CHECK(names == std::vector<std::string>{
