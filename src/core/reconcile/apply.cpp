@@ -274,7 +274,9 @@ void Reconciliation::prune(const std::vector<ObjectRef>& stale) {
 }
 
 void Reconciliation::fail(std::string_view reason, const std::string& message) {
-  if (cluster_.dry_run()) return;
+  // The apply that took the lease owns the status now: ours would overwrite
+  // its conditions and inventory.
+  if (cluster_.dry_run() || (lock_ && !lock_->held())) return;
   try {
     write_status([&](json& status) {
       std::string now = now_rfc3339();

@@ -27,6 +27,8 @@ class LeaseLock {
   // Renews when a third of the duration has passed since the last renewal.
   void renew();
   void release();
+  // False once renew() found the lease taken by another apply.
+  bool held() const { return held_; }
 
  private:
   bool try_take();
