@@ -6,14 +6,18 @@
 #
 #   tests/e2e/pull_secret_test.sh BIN ROOT
 #
-# Closes with `N passed, M failed`; exit 77 when there is no cluster, no
-# registry or no distribution to test with.
+# Closes with `N passed, M failed`. A skip (exit 77; a failure when CI=true,
+# see tests/lib/skip.sh) only when there are no cluster binaries, no
+# distribution, or docker-registry cannot be installed; a registry that does
+# not start is a failure.
 set -uo pipefail
 bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=$root/../shared/flux-distribution
 source "$root/scripts/lib/oci-registry.sh"
 source "$root/tests/e2e/lib.sh"
+# shellcheck source=tests/lib/skip.sh
+source "$root/tests/lib/skip.sh"
 
 work=$(mktemp -d)
 passed=0 failed=0
@@ -21,7 +25,9 @@ passed=0 failed=0
 # the default one).
 export DOCKER_CONFIG=$work/docker
 fluxopctl=(env "XDG_CACHE_HOME=$work/cache" "$bin")
-export REGISTRY_LIFETIME=300
+# Only a safety net, should the test be killed before cleanup stops it:
+# longer than any run of the test.
+export REGISTRY_LIFETIME=1200
 mkdir -p "$DOCKER_CONFIG"
 cleanup() {
   registry_stop
@@ -30,33 +36,46 @@ cleanup() {
 }
 trap cleanup EXIT
 
-skip_all() { echo "pull_secret_test: skipped: $*" >&2; exit 77; }
+ok() {
+  passed=$((passed + 1))
+  echo "ok $1"
+}
+fail() {  # NAME REASON: counted; the whole test stops when it cannot go on
+  failed=$((failed + 1))
+  echo "FAIL $1: $2"
+}
+stop() {
+  fail "$@"
+  echo "$passed passed, $failed failed"
+  exit 1
+}
 check() {  # NAME EXPECTED_STATUS EXPECTED_STDERR_REGEX -- COMMAND...
   local name=$1 want=$2 pattern=$3 status=0
   shift 4
   timeout 120 "$@" >"$work/out" 2>"$work/err" || status=$?
   if [ "$status" = "$want" ] && grep -qE -- "$pattern" "$work/err"; then
-    passed=$((passed + 1))
-    echo "ok $name"
+    ok "$name"
   else
-    failed=$((failed + 1))
-    echo "FAIL $name: exit $status (want $want), stderr:"
+    fail "$name" "exit $status (want $want, 124 is a timeout), stderr:"
     tail -3 "$work/err" | sed 's/^/  | /'
   fi
 }
 
-[ -d "$dist/flux" ] || skip_all "no distribution at $dist"
-registry_ensure_installed || skip_all "docker-registry cannot be installed"
-registry_start "$work/registry" --htpasswd alice:s3cret >/dev/null 2>&1 || skip_all "docker-registry did not start"
+[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
+registry_ensure_installed || skip_test "docker-registry cannot be installed"
+registry_start "$work/registry" --htpasswd alice:s3cret >/dev/null 2>"$work/registry.err" || {
+  tail -5 "$work/registry.err" | sed 's/^/  | /'
+  stop "registry" "docker-registry with --htpasswd did not start"
+}
 e2e_cluster_up "$work/cluster"
 
 # Push with the credentials in a Docker config, then take them away: only
 # the Secret has them.
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$REGISTRY_ADDR" "$(printf alice:s3cret | base64)" \
   >"$DOCKER_CONFIG/config.json"
-"${fluxopctl[@]}" push "$dist" "oci://$REGISTRY_ADDR/flux/manifests:v1" >/dev/null 2>&1 || {
-  echo "FAIL push"
-  exit 1
+"${fluxopctl[@]}" push "$dist" "oci://$REGISTRY_ADDR/flux/manifests:v1" >/dev/null 2>"$work/err" || {
+  tail -3 "$work/err" | sed 's/^/  | /'
+  stop "push" "fluxopctl push to the registry with the Docker config's credentials failed"
 }
 rm "$DOCKER_CONFIG/config.json"
 
@@ -64,12 +83,14 @@ instance() {  # SECRET
   sed "s|registry: ghcr.io/fluxcd|&\n    artifact: oci://$REGISTRY_ADDR/flux/manifests:v1\n    artifactPullSecret: $1|" \
     "$root/tests/e2e/instances/flux-2.9-no-helm.yaml" >"$work/instance.yaml"
 }
-kubectl create namespace flux-system >/dev/null
-kubectl -n flux-system create secret docker-registry dist-pull --docker-server="$REGISTRY_ADDR" \
-  --docker-username=alice --docker-password=s3cret >/dev/null
-kubectl -n flux-system create secret generic not-docker --from-literal=a=b >/dev/null
-kubectl -n flux-system create secret docker-registry wrong-password --docker-server="$REGISTRY_ADDR" \
-  --docker-username=alice --docker-password=nope >/dev/null
+{
+  kubectl create namespace flux-system &&
+    kubectl -n flux-system create secret docker-registry dist-pull --docker-server="$REGISTRY_ADDR" \
+      --docker-username=alice --docker-password=s3cret &&
+    kubectl -n flux-system create secret generic not-docker --from-literal=a=b &&
+    kubectl -n flux-system create secret docker-registry wrong-password --docker-server="$REGISTRY_ADDR" \
+      --docker-username=alice --docker-password=nope
+} >/dev/null 2>"$work/err" || stop "secrets" "kubectl could not create the namespace and Secrets: $(tail -1 "$work/err")"
 
 instance missing
 check "a missing Secret is named" 1 "Secret/flux-system/missing \(.spec.distribution.artifactPullSecret\): not found" -- \
@@ -81,21 +102,30 @@ instance wrong-password
 check "refused credentials: a clear 401, no password" 1 "HTTP 401" -- \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
 if grep -q nope "$work/err"; then
-  failed=$((failed + 1))
-  echo "FAIL the password appears in the error"
+  fail "refused credentials: the password is not shown" "it appears in the error"
+else
+  ok "refused credentials: the password is not shown"
 fi
-kubectl get deployments -n flux-system -o name 2>/dev/null | grep -q . &&
-  { failed=$((failed + 1)); echo "FAIL a failed pull wrote objects"; }
+if ! deployments=$(kubectl get deployments -n flux-system -o name 2>&1); then
+  fail "the failed pulls wrote nothing" "kubectl get deployments: $deployments"
+elif [ -n "$deployments" ]; then
+  fail "the failed pulls wrote nothing" "Deployments exist: $deployments"
+else
+  ok "the failed pulls wrote nothing"
+fi
 instance dist-pull
 check "apply pulls with the Secret's credentials" 0 "Reconciliation finished" -- \
   "${fluxopctl[@]}" apply "$work/instance.yaml"
-if kubectl -n flux-system get deployment source-controller -o jsonpath='{.spec.template.spec.containers[0].image}' |
-  grep -q 'source-controller:v1.9'; then
-  passed=$((passed + 1))
-  echo "ok the pulled distribution was applied"
+# The newest Flux 2.9 of the distribution, and its source-controller tag as
+# the distribution's image list has it (not as fluxopctl renders it).
+newest=$(ls "$dist/flux-images" | grep '^v2\.9\.' | sort -V | tail -1)
+tag=$(grep -A1 'name: ghcr.io/fluxcd/source-controller$' "$dist/flux-images/$newest/upstream-alpine.yaml" |
+  sed -n 's/^ *newTag: //p')
+image=$(kubectl -n flux-system get deployment source-controller -o jsonpath='{.spec.template.spec.containers[0].image}' 2>&1)
+if [ -n "$tag" ] && [[ $image =~ ^ghcr\.io/fluxcd/source-controller:${tag//./\\.}(@sha256:[0-9a-f]{64})?$ ]]; then
+  ok "the pulled distribution was applied (Flux $newest, source-controller $tag)"
 else
-  failed=$((failed + 1))
-  echo "FAIL source-controller is not the 2.9 one"
+  fail "the pulled distribution was applied" "source-controller runs '$image', not Flux $newest's ghcr.io/fluxcd/source-controller:$tag"
 fi
 
 echo "$passed passed, $failed failed"
