@@ -148,7 +148,7 @@ wait_until() {
 
 # k: one kubectl request. kwait SECONDS ARGS...: a kubectl wait, rollout or
 # delete given --timeout=SECONDS, within a hard limit a minute longer.
-k() { timeout -k 5 60 kubectl --request-timeout=30s "$@"; }
+k() { timeout -k 5 90 kubectl --request-timeout=30s "$@"; }
 kwait() {
   local limit=$1
   shift
