@@ -1,27 +1,86 @@
 #!/usr/bin/env bash
 # Every subcommand fluxopctl's --help lists, and every long flag of each, is
-# documented in the man page and offered by the bash, zsh and fish completions.
+# documented in the man page and offered by the bash, zsh and fish completions,
+# each in the form that document uses for it: the bare word "offline" in prose
+# does not document --offline.
 set -uo pipefail
 bin=$1
 root=$2
 failed=0 passed=0
-docs=("$root/man/fluxopctl.1" "$root/completions/fluxopctl.bash" "$root/completions/_fluxopctl"
-  "$root/completions/fluxopctl.fish")
+man=$root/man/fluxopctl.1
+bash_completion=$root/completions/fluxopctl.bash
+zsh_completion=$root/completions/_fluxopctl
+fish_completion=$root/completions/fluxopctl.fish
+declare -A docs=([man]=$man [bash]=$bash_completion [zsh]=$zsh_completion [fish]=$fish_completion)
 
-commands=$("$bin" --help | awk '/^Subcommands:/ {on=1; next} on && NF {print $1}')
-[ -n "$commands" ] || { echo "FAIL no subcommands in --help"; exit 1; }
+# Lines of the man page that head a .TP item in SECTION (COMMANDS, OPTIONS).
+man_items() { awk -v s="$1" '/^\.SH / {section = $2} tp && section == s {print} {tp = ($0 == ".TP")}' "$man"; }
+
+# The arm of a completion's `case` on the subcommand: from "    COMMAND)" to
+# its ";;". zsh arms use the shared arrays $instance_flags and $cluster_flags:
+# their definitions are added when the arm names them.
+case_arm() {
+  local doc=$1 command=$2 arm
+  arm=$(awk -v c="$command" '$0 ~ "^    " c "\\)" {on = 1} on {print} on && /;;/ {exit}' "$doc")
+  printf '%s\n' "$arm"
+  local array
+  for array in $(grep -oE '\$[a-z_]+_flags' <<<"$arm" | tr -d '$' | sort -u); do
+    awk -v a="$array" '$0 ~ "^  " a "=\\(" {on = 1} on {print} on && /^  \)/ {exit}' "$doc"
+  done
+}
+
+# The fish completions whose condition is __fish_seen_subcommand_from COMMAND.
+fish_lines() {
+  grep -E "\"__fish_seen_subcommand_from ([a-z ]* )?$1( [a-z ]*)?\"" "$fish_completion"
+}
+
+# COMMAND is offered or documented as a subcommand in FORMAT.
+has_command() {
+  local format=$1 command=$2
+  case $format in
+    man) man_items COMMANDS | grep -E "^\\.BR? \"?$command( |\"|\$)" >/dev/null ;;
+    bash) grep -qE "^    $command\\)" "$bash_completion" &&
+      grep -qE "compgen -W \"([^\"]* )?$command( |\")" "$bash_completion" ;;
+    zsh) grep -qE "^    '$command:" "$zsh_completion" && grep -qE "^    $command\\)" "$zsh_completion" ;;
+    fish) grep -qE "\"not __fish_seen_subcommand_from \\\$commands\" -a $command " "$fish_completion" ;;
+  esac
+}
+
+# FLAG (a long flag, without its dashes) of COMMAND in FORMAT. (grep reads
+# all its input: grep -q would close the pipe early, a failure under pipefail.)
+has_flag() {
+  local format=$1 command=$2 flag=$3
+  case $format in
+    # an item of OPTIONS; groff escapes each dash (\-\-no\-wait)
+    man) man_items OPTIONS | grep -E -- "(^|[^a-z\\\\-])(\\\\-\\\\-${flag//-/\\\\-}|--$flag)([^a-z\\\\-]|\\\\[^-]|\$)" >/dev/null ;;
+    # a word of the subcommand's compgen -W list
+    bash) case_arm "$bash_completion" "$command" | grep -E -- "(^|[ \"])--$flag([ \"]|\$)" >/dev/null ;;
+    # an _arguments spec: '--offline[...]', '--dry-run=[...]', {-o,--output}'[...]'
+    zsh) case_arm "$zsh_completion" "$command" | grep -E -- "(^|['\"{,)*])--$flag(=?\\[|\\})" >/dev/null ;;
+    fish) fish_lines "$command" | grep -E -- " -l $flag( |\$)" >/dev/null ;;
+  esac
+}
+
+check() {  # check WHAT TEST FORMAT ARGS...
+  local what=$1 format=$3
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok $format: $what"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $format: ${docs[$format]##*/} does not document $what"
+  fi
+}
+
+commands=$(timeout 30 "$bin" --help | awk '/^Subcommands:/ {on=1; next} on && NF {print $1}')
+[ -n "$commands" ] || { echo "FAIL no subcommands in --help"; echo "0 passed, 1 failed"; exit 1; }
 for command in $commands; do
-  flags=$("$bin" "$command" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | grep -v -- '--help')
-  for doc in "${docs[@]}"; do
-    for word in "$command" $flags; do
-      name=${word#--}
-      # man pages escape dashes as \-
-      if grep -qE -- "(^|[^a-z-])(\\\\-\\\\-|--|-l )?${name//-/(\\\\)?-}([^a-z-]|$)" "$doc"; then
-        passed=$((passed + 1))
-      else
-        failed=$((failed + 1))
-        echo "FAIL $(basename "$doc") does not mention '$word' (of $command)"
-      fi
+  flags=$(timeout 30 "$bin" "$command" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | grep -v -- '--help')
+  for format in man bash zsh fish; do
+    check "the subcommand $command" has_command "$format" "$command"
+    for flag in $flags; do
+      check "$flag of $command" has_flag "$format" "$command" "${flag#--}"
     done
   done
 done
