@@ -11,9 +11,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 
-# No distribution from the machine running the test.
-export HOME=$work/home
-unset XDG_CACHE_HOME FLUXOPCTL_DISTRIBUTION
+# No distribution or cache from the machine running the test: the caches
+# (distribution, parse trees) are the test's own.
+export HOME=$work/home XDG_CACHE_HOME=$work/cache
+unset FLUXOPCTL_DISTRIBUTION
 
 fail() {
   failed=$((failed + 1))
@@ -33,11 +34,27 @@ check() {  # check NAME EXPECTED_EXIT [quiet: one stderr line, empty stdout] -- 
     fail "$name: wants one line on stderr and nothing on stdout"
   else
     passed=$((passed + 1))
+    echo "ok $name"
   fi
 }
 
 expect_err() {  # expect_err NAME EXTENDED_REGEX: the last command's stderr matches
-  if grep -qE -- "$2" "$work/err"; then passed=$((passed + 1)); else fail "$1: stderr lacks /$2/"; fi
+  if grep -qE -- "$2" "$work/err"; then
+    passed=$((passed + 1))
+    echo "ok $1: stderr /$2/"
+  else
+    fail "$1: stderr lacks /$2/"
+  fi
+}
+
+# usage_error NAME EXTENDED_REGEX -- COMMAND...: exit 2, nothing on stdout,
+# stderr names what is wrong.
+usage_error() {
+  local name=$1 regex=$2
+  shift 3
+  check "$name" 2 - -- "$@"
+  [ ! -s "$work/out" ] || fail "$name: usage error printed on stdout"
+  expect_err "$name" "$regex"
 }
 
 instance() {  # instance FILE [SPEC LINES...]: a FluxInstance with extra spec lines
@@ -54,10 +71,10 @@ instance() {  # instance FILE [SPEC LINES...]: a FluxInstance with extra spec li
 check "build --help" 0 - -- "$bin" build --help
 grep -q -- "--distribution-artifact" "$work/out" || fail "build --help lacks --distribution-artifact"
 instance minimal.yaml
-check "no file" 2 - -- "$bin" build
-check "file and -f" 2 - -- "$bin" build "$work/minimal.yaml" -f "$work/minimal.yaml"
-check "bad -o" 2 - -- "$bin" build -o xml "$work/minimal.yaml"
-check "unknown flag" 2 - -- "$bin" build --bogus "$work/minimal.yaml"
+usage_error "no file" 'FILE or -f FILE' -- "$bin" build
+usage_error "file and -f" 'excludes' -- "$bin" build "$work/minimal.yaml" -f "$work/minimal.yaml"
+usage_error "bad -o" '--output: xml not in \{yaml,json\}' -- "$bin" build -o xml "$work/minimal.yaml"
+usage_error "unknown flag" '--bogus' -- "$bin" build --bogus "$work/minimal.yaml"
 
 # --- instance errors, before any distribution is needed ----------------------
 printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: [\n' >"$work/bad.yaml"
@@ -112,6 +129,7 @@ assert len(d["items"]) == int(sys.argv[2])' "$work/out" "$objects" 2>/dev/null |
 instance badpatch.yaml 'kustomize:' '  patches:' '  - target:' '      kind: Deployment' \
   '    patch: |' '      - op: replace' '        path: /spec/no/such/path' '        value: 1'
 check "patch that does not apply" 1 quiet -- "$bin" build "$work/badpatch.yaml" --distribution-artifact "$dist"
+expect_err "patch that does not apply" "^error: $work/badpatch.yaml: .*/spec/no/such/path"
 
 # --- --output-dir ------------------------------------------------------------------
 out_dir=$work/rendered/flux
@@ -124,6 +142,8 @@ ls "$out_dir" | grep -q '^deployment-flux-system-source-controller\.yaml$' ||
 cat "$out_dir"/*.yaml | sort >"$work/dir.sorted"
 grep -v '^---$' "$work/file.out" | sort | cmp -s - "$work/dir.sorted" || fail "--output-dir files differ from the stream"
 check "--output-dir again" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+[ ! -s "$work/out" ] || fail "--output-dir again prints to stdout"
+cat "$out_dir"/*.yaml | sort | cmp -s - "$work/dir.sorted" || fail "--output-dir again: files differ from the first build"
 check "--output-dir json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
 [ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq 0 ] || fail "--output-dir: files of the earlier build stay"
 [ "$(find "$out_dir" -name '*.json' | wc -l)" -eq "$objects" ] || fail "--output-dir -o json: not one file per object"
@@ -133,7 +153,7 @@ expect_err "--output-dir with other files" "^error: $work/rendered: holds "
 [ -f "$work/rendered/mine.txt" ] || fail "--output-dir removed a file it did not write"
 
 # --- where the distribution comes from -----------------------------------------------
-cache=$HOME/.cache/fluxopctl/distribution
+cache=$XDG_CACHE_HOME/fluxopctl/distribution
 mkdir -p "${cache%/*}" "$work/env"
 cp -R "$dist" "$cache"
 cp -R "$dist/." "$work/env"
@@ -147,6 +167,8 @@ expect_err "flag before cache" "^using distribution $dist \("
 check "instance artifact before cache" 1 quiet -- "$bin" build "$work/artifact.yaml" --offline
 expect_err "instance artifact before cache" "^error: $work/artifact.yaml: \.spec\.distribution\.artifact: oci://ghcr.io/x/manifests:latest: not in the cache"
 check "flag before instance artifact" 0 - -- "$bin" build "$work/artifact.yaml" --distribution-artifact "$dist"
+expect_err "flag before instance artifact" "^using distribution $dist \("
+cmp -s "$work/out" "$work/file.out" || fail "flag before instance artifact: renders differently"
 check "env without cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
 expect_err "env without cache" "^using distribution $work/env \("
 mkdir -p "$work/xdg/fluxopctl"
@@ -154,6 +176,13 @@ cp -R "$dist" "$work/xdg/fluxopctl/distribution"
 check "XDG cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
 expect_err "XDG cache" "^using distribution $work/xdg/fluxopctl/distribution \("
 cmp -s "$work/out" "$work/file.out" || fail "the cache renders differently from the flag"
+mkdir -p "$HOME/.cache/fluxopctl"
+cp -R "$dist" "$HOME/.cache/fluxopctl/distribution"
+check "HOME cache without XDG_CACHE_HOME" 0 - -- env -u XDG_CACHE_HOME "$bin" build "$work/minimal.yaml"
+expect_err "HOME cache without XDG_CACHE_HOME" "^using distribution $HOME/.cache/fluxopctl/distribution \("
+
+# Every parse tree cached went to the test's own caches, none elsewhere.
+[ -d "$XDG_CACHE_HOME/fluxopctl/parsed" ] || fail "no parse cache under the test's XDG_CACHE_HOME"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
