@@ -278,7 +278,8 @@ std::string canonical_int(std::string_view text) {
 
 std::string canonical_float(std::string_view text) {
   if (is_special_float(text)) {
-    if (text.find_first_of("nN") != std::string_view::npos) return ".nan";
+    // ".nan" has an "a"; ".inf" has an "n" too.
+    if (text.find_first_of("aA") != std::string_view::npos) return ".nan";
     return text[0] == '-' ? "-.inf" : ".inf";
   }
   std::string plain = without_underscores(text);

@@ -126,3 +126,10 @@ TEST_CASE("floats out of range read as strings, as in Go") {
   CHECK(roundtrip("a: !!float 1e4444") == "a: .inf\n");
   CHECK(roundtrip("a: 1e-4444") == "a: 0\n");
 }
+
+TEST_CASE("tagged infinities stay infinities (\".inf\" has an n, not an a)") {
+  CHECK(roundtrip("a: !!float .inf") == "a: .inf\n");
+  CHECK(roundtrip("a: !!float -.Inf") == "a: -.inf\n");
+  CHECK(roundtrip("a: !!float .NaN") == "a: .nan\n");
+  CHECK(roundtrip(roundtrip("a: !!float 1e4444")) == "a: .inf\n");
+}
