@@ -3,7 +3,8 @@
 # Sourced; sets upstream_version and upstream (the binary's path).
 
 upstream_version=v0.58.1
-upstream=${XDG_CACHE_HOME:-$HOME/.cache}/fluxopctl-test/bin/flux-operator-$upstream_version
+# FLUXOPCTL_TEST_CACHE: as in scripts/cluster.
+upstream=${FLUXOPCTL_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fluxopctl-test}/bin/flux-operator-$upstream_version
 
 # Builds the binary when missing. Returns 77 when Go is not installed, 1 when
 # the build fails; says which on stderr.
