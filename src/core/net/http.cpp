@@ -326,7 +326,11 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
   }
   if (code != CURLE_OK) {
     failure.message = *error_buffer ? error_buffer : curl_easy_strerror(code);
-    if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
+    // A name mismatch says so in curl's own words; the hints are for an
+    // untrusted signer.
+    bool name_mismatch = failure.message.find("host name") != std::string::npos;
+    if ((code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) &&
+        !name_mismatch) {
       failure.message += options_.tls.ca_pem.empty()
                              ? " (the server's certificate is not trusted: set SSL_CERT_FILE to "
                                "a CA bundle that has its CA)"
