@@ -8,10 +8,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
 
@@ -38,6 +41,29 @@ std::string digest_hex(const std::string& digest) {
   if (!is_sha256_digest(digest)) throw Error("not a sha256 digest: " + digest);
   return digest.substr(7);
 }
+
+// Every file under `content`, by its path relative to it, with its digest.
+// Extraction writes only directories and regular files: anything else is
+// an error.
+std::map<std::string, std::string> file_digests(const fs::path& content) {
+  std::map<std::string, std::string> out;
+  for (const fs::directory_entry& item : fs::recursive_directory_iterator(content)) {
+    std::string name = item.path().lexically_relative(content).string();
+    if (item.is_symlink() || (!item.is_directory() && !item.is_regular_file()))
+      throw Error("content/" + name + " is neither a file nor a directory");
+    if (item.is_regular_file()) out[name] = sha256_file(item.path().string());
+  }
+  return out;
+}
+
+bool same_inode(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// The entries this process pinned: entry directory -> the descriptor holding
+// its shared lock, open until the process exits (or the entry is discarded).
+std::mutex pins_mutex;
+std::map<std::string, int> pins;
 
 }  // namespace
 
@@ -70,6 +96,74 @@ std::optional<CachedArtifact> ArtifactCache::find(const std::string& digest) con
   return artifact;
 }
 
+std::optional<CachedArtifact> ArtifactCache::open(const std::string& digest) const {
+  std::optional<CachedArtifact> artifact = find(digest);
+  if (!artifact) return std::nullopt;
+  std::lock_guard<std::mutex> guard(pins_mutex);
+  struct stat held {}, now {};
+  if (auto pinned = pins.find(artifact->dir); pinned != pins.end()) {
+    if (fstat(pinned->second, &held) == 0 && stat(artifact->dir.c_str(), &now) == 0 &&
+        same_inode(held, now))
+      return artifact;
+    close(pinned->second);
+    pins.erase(pinned);
+  }
+  int fd = ::open(artifact->dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  // Prune moves an entry away while it holds the exclusive lock: once the
+  // shared lock is ours and the entry is still in place, it stays.
+  if (flock(fd, LOCK_SH) != 0 || fstat(fd, &held) != 0 || stat(artifact->dir.c_str(), &now) != 0 ||
+      !same_inode(held, now) || !find(digest)) {
+    close(fd);
+    return std::nullopt;
+  }
+  pins[artifact->dir] = fd;
+  return artifact;
+}
+
+std::string ArtifactCache::verify(const CachedArtifact& artifact) const {
+  std::optional<std::string> manifest = read_file_if_exists(artifact.manifest());
+  if (!manifest || sha256_digest(*manifest) != artifact.digest)
+    return "manifest.json does not have the digest " + artifact.digest;
+  json listed = json::parse(read_text(artifact.content_digests()), nullptr, false);
+  if (!listed.is_object()) return "content-digests.json is missing or not a JSON object";
+  std::map<std::string, std::string> found;
+  try {
+    found = file_digests(artifact.content());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  for (const auto& [name, digest] : listed.items()) {
+    auto it = found.find(name);
+    if (it == found.end()) return "content/" + name + " is missing";
+    if (!digest.is_string() || it->second != digest.get<std::string>())
+      return "content/" + name + " has changed";
+    found.erase(it);
+  }
+  if (!found.empty()) return "content/" + found.begin()->first + " is not part of the artifact";
+  return "";
+}
+
+void ArtifactCache::discard(const CachedArtifact& artifact) {
+  {
+    std::lock_guard<std::mutex> guard(pins_mutex);
+    if (auto pinned = pins.find(artifact.dir); pinned != pins.end()) {
+      close(pinned->second);
+      pins.erase(pinned);
+    }
+  }
+  std::error_code error;
+  fs::remove_all(retire(artifact.dir), error);
+}
+
+std::string ArtifactCache::retire(const std::string& dir) {
+  fs::create_directories(root_ + "/tmp");
+  std::string away = root_ + "/tmp/retired-XXXXXX";
+  if (!mkdtemp(away.data())) throw Error(root_ + "/tmp: cannot create a directory");
+  fs::rename(dir, away);  // onto the empty directory: one step
+  return away;
+}
+
 std::string ArtifactCache::record_path(const Reference& ref) const {
   std::string name = ref.tag.empty() ? "sha256-" + digest_hex(ref.digest) : ref.tag;
   return root_ + "/refs/" + ref.registry + "/" + ref.repository + "/" + name + ".json";
@@ -95,7 +189,7 @@ std::unique_ptr<CacheLock> ArtifactCache::lock(std::chrono::seconds timeout) {
   std::error_code error;
   fs::create_directories(root_, error);
   std::string path = root_ + "/.lock";
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -122,6 +216,8 @@ CachedArtifact ArtifactCache::add(const std::string& digest,
   if (!mkdtemp(pattern.data())) throw Error(root_ + "/tmp: cannot create a directory");
   try {
     fill(pattern);
+    write_file(pattern + "/content-digests.json",
+               json(file_digests(pattern + "/content")).dump(2) + "\n");
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(pattern, ignored);
@@ -189,11 +285,15 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
   std::vector<std::string> removed;
   for (const Entry& entry : list()) {
     if (kept.contains(entry.artifact.digest)) continue;
-    // Renamed away first: a reader never sees a half-removed entry as complete.
-    std::string doomed = root_ + "/tmp/prune-" + digest_hex(entry.artifact.digest);
-    fs::create_directories(root_ + "/tmp");
-    fs::rename(entry.artifact.dir, doomed);
-    removed.push_back(entry.artifact.digest);
+    int fd = ::open(entry.artifact.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    // Pinned by a process using it: kept. The exclusive lock is held until
+    // the entry has moved, so that no process pins it meanwhile.
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      retire(entry.artifact.dir);
+      removed.push_back(entry.artifact.digest);
+    }
+    close(fd);
   }
   std::error_code error;
   fs::remove_all(root_ + "/tmp", error);  // writers hold the lock: nothing there is in use

@@ -1,6 +1,9 @@
 // fluxopctl's artifact cache, $XDG_CACHE_HOME/fluxopctl/oci:
 //   sha256/<hex>/manifest.json    the manifest, as the registry sent it
 //   sha256/<hex>/content/         the extracted layer
+//   sha256/<hex>/content-digests.json
+//                                 {"<path under content/>": "sha256:<hex>"} of
+//                                 every file, written when the entry is added
 //   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
 //                                 by digest: {"url", "digest", "pulled"};
 //                                 its modification time is when it was last used
@@ -8,7 +11,10 @@
 //   .lock                         serialises writers (flock)
 // Entries are complete before they appear: they are built under tmp/ and
 // renamed into place, so a crash or a concurrent pull never leaves half an
-// entry.
+// entry. An entry in use is pinned (a shared flock on its directory, held
+// until the process exits): prune leaves it. Before an entry is used, verify()
+// checks it against its digests, so a file changed or truncated in the cache
+// is never built from.
 #pragma once
 
 #include <chrono>
@@ -27,6 +33,7 @@ struct CachedArtifact {
   std::string dir;     // sha256/<hex>
   std::string content() const { return dir + "/content"; }
   std::string manifest() const { return dir + "/manifest.json"; }
+  std::string content_digests() const { return dir + "/content-digests.json"; }
 };
 
 struct RefRecord {
@@ -59,7 +66,17 @@ class ArtifactCache {
 
   const std::string& root() const { return root_; }
 
+  // The entry `digest` when present (unchecked).
   std::optional<CachedArtifact> find(const std::string& digest) const;
+  // The entry `digest` when present, pinned for the rest of this process:
+  // prune leaves it.
+  std::optional<CachedArtifact> open(const std::string& digest) const;
+  // What is wrong with an entry, empty when nothing is: manifest.json must
+  // have the entry's digest, content/ must hold exactly the files of
+  // content-digests.json, with their digests. Reads every file once.
+  std::string verify(const CachedArtifact& artifact) const;
+  // Removes a damaged entry, pinned or not. Call with the lock held.
+  void discard(const CachedArtifact& artifact);
   // The record of `ref` (its tag, or its digest), marked as used now.
   std::optional<RefRecord> resolve(const Reference& ref) const;
   // Records that `ref` pointed at `digest` (now).
@@ -69,7 +86,8 @@ class ArtifactCache {
   std::unique_ptr<CacheLock> lock(std::chrono::seconds timeout = std::chrono::seconds(600));
 
   // Adds the artifact `digest` unless present: `fill` writes manifest.json
-  // and content/ into the directory it is given. Call with the lock held.
+  // and content/ into the directory it is given, then the cache adds
+  // content-digests.json. Call with the lock held.
   CachedArtifact add(const std::string& digest,
                      const std::function<void(const std::string&)>& fill);
 
@@ -80,12 +98,15 @@ class ArtifactCache {
   std::vector<Entry> list() const;
 
   // Removes the records unused for longer than `max_age`, then the
-  // artifacts no record points to, and leftovers of interrupted writes; returns
-  // the removed artifacts' digests. Takes the lock.
+  // artifacts no record points to and no process has pinned, and leftovers of
+  // interrupted writes; returns the removed artifacts' digests. Takes the lock.
   std::vector<std::string> prune(std::chrono::seconds max_age);
 
  private:
   std::string record_path(const Reference& ref) const;
+  // Moves the entry `dir` under tmp/ in one step, so that no reader sees it
+  // half removed; returns where it went.
+  std::string retire(const std::string& dir);
   std::vector<std::pair<std::string, RefRecord>> records() const;
 
   std::string root_;

@@ -1,7 +1,9 @@
 #include "core/oci/pull.h"
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -39,16 +41,33 @@ PullResult from_cache(const Reference& ref, const CachedArtifact& artifact) {
   return PullResult{ref, artifact, manifest_annotations(artifact), false, "", 0};
 }
 
+// The intact cached entry `digest`, pinned, or nothing. A damaged entry (a
+// file changed, truncated or missing since it was pulled) is never used:
+// offline it is an error, online it is discarded (`discard` does it, with the
+// lock held) to be pulled again, and `warning` says so.
+std::optional<CachedArtifact> intact(ArtifactCache& cache, const std::string& digest, bool offline,
+                                     std::string& warning,
+                                     const std::function<void(const CachedArtifact&)>& discard) {
+  std::optional<CachedArtifact> artifact = cache.open(digest);
+  if (!artifact) return std::nullopt;
+  std::string problem = cache.verify(*artifact);
+  if (problem.empty()) return artifact;
+  std::string damaged = "the cached entry " + artifact->dir + " is damaged (" + problem + ")";
+  if (offline) throw Error(damaged + "; pull it again without --offline");
+  discard(*artifact);
+  warning = damaged + "; pulled again";
+  return std::nullopt;
+}
+
 PullResult pull_offline(ArtifactCache& cache, const Reference& ref) {
   std::string hint =
       " (--offline: run `fluxopctl pull " + ref.str() + "` while the registry is reachable)";
-  if (!ref.digest.empty()) {
-    std::optional<CachedArtifact> artifact = cache.find(ref.digest);
-    if (!artifact) throw Error(ref.str() + ": not in the cache " + cache.root() + hint);
-    return from_cache(ref, *artifact);
-  }
-  std::optional<RefRecord> record = cache.resolve(ref);
-  std::optional<CachedArtifact> artifact = record ? cache.find(record->digest) : std::nullopt;
+  // pull() has looked for a digest already.
+  std::optional<RefRecord> record = ref.digest.empty() ? cache.resolve(ref) : std::nullopt;
+  std::string unused;
+  std::optional<CachedArtifact> artifact =
+      record ? intact(cache, record->digest, true, unused, [](const CachedArtifact&) {})
+             : std::nullopt;
   if (!artifact) throw Error(ref.str() + ": not in the cache " + cache.root() + hint);
   PullResult result = from_cache(ref, *artifact);
   result.warning = "offline: " + ref.str() + " resolved to " + record->digest +
@@ -72,9 +91,15 @@ std::map<std::string, std::string> manifest_annotations(const CachedArtifact& ar
 }
 
 PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& options) {
+  std::string warning;
   // A digest names immutable content: the cache answers without the registry.
   if (!ref.digest.empty()) {
-    if (std::optional<CachedArtifact> artifact = cache.find(ref.digest)) {
+    auto discard_locked = [&](const CachedArtifact& damaged) {
+      std::unique_ptr<CacheLock> held = cache.lock();
+      cache.discard(damaged);
+    };
+    if (std::optional<CachedArtifact> artifact =
+            intact(cache, ref.digest, options.offline, warning, discard_locked)) {
       if (!cache.resolve(ref)) {
         std::unique_ptr<CacheLock> held = cache.lock();
         cache.record(ref, ref.digest);
@@ -87,12 +112,19 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   RegistryClient client(options.registry);
   Manifest manifest = client.fetch_manifest(ref);
   std::unique_ptr<CacheLock> held = cache.lock();
-  bool downloaded = !cache.find(manifest.digest);
-  CachedArtifact artifact = cache.add(manifest.digest, [&](const std::string& dir) {
-    fill_entry(client, ref, manifest, options, dir);
-  });
+  std::optional<CachedArtifact> artifact =
+      intact(cache, manifest.digest, false, warning,
+             [&](const CachedArtifact& damaged) { cache.discard(damaged); });
+  bool downloaded = !artifact;
+  if (downloaded) {
+    cache.add(manifest.digest,
+              [&](const std::string& dir) { fill_entry(client, ref, manifest, options, dir); });
+    artifact = cache.open(manifest.digest);
+    if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
+  }
   cache.record(ref, manifest.digest);
-  return PullResult{ref, artifact, manifest.annotations, downloaded, "", client.requests_sent()};
+  return PullResult{ref,        *artifact, manifest.annotations,
+                    downloaded, warning,   client.requests_sent()};
 }
 
 }  // namespace fluxop::oci

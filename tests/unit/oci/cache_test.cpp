@@ -5,22 +5,34 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "../temp_dir.h"
+#include "core/digest.h"
 #include "core/error.h"
+#include "core/oci/pull.h"
 
 namespace fluxop::oci {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFirst = "sha256:" + std::string(64, '1');
-const std::string kSecond = "sha256:" + std::string(64, '2');
+// fill() writes kManifest: an entry added as kFirst is intact, one added as
+// kSecond has the wrong manifest.
+const std::string kManifest = R"({"annotations":{"a":"b"}})";
+const std::string kFirst = sha256_digest(kManifest);
+const std::string kSecond = "sha256:" + std::string(64, 'f');  // sorts after kFirst
+const std::string kFile = "flux/v2.9.4/source-controller.yaml";
 
 void fill(const std::string& dir) {
   fs::create_directories(dir + "/content/flux/v2.9.4");
-  std::ofstream(dir + "/content/flux/v2.9.4/source-controller.yaml") << "kind: Deployment\n";
-  std::ofstream(dir + "/manifest.json") << R"({"annotations":{"a":"b"}})";
+  std::ofstream(dir + "/content/" + kFile) << "kind: Deployment\n";
+  std::ofstream(dir + "/manifest.json") << kManifest;
+}
+
+std::string slurp_digests(const CachedArtifact& entry) {
+  std::ifstream in(entry.content_digests());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Sets a record's last use `hours` back.
@@ -50,7 +62,7 @@ TEST_CASE("cache: an entry appears whole, and a failed fill leaves nothing") {
     CHECK_FALSE(cache.find(kFirst));
     CHECK(fs::is_empty(dir.str() + "/oci/tmp"));
     CachedArtifact added = cache.add(kFirst, fill);
-    CHECK(added.dir == dir.str() + "/oci/sha256/" + std::string(64, '1'));
+    CHECK(added.dir == dir.str() + "/oci/sha256/" + kFirst.substr(7));
     CHECK(fs::exists(added.content() + "/flux/v2.9.4/source-controller.yaml"));
     // Present: not filled again.
     cache.add(kFirst, [](const std::string&) { FAIL("filled twice"); });
@@ -126,6 +138,105 @@ TEST_CASE("cache: the writers' lock is exclusive and times out") {
   CHECK_THROWS_WITH_AS(second.lock(std::chrono::seconds(0)), message.c_str(), Error);
   held.reset();
   CHECK(second.lock(std::chrono::seconds(0)) != nullptr);
+}
+
+TEST_CASE("cache: verify names a changed, truncated, missing or extra file and a wrong manifest") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  CachedArtifact entry;
+  {
+    auto held = cache.lock();
+    entry = cache.add(kFirst, fill);
+  }
+  CHECK(slurp_digests(entry) ==
+        "{\n  \"" + kFile + "\": \"" + sha256_digest("kind: Deployment\n") + "\"\n}\n");
+  CHECK(cache.verify(entry) == "");
+  const std::string file = entry.content() + "/" + kFile;
+  SUBCASE("a byte changed, same size") {
+    std::ofstream(file) << "kind: Deploymenx\n";
+    CHECK(cache.verify(entry) == "content/" + kFile + " has changed");
+  }
+  SUBCASE("truncated") {
+    fs::resize_file(file, 4);
+    CHECK(cache.verify(entry) == "content/" + kFile + " has changed");
+  }
+  SUBCASE("missing") {
+    fs::remove(file);
+    CHECK(cache.verify(entry) == "content/" + kFile + " is missing");
+  }
+  SUBCASE("an extra file") {
+    std::ofstream(entry.content() + "/flux/extra.yaml") << "kind: Secret\n";
+    CHECK(cache.verify(entry) == "content/flux/extra.yaml is not part of the artifact");
+  }
+  SUBCASE("a symbolic link in place of the file") {
+    fs::remove(file);
+    fs::create_symlink("/etc/hostname", file);
+    CHECK(cache.verify(entry) == "content/" + kFile + " is neither a file nor a directory");
+  }
+  SUBCASE("a truncated manifest") {
+    fs::resize_file(entry.manifest(), 3);
+    CHECK(cache.verify(entry) == "manifest.json does not have the digest " + kFirst);
+  }
+  SUBCASE("no content-digests.json (garbage in the entry's place)") {
+    fs::remove(entry.content_digests());
+    CHECK(cache.verify(entry) == "content-digests.json is missing or not a JSON object");
+  }
+  // The same entry under the wrong digest.
+  auto held = cache.lock();
+  CHECK(cache.verify(cache.add(kSecond, fill)) ==
+        "manifest.json does not have the digest " + kSecond);
+}
+
+TEST_CASE("cache: prune leaves a pinned entry; discard removes it, pinned or not") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  {
+    auto held = cache.lock();
+    cache.add(kFirst, fill);
+    cache.add(kSecond, fill);
+  }
+  // No record points to either: only the pin keeps kFirst.
+  REQUIRE(cache.open(kFirst));
+  CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kSecond});
+  REQUIRE(cache.find(kFirst));
+  CHECK(cache.verify(*cache.open(kFirst)) == "");
+  {
+    auto held = cache.lock();
+    cache.discard(*cache.find(kFirst));
+  }
+  CHECK_FALSE(cache.find(kFirst));
+  CHECK_FALSE(cache.open(kFirst));
+  // Added again, pinned again.
+  {
+    auto held = cache.lock();
+    cache.add(kFirst, fill);
+  }
+  REQUIRE(cache.open(kFirst));
+  CHECK(cache.prune(std::chrono::hours(24)).empty());
+}
+
+TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missing one") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
+  Reference pinned = Reference::parse("oci://127.0.0.1:5000/flux@" + kFirst);
+  PullOptions offline;
+  offline.offline = true;
+  const std::string where = dir.str() + "/oci/sha256/" + kFirst.substr(7);
+
+  cache.record(tag, kFirst);
+  CHECK_THROWS_WITH_AS(pull(cache, tag, offline), doctest::Contains("not in the cache"), Error);
+  {
+    auto held = cache.lock();
+    cache.add(kFirst, fill);
+  }
+  CHECK(pull(cache, tag, offline).artifact.digest == kFirst);
+  CHECK(pull(cache, pinned, offline).artifact.digest == kFirst);
+  fs::resize_file(where + "/content/" + kFile, 0);
+  const std::string damaged = "the cached entry " + where + " is damaged (content/" + kFile +
+                              " has changed); pull it again without --offline";
+  CHECK_THROWS_WITH_AS(pull(cache, tag, offline), damaged.c_str(), Error);
+  CHECK_THROWS_WITH_AS(pull(cache, pinned, offline), damaged.c_str(), Error);
 }
 
 }  // namespace
