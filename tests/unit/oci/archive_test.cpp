@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../shared_distribution.h"
 #include "../temp_dir.h"
 #include "core/error.h"
 
@@ -421,19 +422,10 @@ TEST_CASE("archive: create_archive refuses links, special files and odd entries"
   }
 }
 
-// The real Flux distribution beside the repository, when it is there;
-// nothing of it is kept in the repository.
+// The real Flux distribution beside the repository (shared_distribution.h).
 TEST_CASE("archive: the real distribution survives a round trip byte for byte") {
-  std::string real;
-  for (std::string candidate :
-       {std::string("/work/shared/flux-distribution"),
-        std::string(FLUXOPCTL_TEST_DATA "/../../shared/flux-distribution")}) {
-    if (real.empty() && fs::is_directory(candidate + "/flux")) real = candidate;
-  }
-  if (real.empty()) {
-    MESSAGE("skipped: no Flux distribution at /work/shared or beside the repository");
-    return;
-  }
+  if (!testing::have_shared_distribution()) return;
+  const std::string& real = testing::kSharedDistribution;
   Sandbox box;
   create_archive(real, {"flux", "flux-images"}, box.layer.string());
   box.extract();
