@@ -22,8 +22,13 @@
 #                               what the pushes use with --token (basic
 #                               credentials the token service accepts)
 #     --access-log              the registry's access log in REGISTRY_LOG
-#                               With $REGISTRY_LIFETIME (seconds) set, the registry
-#                               exits by itself after that long.
+#                               The registry dies with the shell that started it
+#                               (a parent-death signal, even when that shell is
+#                               SIGKILLed); call registry_start in that shell,
+#                               never in $( ). With $REGISTRY_LIFETIME (seconds)
+#                               set, it also exits by itself after that long.
+#                               It must answer within $REGISTRY_START_TIMEOUT
+#                               seconds (60).
 #   registry_stop               kills the current registry (the last started
 #                               or selected one)
 #   registry_stop_all           kills every registry registry_start started
@@ -150,7 +155,7 @@ registry_start() {
     REGISTRY_CA=$dir/ca.pem scheme=https host=$tls_host
   fi
 
-  local port code _
+  local port code deadline _
   for _ in 1 2 3; do
     port=$(registry_free_port) || return 1
     cat >"$dir/config.yml" <<CONFIG
@@ -167,17 +172,19 @@ http:
 $tls_config
 $auth_config
 CONFIG
-    # With REGISTRY_LIFETIME (seconds) the registry also stops by itself, should
-    # the caller be killed before it can stop it.
-    ${REGISTRY_LIFETIME:+timeout "$REGISTRY_LIFETIME"} docker-registry serve "$dir/config.yml" \
-      >"$REGISTRY_LOG" 2>&1 &
+    # A killed caller cannot stop its registry: the kernel does (setpriv's
+    # parent-death signal survives the exec, and timeout passes TERM on).
+    # REGISTRY_LIFETIME (seconds) is a cap on top.
+    setpriv --pdeathsig TERM ${REGISTRY_LIFETIME:+timeout "$REGISTRY_LIFETIME"} \
+      docker-registry serve "$dir/config.yml" >"$REGISTRY_LOG" 2>&1 &
     REGISTRY_PID=$!
     REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
     REGISTRY_ADDR=${host:-127.0.0.1}:$port
     REGISTRY_URL=$scheme://$REGISTRY_ADDR
-    for _ in $(seq 50); do
+    deadline=$((SECONDS + ${REGISTRY_START_TIMEOUT:-60}))
+    while [ $SECONDS -lt $deadline ]; do
       # 401 is an answer too (an auth-protected registry is up).
-      code=$(registry_curl_plain -s -o /dev/null -w '%{http_code}' "$REGISTRY_URL/v2/") || true
+      code=$(registry_curl_plain --max-time 5 -s -o /dev/null -w '%{http_code}' "$REGISTRY_URL/v2/") || true
       case $code in 200 | 401) return 0 ;; esac
       kill -0 "$REGISTRY_PID" 2>/dev/null || break
       sleep 0.1
