@@ -4,18 +4,24 @@
 # Debian's docker-registry (plain, htpasswd basic auth, token auth with
 # tests/oci/token_issuer.py, TLS with a throwaway CA), tests/oci/http_faults.py
 # for 503/429 retries and cross-host redirects, hand-made malicious tarballs,
-# a corrupted blob, a stopped registry (--offline), and the upstream
-# flux-operator CLI reading our pushed artifact when it is already built.
+# a corrupted blob, cache entries damaged after the pull, a pull racing
+# --prune, a stopped registry (--offline). Every build from oci:// is compared
+# byte for byte with fluxopctl's build from the directory and with what the
+# upstream flux-operator CLI (scripts/lib/upstream-cli.sh) renders from the
+# same artifact.
 #
 #   tests/oci/oci_test.sh BIN ROOT     (BIN: fluxopctl, ROOT: the repository)
 #
 # Prints `ok NAME`, `FAIL NAME: reason` (then the command's stderr, indented)
-# or `skip NAME: reason` per case and closes with `N passed, M failed`. Exit 0
-# when none failed, 1 otherwise, 77 when it cannot run (no docker-registry,
-# no ../shared/flux-distribution). Everything runs in a temporary directory
+# or `skip NAME: reason` per case and closes with `N passed, M failed[, K
+# skipped]`. Exit 0 when none failed, 1 otherwise, 77 when it cannot run (no
+# docker-registry to install, no ../shared/flux-distribution); in CI (CI=true)
+# those and every skipped case are failures (tests/lib/skip.sh). A registry
+# that does not start is a failure. Everything runs in a temporary directory
 # (XDG_CACHE_HOME, DOCKER_CONFIG, HOME); every process started is stopped on
-# exit; every wait is bounded. OCI_TEST_VERBOSE=1 also shows the error line
-# of each expected failure; OCI_TEST_TIMEOUT (30) bounds each command, seconds.
+# exit, registries also when the script is killed; every wait is bounded.
+# OCI_TEST_VERBOSE=1 also shows the error line of each expected failure;
+# OCI_TEST_TIMEOUT (60) bounds each command, seconds.
 # shellcheck disable=SC2154 # NAME_REGISTRY_* are set by registry_save NAME
 set -uo pipefail
 
@@ -29,12 +35,19 @@ case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 here=$root/tests/oci
 instance=$here/instance.yaml
 dist=$root/../shared/flux-distribution
-cmd_timeout=${OCI_TEST_TIMEOUT:-30}
+cmd_timeout=${OCI_TEST_TIMEOUT:-60}
 
-skip_all() { echo "skip: $*"; exit 77; }
+source "$root/tests/lib/skip.sh"
+passed=0 failed=0 skipped=0
+# setup_failed REASON: a regression before the cases: the test fails.
+setup_failed() {
+  echo "FAIL setup: $*"
+  echo "$passed passed, $((failed + 1)) failed"
+  exit 1
+}
 
-[ -x "$bin" ] || { echo "FAIL setup: $bin is not an executable"; echo "0 passed, 1 failed"; exit 1; }
-[ -d "$dist/flux" ] || skip_all "no Flux distribution at $dist"
+[ -x "$bin" ] || setup_failed "$bin is not an executable"
+[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
 dist=$(cd "$dist" && pwd)
 
 source "$root/scripts/lib/oci-registry.sh"
@@ -43,7 +56,7 @@ source "$root/scripts/lib/oci-registry.sh"
 source "$root/scripts/lib/upstream-cli.sh"
 upstream_cli=$upstream
 
-registry_ensure_installed || skip_all "the Debian package docker-registry is not installed and could not be"
+registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 
 # token_issuer.py needs python3-cryptography: the system Python has it.
 issuer_python=
@@ -72,10 +85,7 @@ export HOME=$work/home DOCKER_CONFIG=$work/docker XDG_CACHE_HOME=$work/cache
 unset SSL_CERT_FILE SSL_CERT_DIR FLUXOPCTL_DISTRIBUTION DOCKER_AUTH_CONFIG REGISTRY_AUTH_FILE
 mkdir -p "$HOME" "$DOCKER_CONFIG" "$work/bin" "$work/outside"
 export PATH=$work/bin:$PATH
-# Registries outlive no killed test run for long.
-export REGISTRY_LIFETIME=300
 
-passed=0 failed=0 skipped=0
 REASON=
 
 # --- helpers -------------------------------------------------------------------
@@ -114,6 +124,16 @@ same_as() {
   cmp -s "$work/out" "$2" || because "$1: output differs from $(basename "$2") ($(wc -c <"$work/out") vs $(wc -c <"$2") bytes; first difference: $(cmp "$work/out" "$2" 2>&1 | head -1))"
 }
 
+# same_as_oracles LABEL KEY: the last stdout equals fluxopctl's build from the
+# directory and, once upstream_case KEY has rendered it, what the upstream CLI
+# builds from the same artifact (a render bug shared by both fluxopctl builds
+# shows there).
+same_as_oracles() {
+  same_as "$1 vs fluxopctl build DIR" "$work/ref-full.out" || return 1
+  [ ! -f "$work/upstream-$2.out" ] ||
+    same_as "$1 vs flux-operator build instance from the same artifact" "$work/upstream-$2.out"
+}
+
 # json_field FILE KEY: a top-level field of a JSON object (lists joined by
 # spaces).
 json_field() {
@@ -143,41 +163,56 @@ fresh_cache() {
   export XDG_CACHE_HOME=$work/cache-$cache_n
 }
 
-# The number of entries `pull --list -o json` reports (-1: unreadable).
+# cache_entries: the number of entries `pull --list -o json` prints, after
+# checking its shape: an array of {digest, source, revision, created,
+# versions, path, references: [{url, pulled}]}, each path the content/ of
+# the entry named by its digest. Prints the problem and fails otherwise.
 cache_entries() {
   fx pull --list -o json
-  [ $rc -eq 0 ] || { echo -1; return; }
-  python3 - "$work/out" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read().strip()
-if not text:
-    print(0); sys.exit()
+  [ $rc -eq 0 ] || { echo "pull --list -o json: exit $rc: $(first_err)"; return 1; }
+  python3 - "$work/out" "$(cache_root)" <<'PY'
+import json, os, re, sys
+out, root = sys.argv[1:]
+def bad(why):
+    print("pull --list -o json: " + why); sys.exit(1)
 try:
-    data = json.loads(text)
-except ValueError:
-    print(-1); sys.exit()
-if isinstance(data, dict):
-    for key in ("entries", "items", "artifacts", "cache"):
-        if isinstance(data.get(key), list):
-            data = data[key]
-            break
-print(len(data) if isinstance(data, (list, dict)) else -1)
+    entries = json.load(open(out))
+except ValueError as e:
+    bad("not JSON: %s" % e)
+if not isinstance(entries, list):
+    bad("not an array but %s" % type(entries).__name__)
+for e in entries:
+    if not isinstance(e, dict) or sorted(e) != sorted(
+            ["digest", "source", "revision", "created", "versions", "path", "references"]):
+        bad("an entry is not {digest, source, revision, created, versions, path, references}: %.200r" % e)
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", str(e["digest"])):
+        bad("digest %r" % e["digest"])
+    want = os.path.join(root, "sha256", e["digest"][7:], "content")
+    if e["path"] != want or not os.path.isdir(want):
+        bad("path %r, want the directory %s" % (e["path"], want))
+    if not isinstance(e["versions"], list) or not isinstance(e["references"], list):
+        bad("versions or references is not an array")
+    for r in e["references"]:
+        if not isinstance(r, dict) or sorted(r) != ["pulled", "url"] or not str(r["url"]).startswith("oci://"):
+            bad("a reference is not {url: oci://..., pulled}: %r" % r)
+print(len(entries))
 PY
 }
 
 docker_config() { printf '%s\n' "$1" >"$DOCKER_CONFIG/config.json"; }
 b64() { printf '%s' "$1" | base64 -w0; }
 
-# start_helper PORTFILE CMD...: starts a test server, waits (5 s at most) for
-# its port file; sets helper_pid.
+# start_helper PORTFILE CMD...: starts a test server, waits (60 s at most: a
+# Python start on a loaded machine) for its port file; sets helper_pid. The
+# server dies with this script, even a killed one (as registries do).
 start_helper() {
-  local port_file=$1
+  local port_file=$1 deadline=$((SECONDS + 60))
   shift
   rm -f "$port_file"
-  "$@" >>"$work/helpers.log" 2>&1 &
+  setpriv --pdeathsig TERM "$@" >>"$work/helpers.log" 2>&1 &
   helper_pid=$!
   helper_pids+=("$helper_pid")
-  for _ in $(seq 50); do
+  while [ $SECONDS -lt $deadline ]; do
     [ -s "$port_file" ] && return 0
     kill -0 "$helper_pid" 2>/dev/null || break
     sleep 0.1
@@ -215,9 +250,15 @@ tcase() {
     [ ! -s "$work/err" ] || head -5 "$work/err" | sed 's/^/    stderr: /'
   fi
 }
+# skip_case NAME REASON: a case whose prerequisite is missing; in CI a failure.
 skip_case() {
-  echo "skip $1: $2"
-  skipped=$((skipped + 1))
+  if skip_is_failure; then
+    echo "FAIL $1: cannot run in CI: $2"
+    failed=$((failed + 1))
+  else
+    echo "skip $1: $2"
+    skipped=$((skipped + 1))
+  fi
 }
 
 # --- fixtures --------------------------------------------------------------------
@@ -232,25 +273,19 @@ cp -r "$dist/flux-images/$latest" "$mini/flux-images/"
 [ ! -f "$dist/flux-images/VERSION" ] || cp "$dist/flux-images/VERSION" "$mini/flux-images/"
 
 fx build "$instance" --distribution-artifact "$dist"
-if [ $rc -ne 0 ]; then
-  echo "FAIL setup: fluxopctl build from the directory $dist: $(first_err)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+[ $rc -eq 0 ] || setup_failed "fluxopctl build from the directory $dist: $(first_err)"
 cp "$work/out" "$work/ref-full.out"
-fx build "$instance" --distribution-artifact "$mini"
-cp "$work/out" "$work/ref-mini.out"
 expected_versions=$(cd "$dist/flux" && ls -d v* | sort -V | tr '\n' ' ')
 
 # The main plain-HTTP registry, with its access log (blob GETs are counted).
-registry_start "$work/reg-main" --access-log || skip_all "docker-registry did not start"
+registry_start "$work/reg-main" --access-log || setup_failed "docker-registry did not start"
 registry_save main
 main=$REGISTRY_ADDR
 registry_push_artifact full:v1 "$dist" flux flux-images >"$work/full.digest" ||
-  skip_all "pushing the distribution to the local registry with curl failed"
+  setup_failed "pushing the distribution to the local registry with curl failed"
 full_digest=$(cat "$work/full.digest")
 mini_digest=$(registry_push_artifact mini:v1 "$mini" flux flux-images) ||
-  skip_all "pushing to the local registry with curl failed"
+  setup_failed "pushing to the local registry with curl failed"
 
 blob_gets() { grep -c '"GET /v2/[^ ]*/blobs/sha256:' "$main_REGISTRY_LOG"; }
 
@@ -331,7 +366,7 @@ t_build_pushed() {
   fresh_cache
   fx build "$instance" --distribution-artifact "$pushed_ref"
   succeeded "build oci://" || return 1
-  same_as "build from fluxopctl push's artifact vs build from the directory" "$work/ref-full.out"
+  same_as_oracles "build from fluxopctl push's artifact" pushed
 }
 
 t_pull_annotations() {
@@ -351,7 +386,7 @@ t_pull_annotations() {
   done
   fx build "$instance" --distribution-artifact "oci://$main/full:v1"
   succeeded "build oci://" || return 1
-  same_as "build from a curl-pushed artifact vs from the directory" "$work/ref-full.out"
+  same_as_oracles "build from a curl-pushed artifact" full
 }
 
 t_cache_hit() {
@@ -360,11 +395,12 @@ t_cache_hit() {
   before=$(blob_gets)
   fx build "$instance" --distribution-artifact "oci://$main/full:v1"
   succeeded "first build" || return 1
+  same_as_oracles "first build" full || return 1
   after=$(blob_gets)
   [ "$after" -gt "$before" ] || { because "the first build fetched no blob (registry log $main_REGISTRY_LOG)"; return 1; }
   fx build "$instance" --distribution-artifact "oci://$main/full:v1"
   succeeded "second build" || return 1
-  same_as "second build" "$work/ref-full.out" || return 1
+  same_as_oracles "second build" full || return 1
   [ "$(blob_gets)" -eq "$after" ] || because "the second build fetched $(($(blob_gets) - after)) blob(s) again"
 }
 
@@ -478,7 +514,7 @@ t_parallel() {
     [ "$(json_field "$work/p2.out" digest)" = "$full_digest" ] ||
     { because "the pulls' digests are not $full_digest"; return 1; }
   local n
-  n=$(cache_entries)
+  n=$(cache_entries) || { because "$n"; return 1; }
   [ "$n" = 1 ] || { because "pull --list shows $n entries (want 1)"; return 1; }
   n=$(find "$(cache_root)" -name manifest.json | wc -l)
   [ "$n" -eq 1 ] || because "$n manifest.json files in the cache (want 1)"
@@ -497,29 +533,160 @@ t_prune() {
   fx pull "oci://$main/moving:v1"
   succeeded "second pull" || return 1
   local n
-  n=$(cache_entries)
+  n=$(cache_entries) || { because "$n"; return 1; }
   [ "$n" = 2 ] || { because "pull --list shows $n entries after the tag moved (want 2)"; return 1; }
   fx pull --prune
   succeeded "pull --prune" || return 1
-  n=$(cache_entries)
+  n=$(cache_entries) || { because "$n"; return 1; }
   [ "$n" = 1 ] || because "pull --list shows $n entries after --prune (want 1)"
 }
 
-t_upstream() {
-  local ref=$pushed_ref
-  if [ -z "$ref" ]; then
-    fx push "$dist" "oci://$main/flux-operator-manifests:v1"
-    succeeded "fluxopctl push" || return 1
-    ref=oci://$main/flux-operator-manifests:v1
+# whole_entries: every entry under sha256/ is complete (manifest.json,
+# content/, content-digests.json) and nothing is left under tmp/.
+whole_entries() {
+  local dir entry
+  dir=$(cache_root)
+  for entry in "$dir"/sha256/*; do
+    [ -e "$entry" ] || continue
+    [ -f "$entry/manifest.json" ] && [ -d "$entry/content" ] && [ -f "$entry/content-digests.json" ] ||
+      { because "half an entry: $entry has $(ls "$entry" | tr '\n' ' ')"; return 1; }
+  done
+  [ -z "$(ls -A "$dir/tmp" 2>/dev/null)" ] || because "leftovers under tmp/: $(ls "$dir/tmp" | tr '\n' ' ')"
+}
+
+# damage HOW ENTRY: changes a pulled entry as a disk error, a stray editor or a
+# half-finished copy would.
+damage() {
+  local how=$1 entry=$2 file
+  file=$entry/content/flux/$latest/source-controller.yaml
+  chmod -R u+w "$entry"
+  case $how in
+    change) # one byte flipped, same size: only a digest sees it
+      python3 -c 'import sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[len(d) // 2] ^= 1; open(p, "wb").write(d)' "$file" ;;
+    truncate) truncate -s $(($(stat -c %s "$file") / 2)) "$file" ;;
+    remove) rm "$file" ;;
+    add) echo 'kind: Secret' >"$entry/content/flux/$latest/extra.yaml" ;;
+    manifest) truncate -s 10 "$entry/manifest.json" ;;
+    garbage) rm -rf "${entry:?}"/* && mkdir "$entry/content" && echo garbage >"$entry/manifest.json" ;;
+  esac
+}
+
+# t_damaged HOW tag|digest: a build over an entry damaged after the pull
+# notices it, pulls the artifact again and renders the oracles' bytes.
+t_damaged() {
+  local how=$1 ref=oci://$main/full:v1 entry before
+  [ "$2" = tag ] || ref=oci://$main/full@$full_digest
+  fresh_cache
+  fx pull "$ref"
+  succeeded "pull" || return 1
+  entry=$(cache_root)/sha256/${full_digest#sha256:}
+  [ -f "$entry/content/flux/$latest/source-controller.yaml" ] || { because "no entry $entry"; return 1; }
+  damage "$how" "$entry"
+  before=$(blob_gets)
+  fx build "$instance" --distribution-artifact "$ref"
+  succeeded "build over the damaged entry" || return 1
+  same_as_oracles "build over the damaged entry" full || return 1
+  grep -q "damaged" "$work/err" || { because "no word of the damaged entry on stderr"; return 1; }
+  [ "$(blob_gets)" -gt "$before" ] || { because "the artifact was not fetched again"; return 1; }
+  whole_entries || return 1
+  # Whole again: the next build uses it as it is.
+  fx build "$instance" --distribution-artifact "$ref" --offline
+  succeeded "build --offline after the repair" || return 1
+  same_as_oracles "build --offline after the repair" full || return 1
+  ! grep -q "damaged" "$work/err" || because "still damaged after the repair: $(first_err)"
+}
+
+t_damaged_offline() {
+  fresh_cache
+  fx pull "oci://$main/full:v1"
+  succeeded "pull" || return 1
+  damage truncate "$(cache_root)/sha256/${full_digest#sha256:}"
+  fx build "$instance" --distribution-artifact "oci://$main/full:v1" --offline
+  one_line_error "build --offline of a damaged entry" 'damaged' || return 1
+  fx pull --offline "oci://$main/full@$full_digest"
+  one_line_error "pull --offline by digest of a damaged entry" 'damaged'
+}
+
+t_missing_entry() {
+  fresh_cache
+  fx pull "oci://$main/full:v1"
+  succeeded "pull" || return 1
+  rm -rf "$(cache_root)/sha256/${full_digest#sha256:}"
+  fx pull --offline "oci://$main/full:v1"
+  one_line_error "pull --offline of a tag whose entry is gone" 'not in the cache' || return 1
+  fx build "$instance" --distribution-artifact "oci://$main/full:v1"
+  succeeded "build of a tag whose entry is gone" || return 1
+  same_as_oracles "build of a tag whose entry is gone" full
+}
+
+# A pull and a build, with `pull --prune --older-than 0s` run over and over
+# while they last (every record is old then: only a pin keeps an entry), a
+# few rounds. The pull and the build must succeed, the build with the
+# oracles' bytes (its entry, pinned, is never deleted under it); afterwards
+# the cache holds whole entries only, and a kept one verifies offline.
+t_prune_race() {
+  local i b q prunes build_status pull_status n
+  fresh_cache
+  for i in 1 2 3 4; do
+    timeout -k 5 "$cmd_timeout" "$bin" build "$instance" --distribution-artifact "oci://$main/full:v1" \
+      >"$work/race-build.out" 2>"$work/race-build.err" &
+    b=$!
+    timeout -k 5 "$cmd_timeout" "$bin" pull "oci://$main/full:v1" -o json \
+      >"$work/race-pull.out" 2>"$work/race-pull.err" &
+    q=$!
+    # Bounded: the build and the pull end within their timeouts.
+    prunes=0
+    while kill -0 $b 2>/dev/null || kill -0 $q 2>/dev/null; do
+      fx pull --prune --older-than 0s
+      succeeded "round $i: pull --prune" || { wait $b $q; return 1; }
+      prunes=$((prunes + 1))
+    done
+    wait $b; build_status=$?
+    wait $q; pull_status=$?
+    cat "$work"/race-*.err >"$work/err"
+    [ $prunes -gt 0 ] || { because "round $i: no prune ran during the build"; return 1; }
+    [ $pull_status -eq 0 ] || { because "round $i: pull: exit $pull_status"; return 1; }
+    [ "$(json_field "$work/race-pull.out" digest)" = "$full_digest" ] ||
+      { because "round $i: the pull's digest is not $full_digest"; return 1; }
+    [ $build_status -eq 0 ] || { because "round $i: build: exit $build_status ($prunes prunes)"; return 1; }
+    cp "$work/race-build.out" "$work/out"
+    same_as_oracles "round $i: build" full || return 1
+    whole_entries || { REASON="round $i: $REASON"; return 1; }
+    n=$(cache_entries) || { because "round $i: $n"; return 1; }
+    case $n in
+      0) ;;
+      1) fx pull --offline "oci://$main/full@$full_digest"
+        succeeded "round $i: the kept entry, offline" || return 1 ;;
+      *) because "round $i: $n entries"; return 1 ;;
+    esac
+  done
+}
+
+# upstream_case KEY REF WHAT: a case rendering the instance with the upstream
+# CLI from REF into upstream-KEY.out, the oracle of the builds from REF after
+# it (scripts/parity's comparison). Without the upstream CLI a skip, failed in CI.
+t_upstream_render() {
+  [ -n "$2" ] || { because "no artifact (its push failed)"; return 1; }
+  run "$upstream_cli" build instance -f "$instance" --distribution-artifact "$2"
+  succeeded "flux-operator build instance" || return 1
+  [ -s "$work/out" ] || { because "flux-operator build instance printed nothing"; return 1; }
+  cp "$work/out" "$work/upstream-$1.out"
+}
+upstream_case() {
+  local name="upstream: flux-operator build instance from $3"
+  if [ -x "$upstream_cli" ]; then
+    tcase "$name" t_upstream_render "$1" "$2"
+  else
+    skip_case "$name" "no upstream CLI at $upstream_cli (scripts/parity builds it)"
   fi
-  run "$upstream_cli" build instance -f "$instance" --distribution-artifact "$ref"
-  succeeded "upstream build instance" || return 1
-  same_as "upstream build instance from fluxopctl push's artifact vs fluxopctl build" "$work/ref-full.out"
 }
 
 tcase "push: fluxopctl push lays out a Flux artifact" t_push
+upstream_case pushed "$pushed_ref" "fluxopctl push's artifact"
+upstream_case full "oci://$main/full:v1" "a curl-pushed artifact"
 tcase "pull: output has push's digest, the versions, the cache path" t_pull_pushed
-tcase "build oci:// of a pushed artifact equals build DIR" t_build_pushed
+tcase "build oci:// of a pushed artifact equals both oracles" t_build_pushed
 tcase "pull: annotations and build of a curl-pushed artifact" t_pull_annotations
 tcase "cache: a second build fetches no blob" t_cache_hit
 tcase "missing tag: clear not found error" t_missing_tag
@@ -530,12 +697,15 @@ tcase "tarball: a symlink is refused" t_evil_tar symlink
 tcase "tarball: a hard link is refused" t_evil_tar hardlink
 tcase "parallel: two pulls into an empty cache, one entry" t_parallel
 tcase "pull --prune drops an entry no tag points to" t_prune
-if [ -x "$upstream_cli" ]; then
-  tcase "upstream flux-operator builds from fluxopctl push's artifact" t_upstream
-else
-  skip_case "upstream flux-operator builds from fluxopctl push's artifact" \
-    "no upstream CLI at $upstream_cli (scripts/parity builds it)"
-fi
+tcase "damaged cache entry (a byte changed): pulled again, never built from" t_damaged change tag
+tcase "damaged cache entry (a file truncated): pulled again, never built from" t_damaged truncate tag
+tcase "damaged cache entry (a file removed): pulled again, never built from" t_damaged remove digest
+tcase "damaged cache entry (a file added): pulled again, never built from" t_damaged add tag
+tcase "damaged cache entry (manifest truncated): pulled again, never built from" t_damaged manifest digest
+tcase "damaged cache entry (garbage in its place): pulled again, never built from" t_damaged garbage tag
+tcase "damaged cache entry: --offline refuses it" t_damaged_offline
+tcase "a record of a missing entry: --offline fails clearly, online pulls again" t_missing_entry
+tcase "pull racing pull --prune: whole entries, none in use deleted" t_prune_race
 
 # --- basic auth (htpasswd) -------------------------------------------------------
 
@@ -641,7 +811,7 @@ if [ -z "$issuer_python" ]; then
 elif start_helper "$work/token.port" env TOKEN_ISSUER_PASSWORD="$token_password" \
   TOKEN_ISSUER_IDENTITY_TOKEN="$identity_token" "$issuer_python" "$here/token_issuer.py" \
   --port-file "$work/token.port" --cert "$work/token-issuer.pem" --log "$work/token.log" \
-  --user "$token_user" --timeout 300 &&
+  --user "$token_user" --timeout 3600 &&
   registry_start "$work/reg-token" --token "http://127.0.0.1:$(cat "$work/token.port")/token" \
     fluxopctl-test-registry fluxopctl-test-issuer "$work/token-issuer.pem" \
     --credentials "$token_user:$token_password"; then
@@ -675,7 +845,7 @@ start_faults() {
   faults_n=$((faults_n + 1))
   faults_log=$work/faults-$faults_n.log
   start_helper "$work/faults-$faults_n.port" python3 "$here/http_faults.py" \
-    --port-file "$work/faults-$faults_n.port" --log "$faults_log" --timeout 120 "$@" || return 1
+    --port-file "$work/faults-$faults_n.port" --log "$faults_log" --timeout 600 "$@" || return 1
   faults_pid=$helper_pid
   faults_port=$(head -1 "$work/faults-$faults_n.port")
 }
@@ -697,12 +867,10 @@ t_retry() {
 t_retry_forever() {
   start_faults --upstream "$main_REGISTRY_URL" --fail-first -1 || { because "http_faults.py did not start"; return 1; }
   fresh_cache
-  local start=$SECONDS
+  # Bounded by run's timeout: a client retrying forever overruns it (exit 124).
   fx pull "oci://127.0.0.1:$faults_port/mini:v1"
-  local took=$((SECONDS - start))
   stop_helper "$faults_pid"
   one_line_error "pull against a registry answering 503 forever" '503|unavailable' || return 1
-  [ "$took" -le 25 ] || because "gave up after ${took}s (want at most 25 s)"
   [ "$(grep -c ' injected$' "$faults_log")" -ge 2 ] || because "no retry: $(grep -c ' injected$' "$faults_log") request(s)"
 }
 
@@ -714,7 +882,7 @@ t_redirect() {
   [ -n "${basic:-}" ] || { because "no basic-auth registry"; return 1; }
   start_helper "$work/redirect.port" env FAULTS_UPSTREAM_AUTH="$basic_user:$basic_password" \
     python3 "$here/http_faults.py" --upstream "$basic_REGISTRY_URL" --redirect-host "$redirect_host" \
-    --port-file "$work/redirect.port" --log "$work/redirect.log" --timeout 120 ||
+    --port-file "$work/redirect.port" --log "$work/redirect.log" --timeout 600 ||
     { because "http_faults.py did not start"; return 1; }
   local pid=$helper_pid port
   port=$(head -1 "$work/redirect.port")
@@ -809,9 +977,15 @@ t_offline_prepare() {
   fx pull "$off_ref" -o json
   succeeded "pull" || return 1
   off_digest=$(json_field "$work/out" digest)
+}
+
+t_offline_stop() {
+  [ -n "$off_digest" ] || { because "nothing was cached"; return 1; }
+  export XDG_CACHE_HOME=$off_cache
   fx build "$instance" --distribution-artifact "$off_ref"
   succeeded "build" || return 1
-  same_as "online build" "$work/ref-full.out" || return 1
+  same_as_oracles "online build" offline || return 1
+  registry_use offline
   registry_stop
   ! registry_curl_plain -s -o /dev/null "$offline_REGISTRY_URL/v2/" || because "the registry still answers"
 }
@@ -829,15 +1003,15 @@ t_offline() {
     build)
       fx build "$instance" --distribution-artifact "$off_ref" --offline
       succeeded "build --offline" || return 1
-      same_as "build --offline" "$work/ref-full.out" ;;
+      same_as_oracles "build --offline" offline ;;
     digest)
       fx build "$instance" --distribution-artifact "$digest_ref"
       succeeded "build of $digest_ref, registry stopped" || return 1
-      same_as "build by digest" "$work/ref-full.out" ;;
+      same_as_oracles "build by digest" offline ;;
     digest-offline)
       fx build "$instance" --distribution-artifact "$digest_ref" --offline
       succeeded "build --offline of $digest_ref" || return 1
-      same_as "build by digest --offline" "$work/ref-full.out" ;;
+      same_as_oracles "build by digest --offline" offline ;;
     online)
       fx pull "$off_ref"
       one_line_error "pull of a tag from a stopped registry" 'connect|refused|unreachable|reach|offline' ;;
@@ -847,7 +1021,9 @@ t_offline() {
   esac
 }
 
-tcase "offline: pull and build, then the registry stops" t_offline_prepare
+tcase "offline: a registry of its own, pulled from" t_offline_prepare
+upstream_case offline "$off_ref" "the offline case's artifact"
+tcase "offline: build online, then the registry stops" t_offline_stop
 tcase "offline: pull --offline of the tag" t_offline pull
 tcase "offline: build --offline of the tag, same bytes" t_offline build
 tcase "offline: build of @sha256: without --offline, same bytes" t_offline digest
@@ -855,5 +1031,9 @@ tcase "offline: build --offline of @sha256:, same bytes" t_offline digest-offlin
 tcase "offline: a tag pull without --offline fails clearly" t_offline online
 tcase "offline: --offline of a tag never pulled fails clearly" t_offline uncached
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]
