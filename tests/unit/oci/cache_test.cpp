@@ -89,7 +89,7 @@ TEST_CASE("cache: tags and digests resolve through their records") {
   CHECK(cache.resolve(tag)->digest == kSecond);
 }
 
-TEST_CASE("cache: list groups records by artifact; prune drops the unreferenced and the unused") {
+TEST_CASE("cache: list groups records by artifact, prune drops the unreferenced and the unused") {
   testing::TempDir dir;
   const std::string root = dir.str() + "/oci";
   ArtifactCache cache(root);
@@ -187,7 +187,7 @@ TEST_CASE("cache: verify names a changed, truncated, missing or extra file and a
         "manifest.json does not have the digest " + kSecond);
 }
 
-TEST_CASE("cache: prune leaves a pinned entry; discard removes it, pinned or not") {
+TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not") {
   testing::TempDir dir;
   ArtifactCache cache(dir.str() + "/oci");
   {
