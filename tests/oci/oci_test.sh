@@ -983,11 +983,14 @@ t_offline_stop() {
   [ -n "$off_digest" ] || { because "nothing was cached"; return 1; }
   export XDG_CACHE_HOME=$off_cache
   fx build "$instance" --distribution-artifact "$off_ref"
-  succeeded "build" || return 1
-  same_as_oracles "online build" offline || return 1
+  local built=0
+  { succeeded "build" && same_as_oracles "online build" offline; } || built=1
+  # Stopped even when the build failed: the cases after it need it stopped.
   registry_use offline
   registry_stop
-  ! registry_curl_plain -s -o /dev/null "$offline_REGISTRY_URL/v2/" || because "the registry still answers"
+  ! registry_curl_plain -s -o /dev/null "$offline_REGISTRY_URL/v2/" ||
+    { because "the registry still answers"; return 1; }
+  return $built
 }
 
 t_offline() {
