@@ -125,7 +125,7 @@ fluxop::kube::ClientOptions fast_retries() {
 }  // namespace
 
 TEST_CASE(
-    "client: discovery falls back to the group-version lists; paths in the context's namespace") {
+    "client: discovery falls back to the group-version lists, paths in the context's namespace") {
   FakeApiServer server([](const FakeRequest& request) -> FakeResponse {
     if (request.target == "/api") return {200, R"({"kind":"APIVersions","versions":["v1"]})", ""};
     if (request.target == "/api/v1")

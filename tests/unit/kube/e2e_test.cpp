@@ -221,7 +221,7 @@ TEST_CASE("kube e2e: a CRD made known by a discovery refresh, its status subreso
   CHECK(client.remove(crd_key));
 }
 
-TEST_CASE("kube e2e: forbidden for the unprivileged user; a token from an exec plugin" *
+TEST_CASE("kube e2e: forbidden for the unprivileged user, a token from an exec plugin" *
           doctest::skip(no_cluster())) {
   std::string admin_kubeconfig = e2e_kubeconfig();
   KubeClient admin(access_of(admin_kubeconfig));

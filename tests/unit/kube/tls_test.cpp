@@ -91,8 +91,8 @@ std::string get_error(const std::string& kubeconfig, const TempDir& dir) {
 }  // namespace
 
 TEST_CASE(
-    "client: HTTPS with the kubeconfig's CA; a wrong CA or name fails naming server and "
-    "context; insecure-skip-tls-verify") {
+    "client: HTTPS with the kubeconfig's CA, a wrong CA or name fails naming server and "
+    "context, insecure-skip-tls-verify") {
   TempDir dir;
   make_certificates(dir);
   FakeTlsIdentity server_identity{(dir.path() / "server.pem").string(),

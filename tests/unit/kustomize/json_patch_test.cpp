@@ -169,7 +169,7 @@ TEST_CASE("json patch test") {
         "[0] test /spec/list/-: \"-\" is not a sequence index");
 }
 
-TEST_CASE("json patch operations are applied in order; errors name the index") {
+TEST_CASE("json patch operations are applied in order, errors name the index") {
   CHECK(at(patched(R"([{op: add, path: /spec/x, value: 1},
                        {op: move, from: /spec/x, path: /spec/y},
                        {op: test, path: /spec/y, value: 1}])"),

@@ -151,7 +151,7 @@ TEST_CASE("$patch: delete on a map, a list item, a list, the object") {
   CHECK_FALSE(apply_strategic_merge(object, parse(kDeployment + "$patch: delete\n")));
 }
 
-TEST_CASE("$patch: replace on a map and a list; on a list item and the object it is ignored") {
+TEST_CASE("$patch: replace on a map and a list, on a list item and the object it is ignored") {
   CHECK(merged("spec: {template: {metadata: {labels: {x: y}}}}\n",
                "spec: {template: {metadata: {labels: {q: r, $patch: replace}}}}\n") ==
         expected("spec: {template: {metadata: {labels: {q: r}}}}\n"));
@@ -175,7 +175,7 @@ TEST_CASE("$patch: merge is the default and is removed") {
 
 // A new list is merged with itself without reading its own `$patch` item,
 // which (having no merge key) then deletes its named items.
-TEST_CASE("map directives in a new subtree apply to it; a new list keeps its $patch item") {
+TEST_CASE("map directives in a new subtree apply to it, a new list keeps its $patch item") {
   CHECK(merged("spec: {replicas: 1}\n",
                pod_spec(
                    "      nodeSelector: {$patch: replace, a: b}\n"
@@ -230,7 +230,7 @@ TEST_CASE("an item without its merge key disturbs the whole list, as in kustomiz
       expected(pod_spec("      containers: [{image: nokey}]\n")));
 }
 
-TEST_CASE("unknown kinds replace every list; a nested built-in object merges by its schema") {
+TEST_CASE("unknown kinds replace every list, a nested built-in object merges by its schema") {
   const std::string widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
   CHECK(merged("  finalizers: [a]\nspec:\n  items: [{name: a, v: 1}, {name: b, v: 2}]\n"
                "  nested:\n    apiVersion: apps/v1\n    kind: Deployment\n"

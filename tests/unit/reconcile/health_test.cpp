@@ -54,7 +54,7 @@ TEST_CASE("health: a Deployment is ready when observed, updated, old replicas go
   CHECK(object_health(deployment(1, zero, 0)).ready);
 }
 
-TEST_CASE("health: CRDs once established; other kinds once applied") {
+TEST_CASE("health: CRDs once established, other kinds once applied") {
   json crd = {{"kind", "CustomResourceDefinition"},
               {"status", {{"conditions", {{{"type", "Established"}, {"status", "True"}}}}}}};
   CHECK(object_health(crd).ready);
