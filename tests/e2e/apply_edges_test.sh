@@ -50,7 +50,7 @@ stored_versions_are() {
   got=$(stored_versions) || { echo "kubectl could not read the HelmRelease CRD"; return 1; }
   [ "$got" = "$1" ] || { echo "storedVersions $got, not $1"; return 1; }
 }
-helmrelease_rv() { k get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}'; }
+helmrelease_rv() { k get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}' 2>/dev/null; }
 # helmrelease_rv_is RV: the HelmRelease was not written again.
 helmrelease_rv_is() {
   [ "$(helmrelease_rv)" = "$1" ] || { echo "the HelmRelease was written (resourceVersion $1 -> $(helmrelease_rv))"; return 1; }
@@ -176,7 +176,7 @@ stopped_cleanly() {
 }
 lease_released() {
   local now
-  now=$(k -n flux-system get lease fluxopctl-flux -o jsonpath='holder=[{.spec.holderIdentity}]') ||
+  now=$(k -n flux-system get lease fluxopctl-flux -o jsonpath='holder=[{.spec.holderIdentity}]' 2>/dev/null) ||
     { echo "the Lease fluxopctl-flux does not exist"; return 1; }
   [ "$now" = "holder=[]" ] || { echo "the Lease's $now"; return 1; }
 }

@@ -490,9 +490,9 @@ fi
 # FluxInstance's new generation is not Ready.
 half_applied() {
   local ready gen obs
-  k get customresourcedefinition imagerepositories.image.toolkit.fluxcd.io >/dev/null ||
+  k get customresourcedefinition imagerepositories.image.toolkit.fluxcd.io >/dev/null 2>&1 ||
     { echo "the new CRD imagerepositories.image.toolkit.fluxcd.io does not exist"; return 1; }
-  k -n "$ns" get deployment image-reflector-controller >/dev/null ||
+  k -n "$ns" get deployment image-reflector-controller >/dev/null 2>&1 ||
     { echo "the new Deployment image-reflector-controller does not exist"; return 1; }
   ready=$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')
   [ "$ready" = Unknown ] || { echo "FluxInstance Ready is '$ready', not Unknown (in progress)"; return 1; }
@@ -519,7 +519,8 @@ if in_budget "8 SIGKILL midway"; then
   else
     kill -9 "$pk"
     ek=0
-    wait "$pk" || ek=$?
+    # (bash's "Killed" job notice is not news here)
+    { wait "$pk"; } 2>/dev/null || ek=$?
     say "8: killed at: $(grep . "$work/killed.err" | tail -n 1)"
     check "8 SIGKILL midway: the kill hit the running apply" killed
     check "8 SIGKILL midway: half-applied: new CRD and Deployment, the new generation not Ready" half_applied
