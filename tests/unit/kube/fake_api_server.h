@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <functional>
 #include <memory>
@@ -72,9 +74,13 @@ class FakeApiServer {
     std::lock_guard lock(mutex_);
     return requests_;
   }
-  // TLS handshakes that failed (the client refused the certificate).
-  int failed_handshakes() {
-    std::lock_guard lock(mutex_);
+  // TLS handshakes that failed (the client refused the certificate), once
+  // there are at least `expected` (within 30 s): the server sees a refused
+  // handshake after the client has given up and returned.
+  int failed_handshakes(int expected = 0) {
+    std::unique_lock lock(mutex_);
+    handshake_failed_.wait_for(lock, std::chrono::seconds(30),
+                               [&] { return failed_handshakes_ >= expected; });
     return failed_handshakes_;
   }
 
@@ -117,6 +123,7 @@ class FakeApiServer {
       } else {
         std::lock_guard lock(mutex_);
         ++failed_handshakes_;
+        handshake_failed_.notify_all();
       }
       close(connection);
     }
@@ -172,6 +179,7 @@ class FakeApiServer {
   int port_ = 0;
   std::thread thread_;
   std::mutex mutex_;
+  std::condition_variable handshake_failed_;
   std::vector<FakeRequest> requests_;
   int failed_handshakes_ = 0;
 };

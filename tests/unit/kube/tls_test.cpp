@@ -115,7 +115,7 @@ TEST_CASE(
     CHECK(error.ends_with(" (context \"tls\")"));
     CHECK(error.find("(after ") == std::string::npos);  // not retried
     CHECK(server.requests().empty());
-    CHECK(server.failed_handshakes() == 1);
+    CHECK(server.failed_handshakes(1) == 1);
   }
   SUBCASE("no CA: the system's trust store does not know the throwaway CA") {
     std::string error = get_error(write_kubeconfig(dir, server.url(), ""), dir);
