@@ -100,7 +100,8 @@ std::optional<CachedArtifact> ArtifactCache::open(const std::string& digest) con
   std::optional<CachedArtifact> artifact = find(digest);
   if (!artifact) return std::nullopt;
   std::lock_guard<std::mutex> guard(pins_mutex);
-  struct stat held {}, now {};
+  struct stat held = {};
+  struct stat now = {};
   if (auto pinned = pins.find(artifact->dir); pinned != pins.end()) {
     if (fstat(pinned->second, &held) == 0 && stat(artifact->dir.c_str(), &now) == 0 &&
         same_inode(held, now))
