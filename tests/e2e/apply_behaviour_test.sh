@@ -82,19 +82,6 @@ lines_are() {  # NAME COUNT: $work/NAME.err has COUNT non-empty lines
 }
 
 exists() { k -n "$ns" get "$@" -o name >/dev/null 2>&1; }
-# gone RESOURCE/NAME...: each deleted within 120 s (at once when there is
-# none), then NotFound (namespaced ones in $ns).
-gone() {
-  local object
-  for object; do
-    kwait 120 -n "$ns" wait --for=delete "$object" >/dev/null 2>&1
-    if k -n "$ns" get "$object" >/dev/null 2>"$work/gone.err"; then
-      echo "$object still exists"
-      return 1
-    fi
-    grep -q NotFound "$work/gone.err" || { echo "kubectl get $object: $(cat "$work/gone.err")"; return 1; }
-  done
-}
 still_there() {  # RESOURCE/NAME...: each exists (namespaced ones in $ns)
   local missing=
   for object; do

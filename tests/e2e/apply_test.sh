@@ -173,18 +173,6 @@ stdout_has() {
 stdout_empty() {
   [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
 }
-# not_found RESOURCE NAME [NAMESPACED]: kubectl says NotFound, within 2 min.
-not_found() {
-  local where=()
-  [ -z "${3:-}" ] || where=(-n "$ns")
-  kwait 120 "${where[@]}" wait --for=delete "$1/$2" >/dev/null 2>&1
-  if k "${where[@]}" get "$1" "$2" >/dev/null 2>"$work/nf.err"; then
-    echo "$1/$2 still exists"
-    return 1
-  fi
-  grep -q NotFound "$work/nf.err" || { echo "kubectl get $1/$2: $(cat "$work/nf.err")"; return 1; }
-}
-
 # ---------------------------------------------------------------------------
 # The cluster
 
@@ -359,9 +347,9 @@ if in_budget "4 prune"; then
   check "4 prune: apply exits 0" exit_is 0
   check "4 prune: change set has the deletions" stdout_has prune \
     '^Deployment/flux-system/helm-controller deleted$' '^CustomResourceDefinition/.*helmreleases\.helm\.toolkit\.fluxcd\.io deleted$'
-  check "4 prune: Deployment helm-controller is NotFound" not_found deployment helm-controller namespaced
-  check "4 prune: CRD helmreleases.helm.toolkit.fluxcd.io is NotFound" not_found customresourcedefinition \
-    helmreleases.helm.toolkit.fluxcd.io
+  check "4 prune: Deployment helm-controller is NotFound" gone deployment/helm-controller
+  check "4 prune: CRD helmreleases.helm.toolkit.fluxcd.io is NotFound" \
+    gone customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io
   check "4 prune: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.8-no-helm "$B"
 fi
 

@@ -143,6 +143,20 @@ wait_until() {
   done
 }
 
+# gone RESOURCE/NAME...: kubectl says NotFound for each (namespaced ones in
+# $ns) within 5 minutes. Polled: `kubectl wait --for=delete` gives up at once
+# when discovery fails, as it can while CRDs are being deleted.
+absent() {
+  ! k -n "$ns" get "$1" >/dev/null 2>"$work/absent.err" && grep -q NotFound "$work/absent.err"
+}
+gone() {
+  local object
+  for object; do
+    wait_until 300 absent "$object" ||
+      { echo "$object still exists, or cannot be read: $(head -n 1 "$work/absent.err")"; return 1; }
+  done
+}
+
 # ---------------------------------------------------------------------------
 # fluxopctl and kubectl
 
@@ -261,7 +275,9 @@ state_is() {
 }
 # matches_upstream NAME: the objects upstream renders (kind, namespace, name)
 # all exist and are the inventory, nothing more; the Deployments in $ns run
-# the images upstream renders.
+# the images upstream renders; and the cluster holds those objects as
+# upstream renders them: a server-side dry run of upstream's rendering, by
+# the field manager fluxopctl applies with, would change nothing.
 matches_upstream() {
   local upstream_rendered=$work/$1.upstream.yaml ids inv
   ids=$(live "$upstream_rendered" 2>"$work/state.err") || {
@@ -277,6 +293,14 @@ matches_upstream() {
   fi
   [ "$(live_images)" = "$(images "$upstream_rendered")" ] ||
     { echo "the Deployments run $(live_images | tr '\n' ' '), upstream renders $(images "$upstream_rendered" | tr '\n' ' ')"; return 1; }
+  local status=0
+  timeout -k 5 300 kubectl --request-timeout=60s diff --server-side --force-conflicts \
+    --field-manager=flux-operator -f "$upstream_rendered" >"$work/upstream.diff" 2>&1 || status=$?
+  [ "$status" = 0 ] || {
+    echo "applying upstream's rendering would change the cluster (kubectl diff exit $status):"
+    grep -E '^[-+] |rror' "$work/upstream.diff" | head -n 12
+    return 1
+  }
 }
 # as_built NAME: the FluxInstance's status has the revision and the
 # component images of `fluxopctl build` of the same file.
