@@ -181,6 +181,19 @@ cp -R "$dist" "$HOME/.cache/fluxopctl/distribution"
 check "HOME cache without XDG_CACHE_HOME" 0 - -- env -u XDG_CACHE_HOME "$bin" build "$work/minimal.yaml"
 expect_err "HOME cache without XDG_CACHE_HOME" "^using distribution $HOME/.cache/fluxopctl/distribution \("
 
+# --- nothing written outside what was asked --------------------------------
+# The render is composed in memory: no temporary directory is made, so an
+# interrupted build can leave none behind, and an unusable TMPDIR is no
+# obstacle.
+check "unusable TMPDIR" 0 - -- env TMPDIR="$work/no-such-dir" "$bin" build "$work/minimal.yaml" \
+  --distribution-artifact "$dist"
+cmp -s "$work/out" "$work/file.out" || fail "unusable TMPDIR: renders differently"
+mkdir -p "$work/tmp"
+instance sharded.yaml 'sharding:' '  shards: [a, b]'
+check "sharded build, TMPDIR watched" 0 - -- env TMPDIR="$work/tmp" "$bin" build \
+  "$work/sharded.yaml" --distribution-artifact "$dist"
+[ -z "$(ls -A "$work/tmp")" ] || fail "build wrote into TMPDIR: $(ls -A "$work/tmp")"
+
 # Every parse tree cached went to the test's own caches, none elsewhere.
 [ -d "$XDG_CACHE_HOME/fluxopctl/parsed" ] || fail "no parse cache under the test's XDG_CACHE_HOME"
 

@@ -6,17 +6,12 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/kustomize/builtin_transformers.h"
-#include "core/kustomize/images.h"
 #include "core/kustomize/kustomization.h"
 #include "core/kustomize/legacy_order.h"
-#include "core/kustomize/metadata_map.h"
-#include "core/kustomize/name_affix.h"
 #include "core/kustomize/name_reference.h"
-#include "core/kustomize/namespace.h"
-#include "core/kustomize/patches.h"
 #include "core/kustomize/scope.h"
 #include "core/kustomize/string_annotations.h"
+#include "core/kustomize/transforms.h"
 #include "core/yaml/parse_cache.h"
 
 namespace fluxop::kustomize {
@@ -24,32 +19,6 @@ namespace fluxop::kustomize {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Stage {
-  std::string_view field;
-  Transformer transform;
-};
-
-// The builtin transformers in the order kustomize runs them, then the
-// `transformers` field.
-constexpr Stage kStages[] = {
-    {"patchesStrategicMerge", transform_patches_strategic_merge},
-    {"patches", transform_patches},
-    {"namespace", transform_namespace},
-    {"namePrefix", transform_name_prefix},
-    {"nameSuffix", transform_name_suffix},
-    {"labels", transform_labels},
-    {"commonLabels", transform_common_labels},
-    {"commonAnnotations", transform_common_annotations},
-    {"patchesJson6902", transform_patches_json6902},
-    {"images", transform_images},
-    {"transformers", transform_transformers},
-};
-
-bool is_transformer_field(std::string_view field) {
-  return std::any_of(std::begin(kStages), std::end(kStages),
-                     [&](const Stage& stage) { return stage.field == field; });
-}
 
 // Ids are compared as kustomize does: an empty namespace of a namespaced
 // kind is the "default" namespace.
@@ -60,8 +29,10 @@ bool same_id(const Resource& a, const Resource& b) {
   return effective(a.ns()) == effective(b.ns());
 }
 
-void append_unique(ResourceList& into, ResourceList&& from, const Context& ctx,
-                   const std::string& field) {
+}  // namespace
+
+void append_resources(ResourceList& into, ResourceList&& from, const Context& ctx,
+                      const std::string& field) {
   for (Resource& r : from) {
     auto dup =
         std::find_if(into.begin(), into.end(), [&](const Resource& e) { return same_id(e, r); });
@@ -72,6 +43,8 @@ void append_unique(ResourceList& into, ResourceList&& from, const Context& ctx,
     into.push_back(std::move(r));
   }
 }
+
+namespace {
 
 void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, int index) {
   std::string where = origin + ": document " + std::to_string(index + 1);
@@ -91,15 +64,18 @@ void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, 
   out.emplace_back(std::move(doc), origin);
 }
 
-ResourceList load_file(const Context& ctx, const std::string& entry, const std::string& field) {
-  std::string path = (fs::path(ctx.dir) / entry).lexically_normal().string();
-  auto docs = yaml::user_parse_cache().parse_documents(ctx.read(entry, field), path);
+}  // namespace
+
+ResourceList load_resources(std::string_view text, const std::string& origin) {
+  auto docs = yaml::user_parse_cache().parse_documents(text, origin);
   ResourceList out;
   for (std::size_t i = 0; i < docs.size(); ++i) {
-    if (!docs[i].is_null()) add_object(out, std::move(docs[i]), path, static_cast<int>(i));
+    if (!docs[i].is_null()) add_object(out, std::move(docs[i]), origin, static_cast<int>(i));
   }
   return out;
 }
+
+namespace {
 
 bool is_remote(std::string_view entry) {
   return entry.find("://") != std::string_view::npos || entry.starts_with("github.com/") ||
@@ -109,25 +85,22 @@ bool is_remote(std::string_view entry) {
 
 class Builder {
  public:
+  explicit Builder(const FileSystem& files) : files_(files) {}
+
   ResourceList accumulate(const std::string& dir) {
-    std::error_code ec;
-    std::string key = fs::weakly_canonical(dir, ec).string();
+    std::string key = files_.resolve(dir);
     if (std::find(stack_.begin(), stack_.end(), key) != stack_.end()) {
       throw Error(dir + ": cycle detected: the kustomization includes itself");
     }
     stack_.push_back(key);
-    Kustomization k = load_kustomization(dir, is_transformer_field);
+    Kustomization k = load_kustomization(files_, dir, is_transform_field);
     ResourceList resources;
     for (std::string_view list : {"resources", "bases"}) {
       if (const yaml::Node* entries = k.spec.get(list)) {
         accumulate_entries(resources, *entries, k.context, std::string(list));
       }
     }
-    for (const Stage& stage : kStages) {
-      if (const yaml::Node* field = k.spec.get(stage.field)) {
-        stage.transform(resources, *field, k.context);
-      }
-    }
+    apply_transforms(resources, read_transforms(k.spec, k.context), k.context);
     stack_.pop_back();
     return resources;
   }
@@ -141,31 +114,36 @@ class Builder {
       std::string field = list + "[" + std::to_string(i) + "]";
       const yaml::Node& entry = entries.items()[i];
       if (!entry.is_string() || entry.text().empty()) ctx.fail(field, "must be a path");
-      append_unique(resources, load_entry(ctx, entry.text(), field), ctx, field);
+      append_resources(resources, load_entry(ctx, entry.text(), field), ctx, field);
     }
   }
 
   ResourceList load_entry(const Context& ctx, const std::string& entry, const std::string& field) {
     if (is_remote(entry))
       ctx.fail(field, "remote resources are not supported by fluxopctl: " + entry);
-    fs::path path = fs::path(ctx.dir) / entry;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) return accumulate(path.lexically_normal().string());
-    if (!fs::exists(path, ec)) ctx.fail(field, "no such file or directory: " + entry);
-    return load_file(ctx, entry, field);
+    std::string path = (fs::path(ctx.dir) / entry).lexically_normal().string();
+    FileSystem::Kind kind = files_.kind(path);
+    if (kind == FileSystem::Kind::Directory) return accumulate(path);
+    if (kind == FileSystem::Kind::Missing) ctx.fail(field, "no such file or directory: " + entry);
+    return load_resources(ctx.read(entry, field), path);
   }
 
+  const FileSystem& files_;
   std::vector<std::string> stack_;
 };
 
 }  // namespace
 
-ResourceList build(const std::string& dir) {
-  ResourceList resources = Builder().accumulate(dir);
+void finish_build(ResourceList& resources) {
   // Back references are fixed once, after every level has renamed.
   fix_name_references(resources);
   stringify_annotations(resources);
   sort_legacy(resources);
+}
+
+ResourceList build(const std::string& dir, const FileSystem& files) {
+  ResourceList resources = Builder(files).accumulate(dir);
+  finish_build(resources);
   return resources;
 }
 

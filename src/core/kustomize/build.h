@@ -1,14 +1,31 @@
-// Rendering a kustomization directory, as `kubectl kustomize DIR` does.
+// Rendering a kustomization directory, as `kubectl kustomize DIR` does, and
+// the steps of it that a kustomization composed in code shares.
 #pragma once
 
 #include <string>
+#include <string_view>
 
+#include "core/kustomize/context.h"
+#include "core/kustomize/file_system.h"
 #include "core/kustomize/resource.h"
 
 namespace fluxop::kustomize {
 
 // The resources of the kustomization in `dir`, transformed, with name
 // references fixed and in kustomize's legacy order.
-ResourceList build(const std::string& dir);
+ResourceList build(const std::string& dir, const FileSystem& files = disk());
+
+// The objects of a YAML stream, Lists expanded; `origin` names the stream
+// in errors.
+ResourceList load_resources(std::string_view text, const std::string& origin);
+
+// Adds `from` to `into`; an id already there is an error naming `field`.
+void append_resources(ResourceList& into, ResourceList&& from, const Context& context,
+                      const std::string& field);
+
+// What a build does once every kustomization has transformed its
+// resources: name references followed, annotations made strings, and
+// kustomize's legacy order.
+void finish_build(ResourceList& resources);
 
 }  // namespace fluxop::kustomize

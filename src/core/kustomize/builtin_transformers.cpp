@@ -35,13 +35,14 @@ std::vector<yaml::Node> inline_documents(const std::string& entry) {
 
 std::vector<yaml::Node> file_documents(const std::string& path, const Context& context,
                                        const std::string& field) {
-  auto file = std::filesystem::path(context.dir) / path;
-  if (std::filesystem::is_directory(file)) {
+  std::string file = (std::filesystem::path(context.dir) / path).string();
+  FileSystem::Kind kind = context.files->kind(file);
+  if (kind == FileSystem::Kind::Directory) {
     context.fail(field, path +
                             " is a directory: only files of builtin transformer configs are "
                             "supported");
   }
-  if (!std::filesystem::exists(file)) context.fail(field, path + ": no such file");
+  if (kind == FileSystem::Kind::Missing) context.fail(field, path + ": no such file");
   std::string text = context.read(path, field);
   try {
     return yaml::parse_documents(text, path);
@@ -73,7 +74,7 @@ std::vector<Config> configs(const yaml::Node& field, const Context& context) {
   return inline_configs;
 }
 
-void apply(ResourceList& resources, const Config& config, const Context& context) {
+MetadataPairs read_config(const Config& config, const Context& context) {
   const yaml::Node& node = config.node;
   if (!node.is_map()) context.fail(config.field, "expected a map, found " + describe_value(node));
   std::string api_version = node.string_at({"apiVersion"});
@@ -92,20 +93,22 @@ void apply(ResourceList& resources, const Config& config, const Context& context
   const char* pairs_key = labels ? "labels" : "annotations";
   const yaml::Node* pairs = node.get(pairs_key);
   const yaml::Node* fieldspecs = node.get("fieldSpecs");
-  add_metadata_pairs(
-      resources,
+  return {
+      config.field,
       parse_string_pairs(pairs ? *pairs : yaml::Node(), context, config.field + ": " + pairs_key),
       parse_fieldspecs(fieldspecs ? *fieldspecs : yaml::Node(), context,
-                       config.field + ": fieldSpecs", UnknownKeys::Ignore),
-      context, config.field);
+                       config.field + ": fieldSpecs", UnknownKeys::Ignore)};
 }
 
 }  // namespace
 
-void transform_transformers(ResourceList& resources, const yaml::Node& field,
-                            const Context& context) {
-  if (field.is_null()) return;
-  for (const auto& config : configs(field, context)) apply(resources, config, context);
+std::vector<MetadataPairs> read_transformers(const yaml::Node& field, const Context& context) {
+  std::vector<MetadataPairs> transformers;
+  if (field.is_null()) return transformers;
+  for (const auto& config : configs(field, context)) {
+    transformers.push_back(read_config(config, context));
+  }
+  return transformers;
 }
 
 }  // namespace fluxop::kustomize

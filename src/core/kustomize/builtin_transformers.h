@@ -2,7 +2,10 @@
 // transformers configured in files or inline.
 #pragma once
 
+#include <vector>
+
 #include "core/kustomize/context.h"
+#include "core/kustomize/metadata_map.h"
 
 namespace fluxop::kustomize {
 
@@ -11,7 +14,6 @@ namespace fluxop::kustomize {
 // LabelTransformer or AnnotationsTransformer. As in kustomize, inline
 // configs run before those from files. Other kinds, plugins and directory
 // entries are refused.
-void transform_transformers(ResourceList& resources, const yaml::Node& field,
-                            const Context& context);
+std::vector<MetadataPairs> read_transformers(const yaml::Node& field, const Context& context);
 
 }  // namespace fluxop::kustomize

@@ -3,7 +3,6 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "core/yaml/parse.h"
 
 namespace fluxop::kustomize {
 
@@ -12,17 +11,22 @@ namespace fs = std::filesystem;
 std::string Context::read(std::string_view relative_path, std::string_view field) const {
   // kustomize's default load restriction: files must lie in or below the
   // kustomization root (only directories of nested kustomizations may not).
-  std::error_code ec;
-  fs::path root = fs::weakly_canonical(dir, ec);
-  fs::path target = fs::weakly_canonical(fs::path(dir) / std::string(relative_path), ec);
-  if (ec) fail(field, "cannot resolve path " + std::string(relative_path));
+  if (dir.empty()) fail(field, "reads no files: " + std::string(relative_path));
+  fs::path root;
+  fs::path target;
+  try {
+    root = files->resolve(dir);
+    target = files->resolve((fs::path(dir) / std::string(relative_path)).string());
+  } catch (const Error& error) {
+    fail(field, error.what());
+  }
   auto rel = target.lexically_relative(root);
   if (rel.empty() || *rel.begin() == "..") {
     fail(field,
          "security; file '" + target.string() + "' is not in or below '" + root.string() + "'");
   }
   try {
-    return yaml::read_file(target.string());
+    return files->read(target.string());
   } catch (const Error& error) {
     fail(field, error.what());
   }

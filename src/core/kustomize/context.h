@@ -1,10 +1,12 @@
 // What a transformer knows about the kustomization it serves: where it is,
-// for reading the files it names and for error messages.
+// for reading the files it names and for error messages. A kustomization
+// composed in code has no directory and reads no files.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "core/kustomize/file_system.h"
 #include "core/kustomize/resource.h"
 #include "core/yaml/node.h"
 
@@ -13,6 +15,7 @@ namespace fluxop::kustomize {
 struct Context {
   std::string dir;   // the kustomization directory
   std::string file;  // the kustomization file, as errors name it
+  const FileSystem* files = &disk();
 
   // Reads a file named relative to `dir`; refuses paths that leave the
   // kustomization root the way kustomize's loader does (absolute paths and
@@ -21,10 +24,5 @@ struct Context {
   // Throws fluxop::Error "<file>: <field>: <message>".
   [[noreturn]] void fail(std::string_view field, std::string_view message) const;
 };
-
-// A builtin transformer: reads its kustomization field and transforms the
-// resources in place. Each validates its own field.
-using Transformer = void (*)(ResourceList& resources, const yaml::Node& field,
-                             const Context& context);
 
 }  // namespace fluxop::kustomize

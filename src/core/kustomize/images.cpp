@@ -10,48 +10,43 @@ namespace fluxop::kustomize {
 
 namespace {
 
-struct ImageChange {
-  std::string name;
-  std::string new_name;
-  std::string new_tag;
-  std::string digest;
-  std::string tag_suffix;
-  std::regex matches;  // references of this image, with any tag and digest
-};
-
-ImageChange parse_change(const yaml::Node& entry, const Context& context,
-                         const std::string& field) {
-  if (!entry.is_map()) context.fail(field, "expected a map, found " + describe_value(entry));
-  ImageChange change;
-  for (const auto& [key, value] : entry.entries()) {
-    std::string* target = key == "name"        ? &change.name
-                          : key == "newName"   ? &change.new_name
-                          : key == "newTag"    ? &change.new_tag
-                          : key == "digest"    ? &change.digest
-                          : key == "tagSuffix" ? &change.tag_suffix
-                                               : nullptr;
-    if (!target) context.fail(field, "unknown field \"" + key + "\"");
-    *target = config_string(value, context, field + "." + key);
-  }
-  // kustomize pastes the name into a Go regular expression it searches
-  // with: "^NAME(:tag)?(@digest)?$". There "^*" is an optional anchor, so a
-  // name starting with "*" (as "*" itself) matches unanchored.
-  std::string name = change.name;
+// "^NAME(:tag)?(@digest)?$": references of the image with any tag and
+// digest. kustomize pastes the name into a Go regular expression it searches
+// with, where "^*" is an optional anchor: a name starting with "*" (as "*"
+// itself) matches unanchored.
+std::regex reference_pattern(const std::string& image, const Context& context,
+                             const std::string& field) {
+  std::string name = image;
   std::string anchor = "^";
   if (name.starts_with('*')) {
     name.erase(0, name.find_first_not_of('*'));
     anchor.clear();
   }
   try {
-    change.matches =
-        std::regex(anchor + name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
+    return std::regex(anchor + name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
   } catch (const std::regex_error&) {
-    context.fail(field + ".name", "invalid image name \"" + change.name + "\"");
+    context.fail(field + ".name", "invalid image name \"" + image + "\"");
   }
-  return change;
 }
 
-std::string changed_reference(const ImageChange& change, const std::string& reference) {
+ImageOverride read_override(const yaml::Node& entry, const Context& context,
+                            const std::string& field) {
+  if (!entry.is_map()) context.fail(field, "expected a map, found " + describe_value(entry));
+  ImageOverride image;
+  for (const auto& [key, value] : entry.entries()) {
+    std::string* target = key == "name"        ? &image.name
+                          : key == "newName"   ? &image.new_name
+                          : key == "newTag"    ? &image.new_tag
+                          : key == "digest"    ? &image.digest
+                          : key == "tagSuffix" ? &image.tag_suffix
+                                               : nullptr;
+    if (!target) context.fail(field, "unknown field \"" + key + "\"");
+    *target = config_string(value, context, field + "." + key);
+  }
+  return image;
+}
+
+std::string changed_reference(const ImageOverride& change, const std::string& reference) {
   ImageRef ref = split_image(reference);
   if (!change.new_name.empty()) ref.name = change.new_name;
   if (!change.new_tag.empty() || !change.digest.empty()) {
@@ -104,7 +99,7 @@ class ImageUpdate {
                   describe_value(image));
     }
     if (!std::regex_search(image.text(), change_.matches)) return;
-    image = yaml::Node::string(changed_reference(change_, image.text()));
+    image = yaml::Node::string(changed_reference(change_.image, image.text()));
   }
 
   const ImageChange& change_;
@@ -128,24 +123,35 @@ ImageRef split_image(const std::string& reference) {
           at == std::string::npos ? "" : reference.substr(at + 1)};
 }
 
-void transform_images(ResourceList& resources, const yaml::Node& field, const Context& context) {
-  if (field.is_null()) return;
+ImageChange compile_image_change(ImageOverride image, const Context& context, std::string field) {
+  std::regex matches = reference_pattern(image.name, context, field);
+  return {std::move(field), std::move(image), std::move(matches)};
+}
+
+std::vector<ImageChange> read_images(const yaml::Node& field, const Context& context) {
+  std::vector<ImageChange> changes;
+  if (field.is_null()) return changes;
   if (!field.is_sequence()) {
     context.fail("images", "expected a sequence, found " + describe_value(field));
   }
-  for (std::size_t i = 0; i < field.items().size(); ++i) {
-    std::string entry_field = "images[" + std::to_string(i) + "]";
-    ImageChange change = parse_change(field.items()[i], context, entry_field);
-    for (auto& resource : resources) {
-      if (resource.kind() == "CustomResourceDefinition") continue;
-      ImageUpdate update(change, resource.object());
-      try {
-        // kustomize runs both passes, so a tagSuffix lands twice where they overlap.
-        update.in_container_lists(resource.object());
-        update.in_fieldspecs();
-      } catch (const Error& error) {
-        context.fail(entry_field, error.what());
-      }
+  for (const yaml::Node& entry : field.items()) {
+    std::string entry_field = "images[" + std::to_string(changes.size()) + "]";
+    changes.push_back(
+        compile_image_change(read_override(entry, context, entry_field), context, entry_field));
+  }
+  return changes;
+}
+
+void change_images(ResourceList& resources, const ImageChange& change, const Context& context) {
+  for (auto& resource : resources) {
+    if (resource.kind() == "CustomResourceDefinition") continue;
+    ImageUpdate update(change, resource.object());
+    try {
+      // kustomize runs both passes, so a tagSuffix lands twice where they overlap.
+      update.in_container_lists(resource.object());
+      update.in_fieldspecs();
+    } catch (const Error& error) {
+      context.fail(change.field, error.what());
     }
   }
 }

@@ -90,12 +90,11 @@ void check_fields(const Kustomization& k,
   check_sort_options(k);
 }
 
-std::vector<std::string> kustomization_files_in(const std::string& dir) {
+std::vector<std::string> kustomization_files_in(const FileSystem& files, const std::string& dir) {
   std::vector<std::string> found;
-  std::error_code ec;
   for (std::string_view name : kFileNames) {
-    fs::path p = fs::path(dir) / std::string(name);
-    if (fs::is_regular_file(p, ec)) found.push_back(p.string());
+    std::string path = (fs::path(dir) / std::string(name)).string();
+    if (files.kind(path) == FileSystem::Kind::File) found.push_back(path);
   }
   return found;
 }
@@ -103,18 +102,19 @@ std::vector<std::string> kustomization_files_in(const std::string& dir) {
 }  // namespace
 
 Kustomization load_kustomization(
-    const std::string& dir, const std::function<bool(std::string_view)>& is_transformer_field) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory");
-  auto files = kustomization_files_in(dir);
+    const FileSystem& file_system, const std::string& dir,
+    const std::function<bool(std::string_view)>& is_transformer_field) {
+  if (file_system.kind(dir) != FileSystem::Kind::Directory) {
+    throw Error(dir + ": not a directory");
+  }
+  auto files = kustomization_files_in(file_system, dir);
   if (files.empty()) {
     throw Error(dir + ": no kustomization.yaml, kustomization.yml or Kustomization in directory");
   }
   if (files.size() > 1) throw Error(dir + ": more than one kustomization file in directory");
   Kustomization k;
-  k.context.dir = dir;
-  k.context.file = files.front();
-  k.spec = yaml::parse_document(yaml::read_file(files.front()), files.front());
+  k.context = {dir, files.front(), &file_system};
+  k.spec = yaml::parse_document(file_system.read(files.front()), files.front());
   if (k.spec.is_null()) k.spec = yaml::Node::map();
   yaml::read_yaml11_booleans(k.spec);
   check_fields(k, is_transformer_field);

@@ -18,7 +18,7 @@ struct Kustomization {
 // Reads DIR/kustomization.yaml (or .yml, or Kustomization). Fields are the
 // header, resources, sortOptions and those `is_transformer_field` accepts;
 // the others are refused with an error naming the field.
-Kustomization load_kustomization(const std::string& dir,
+Kustomization load_kustomization(const FileSystem& files, const std::string& dir,
                                  const std::function<bool(std::string_view)>& is_transformer_field);
 
 }  // namespace fluxop::kustomize

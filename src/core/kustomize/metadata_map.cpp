@@ -69,48 +69,46 @@ StringPairs parse_string_pairs(const yaml::Node& map, const Context& context,
   return pairs;
 }
 
-void add_metadata_pairs(ResourceList& resources, const StringPairs& pairs, const FieldSpecs& specs,
-                        const Context& context, std::string_view field) {
-  if (pairs.empty()) return;
+void add_metadata(ResourceList& resources, const MetadataPairs& metadata, const Context& context) {
+  if (metadata.pairs.empty()) return;
   for (auto& resource : resources) {
-    for (const auto& spec : specs) {
+    for (const auto& spec : metadata.specs) {
       try {
-        add_pairs(resource.object(), spec, pairs);
+        add_pairs(resource.object(), spec, metadata.pairs);
       } catch (const Error& error) {
-        context.fail(field, error.what());
+        context.fail(metadata.field, error.what());
       }
     }
   }
 }
 
-void transform_common_labels(ResourceList& resources, const yaml::Node& field,
-                             const Context& context) {
-  add_metadata_pairs(resources, parse_string_pairs(field, context, "commonLabels"),
-                     builtin_fieldspecs::common_labels(), context, "commonLabels");
+MetadataPairs read_common_labels(const yaml::Node& field, const Context& context) {
+  return {"commonLabels", parse_string_pairs(field, context, "commonLabels"),
+          builtin_fieldspecs::common_labels()};
 }
 
-void transform_labels(ResourceList& resources, const yaml::Node& field, const Context& context) {
-  if (field.is_null()) return;
+std::vector<MetadataPairs> read_labels(const yaml::Node& field, const Context& context) {
+  std::vector<MetadataPairs> labels;
+  if (field.is_null()) return labels;
   if (!field.is_sequence()) {
     context.fail("labels", "expected a sequence, found " + describe_value(field));
   }
-  for (std::size_t i = 0; i < field.items().size(); ++i) {
-    const yaml::Node& entry = field.items()[i];
-    std::string entry_field = "labels[" + std::to_string(i) + "]";
+  for (const yaml::Node& entry : field.items()) {
+    std::string entry_field = "labels[" + std::to_string(labels.size()) + "]";
     if (!entry.is_map()) {
       context.fail(entry_field, "expected a map, found " + describe_value(entry));
     }
     FieldSpecs specs = label_fieldspecs(entry, context, entry_field);
     StringPairs pairs = parse_string_pairs(entry.get("pairs") ? *entry.get("pairs") : yaml::Node(),
                                            context, entry_field + ".pairs");
-    add_metadata_pairs(resources, pairs, specs, context, entry_field);
+    labels.push_back({entry_field, std::move(pairs), std::move(specs)});
   }
+  return labels;
 }
 
-void transform_common_annotations(ResourceList& resources, const yaml::Node& field,
-                                  const Context& context) {
-  add_metadata_pairs(resources, parse_string_pairs(field, context, "commonAnnotations"),
-                     builtin_fieldspecs::common_annotations(), context, "commonAnnotations");
+MetadataPairs read_common_annotations(const yaml::Node& field, const Context& context) {
+  return {"commonAnnotations", parse_string_pairs(field, context, "commonAnnotations"),
+          builtin_fieldspecs::common_annotations()};
 }
 
 }  // namespace fluxop::kustomize

@@ -14,23 +14,28 @@ namespace fluxop::kustomize {
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
+// Pairs to set in the map fields the specs reach; `field` names them in
+// errors.
+struct MetadataPairs {
+  std::string field;
+  StringPairs pairs;
+  FieldSpecs specs;
+};
+
 // Reads a map of strings (`commonLabels`, `labels[0].pairs`...); null reads
 // as empty.
 StringPairs parse_string_pairs(const yaml::Node& map, const Context& context,
                                std::string_view field);
 
-// Sets every pair in each map the specs reach; errors name `field`.
-void add_metadata_pairs(ResourceList& resources, const StringPairs& pairs, const FieldSpecs& specs,
-                        const Context& context, std::string_view field);
+// Sets every pair in each map the specs reach.
+void add_metadata(ResourceList& resources, const MetadataPairs& metadata, const Context& context);
 
 // `commonLabels`: labels on metadata, templates and selectors.
-void transform_common_labels(ResourceList& resources, const yaml::Node& field,
-                             const Context& context);
+MetadataPairs read_common_labels(const yaml::Node& field, const Context& context);
 // `labels`: a list of {pairs, includeSelectors, includeTemplates, fields};
 // by default only metadata gets the pairs.
-void transform_labels(ResourceList& resources, const yaml::Node& field, const Context& context);
+std::vector<MetadataPairs> read_labels(const yaml::Node& field, const Context& context);
 // `commonAnnotations`: annotations on metadata and templates.
-void transform_common_annotations(ResourceList& resources, const yaml::Node& field,
-                                  const Context& context);
+MetadataPairs read_common_annotations(const yaml::Node& field, const Context& context);
 
 }  // namespace fluxop::kustomize

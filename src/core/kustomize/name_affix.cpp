@@ -14,7 +14,10 @@ bool keeps_its_name(const Gvk& original) {
          (original.kind == "APIService" && original.group == "apiregistration.k8s.io");
 }
 
-void add_to_names(ResourceList& resources, const std::string& prefix, const std::string& suffix) {
+}  // namespace
+
+void add_name_affixes(ResourceList& resources, const std::string& prefix,
+                      const std::string& suffix) {
   if (prefix.empty() && suffix.empty()) return;
   for (auto& resource : resources) {
     if (keeps_its_name(resource.original_id().gvk)) continue;
@@ -22,18 +25,6 @@ void add_to_names(ResourceList& resources, const std::string& prefix, const std:
     if (!prefix.empty()) resource.add_name_prefix(prefix);
     if (!suffix.empty()) resource.add_name_suffix(suffix);
   }
-}
-
-}  // namespace
-
-void transform_name_prefix(ResourceList& resources, const yaml::Node& field,
-                           const Context& context) {
-  add_to_names(resources, config_string(field, context, "namePrefix"), "");
-}
-
-void transform_name_suffix(ResourceList& resources, const yaml::Node& field,
-                           const Context& context) {
-  add_to_names(resources, "", config_string(field, context, "nameSuffix"));
 }
 
 }  // namespace fluxop::kustomize

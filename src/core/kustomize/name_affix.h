@@ -9,9 +9,7 @@ namespace fluxop::kustomize {
 // Both leave CustomResourceDefinitions, Namespaces and
 // apiregistration.k8s.io APIServices alone, as kustomize does: their names
 // are dictated by what they define.
-void transform_name_prefix(ResourceList& resources, const yaml::Node& field,
-                           const Context& context);
-void transform_name_suffix(ResourceList& resources, const yaml::Node& field,
-                           const Context& context);
+void add_name_affixes(ResourceList& resources, const std::string& prefix,
+                      const std::string& suffix);
 
 }  // namespace fluxop::kustomize

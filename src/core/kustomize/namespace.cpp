@@ -55,8 +55,7 @@ void check_unique_ids(const ResourceList& resources, const Context& context) {
 
 }  // namespace
 
-void transform_namespace(ResourceList& resources, const yaml::Node& field, const Context& context) {
-  std::string ns = config_string(field, context, "namespace");
+void set_namespace(ResourceList& resources, const std::string& ns, const Context& context) {
   if (ns.empty()) return;
   for (auto& resource : resources) {
     if (resource.object().size() == 0) continue;

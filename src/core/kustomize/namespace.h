@@ -9,7 +9,7 @@ namespace fluxop::kustomize {
 // alone), renames v1 Namespace objects to the namespace, sets the
 // namespace of (Cluster)RoleBinding subjects named "default" and the
 // service namespaces of APIServices and CRD conversion webhooks. Fails
-// when two resources end up with the same id.
-void transform_namespace(ResourceList& resources, const yaml::Node& field, const Context& context);
+// when two resources end up with the same id. An empty `ns` changes nothing.
+void set_namespace(ResourceList& resources, const std::string& ns, const Context& context);
 
 }  // namespace fluxop::kustomize

@@ -20,7 +20,8 @@ namespace {
 
 using yaml::Node;
 
-// One entry of `patches` or `patchesJson6902`, its patch text loaded.
+// One entry of `patches` or `patchesJson6902` as written, its patch text
+// loaded.
 struct Entry {
   std::string field;   // "patches[2]", for errors
   std::string source;  // the patch file, or "patch" when inline
@@ -99,7 +100,7 @@ Entry read_entry(const Node& item, const Context& context, const std::string& fi
   return entry;
 }
 
-std::vector<Node> documents_of(const std::string& text, const std::string& source,
+std::vector<Node> documents_of(std::string_view text, const std::string& source,
                                const Context& context, const std::string& field) {
   try {
     return yaml::parse_documents(text, source);
@@ -167,17 +168,17 @@ void replace_object(Resource& resource, Node changed) {
 }
 
 // Applies a strategic merge patch as kustomize does: the resource keeps its
-// kind and name unless the entry allows a change, and always its namespace.
+// kind and name unless the patch allows a change, and always its namespace.
 // False when the patch deletes the resource.
-bool merge_into(Resource& resource, const Node& patch, const Entry& entry, const Context& context) {
+bool merge_into(Resource& resource, const Node& merge, const Patch& patch, const Context& context) {
   Node object = resource.object();
   try {
-    if (!apply_strategic_merge(object, patch)) return false;
+    if (!apply_strategic_merge(object, merge)) return false;
   } catch (const Error& e) {
-    context.fail(entry.field, resource.id().to_string() + ": " + e.what());
+    context.fail(patch.field, resource.id().to_string() + ": " + e.what());
   }
-  if (!entry.allow_kind_change) restore(object, resource.object(), "kind", false);
-  if (!entry.allow_name_change) restore(object, resource.object(), "name", true);
+  if (!patch.options.allow_kind_change) restore(object, resource.object(), "kind", false);
+  if (!patch.options.allow_name_change) restore(object, resource.object(), "name", true);
   restore(object, resource.object(), "namespace", true);
   replace_object(resource, std::move(object));
   return true;
@@ -198,9 +199,9 @@ bool has_id(const Resource& resource, const ResourceId& id) {
 }
 
 // The one resource a targetless strategic merge patch applies to.
-std::size_t patched_by(const ResourceList& resources, const Node& patch, const Context& context,
+std::size_t patched_by(const ResourceList& resources, const Node& merge, const Context& context,
                        const std::string& field) {
-  Resource as_resource(patch, field);
+  Resource as_resource(merge, field);
   ResourceId id = as_resource.id();
   std::string name = as_resource.api_version().empty()
                          ? id.to_string()
@@ -215,11 +216,10 @@ std::size_t patched_by(const ResourceList& resources, const Node& patch, const C
   return *found;
 }
 
-void apply_targetless(ResourceList& resources, const std::vector<Node>& patches, const Entry& entry,
-                      const Context& context) {
-  for (const Node& patch : patches) {
-    std::size_t index = patched_by(resources, patch, context, entry.field);
-    if (!merge_into(resources[index], patch, entry, context)) {
+void apply_targetless(ResourceList& resources, const Patch& patch, const Context& context) {
+  for (const Node& merge : patch.merges) {
+    std::size_t index = patched_by(resources, merge, context, patch.field);
+    if (!merge_into(resources[index], merge, patch, context)) {
       resources.erase(resources.begin() + static_cast<std::ptrdiff_t>(index));
     }
   }
@@ -227,16 +227,15 @@ void apply_targetless(ResourceList& resources, const std::vector<Node>& patches,
 
 // With a target, the patch takes each resource's apiVersion: only its
 // content matters, whatever identity it was written with.
-void apply_to_targets(ResourceList& resources, const Node& patch, const Entry& entry,
-                      const Context& context) {
+void apply_to_targets(ResourceList& resources, const Patch& patch, const Context& context) {
   for (auto it = resources.begin(); it != resources.end();) {
-    if (!selects(*entry.target, *it)) {
+    if (!selects(*patch.target, *it)) {
       ++it;
       continue;
     }
-    Node adapted = patch;
+    Node adapted = patch.merges.front();
     adapted.set("apiVersion", Node::string(it->api_version()));
-    it = merge_into(*it, adapted, entry, context) ? it + 1 : resources.erase(it);
+    it = merge_into(*it, adapted, patch, context) ? it + 1 : resources.erase(it);
   }
 }
 
@@ -245,26 +244,24 @@ void apply_to_targets(ResourceList& resources, const Node& patch, const Entry& e
 // does not. Resources renamed before carry such annotations too: a patch
 // then sees a metadata.annotations map even when the resource has no
 // annotations. Afterwards an empty map is dropped, as kustomize drops it.
-void apply_json(ResourceList& resources, const Node& operations, bool stores_id, const Entry& entry,
-                const Context& context) {
-  if (!entry.target) context.fail(entry.field, "a JSON patch needs a target");
+void apply_json(ResourceList& resources, const Patch& patch, const Context& context) {
   for (Resource& resource : resources) {
-    if (!selects(*entry.target, resource)) continue;
+    if (!selects(*patch.target, resource)) continue;
     Node object = resource.object();
     Node* metadata = object.get("metadata");
     bool annotated =
-        (stores_id || !resource.previous_ids().empty()) && metadata && metadata->is_map();
+        (patch.stores_id || !resource.previous_ids().empty()) && metadata && metadata->is_map();
     if (annotated) metadata->get_or_insert("annotations", Node::map());
     try {
-      apply_json_patch(object, operations);
+      apply_json_patch(object, *patch.operations);
     } catch (const Error& e) {
-      context.fail(entry.field, resource.id().to_string() + ": " + e.what());
+      context.fail(patch.field, resource.id().to_string() + ": " + e.what());
     }
     Node* annotations = object.find({"metadata", "annotations"});
     if (annotated && annotations && annotations->is_map() && annotations->size() == 0) {
       object.get("metadata")->remove("annotations");
     }
-    if (stores_id) {
+    if (patch.stores_id) {
       replace_object(resource, std::move(object));
     } else {
       resource.object() = std::move(object);
@@ -275,18 +272,18 @@ void apply_json(ResourceList& resources, const Node& operations, bool stores_id,
 // kustomize decodes a patch starting with "[" as JSON (so YAML flow style
 // is refused there), and otherwise takes a first YAML document that is a
 // list as operations.
-bool starts_as_json(const std::string& text) {
+bool starts_as_json(std::string_view text) {
   std::string content = trimmed(text);
   return !content.empty() && content.front() == '[';
 }
 
-Node json_operations(const Entry& entry, const Context& context) {
+Node json_operations(std::string_view text, const Context& context, const std::string& field) {
   try {
-    return yaml::from_json(nlohmann::ordered_json::parse(entry.text));
+    return yaml::from_json(nlohmann::ordered_json::parse(text));
   } catch (const nlohmann::json::exception& e) {
     std::string message = e.what();
-    context.fail(entry.field, "a patch starting with \"[\" must be JSON: " +
-                                  message.substr(message.find("] ") + 2));
+    context.fail(field, "a patch starting with \"[\" must be JSON: " +
+                            message.substr(message.find("] ") + 2));
   }
 }
 
@@ -298,30 +295,13 @@ struct PatchText {
   std::vector<Node> documents;
 };
 
-PatchText read_patch(const Entry& entry, const Context& context) {
-  if (starts_as_json(entry.text)) return {json_operations(entry, context), {}};
-  std::vector<Node> documents = documents_of(entry.text, entry.source, context, entry.field);
+PatchText split_patch(std::string_view text, const std::string& source, const Context& context,
+                      const std::string& field) {
+  if (starts_as_json(text)) return {json_operations(text, context, field), {}};
+  std::vector<Node> documents = documents_of(text, source, context, field);
   if (documents.empty() || !documents.front().is_sequence()) return {std::nullopt, documents};
   yaml::read_yaml11_booleans(documents.front());
   return {std::move(documents.front()), {}};
-}
-
-// An empty patch file is an empty JSON patch, as in kustomize.
-void apply_entry(ResourceList& resources, const Entry& entry, const Context& context) {
-  if (entry.text.empty()) return apply_json(resources, Node(), true, entry, context);
-  PatchText patch = read_patch(entry, context);
-  if (patch.operations) {
-    if (patch.operations->size() == 0) context.fail(entry.field, "the patch is empty");
-    return apply_json(resources, *patch.operations, true, entry, context);
-  }
-  std::vector<Node> merges = merge_patches(patch.documents, context, entry.field);
-  if (merges.empty()) context.fail(entry.field, "the patch is empty");
-  if (!entry.target) return apply_targetless(resources, merges, entry, context);
-  if (merges.size() > 1) {
-    context.fail(entry.field, "a patch with a target must hold one strategic merge patch, not " +
-                                  std::to_string(merges.size()));
-  }
-  apply_to_targets(resources, merges.front(), entry, context);
 }
 
 // A `patchesStrategicMerge` item is inline YAML when it reads as objects,
@@ -346,36 +326,69 @@ std::vector<Node> legacy_merge_patches(const Node& item, const Context& context,
 
 }  // namespace
 
-void transform_patches(ResourceList& resources, const yaml::Node& field, const Context& context) {
-  const auto& items = entries_of(field, "patches", context);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    apply_entry(resources, read_entry(items[i], context, indexed("patches", i)), context);
+// An empty patch text is an empty JSON patch, as in kustomize.
+Patch read_patch(std::string field, std::string_view text, const std::string& source,
+                 std::optional<Target> target, const Context& context, PatchOptions options) {
+  Patch patch{std::move(field), std::move(target), Node::sequence(), {}, options, true};
+  if (!text.empty()) {
+    PatchText split = split_patch(text, source, context, patch.field);
+    patch.operations = std::move(split.operations);
+    if (patch.operations && patch.operations->size() == 0) {
+      context.fail(patch.field, "the patch is empty");
+    }
+    if (!patch.operations) patch.merges = merge_patches(split.documents, context, patch.field);
   }
+  if (patch.operations && !patch.target) context.fail(patch.field, "a JSON patch needs a target");
+  if (patch.operations) return patch;
+  if (patch.merges.empty()) context.fail(patch.field, "the patch is empty");
+  if (patch.target && patch.merges.size() > 1) {
+    context.fail(patch.field, "a patch with a target must hold one strategic merge patch, not " +
+                                  std::to_string(patch.merges.size()));
+  }
+  return patch;
 }
 
-void transform_patches_strategic_merge(ResourceList& resources, const yaml::Node& field,
-                                       const Context& context) {
-  const auto& items = entries_of(field, "patchesStrategicMerge", context);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    Entry entry{indexed("patchesStrategicMerge", i), "", "", std::nullopt, false, false};
-    apply_targetless(resources, legacy_merge_patches(items[i], context, entry.field), entry,
-                     context);
-  }
+void apply_patch(ResourceList& resources, const Patch& patch, const Context& context) {
+  if (patch.operations) return apply_json(resources, patch, context);
+  if (!patch.target) return apply_targetless(resources, patch, context);
+  apply_to_targets(resources, patch, context);
 }
 
-void transform_patches_json6902(ResourceList& resources, const yaml::Node& field,
-                                const Context& context) {
-  const auto& items = entries_of(field, "patchesJson6902", context);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    Entry entry = read_entry(items[i], context, indexed("patchesJson6902", i));
+std::vector<Patch> read_patches(const yaml::Node& field, const Context& context) {
+  std::vector<Patch> patches;
+  for (const Node& item : entries_of(field, "patches", context)) {
+    Entry entry = read_entry(item, context, indexed("patches", patches.size()));
+    patches.push_back(read_patch(entry.field, entry.text, entry.source, entry.target, context,
+                                 {entry.allow_name_change, entry.allow_kind_change}));
+  }
+  return patches;
+}
+
+std::vector<Patch> read_patches_strategic_merge(const yaml::Node& field, const Context& context) {
+  std::vector<Patch> patches;
+  for (const Node& item : entries_of(field, "patchesStrategicMerge", context)) {
+    std::string at = indexed("patchesStrategicMerge", patches.size());
+    std::vector<Node> merges = legacy_merge_patches(item, context, at);
+    patches.push_back({std::move(at), std::nullopt, std::nullopt, std::move(merges), {}, true});
+  }
+  return patches;
+}
+
+std::vector<Patch> read_patches_json6902(const yaml::Node& field, const Context& context) {
+  std::vector<Patch> patches;
+  for (const Node& item : entries_of(field, "patchesJson6902", context)) {
+    Entry entry = read_entry(item, context, indexed("patchesJson6902", patches.size()));
     if (!entry.target) context.fail(entry.field + ".target", "is required");
     if (entry.target->name.text.empty()) context.fail(entry.field + ".target.name", "is required");
-    std::optional<Node> operations = read_patch(entry, context).operations;
+    std::optional<Node> operations =
+        split_patch(entry.text, entry.source, context, entry.field).operations;
     if (!operations || operations->size() == 0) {
       context.fail(entry.field, "a JSON patch must be a non-empty list of operations");
     }
-    apply_json(resources, *operations, false, entry, context);
+    Patch patch{entry.field, entry.target, std::move(operations), {}, {}, false};
+    patches.push_back(std::move(patch));
   }
+  return patches;
 }
 
 }  // namespace fluxop::kustomize

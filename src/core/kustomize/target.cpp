@@ -1,5 +1,7 @@
 #include "core/kustomize/target.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/kustomize/scope.h"
 
@@ -72,37 +74,44 @@ bool Pattern::matches(const std::string& value) const {
   return text.empty() || std::regex_match(value, regex);
 }
 
+Target make_target(const TargetSpec& spec, const Context& context, std::string_view field) {
+  auto at = [&](std::string_view key) { return std::string(field) + "." + std::string(key); };
+  return {compile(spec.group, context, at("group")),
+          compile(spec.version, context, at("version")),
+          compile(spec.kind, context, at("kind")),
+          compile(spec.name, context, at("name")),
+          compile(spec.ns, context, at("namespace")),
+          selector(spec.label_selector, context, at("labelSelector")),
+          selector(spec.annotation_selector, context, at("annotationSelector"))};
+}
+
 Target parse_target(const yaml::Node& node, const Context& context, std::string_view field) {
-  static const std::pair<std::string_view, Pattern Target::*> patterns[] = {
-      {"group", &Target::group}, {"version", &Target::version}, {"kind", &Target::kind},
-      {"name", &Target::name},   {"namespace", &Target::ns},
-  };
-  static const std::pair<std::string_view, LabelSelector Target::*> selectors[] = {
-      {"labelSelector", &Target::labels},
-      {"annotationSelector", &Target::annotations},
+  static const std::pair<std::string_view, std::string TargetSpec::*> fields[] = {
+      {"group", &TargetSpec::group},
+      {"version", &TargetSpec::version},
+      {"kind", &TargetSpec::kind},
+      {"name", &TargetSpec::name},
+      {"namespace", &TargetSpec::ns},
+      {"labelSelector", &TargetSpec::label_selector},
+      {"annotationSelector", &TargetSpec::annotation_selector},
   };
   if (!node.is_map()) {
     context.fail(field, "must be a map, not a " + std::string(yaml::kind_name(node)));
   }
-  Target target;
+  TargetSpec spec;
   for (const auto& [key, value] : node.entries()) {
     std::string path = std::string(field) + "." + key;
-    if (!value.is_null() && !value.is_string()) context.fail(path, "must be a string");
-    const std::string& text = value.text();
-    bool known = false;
-    for (const auto& [name, member] : patterns) {
-      if (key == name) target.*member = compile(text, context, path), known = true;
-    }
-    for (const auto& [name, member] : selectors) {
-      if (key == name) target.*member = selector(text, context, path), known = true;
-    }
-    if (!known) {
+    auto known = std::find_if(std::begin(fields), std::end(fields),
+                              [&](const auto& entry) { return entry.first == key; });
+    if (known == std::end(fields)) {
       context.fail(path,
                    "unknown field (expected group, version, kind, name, namespace, "
                    "labelSelector or annotationSelector)");
     }
+    if (!value.is_null() && !value.is_string()) context.fail(path, "must be a string");
+    spec.*(known->second) = value.text();
   }
-  return target;
+  return make_target(spec, context, field);
 }
 
 bool selects(const Target& target, const Resource& resource) {

@@ -32,6 +32,22 @@ struct Target {
   LabelSelector annotations;
 };
 
+// A target as written: each field a regular expression or a selector; an
+// empty one selects anything.
+struct TargetSpec {
+  std::string group{};
+  std::string version{};
+  std::string kind{};
+  std::string name{};
+  std::string ns{};
+  std::string label_selector{};
+  std::string annotation_selector{};
+};
+
+// Compiles a target; errors name `field` and the key, e.g.
+// `.spec.kustomize.patches[0].target.name: invalid regular expression ...`.
+Target make_target(const TargetSpec& spec, const Context& context, std::string_view field);
+
 // Reads a target map {group, version, kind, name, namespace, labelSelector,
 // annotationSelector}; errors name the field, e.g.
 // `patches[0].target.name: invalid regular expression "(": missing )`.

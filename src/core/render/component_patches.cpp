@@ -37,7 +37,7 @@ Target deployment(const std::string& name, std::string annotation_selector = {})
           .apps_v1 = true};
 }
 
-Node persistent_storage() {
+Patch persistent_storage() {
   Node claim = Node::map();
   claim.set("claimName", Node::string("source-controller"));
   Node volume = Node::map();
@@ -69,9 +69,9 @@ std::string events_address(const instance::FluxInstance& flux) {
   return "http://notification-controller." + flux.ns + ".svc." + flux.cluster.domain + "./";
 }
 
-std::vector<Node> component_patches(const instance::FluxInstance& flux,
-                                    const distribution::Version& version) {
-  std::vector<Node> patches;
+std::vector<Patch> component_patches(const instance::FluxInstance& flux,
+                                     const distribution::Version& version) {
+  std::vector<Patch> patches;
   for (const std::string& component : flux.components) {
     std::vector<Node> operations = common_args(flux, component != "notification-controller");
     bool serves_artifacts = component == "source-controller" || component == "source-watcher";

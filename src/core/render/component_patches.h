@@ -9,7 +9,7 @@
 
 #include "core/distribution/version.h"
 #include "core/instance/instance.h"
-#include "core/yaml/node.h"
+#include "core/render/patch.h"
 
 namespace fluxop::render {
 
@@ -23,8 +23,8 @@ std::vector<std::string> shardable_components(const distribution::Version& versi
 // For each component in order, its argument patches (and source-controller's
 // storage patch when .spec.storage is set); then, when sharded, the main
 // controllers' label selector.
-std::vector<yaml::Node> component_patches(const instance::FluxInstance& flux,
-                                          const distribution::Version& version);
+std::vector<Patch> component_patches(const instance::FluxInstance& flux,
+                                     const distribution::Version& version);
 
 // notification-controller's address as the controllers send events to it.
 std::string events_address(const instance::FluxInstance& flux);

@@ -20,11 +20,4 @@ std::string storage_claim(const instance::Storage& storage);
 std::string sync_manifests(const instance::FluxInstance& flux,
                            const distribution::Version& version);
 
-// A merge patch for every Deployment: Linux nodes, and the image pull secret.
-std::string node_selector_patch(const std::string& image_pull_secret);
-
-// The labels and annotations every object gets (builtin transformer configs).
-std::string labels_transformer(const std::string& ns, const std::string& version_name);
-std::string annotations_transformer();
-
 }  // namespace fluxop::render

@@ -1,6 +1,8 @@
 #include "core/render/kustomization.h"
 
-#include "core/render/patch.h"
+#include <algorithm>
+
+#include "core/kustomize/fieldspec.h"
 
 namespace fluxop::render {
 
@@ -8,104 +10,111 @@ using yaml::Node;
 
 namespace {
 
-Node header(const std::string& ns) {
-  Node kustomization = Node::map();
-  kustomization.set("apiVersion", Node::string("kustomize.config.k8s.io/v1beta1"));
-  kustomization.set("kind", Node::string("Kustomization"));
-  kustomization.set("namespace", Node::string(ns));
-  return kustomization;
+// Every Deployment runs on Linux nodes, with the image pull secret if any.
+Patch node_selector_patch(const std::string& image_pull_secret) {
+  Node node_selector = Node::map();
+  node_selector.set("kubernetes.io/os", Node::string("linux"));
+  Node pod = Node::map();
+  pod.set("nodeSelector", std::move(node_selector));
+  if (!image_pull_secret.empty()) {
+    Node secret = Node::map();
+    secret.set("name", Node::string(image_pull_secret));
+    Node secrets = Node::sequence();
+    secrets.push_back(std::move(secret));
+    pod.set("imagePullSecrets", std::move(secrets));
+  }
+  Node pod_template = Node::map();
+  pod_template.set("spec", std::move(pod));
+  Node metadata = Node::map();
+  metadata.set("name", Node::string("all"));
+  return deployment_template_patch(std::move(metadata), std::move(pod_template));
 }
 
-Node strings(const std::vector<std::string>& values) {
-  Node list = Node::sequence();
-  for (const std::string& value : values) list.push_back(Node::string(value));
-  return list;
+kustomize::ImageChange image_change(const distribution::ComponentImage& image,
+                                    const kustomize::Context& context, std::size_t index) {
+  return kustomize::compile_image_change({.name = "fluxcd/" + image.component,
+                                          .new_name = image.repository,
+                                          .new_tag = image.tag,
+                                          .digest = image.digest},
+                                         context, "images[" + std::to_string(index) + "]");
 }
 
-Node image_entry(const distribution::ComponentImage& image) {
-  Node entry = Node::map();
-  entry.set("name", Node::string("fluxcd/" + image.component));
-  entry.set("newName", Node::string(image.repository));
-  entry.set("newTag", Node::string(image.tag));
-  if (!image.digest.empty()) entry.set("digest", Node::string(image.digest));
-  return entry;
-}
-
-void set_if(Node& map, const char* key, const std::string& value) {
-  if (!value.empty()) map.set(key, Node::string(value));
+// The metadata maps of every object, created where missing.
+kustomize::FieldSpecs metadata_field(const char* map) {
+  return {{{}, std::string("metadata/") + map, true}};
 }
 
 }  // namespace
 
-Node instance_kustomization(const std::string& ns, const std::vector<std::string>& components,
-                            const Layout& layout,
-                            const std::vector<distribution::ComponentImage>& images,
-                            const std::vector<Node>& patches) {
-  std::vector<std::string> resources = {"namespace.yaml"};
-  if (layout.network_policy) resources.push_back("policies.yaml");
-  resources.push_back("roles");
-  for (const std::string& component : components) resources.push_back(component + ".yaml");
-  resources.insert(resources.end(), layout.shards.begin(), layout.shards.end());
-  if (layout.storage) resources.push_back("pvc.yaml");
-  if (layout.sync) resources.push_back("sync.yaml");
-
-  Node image_list = Node::sequence();
-  for (const distribution::ComponentImage& image : images) image_list.push_back(image_entry(image));
-
-  Node node_selector = Node::map();
-  node_selector.set("path", Node::string("node-selector.yaml"));
-  Node target = Node::map();
-  target.set("kind", Node::string("Deployment"));
-  node_selector.set("target", std::move(target));
-  Node patch_list = Node::sequence();
-  patch_list.push_back(std::move(node_selector));
-  for (const Node& patch : patches) patch_list.push_back(patch);
-
-  Node kustomization = header(ns);
-  kustomization.set("transformers", strings({"annotations.yaml", "labels.yaml"}));
-  kustomization.set("resources", strings(resources));
-  kustomization.set("images", std::move(image_list));
-  kustomization.set("patches", std::move(patch_list));
-  return kustomization;
+kustomize::Transforms instance_transforms(const instance::FluxInstance& flux,
+                                          const distribution::Version& version,
+                                          const std::vector<distribution::ComponentImage>& images,
+                                          std::vector<Patch> patches,
+                                          const kustomize::Context& context) {
+  kustomize::Transforms transforms;
+  transforms.patches.push_back(node_selector_patch(flux.distribution.image_pull_secret));
+  for (Patch& patch : patches) transforms.patches.push_back(std::move(patch));
+  for (std::size_t i = 0; i < transforms.patches.size(); ++i) {
+    if (transforms.patches[i].field.empty()) {
+      transforms.patches[i].field = "patches[" + std::to_string(i) + "]";
+    }
+  }
+  transforms.ns = flux.ns;
+  for (const distribution::ComponentImage& image : images) {
+    transforms.images.push_back(image_change(image, context, transforms.images.size()));
+  }
+  // As upstream's transformer configs list them: annotations first.
+  transforms.transformers.push_back({"transformers[0]",
+                                     {{"kustomize.toolkit.fluxcd.io/ssa", "Ignore"},
+                                      {"kustomize.toolkit.fluxcd.io/prune", "Disabled"}},
+                                     metadata_field("annotations")});
+  transforms.transformers.push_back({"transformers[1]",
+                                     {{"app.kubernetes.io/managed-by", "flux-operator"},
+                                      {"app.kubernetes.io/instance", flux.ns},
+                                      {"app.kubernetes.io/version", version.original},
+                                      {"app.kubernetes.io/part-of", "flux"}},
+                                     metadata_field("labels")});
+  return transforms;
 }
 
-Node roles_kustomization(const std::string& ns, const distribution::Version& version,
-                         bool drop_token_permission) {
-  Node kustomization = header(ns);
-  kustomization.set("resources", strings({"rbac.yaml"}));
-  kustomization.set("nameSuffix", Node::string("-" + ns));
+kustomize::Transforms roles_transforms(const std::string& ns, const distribution::Version& version,
+                                       bool drop_token_permission) {
+  kustomize::Transforms transforms{.ns = ns, .name_suffix = "-" + ns};
   if (drop_token_permission) {
     // The rule granting serviceaccounts/token: 11th in crd-controller up to
     // Flux 2.6, 12th after.
     const char* rule = version.major == 2 && version.minor <= 6 ? "/rules/10" : "/rules/11";
-    Node patches = Node::sequence();
-    patches.push_back(
+    transforms.patches.push_back(
         json_patch({.kind = "ClusterRole", .name = "crd-controller"}, {remove(rule)}));
-    kustomization.set("patches", std::move(patches));
+    transforms.patches.back().field = "roles patches[0]";
   }
-  return kustomization;
+  return transforms;
 }
 
-std::vector<Node> user_patches(const std::vector<instance::Patch>& patches) {
-  std::vector<Node> entries;
+std::vector<Patch> user_patches(const std::vector<instance::Patch>& patches,
+                                const kustomize::Context& context) {
+  std::vector<Patch> compiled;
   for (const instance::Patch& patch : patches) {
-    Node entry = Node::map();
-    set_if(entry, "patch", patch.patch);
+    std::string field = ".spec.kustomize.patches[" + std::to_string(compiled.size()) + "]";
+    std::optional<kustomize::Target> target;
     if (patch.target) {
       const instance::PatchTarget& t = *patch.target;
-      Node target = Node::map();
-      set_if(target, "group", t.group);
-      set_if(target, "version", t.version);
-      set_if(target, "kind", t.kind);
-      set_if(target, "name", t.name);
-      set_if(target, "namespace", t.ns);
-      set_if(target, "labelSelector", t.label_selector);
-      set_if(target, "annotationSelector", t.annotation_selector);
-      entry.set("target", std::move(target));
+      target = kustomize::make_target({.group = t.group,
+                                       .version = t.version,
+                                       .kind = t.kind,
+                                       .name = t.name,
+                                       .ns = t.ns,
+                                       .label_selector = t.label_selector,
+                                       .annotation_selector = t.annotation_selector},
+                                      context, field + ".target");
     }
-    entries.push_back(std::move(entry));
+    std::string_view text = patch.patch;
+    text.remove_prefix(std::min(text.size(), text.find_first_not_of(" \t\r\n")));
+    if (text.empty()) context.fail(field + ".patch", "must not be empty");
+    compiled.push_back(
+        kustomize::read_patch(field, text, field + ".patch", std::move(target), context));
   }
-  return entries;
+  return compiled;
 }
 
 }  // namespace fluxop::render

@@ -1,6 +1,6 @@
-// The kustomizations the renderer generates: the instance's, over the
-// distribution's manifests and the generated files, and the roles' one that
-// suffixes the RBAC names with the namespace.
+// The kustomizations the renderer composes in code: the instance's, over the
+// distribution's manifests and the generated objects, and the roles' one
+// that suffixes the RBAC names with the namespace.
 #pragma once
 
 #include <string>
@@ -9,27 +9,26 @@
 #include "core/distribution/component_image.h"
 #include "core/distribution/version.h"
 #include "core/instance/instance.h"
-#include "core/yaml/node.h"
+#include "core/kustomize/context.h"
+#include "core/kustomize/transforms.h"
+#include "core/render/patch.h"
 
 namespace fluxop::render {
 
-struct Layout {
-  bool network_policy = false;        // policies.yaml
-  std::vector<std::string> shards{};  // one directory each
-  bool storage = false;               // pvc.yaml
-  bool sync = false;                  // sync.yaml
-};
+// The instance kustomization: `patches` after the node selector patch, the
+// namespace, the images, and the labels and annotations of every object.
+kustomize::Transforms instance_transforms(const instance::FluxInstance& flux,
+                                          const distribution::Version& version,
+                                          const std::vector<distribution::ComponentImage>& images,
+                                          std::vector<Patch> patches,
+                                          const kustomize::Context& context);
 
-// `patches` follow the node selector patch, in order.
-yaml::Node instance_kustomization(const std::string& ns, const std::vector<std::string>& components,
-                                  const Layout& layout,
-                                  const std::vector<distribution::ComponentImage>& images,
-                                  const std::vector<yaml::Node>& patches);
+kustomize::Transforms roles_transforms(const std::string& ns, const distribution::Version& version,
+                                       bool drop_token_permission);
 
-yaml::Node roles_kustomization(const std::string& ns, const distribution::Version& version,
-                               bool drop_token_permission);
-
-// .spec.kustomize.patches as kustomize reads them.
-std::vector<yaml::Node> user_patches(const std::vector<instance::Patch>& patches);
+// .spec.kustomize.patches; errors name `.spec.kustomize.patches[N]` in the
+// instance file of `context`.
+std::vector<Patch> user_patches(const std::vector<instance::Patch>& patches,
+                                const kustomize::Context& context);
 
 }  // namespace fluxop::render

@@ -1,7 +1,5 @@
 #include "core/render/patch.h"
 
-#include "core/yaml/emit.h"
-
 namespace fluxop::render {
 
 using yaml::Node;
@@ -15,25 +13,16 @@ Node operation(std::string_view op, std::string_view path) {
   return node;
 }
 
-Node target_node(const Target& target) {
-  Node node = Node::map();
+// The renderer's own targets: a pattern that does not compile is a bug.
+kustomize::Target compiled(const Target& target) {
+  static const kustomize::Context kRenderer{"", "fluxopctl's Flux kustomization"};
+  kustomize::TargetSpec spec{
+      .kind = target.kind, .name = target.name, .annotation_selector = target.annotation_selector};
   if (target.apps_v1) {
-    node.set("group", Node::string("apps"));
-    node.set("version", Node::string("v1"));
+    spec.group = "apps";
+    spec.version = "v1";
   }
-  node.set("kind", Node::string(target.kind));
-  if (!target.name.empty()) node.set("name", Node::string(target.name));
-  if (!target.annotation_selector.empty()) {
-    node.set("annotationSelector", Node::string(target.annotation_selector));
-  }
-  return node;
-}
-
-Node patch_entry(const Target& target, std::string text) {
-  Node entry = Node::map();
-  entry.set("target", target_node(target));
-  entry.set("patch", Node::string(std::move(text)));
-  return entry;
+  return kustomize::make_target(spec, kRenderer, "target");
 }
 
 }  // namespace
@@ -60,14 +49,25 @@ Node add_arg(std::string_view argument) {
   return add(arg_path("-"), Node::string(std::string(argument)));
 }
 
-Node json_patch(const Target& target, const std::vector<Node>& operations) {
+Patch json_patch(const Target& target, const std::vector<Node>& operations) {
   Node list = Node::sequence();
   for (const Node& op : operations) list.push_back(op);
-  return patch_entry(target, yaml::emit(list));
+  return {.field = "", .target = compiled(target), .operations = std::move(list)};
 }
 
-Node merge_patch(const Target& target, const Node& patch) {
-  return patch_entry(target, yaml::emit(patch));
+Patch merge_patch(const Target& target, Node patch) {
+  return {.field = "", .target = compiled(target), .merges = {std::move(patch)}};
+}
+
+Patch deployment_template_patch(Node metadata, Node pod_template) {
+  Node spec = Node::map();
+  spec.set("template", std::move(pod_template));
+  Node patch = Node::map();
+  patch.set("apiVersion", Node::string("apps/v1"));
+  patch.set("kind", Node::string("Deployment"));
+  patch.set("metadata", std::move(metadata));
+  patch.set("spec", std::move(spec));
+  return merge_patch({.kind = "Deployment"}, std::move(patch));
 }
 
 std::string any_of(const std::vector<std::string>& names) {

@@ -1,15 +1,17 @@
-// Building the entries of a kustomization's `patches` list in code: a target
-// selector and a patch, either a JSON 6902 operation list or a strategic
-// merge patch, kept as the YAML text kustomize expects.
+// Building the renderer's kustomize patches in code: a target selector and
+// either JSON 6902 operations or a strategic merge patch.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/kustomize/patches.h"
 #include "core/yaml/node.h"
 
 namespace fluxop::render {
+
+using kustomize::Patch;
 
 struct Target {
   std::string kind{};
@@ -28,10 +30,12 @@ std::string arg_path(std::string_view index);
 // Appends one argument to a Deployment's first container.
 yaml::Node add_arg(std::string_view argument);
 
-// `{target, patch}` with the operations as YAML text.
-yaml::Node json_patch(const Target& target, const std::vector<yaml::Node>& operations);
-// `{target, patch}` with a strategic merge patch as YAML text.
-yaml::Node merge_patch(const Target& target, const yaml::Node& patch);
+Patch json_patch(const Target& target, const std::vector<yaml::Node>& operations);
+Patch merge_patch(const Target& target, yaml::Node patch);
+
+// A strategic merge patch of every Deployment's pod template; `metadata`
+// is the patch object's own (a name, at least).
+Patch deployment_template_patch(yaml::Node metadata, yaml::Node pod_template);
 
 // "(a|b|c)": a target name matching any of `names`.
 std::string any_of(const std::vector<std::string>& names);

@@ -27,7 +27,7 @@ Node set_resources(const char* request_memory, const char* limit_cpu, const char
 }
 
 // The Deployment-wide merge patch every size profile starts with.
-Node pod_template_patch(const std::string& size) {
+Patch pod_template_patch(const std::string& size) {
   Node metadata = Node::map();
   metadata.set("name", Node::string("all"));
   if (!size.empty()) {
@@ -44,15 +44,7 @@ Node pod_template_patch(const std::string& size) {
   template_metadata.set("annotations", std::move(annotations));
   Node pod_template = Node::map();
   pod_template.set("metadata", std::move(template_metadata));
-  Node spec = Node::map();
-  spec.set("template", std::move(pod_template));
-
-  Node patch = Node::map();
-  patch.set("apiVersion", Node::string("apps/v1"));
-  patch.set("kind", Node::string("Deployment"));
-  patch.set("metadata", std::move(metadata));
-  patch.set("spec", std::move(spec));
-  return merge_patch({.kind = "Deployment"}, patch);
+  return deployment_template_patch(std::move(metadata), std::move(pod_template));
 }
 
 std::vector<Node> helm_cache_args(const char* max_size) {
@@ -60,11 +52,11 @@ std::vector<Node> helm_cache_args(const char* max_size) {
           add_arg("--helm-cache-ttl=720m"), add_arg("--helm-cache-purge-interval=60m")};
 }
 
-Node deployments(const std::string& name, std::vector<Node> operations) {
+Patch deployments(const std::string& name, std::vector<Node> operations) {
   return json_patch({.kind = "Deployment", .name = name}, operations);
 }
 
-std::vector<Node> small_profile() {
+std::vector<Patch> small_profile() {
   std::vector<Node> source = helm_cache_args("10");
   return {
       json_patch({.kind = "Deployment"}, {set_resources("64Mi", "1000m", "512Mi")}),
@@ -72,7 +64,7 @@ std::vector<Node> small_profile() {
       deployments(kSource, source)};
 }
 
-std::vector<Node> medium_profile() {
+std::vector<Patch> medium_profile() {
   std::vector<Node> source = helm_cache_args("50");
   source.push_back(add_arg("--concurrent=5"));
   return {
@@ -82,7 +74,7 @@ std::vector<Node> medium_profile() {
       deployments(kSource, source)};
 }
 
-std::vector<Node> large_profile() {
+std::vector<Patch> large_profile() {
   std::vector<Node> source = helm_cache_args("100");
   source.push_back(add_arg("--concurrent=10"));
   source.push_back(set_resources("256Mi", "2000m", "2Gi"));
@@ -123,7 +115,7 @@ Node all_of_operator_group() {
 
 }  // namespace
 
-std::vector<Node> cluster_type_patches(const std::string& type) {
+std::vector<Patch> cluster_type_patches(const std::string& type) {
   if (type != "openshift") return {};
   return {json_patch({.kind = "Deployment"},
                      {remove("/spec/template/spec/securityContext"),
@@ -134,17 +126,17 @@ std::vector<Node> cluster_type_patches(const std::string& type) {
                       remove("/metadata/labels/pod-security.kubernetes.io~1warn-version")})};
 }
 
-std::vector<Node> cluster_size_patches(const std::string& size) {
-  std::vector<Node> patches{pod_template_patch(size)};
-  std::vector<Node> profile = size == "small"    ? small_profile()
-                              : size == "medium" ? medium_profile()
-                              : size == "large"  ? large_profile()
-                                                 : std::vector<Node>{};
+std::vector<Patch> cluster_size_patches(const std::string& size) {
+  std::vector<Patch> patches{pod_template_patch(size)};
+  std::vector<Patch> profile = size == "small"    ? small_profile()
+                               : size == "medium" ? medium_profile()
+                               : size == "large"  ? large_profile()
+                                                  : std::vector<Patch>{};
   patches.insert(patches.end(), profile.begin(), profile.end());
   return patches;
 }
 
-std::vector<Node> multitenant_patches(const std::string& default_service_account) {
+std::vector<Patch> multitenant_patches(const std::string& default_service_account) {
   return {deployments("(kustomize-controller|helm-controller|notification-controller|"
                       "image-reflector-controller|image-automation-controller|source-watcher)",
                       {add_arg("--no-cross-namespace-refs=true")}),
@@ -155,12 +147,12 @@ std::vector<Node> multitenant_patches(const std::string& default_service_account
                      {add("/spec/serviceAccountName", Node::string("kustomize-controller"))})};
 }
 
-std::vector<Node> external_artifact_patches() {
+std::vector<Patch> external_artifact_patches() {
   return {deployments(kKustomizeHelm, {add_arg("--feature-gates=ExternalArtifact=true")})};
 }
 
-std::vector<Node> notification_patches(const distribution::Version& version,
-                                       const std::string& ns) {
+std::vector<Patch> notification_patches(const distribution::Version& version,
+                                        const std::string& ns) {
   return {json_patch(
               {.kind = "CustomResourceDefinition", .name = "alerts.notification.toolkit.fluxcd.io"},
               enum_additions(version, "eventSources")),

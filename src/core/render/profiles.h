@@ -7,29 +7,29 @@
 
 #include "core/distribution/version.h"
 #include "core/instance/instance.h"
-#include "core/yaml/node.h"
+#include "core/render/patch.h"
 
 namespace fluxop::render {
 
 // .spec.cluster.type: OpenShift runs pods without the restricted security
 // context and namespace pod-security labels; other types change nothing.
-std::vector<yaml::Node> cluster_type_patches(const std::string& type);
+std::vector<Patch> cluster_type_patches(const std::string& type);
 
 // .spec.cluster.size: small, medium, large, or "" for the common pod
 // template label and annotation only.
-std::vector<yaml::Node> cluster_size_patches(const std::string& size);
+std::vector<Patch> cluster_size_patches(const std::string& size);
 
 // .spec.cluster.multitenant: no cross-namespace references, no remote bases,
 // a default service account for kustomize/helm and for the sync Kustomization.
-std::vector<yaml::Node> multitenant_patches(const std::string& default_service_account);
+std::vector<Patch> multitenant_patches(const std::string& default_service_account);
 
 // source-watcher serves ExternalArtifacts, which kustomize and helm
 // controllers read behind a feature gate.
-std::vector<yaml::Node> external_artifact_patches();
+std::vector<Patch> external_artifact_patches();
 
 // Lets notification-controller's Alerts and Receivers name the Flux Operator
 // kinds, and the CRD controller's role (named with the `ns` suffix) manage them.
-std::vector<yaml::Node> notification_patches(const distribution::Version& version,
-                                             const std::string& ns);
+std::vector<Patch> notification_patches(const distribution::Version& version,
+                                        const std::string& ns);
 
 }  // namespace fluxop::render

@@ -8,7 +8,6 @@
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
-#include "core/instance/defaults.h"
 #include "core/kustomize/build.h"
 #include "core/render/apply_order.h"
 #include "core/render/component_patches.h"
@@ -17,7 +16,6 @@
 #include "core/render/profiles.h"
 #include "core/render/shard.h"
 #include "core/render/workload_identity.h"
-#include "core/render/workspace.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/parse.h"
 
@@ -54,12 +52,12 @@ bool network_policy(const instance::FluxInstance& flux) {
 
 // Every patch of the instance kustomization after the node selector, in the
 // order upstream lists them.
-std::vector<Node> instance_patches(const instance::FluxInstance& flux,
-                                   const distribution::Version& version,
-                                   const WorkloadIdentity& identity) {
-  std::vector<Node> patches = component_patches(flux, version);
-  auto append = [&](const std::vector<Node>& more) {
-    patches.insert(patches.end(), more.begin(), more.end());
+std::vector<Patch> instance_patches(const instance::FluxInstance& flux,
+                                    const distribution::Version& version,
+                                    WorkloadIdentity& identity, const kustomize::Context& context) {
+  std::vector<Patch> patches = component_patches(flux, version);
+  auto append = [&](std::vector<Patch>&& more) {
+    for (Patch& patch : more) patches.push_back(std::move(patch));
   };
   append(cluster_type_patches(flux.cluster.type));
   append(cluster_size_patches(flux.cluster.size));
@@ -70,98 +68,83 @@ std::vector<Node> instance_patches(const instance::FluxInstance& flux,
   if (has(flux.components, "notification-controller")) {
     append(notification_patches(version, flux.ns));
   }
-  append(identity.patches);
-  append(user_patches(flux.patches));
+  append(std::move(identity.patches));
+  append(user_patches(flux.patches, context));
   return patches;
 }
 
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-  for (std::size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
+// The objects of a YAML stream the renderer holds (a distribution manifest
+// or a generated one).
+kustomize::ResourceList objects(std::string_view text, const std::string& origin) {
+  return kustomize::load_resources(text, origin);
 }
 
-// Writes the kustomization tree of the instance into `workspace`; returns the
-// index of the first user patch in the instance kustomization's patches.
-std::size_t lay_out(const Workspace& workspace, const instance::FluxInstance& flux,
-                    const distribution::Distribution& dist, const distribution::Version& version) {
-  std::string manifests = dist.manifests_dir(version) + "/";
-  WorkloadIdentity identity = workload_identity(flux, version);
+// The namespace the distribution's manifests are written for.
+constexpr std::string_view kManifestsNamespace = "flux-system";
 
-  Layout layout{.network_policy = network_policy(flux),
-                .storage = flux.storage.has_value(),
-                .sync = flux.sync.has_value()};
-  if (flux.sharding) layout.shards = flux.sharding->shards;
+// The bindings' subjects name the manifests' namespace, which the namespace
+// transformer does not reach (it sets only subjects named "default").
+void bind_to_namespace(kustomize::ResourceList& roles, const std::string& ns) {
+  for (kustomize::Resource& role : roles) {
+    Node* subjects = role.object().get("subjects");
+    if (!subjects || !subjects->is_sequence()) continue;
+    for (Node& subject : subjects->items()) {
+      if (subject.is_map() && subject.string_at({"namespace"}) == kManifestsNamespace) {
+        subject.set("namespace", Node::string(ns));
+      }
+    }
+  }
+}
+
+// The kustomization tree upstream writes, composed in memory: the
+// namespace, network policies, roles, components, shards, storage and sync,
+// each level transformed as its kustomization would be.
+kustomize::ResourceList compose(const instance::FluxInstance& flux,
+                                const distribution::Distribution& dist,
+                                const distribution::Version& version, WorkloadIdentity identity,
+                                const kustomize::Context& context) {
+  std::string manifests = dist.manifests_dir(version) + "/";
+  auto manifest = [&](const std::string& name) {
+    return objects(yaml::read_file(manifests + name), manifests + name);
+  };
+  kustomize::ResourceList resources;
+  auto add = [&](kustomize::ResourceList&& more, const std::string& what) {
+    kustomize::append_resources(resources, std::move(more), context, what);
+  };
+  add(objects(namespace_manifest(flux.ns), "namespace"), "namespace");
+  if (network_policy(flux)) add(manifest("policies.yaml"), "policies.yaml");
+  kustomize::ResourceList roles = manifest("rbac.yaml");
+  bind_to_namespace(roles, flux.ns);
+  kustomize::apply_transforms(
+      roles, roles_transforms(flux.ns, version, identity.drop_token_permission), context);
+  add(std::move(roles), "rbac.yaml");
+  for (const std::string& component : flux.components) {
+    add(manifest(component + ".yaml"), component + ".yaml");
+  }
+  if (flux.sharding) {
+    for (const std::string& shard : flux.sharding->shards) {
+      kustomize::ResourceList copy;
+      for (const std::string& component : shard_components(flux, version)) {
+        for (kustomize::Resource& resource : manifest(component + ".yaml")) {
+          copy.push_back(std::move(resource));
+        }
+      }
+      kustomize::apply_transforms(copy, shard_transforms(flux, version, shard), context);
+      add(std::move(copy), "shard " + shard);
+    }
+  }
+  if (flux.storage) add(objects(storage_claim(*flux.storage), "storage"), "storage");
+  if (flux.sync) add(objects(sync_manifests(flux, version), "sync"), "sync");
 
   std::vector<distribution::ComponentImage> images =
       distribution::manifest_images(dist, version, flux.distribution.registry, flux.components);
-  std::vector<Node> patches = instance_patches(flux, version, identity);
-  // The node selector patch comes first.
-  std::size_t first_user_patch = 1 + patches.size() - flux.patches.size();
-  workspace.write("kustomization.yaml", yaml::emit(instance_kustomization(
-                                            flux.ns, flux.components, layout, images, patches)));
-  workspace.write("namespace.yaml", namespace_manifest(flux.ns));
-  workspace.write("annotations.yaml", annotations_transformer());
-  workspace.write("labels.yaml", labels_transformer(flux.ns, version.original));
-  workspace.write("node-selector.yaml", node_selector_patch(flux.distribution.image_pull_secret));
-  if (layout.network_policy) {
-    workspace.write("policies.yaml", yaml::read_file(manifests + "policies.yaml"));
-  }
-  for (const std::string& component : flux.components) {
-    workspace.write(component + ".yaml", yaml::read_file(manifests + component + ".yaml"));
-  }
-  if (flux.storage) workspace.write("pvc.yaml", storage_claim(*flux.storage));
-  if (flux.sync) workspace.write("sync.yaml", sync_manifests(flux, version));
-
-  // Subjects of the bindings name the namespace in the manifests' text,
-  // which the namespace transformer does not reach.
-  std::string rbac = yaml::read_file(manifests + "rbac.yaml");
-  if (flux.ns != instance::kDefaultNamespace) rbac = replace_all(rbac, "flux-system", flux.ns);
-  workspace.write("roles/rbac.yaml", rbac);
-  workspace.write(
-      "roles/kustomization.yaml",
-      yaml::emit(roles_kustomization(flux.ns, version, identity.drop_token_permission)));
-
-  for (const std::string& shard : layout.shards) {
-    workspace.write(shard + "/kustomization.yaml",
-                    yaml::emit(shard_kustomization(flux, version, shard)));
-    for (const std::string& component : shard_components(flux, version)) {
-      workspace.write(shard + "/" + component + ".yaml",
-                      yaml::read_file(manifests + component + ".yaml"));
-    }
-  }
-  return first_user_patch;
-}
-
-// An error of the instance kustomization's patches[index], as the field of
-// the user patch it comes from; other errors as they are.
-std::string name_user_patch(const std::string& message, std::size_t first_user_patch) {
-  constexpr std::string_view kPrefix = "kustomization.yaml: patches[";
-  if (!message.starts_with(kPrefix)) return message;
-  std::size_t end = message.find("]: ", kPrefix.size());
-  if (end == std::string::npos) return message;
-  std::size_t index = std::stoul(message.substr(kPrefix.size(), end - kPrefix.size()));
-  if (index < first_user_patch) return message;
-  return ".spec.kustomize.patches[" + std::to_string(index - first_user_patch) +
-         "]: " + message.substr(end + 3);
-}
-
-std::vector<Node> build(const Workspace& workspace, const instance::FluxInstance& flux,
-                        const distribution::Version& version, std::size_t first_user_patch) {
-  kustomize::ResourceList resources;
-  try {
-    resources = kustomize::build(workspace.dir());
-  } catch (const Error& error) {
-    std::string message = replace_all(error.what(), workspace.dir() + "/", "");
-    throw Error(flux.file + ": " + name_user_patch(message, first_user_patch) +
-                " (rendering Flux " + version.original + ")");
-  }
-  std::vector<Node> objects;
-  objects.reserve(resources.size());
-  for (kustomize::Resource& resource : resources) objects.push_back(std::move(resource.object()));
-  return objects;
+  kustomize::apply_transforms(
+      resources,
+      instance_transforms(flux, version, images, instance_patches(flux, version, identity, context),
+                          context),
+      context);
+  kustomize::finish_build(resources);
+  return resources;
 }
 
 }  // namespace
@@ -176,11 +159,20 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
   }
   check_components(flux, version);
 
-  Workspace workspace;
-  std::size_t first_user_patch = lay_out(workspace, flux, dist, version);
+  WorkloadIdentity identity = workload_identity(flux, version);
+  kustomize::Context context{.dir = "", .file = flux.file};
+  kustomize::ResourceList resources;
+  try {
+    resources = compose(flux, dist, version, std::move(identity), context);
+  } catch (const Error& error) {
+    throw Error(std::string(error.what()) + " (rendering Flux " + version.original + ")");
+  }
   Rendered rendered;
   rendered.version = version.original;
-  rendered.objects = build(workspace, flux, version, first_user_patch);
+  rendered.objects.reserve(resources.size());
+  for (kustomize::Resource& resource : resources) {
+    rendered.objects.push_back(std::move(resource.object()));
+  }
   if (options.revision) {
     rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/kustomize/builtin_fieldspecs.h"
 #include "core/render/component_patches.h"
 #include "core/render/patch.h"
 
@@ -12,7 +13,7 @@ using yaml::Node;
 namespace {
 
 // A strategic merge patch deleting every object its target selects.
-Node delete_cluster_wide_objects() {
+Patch delete_cluster_wide_objects() {
   Node metadata = Node::map();
   metadata.set("name", Node::string("all"));
   Node patch = Node::map();
@@ -27,13 +28,13 @@ Node delete_cluster_wide_objects() {
 
 // Each shard's pods carry their own app label, so Services and Deployments
 // select only the shard's pods.
-Node select_service(const std::string& component, const std::string& shard) {
+Patch select_service(const std::string& component, const std::string& shard) {
   return json_patch({.kind = "Service", .name = "(" + component + ")"},
                     {replace("/spec/selector/app", Node::string(component + "-" + shard))});
 }
 
-Node relabel_deployment(const instance::FluxInstance& flux, const std::string& component,
-                        const std::string& shard, bool serves_artifacts) {
+Patch relabel_deployment(const instance::FluxInstance& flux, const std::string& component,
+                         const std::string& shard, bool serves_artifacts) {
   std::string app = component + "-" + shard;
   std::vector<Node> operations = {replace("/spec/selector/matchLabels/app", Node::string(app)),
                                   replace("/spec/template/metadata/labels/app", Node::string(app))};
@@ -58,16 +59,13 @@ std::vector<std::string> shard_components(const instance::FluxInstance& flux,
   return components;
 }
 
-Node shard_kustomization(const instance::FluxInstance& flux, const distribution::Version& version,
-                         const std::string& shard) {
-  Node resources = Node::sequence();
-  for (const std::string& component : shard_components(flux, version)) {
-    resources.push_back(Node::string(component + ".yaml"));
-  }
+kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
+                                       const distribution::Version& version,
+                                       const std::string& shard) {
   std::vector<std::string> shardable = shardable_components(version);
   bool has_watcher = shardable.back() == "source-watcher";
 
-  Node patches = Node::sequence();
+  std::vector<Patch> patches;
   patches.push_back(delete_cluster_wide_objects());
   patches.push_back(select_service("source-controller", shard));
   if (has_watcher) patches.push_back(select_service("source-watcher", shard));
@@ -80,18 +78,16 @@ Node shard_kustomization(const instance::FluxInstance& flux, const distribution:
   patches.push_back(
       json_patch({.kind = "Deployment", .name = any_of(shardable)},
                  {add_arg("--watch-label-selector=" + flux.sharding->key + "=" + shard)}));
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    patches[i].field = "shard " + shard + " patches[" + std::to_string(i) + "]";
+  }
 
-  Node annotations = Node::map();
-  annotations.set(kShardRoleAnnotation, Node::string("shard"));
-  Node kustomization = Node::map();
-  kustomization.set("apiVersion", Node::string("kustomize.config.k8s.io/v1beta1"));
-  kustomization.set("kind", Node::string("Kustomization"));
-  kustomization.set("namespace", Node::string(flux.ns));
-  kustomization.set("resources", std::move(resources));
-  kustomization.set("nameSuffix", Node::string("-" + shard));
-  kustomization.set("commonAnnotations", std::move(annotations));
-  kustomization.set("patches", std::move(patches));
-  return kustomization;
+  return {.patches = std::move(patches),
+          .ns = flux.ns,
+          .name_suffix = "-" + shard,
+          .common_annotations = {"commonAnnotations",
+                                 {{kShardRoleAnnotation, "shard"}},
+                                 kustomize::builtin_fieldspecs::common_annotations()}};
 }
 
 }  // namespace fluxop::render

@@ -8,7 +8,7 @@
 
 #include "core/distribution/version.h"
 #include "core/instance/instance.h"
-#include "core/yaml/node.h"
+#include "core/kustomize/transforms.h"
 
 namespace fluxop::render {
 
@@ -16,9 +16,9 @@ namespace fluxop::render {
 std::vector<std::string> shard_components(const instance::FluxInstance& flux,
                                           const distribution::Version& version);
 
-// The shard's kustomization; its resources are `<component>.yaml` files
-// beside it.
-yaml::Node shard_kustomization(const instance::FluxInstance& flux,
-                               const distribution::Version& version, const std::string& shard);
+// What the shard's kustomization does to its copy of the components.
+kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
+                                       const distribution::Version& version,
+                                       const std::string& shard);
 
 }  // namespace fluxop::render

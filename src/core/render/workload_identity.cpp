@@ -18,13 +18,13 @@ bool before(const distribution::Version& version, std::uint64_t minor) {
   throw Error(flux.file + ": .spec.cluster." + field + ": " + message);
 }
 
-Node feature_gate(const std::vector<std::string>& controllers, bool enabled) {
+Patch feature_gate(const std::vector<std::string>& controllers, bool enabled) {
   return json_patch({.kind = "Deployment", .name = any_of(controllers)},
                     {add_arg(std::string("--feature-gates=ObjectLevelWorkloadIdentity=") +
                              (enabled ? "true" : "false"))});
 }
 
-std::vector<Node> tenant_service_accounts(const instance::Cluster& cluster) {
+std::vector<Patch> tenant_service_accounts(const instance::Cluster& cluster) {
   auto deployments = [](const char* name, const std::string& argument) {
     return json_patch({.kind = "Deployment", .name = name}, {add_arg(argument)});
   };
@@ -75,7 +75,7 @@ WorkloadIdentity workload_identity(const instance::FluxInstance& flux,
   result.drop_token_permission = !cluster.object_level_workload_identity;
   // The instance rules refuse multitenantWorkloadIdentity without objectLevelWorkloadIdentity.
   if (cluster.multitenant_workload_identity) {
-    std::vector<Node> accounts = tenant_service_accounts(cluster);
+    std::vector<Patch> accounts = tenant_service_accounts(cluster);
     result.patches.insert(result.patches.end(), accounts.begin(), accounts.end());
   }
   return result;

@@ -8,12 +8,12 @@
 
 #include "core/distribution/version.h"
 #include "core/instance/instance.h"
-#include "core/yaml/node.h"
+#include "core/render/patch.h"
 
 namespace fluxop::render {
 
 struct WorkloadIdentity {
-  std::vector<yaml::Node> patches;
+  std::vector<Patch> patches;
   // The crd-controller role loses the rule that lets it create service
   // account tokens, which only object-level workload identity needs.
   bool drop_token_permission = false;

@@ -4,6 +4,7 @@
 
 #include "../temp_dir.h"
 #include "core/error.h"
+#include "core/kustomize/file_system.h"
 
 namespace {
 
@@ -128,5 +129,39 @@ TEST_CASE("build without a kustomization file says so") {
   dir.write("kustomization.yaml", "");
   dir.write("Kustomization", "");
   CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("more than one kustomization file"),
+                       Error);
+}
+
+// The engine reads only through its FileSystem: a tree in memory builds as
+// the same tree on disk does, with the same rules.
+TEST_CASE("build reads a kustomization tree held in memory") {
+  fluxop::kustomize::MemoryFileSystem files;
+  files.add("/app/kustomization.yaml",
+            "namespace: prod\nresources:\n- cm.yaml\n- base\npatches:\n- path: patch.yaml\n");
+  files.add("/app/cm.yaml", std::string(kConfigMap));
+  files.add("/app/patch.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"
+            "data: {a: b}\n");
+  files.add("/app/base/kustomization.yaml", "namePrefix: b-\nresources:\n- sa.yaml\n");
+  files.add("/app/base/sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n");
+  auto resources = build("/app", files);
+  CHECK(ids(resources) ==
+        std::vector<std::string>{"ServiceAccount/prod/b-sa", "ConfigMap/prod/cm"});
+  CHECK(resources[1].object().string_at({"data", "a"}) == "b");
+
+  // Nothing of it is on disk.
+  CHECK_THROWS_WITH_AS(build("/app"), doctest::Contains("/app: not a directory"), Error);
+
+  files.add("/outside.yaml", std::string(kConfigMap));
+  files.add("/app/kustomization.yaml", "resources:\n- ../outside.yaml\n");
+  CHECK_THROWS_WITH_AS(
+      build("/app", files),
+      doctest::Contains("security; file '/outside.yaml' is not in or below '/app'"), Error);
+  files.add("/app/kustomization.yaml", "resources:\n- base\n");
+  files.add("/app/base/kustomization.yaml", "resources:\n- ../../app\n");
+  CHECK_THROWS_WITH_AS(build("/app", files), doctest::Contains("cycle detected"), Error);
+  files.add("/app/kustomization.yaml", "resources:\n- missing.yaml\n");
+  CHECK_THROWS_WITH_AS(build("/app", files),
+                       doctest::Contains("resources[0]: no such file or directory: missing.yaml"),
                        Error);
 }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/kustomize/context.h"
 #include "core/kustomize/resource.h"
+#include "core/kustomize/transforms.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/parse.h"
 
@@ -26,6 +27,44 @@ inline kustomize::Context context_in(const TempDir& dir) {
 }
 
 inline yaml::Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
+
+// One kustomization field run alone, as a build runs it: read into typed
+// transforms, then applied.
+using Transformer = void (*)(kustomize::ResourceList& resources, const yaml::Node& field,
+                             const kustomize::Context& context);
+
+template <const char* Field>
+void run_field(kustomize::ResourceList& resources, const yaml::Node& field,
+               const kustomize::Context& context) {
+  yaml::Node kustomization = yaml::Node::map();
+  kustomization.set(Field, field);
+  kustomize::apply_transforms(resources, kustomize::read_transforms(kustomization, context),
+                              context);
+}
+
+inline constexpr char kPatches[] = "patches";
+inline constexpr char kPatchesStrategicMerge[] = "patchesStrategicMerge";
+inline constexpr char kPatchesJson6902[] = "patchesJson6902";
+inline constexpr char kNamespace[] = "namespace";
+inline constexpr char kNamePrefix[] = "namePrefix";
+inline constexpr char kNameSuffix[] = "nameSuffix";
+inline constexpr char kLabels[] = "labels";
+inline constexpr char kCommonLabels[] = "commonLabels";
+inline constexpr char kCommonAnnotations[] = "commonAnnotations";
+inline constexpr char kImages[] = "images";
+inline constexpr char kTransformers[] = "transformers";
+
+inline constexpr Transformer transform_patches = run_field<kPatches>;
+inline constexpr Transformer transform_patches_strategic_merge = run_field<kPatchesStrategicMerge>;
+inline constexpr Transformer transform_patches_json6902 = run_field<kPatchesJson6902>;
+inline constexpr Transformer transform_namespace = run_field<kNamespace>;
+inline constexpr Transformer transform_name_prefix = run_field<kNamePrefix>;
+inline constexpr Transformer transform_name_suffix = run_field<kNameSuffix>;
+inline constexpr Transformer transform_labels = run_field<kLabels>;
+inline constexpr Transformer transform_common_labels = run_field<kCommonLabels>;
+inline constexpr Transformer transform_common_annotations = run_field<kCommonAnnotations>;
+inline constexpr Transformer transform_images = run_field<kImages>;
+inline constexpr Transformer transform_transformers = run_field<kTransformers>;
 
 inline kustomize::ResourceList load(std::string_view text) {
   kustomize::ResourceList resources;
@@ -54,17 +93,16 @@ std::string error_message(Action&& action) {
 
 // Runs `transform` with the kustomization field `field` (YAML text) over the
 // resources in `input`; `expected` is `kubectl kustomize`'s rendering.
-inline void check_transform(kustomize::Transformer transform, std::string_view field,
-                            std::string_view input, std::string_view expected,
+inline void check_transform(Transformer transform, std::string_view field, std::string_view input,
+                            std::string_view expected,
                             const kustomize::Context& context = kContext) {
   kustomize::ResourceList resources = load(input);
   transform(resources, yaml_of(field), context);
   CHECK(render(resources) == expected);
 }
 
-inline void check_error(kustomize::Transformer transform, std::string_view field,
-                        std::string_view input, std::string_view message,
-                        const kustomize::Context& context = kContext) {
+inline void check_error(Transformer transform, std::string_view field, std::string_view input,
+                        std::string_view message, const kustomize::Context& context = kContext) {
   kustomize::ResourceList resources = load(input);
   yaml::Node node = yaml_of(field);
   CHECK_THROWS_WITH_AS(transform(resources, node, context), std::string(message).c_str(), Error);

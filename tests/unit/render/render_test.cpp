@@ -152,6 +152,32 @@ TEST_CASE("render: errors name the instance file and field") {
   CHECK(patch_error.find("/spec/missing/field") != std::string::npos);
 }
 
+// The user's patches are compiled where they are read: the field named is
+// theirs, never an index in a kustomization they did not write.
+TEST_CASE("render: a bad target of a user patch names its field") {
+  std::string valid =
+      "    - patch: |\n        - op: add\n          path: /spec/replicas\n"
+      "          value: 1\n      target:\n        kind: Deployment\n";
+  auto error_for = [&](const std::string& target) {
+    return error_of("  kustomize:\n    patches:\n" + valid +
+                    "    - patch: |\n        - op: add\n          path: /spec/replicas\n"
+                    "          value: 1\n      target:\n" +
+                    target);
+  };
+  CHECK(error_for("        kind: Deployment\n") == "no error");
+  CHECK(error_for("        name: \"(\"\n") ==
+        "instance.yaml: .spec.kustomize.patches[1].target.name: invalid regular expression "
+        "\"(\": unbalanced parentheses (rendering Flux v2.9.0)");
+  CHECK(error_for("        labelSelector: \"a in b\"\n")
+            .starts_with("instance.yaml: .spec.kustomize.patches[1].target.labelSelector: "
+                         "invalid selector"));
+  CHECK(error_for("        annotationSelector: \"=x\"\n")
+            .starts_with("instance.yaml: .spec.kustomize.patches[1].target.annotationSelector: "));
+  CHECK(error_of("  kustomize:\n    patches:\n    - patch: \"[\"\n      target:\n"
+                 "        kind: Deployment\n")
+            .starts_with("instance.yaml: .spec.kustomize.patches[0]: a patch starting with "));
+}
+
 TEST_CASE("render: the revision is computed only when asked") {
   distribution::Distribution dist(kGolden);
   Rendered rendered = render(load(std::string(kMinimal)), dist, {.revision = false});
