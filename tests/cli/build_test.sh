@@ -5,6 +5,7 @@
 # on stdout. Renders from the small distribution under tests/cli/distribution.
 set -uo pipefail
 bin=$1
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac  # some cases run in another directory
 root=$2
 dist=$root/tests/cli/distribution
 work=$(mktemp -d)
@@ -88,6 +89,21 @@ check "bad enum" 1 quiet -- "$bin" build "$work/enum.yaml" --distribution-artifa
 expect_err "bad enum" "^error: $work/enum.yaml: \.spec\.cluster\.type: "
 check "missing file" 1 quiet -- "$bin" build "$work/nope.yaml" --distribution-artifact "$dist"
 expect_err "missing file" "^error: $work/nope.yaml: "
+# A shard is a suffix of object names (and was once a directory of the
+# render's temporary tree): one Kubernetes would refuse is refused first, and
+# nothing appears where it points, from the working directory or TMPDIR.
+mkdir -p "$work/shard-cwd" "$work/shard-tmp/t"
+canaries=("$work/x" "$work/shard-tmp/x" "$work/shard-tmp/t/x")
+[ -e /tmp/x ] || canaries+=(/tmp/x)
+for shard in ../x /tmp/x "$work/x"; do
+  instance shard.yaml 'sharding:' "  shards: [\"$shard\"]"
+  check "shard $shard" 1 quiet -- env -C "$work/shard-cwd" TMPDIR="$work/shard-tmp/t" "$bin" build \
+    "$work/shard.yaml" --distribution-artifact "$dist"
+  expect_err "shard $shard" "^error: $work/shard.yaml: \.spec\.sharding\.shards\[0\]: must be a DNS-1123 label"
+  for canary in "${canaries[@]}"; do
+    [ ! -e "$canary" ] || fail "shard $shard: $canary was written"
+  done
+done
 
 # --- distribution errors ---------------------------------------------------------
 check "no distribution" 1 quiet -- "$bin" build "$work/minimal.yaml"

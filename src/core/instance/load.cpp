@@ -1,6 +1,5 @@
 #include "core/instance/instance.h"
 
-#include <algorithm>
 #include <array>
 #include <iostream>
 #include <iterator>
@@ -11,6 +10,7 @@
 #include "core/instance/reader.h"
 #include "core/instance/rules.h"
 #include "core/instance/spec.h"
+#include "core/names.h"
 #include "core/yaml/parse.h"
 #include "core/yaml/scalar.h"
 
@@ -54,14 +54,6 @@ void check_type(MapReader& root) {
   if (*kind != kKind) root.diagnostics().fail(".kind", "must be " + std::string(kKind));
 }
 
-// A Kubernetes namespace name: a DNS-1123 label.
-bool is_dns_label(std::string_view name) {
-  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  return !name.empty() && name.size() <= 63 && alphanumeric(name.front()) &&
-         alphanumeric(name.back()) &&
-         std::all_of(name.begin(), name.end(), [&](char c) { return alphanumeric(c) || c == '-'; });
-}
-
 void read_metadata(MapReader& root, FluxInstance& instance) {
   std::optional<MapReader> metadata = root.map("metadata", kMetadataFields);
   if (!metadata) root.diagnostics().fail(".metadata", "required field is missing");
@@ -70,11 +62,8 @@ void read_metadata(MapReader& root, FluxInstance& instance) {
   instance.name = *name;
   std::optional<std::string> ns = metadata->string("namespace");
   instance.ns = ns.value_or("");
-  if (ns && !is_dns_label(*ns)) {
-    metadata->diagnostics().fail(
-        ".metadata.namespace",
-        "must be a DNS label: lowercase letters, digits and '-', at most 63 characters");
-  }
+  if (ns && !kDnsLabel.valid(*ns))
+    metadata->diagnostics().fail(".metadata.namespace", kDnsLabel.requirement);
   instance.labels = metadata->string_map("labels");
   instance.annotations = metadata->string_map("annotations");
 }

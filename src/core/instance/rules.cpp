@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/names.h"
+
 namespace fluxop::instance {
 
 namespace {
@@ -47,6 +49,37 @@ void check_names(const std::vector<std::string>& names, std::string_view path,
   }
 }
 
+// Names that end up in object names, label keys and values or paths: a value
+// Kubernetes would refuse is named here rather than failing the apply, and
+// one such as "../x" never reaches a path. Empty values take the defaults.
+void check_kubernetes_names(const FluxInstance& instance, const Diagnostics& diagnostics) {
+  auto check = [&](std::string_view value, std::string_view path, const NameRule& rule) {
+    if (!value.empty() && !rule.valid(value)) diagnostics.fail(path, rule.requirement);
+  };
+  const Distribution& distribution = instance.distribution;
+  check(distribution.image_pull_secret, ".spec.distribution.imagePullSecret", kDnsSubdomain);
+  check(distribution.artifact_pull_secret, ".spec.distribution.artifactPullSecret", kDnsSubdomain);
+  const Cluster& cluster = instance.cluster;
+  check(cluster.domain, ".spec.cluster.domain", kDnsSubdomain);
+  check(cluster.tenant_default_service_account, ".spec.cluster.tenantDefaultServiceAccount",
+        kDnsSubdomain);
+  check(cluster.tenant_default_decryption_service_account,
+        ".spec.cluster.tenantDefaultDecryptionServiceAccount", kDnsSubdomain);
+  check(cluster.tenant_default_kubeconfig_service_account,
+        ".spec.cluster.tenantDefaultKubeConfigServiceAccount", kDnsSubdomain);
+  if (const auto& sharding = instance.sharding) {
+    check(sharding->key, ".spec.sharding.key", kLabelKey);
+    // Each shard is a suffix of Deployment and Service names and a label value.
+    for (std::size_t i = 0; i < sharding->shards.size(); ++i) {
+      check(sharding->shards[i], ".spec.sharding.shards[" + std::to_string(i) + "]", kDnsLabel);
+    }
+  }
+  if (const auto& sync = instance.sync) {
+    check(sync->name, ".spec.sync.name", kDnsSubdomain);
+    check(sync->pull_secret, ".spec.sync.pullSecret", kDnsSubdomain);
+  }
+}
+
 }  // namespace
 
 void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
@@ -54,6 +87,7 @@ void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
   check_names(instance.components, ".spec.components", diagnostics);
   if (instance.sharding)
     check_names(instance.sharding->shards, ".spec.sharding.shards", diagnostics);
+  check_kubernetes_names(instance, diagnostics);
 }
 
 }  // namespace fluxop::instance

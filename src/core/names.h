@@ -1,0 +1,42 @@
+// Kubernetes' rules for names, as the API server applies them: a value that
+// breaks them is refused on apply, and one that becomes part of a path (a
+// name such as "../x") could reach outside it.
+#pragma once
+
+#include <string_view>
+
+namespace fluxop {
+
+// At most 63 lowercase letters, digits and '-', starting and ending with a
+// letter or digit: namespaces, Service names, names other names are built on.
+bool is_dns_label(std::string_view name);
+
+// At most 253 characters: DNS labels (of any length) joined by '.'. Most
+// object names: Secrets, ServiceAccounts, Flux sources; also DNS domains.
+bool is_dns_subdomain(std::string_view name);
+
+// A label or annotation key: a name of at most 63 letters, digits, '-', '_'
+// and '.', starting and ending with a letter or digit, optionally after a DNS
+// subdomain and '/' ("sharding.fluxcd.io/key").
+bool is_label_key(std::string_view key);
+
+// One of the rules above and the error message for a value that breaks it.
+struct NameRule {
+  bool (*valid)(std::string_view);
+  std::string_view requirement;
+};
+
+inline constexpr NameRule kDnsLabel{
+    is_dns_label,
+    "must be a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and "
+    "ending with a letter or digit"};
+inline constexpr NameRule kDnsSubdomain{
+    is_dns_subdomain,
+    "must be a DNS-1123 subdomain: at most 253 characters, parts of lowercase letters, digits "
+    "and '-' joined by '.', each starting and ending with a letter or digit"};
+inline constexpr NameRule kLabelKey{
+    is_label_key,
+    "must be a label key: at most 63 letters, digits, '-', '_' and '.', starting and ending with "
+    "a letter or digit, optionally after a DNS-1123 subdomain and '/'"};
+
+}  // namespace fluxop
