@@ -10,6 +10,9 @@ Faults:
                       regular expression, searched) count.
   --retry-after S     send Retry-After: S with the injected answers (default:
                       0 for 429, none for 503).
+  --hold-match RE     answer no request whose path matches RE (searched): it is
+                      held, unanswered, until the proxy exits; for a client
+                      stopped by a signal in the middle of a request.
   --redirect-host H   answer blob GETs (/v2/.../blobs/sha256:...) with a 307
                       to a second listener on host H (e.g. 127.0.0.2 or
                       localhost: a host other than the proxy's), which serves
@@ -20,6 +23,7 @@ Faults:
 Everything else is forwarded as is, Authorization included; responses are
 streamed back. Each request is one line in --log:
   proxy|blobhost METHOD PATH status=CODE auth=yes|no [injected]
+or, when a held request arrives, `proxy METHOD PATH status=none auth=yes|no held`.
 The proxy's port goes to --port-file (and the second listener's, as a second
 line) once both listen. Exits on SIGTERM or SIGINT and after --timeout seconds.
 """
@@ -32,6 +36,7 @@ import re
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -75,10 +80,10 @@ def handler_for(state, role):
         def log_message(self, fmt, *args):
             pass
 
-        def record(self, status, injected=False):
+        def record(self, status, note=""):
             line = (f"{role} {self.command} {self.path} status={status} "
                     f"auth={'yes' if self.headers.get('Authorization') else 'no'}")
-            state.log(line + (" injected" if injected else ""))
+            state.log(line + (" " + note if note else ""))
 
         def simple(self, status, body, headers=()):
             data = body.encode()
@@ -142,6 +147,10 @@ def handler_for(state, role):
 
         def handle_proxy(self):
             path = urllib.parse.urlsplit(self.path).path
+            if state.args.hold_match and re.search(state.args.hold_match, self.path):
+                self.record("none", "held")
+                time.sleep(state.args.timeout)  # the daemon thread ends with the proxy
+                return
             if state.take_failure(self.path):
                 self.request_body()
                 status = state.args.fail_status
@@ -154,7 +163,7 @@ def handler_for(state, role):
                     headers.append(("Retry-After", retry_after))
                 self.simple(status, '{"errors":[{"code":"%s","message":"injected fault"}]}' % code,
                             headers)
-                self.record(status, injected=True)
+                self.record(status, "injected")
                 return
             if state.redirect_base and self.command == "GET" and BLOB_GET.match(path):
                 self.request_body()
@@ -199,6 +208,7 @@ def main():
     parser.add_argument("--fail-status", type=int, default=503, choices=(429, 500, 502, 503, 504))
     parser.add_argument("--fail-match", default="")
     parser.add_argument("--retry-after")
+    parser.add_argument("--hold-match", default="")
     parser.add_argument("--redirect-host")
     parser.add_argument("--timeout", type=float, default=300, help="exit after this many seconds")
     args = parser.parse_args()

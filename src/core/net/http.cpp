@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -142,7 +140,6 @@ struct HttpClient::Attempt {
   // The request body.
   const std::string* body = nullptr;
   std::size_t body_offset = 0;
-  std::ifstream* body_file = nullptr;
 
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
@@ -188,10 +185,6 @@ struct HttpClient::Attempt {
   static std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
     std::size_t room = size * count;
-    if (attempt->body_file) {
-      attempt->body_file->read(buffer, static_cast<std::streamsize>(room));
-      return static_cast<std::size_t>(attempt->body_file->gcount());
-    }
     std::size_t n = std::min(room, attempt->body->size() - attempt->body_offset);
     attempt->body->copy(buffer, n, attempt->body_offset);
     attempt->body_offset += n;
@@ -266,12 +259,6 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
   attempt.max_error_body = options_.max_error_body;
   attempt.progress = progress;
   attempt.body = &request.body;
-  std::ifstream body_file;
-  if (!request.body_file.empty()) {
-    body_file.open(request.body_file, std::ios::binary);
-    if (!body_file) throw Error(request.body_file + ": cannot read");
-    attempt.body_file = &body_file;
-  }
 
   char error_buffer[CURL_ERROR_SIZE] = "";
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
@@ -303,11 +290,7 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method != "GET") {
-    std::error_code ignored;
-    curl_off_t size =
-        attempt.body_file
-            ? static_cast<curl_off_t>(std::filesystem::file_size(request.body_file, ignored))
-            : static_cast<curl_off_t>(request.body.size());
+    curl_off_t size = static_cast<curl_off_t>(request.body.size());
     curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, &Attempt::on_read);
@@ -395,7 +378,6 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
     if (response.status == 303) {
       current.method = "GET";
       current.body.clear();
-      current.body_file.clear();
     }
   }
   throw Error(request.url + ": more than " + std::to_string(kMaxRedirects) + " redirects");

@@ -42,8 +42,7 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Accept: ...", never credentials
   std::string authorization;         // Authorization value, sent to the URL's host only
-  std::string body;                  // request body, or
-  std::string body_file;             // a file sent as the body
+  std::string body;                  // request body
   std::size_t max_body = 4 << 20;    // largest body read into HttpResponse::body
   // Whether sending it twice does no harm. When not (a POST that creates),
   // it is retried only when it cannot have reached the server: no connection,

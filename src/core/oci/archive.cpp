@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -397,9 +398,20 @@ void check_entries(const std::string& root_dir, const std::vector<std::string>& 
   }
 }
 
-ArchiveWriter open_writer(int fd, const std::string& out_path) {
+// libarchive's write callback: appends to the std::string `out`.
+la_ssize_t append_to(archive* handle, void* out, const void* data, std::size_t size) {
+  try {
+    static_cast<std::string*>(out)->append(static_cast<const char*>(data), size);
+  } catch (const std::bad_alloc&) {
+    archive_set_error(handle, ENOMEM, "out of memory");
+    return -1;
+  }
+  return static_cast<la_ssize_t>(size);
+}
+
+ArchiveWriter open_writer(std::string& out, const std::string& root_dir) {
   ArchiveWriter writer(archive_write_new());
-  if (!writer) throw Error(out_path + ": out of memory");
+  if (!writer) throw Error(root_dir + ": out of memory");
   archive* handle = writer.get();
   // pax_restricted writes plain ustar headers unless a name does not fit.
   bool ok = archive_write_set_format_pax_restricted(handle) == ARCHIVE_OK &&
@@ -408,8 +420,12 @@ ArchiveWriter open_writer(int fd, const std::string& out_path) {
             // No timestamp in the gzip header (libarchive writes no name):
             // equal trees must give equal bytes.
             archive_write_set_filter_option(handle, "gzip", "timestamp", nullptr) == ARCHIVE_OK &&
-            archive_write_open_fd(handle, fd) == ARCHIVE_OK;
-  if (!ok) throw Error(out_path + ": " + archive_message(handle));
+            // The gzip stream ends where it ends, as archive_write_open_fd
+            // leaves a regular file, instead of padded with zeros to a
+            // 10240-byte block: the layer's bytes stay those of earlier pushes.
+            archive_write_set_bytes_in_last_block(handle, 1) == ARCHIVE_OK &&
+            archive_write_open2(handle, &out, nullptr, append_to, nullptr, nullptr) == ARCHIVE_OK;
+  if (!ok) throw Error(root_dir + ": " + archive_message(handle));
   return writer;
 }
 
@@ -422,26 +438,18 @@ void extract_archive(const std::string& archive_path, const std::string& dest_di
   Extractor(reader.get(), display_name, limits, std::move(root)).run();
 }
 
-void create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
-                    const std::string& out_path) {
+std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries) {
   check_entries(root_dir, entries);
-  // A missing entry is reported before out_path is created or truncated.
-  for (const std::string& entry : entries) {
-    std::string path = (fs::path(root_dir) / entry).string();
-    struct stat info {};
-    if (::lstat(path.c_str(), &info) != 0) throw Error(path + ": " + errno_message());
-  }
-  Fd out(::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!out) throw Error(out_path + ": " + errno_message());
-  // Declared after `out`, so it is freed (and flushed) before the fd closes.
-  ArchiveWriter writer = open_writer(out.get(), out_path);
+  std::string out;
+  // Declared after `out`, which it writes to until it is freed.
+  ArchiveWriter writer = open_writer(out, root_dir);
   Packer packer(root_dir, writer.get());
   packer.add_root();
   for (const std::string& entry : entries) packer.add(entry);
   if (archive_write_close(writer.get()) != ARCHIVE_OK) {
-    throw Error(out_path + ": " + archive_message(writer.get()));
+    throw Error(root_dir + ": " + archive_message(writer.get()));
   }
-  if (out.close() != 0) throw Error(out_path + ": " + errno_message());
+  return out;
 }
 
 }  // namespace fluxop::oci

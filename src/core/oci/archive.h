@@ -31,16 +31,15 @@ struct ExtractLimits {
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
                      std::string_view display_name, const ExtractLimits& limits = {});
 
-// Writes to out_path a reproducible tar+gzip of root_dir's `entries` (relative
-// names, e.g. {"flux", "flux-images"}), laid out as `flux push artifact` lays
-// out the flux-operator-manifests layer: a root entry "./", then each entry's
-// directories and files, every directory walked in byte order of name; uid and
-// gid 0 without names, mtime 0, directories 0755, files 0644 (0755 when
-// executable); ustar headers (pax only for names ustar cannot hold); a gzip
-// header without name or timestamp. Equal trees give byte-identical output.
-// Throws fluxop::Error naming the path for a missing entry, a symbolic link or
-// a special file; out_path may then hold a partial archive.
-void create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
-                    const std::string& out_path);
+// A reproducible tar+gzip of root_dir's `entries` (relative names, e.g.
+// {"flux", "flux-images"}), built in memory, laid out as `flux push artifact`
+// lays out the flux-operator-manifests layer: a root entry "./", then each
+// entry's directories and files, every directory walked in byte order of
+// name; uid and gid 0 without names, mtime 0, directories 0755, files 0644
+// (0755 when executable); ustar headers (pax only for names ustar cannot
+// hold); a gzip header without name or timestamp. Equal trees give
+// byte-identical output. Throws fluxop::Error naming the path for a missing
+// entry, a symbolic link or a special file.
+std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries);
 
 }  // namespace fluxop::oci

@@ -1,11 +1,12 @@
 #include "core/oci/push.h"
 
 #include <archive.h>
-#include <stdlib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "core/digest.h"
@@ -21,42 +22,22 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A scratch directory, removed with its content.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "fluxopctl-push-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error(pattern + ": cannot create a temporary directory");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
 // The digest of the layer once decompressed: the config's diff_id.
-std::string uncompressed_digest(const std::string& gzip_path) {
+std::string uncompressed_digest(const std::string& gzip_bytes) {
   std::unique_ptr<struct archive, decltype(&archive_read_free)> reader(archive_read_new(),
                                                                        archive_read_free);
   struct archive* in = reader.get();
   archive_read_support_filter_gzip(in);
   archive_read_support_format_raw(in);
   struct archive_entry* entry = nullptr;
-  if (archive_read_open_filename(in, gzip_path.c_str(), 1 << 16) != ARCHIVE_OK ||
+  if (archive_read_open_memory(in, gzip_bytes.data(), gzip_bytes.size()) != ARCHIVE_OK ||
       archive_read_next_header(in, &entry) != ARCHIVE_OK) {
-    throw Error(gzip_path + ": " + archive_error_string(in));
+    throw Error(std::string("the layer: ") + archive_error_string(in));
   }
   Sha256 hash;
   char buffer[1 << 16];
   for (la_ssize_t n; (n = archive_read_data(in, buffer, sizeof buffer)) != 0;) {
-    if (n < 0) throw Error(gzip_path + ": " + archive_error_string(in));
+    if (n < 0) throw Error(std::string("the layer: ") + archive_error_string(in));
     hash.update({buffer, static_cast<std::size_t>(n)});
   }
   return hash.finish();
@@ -70,8 +51,8 @@ std::string created_now() {
   return utc_rfc3339(seconds);
 }
 
-Descriptor describe_file(std::string_view media_type, const std::string& path) {
-  return Descriptor{std::string(media_type), sha256_file(path), fs::file_size(path)};
+Descriptor describe(std::string_view media_type, const std::string& bytes) {
+  return Descriptor{std::string(media_type), sha256_digest(bytes), bytes.size()};
 }
 
 json descriptor_json(const Descriptor& descriptor) {
@@ -82,9 +63,9 @@ json descriptor_json(const Descriptor& descriptor) {
 
 // Uploads the blob unless the registry has it; true when it was sent.
 bool upload(RegistryClient& client, const Reference& ref, const Descriptor& blob,
-            const std::string& path) {
+            const std::string& bytes) {
   if (client.has_blob(ref, blob.digest)) return false;
-  client.push_blob(ref, blob, path);
+  client.push_blob(ref, blob, bytes);
   return true;
 }
 
@@ -99,20 +80,18 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
   std::error_code error;
   if (fs::is_directory(fs::path(dir) / "flux-images", error)) entries.push_back("flux-images");
 
-  ScratchDir scratch;
-  std::string layer_path = scratch.file("layer.tar.gz");
-  create_archive(dir, entries, layer_path);
-  Descriptor layer = describe_file(kFluxContentLayer, layer_path);
-  std::string diff_id = uncompressed_digest(layer_path);
+  // In memory (a few MB): a push leaves no file behind, even when interrupted.
+  std::string layer_bytes = create_archive(dir, entries);
+  Descriptor layer = describe(kFluxContentLayer, layer_bytes);
+  std::string diff_id = uncompressed_digest(layer_bytes);
 
   // The config go-containerregistry writes for an image built from one layer.
   json config = {{"architecture", ""},
                  {"os", ""},
                  {"rootfs", {{"type", "layers"}, {"diff_ids", {diff_id}}}},
                  {"config", json::object()}};
-  std::string config_path = scratch.file("config.json");
-  write_file(config_path, config.dump());
-  Descriptor config_blob = describe_file(kFluxConfig, config_path);
+  std::string config_bytes = config.dump();
+  Descriptor config_blob = describe(kFluxConfig, config_bytes);
 
   json annotations = {
       {"org.opencontainers.image.created",
@@ -129,8 +108,8 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
                    {"annotations", annotations}};
 
   RegistryClient client(options.registry);
-  upload(client, ref, config_blob, config_path);
-  bool layer_uploaded = upload(client, ref, layer, layer_path);
+  upload(client, ref, config_blob, config_bytes);
+  bool layer_uploaded = upload(client, ref, layer, layer_bytes);
   std::string digest = client.push_manifest(ref, manifest.dump(), kOciManifest);
   return PushResult{digest, layer.size, layer_uploaded};
 }

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/base64.h"
 #include "core/digest.h"
@@ -334,7 +335,7 @@ bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
 }
 
 void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
-                               const std::string& path) {
+                               const std::string& bytes) {
   std::string what = ref.str() + ": upload of blob " + blob.digest;
   net::HttpRequest start;
   start.method = "POST";
@@ -350,8 +351,8 @@ void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
   put.url += (put.url.find('?') == std::string::npos ? "?" : "&") +
              ("digest=" + net::url_escape(blob.digest));
   put.headers.push_back("Content-Type: application/octet-stream");
-  put.body_file = path;
-  net::HttpResponse done = send(ref, put, "pull,push");
+  put.body = bytes;
+  net::HttpResponse done = send(ref, std::move(put), "pull,push");
   if (done.status != 201) throw Error(what + ": " + describe_failure(done));
 }
 

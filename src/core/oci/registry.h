@@ -65,7 +65,7 @@ class RegistryClient {
                   std::uint64_t max_bytes);
 
   bool has_blob(const Reference& ref, const std::string& digest);
-  void push_blob(const Reference& ref, const Descriptor& blob, const std::string& path);
+  void push_blob(const Reference& ref, const Descriptor& blob, const std::string& bytes);
   // Puts the manifest under the reference's tag; returns its digest.
   std::string push_manifest(const Reference& ref, const std::string& bytes,
                             std::string_view media_type);
