@@ -26,6 +26,7 @@ struct ApplyCommandOptions {
   InstanceInput input;
   ClusterFlags cluster;
   bool wait = true;
+  bool wait_given = false;  // else .spec.wait decides
   std::string timeout;
   std::string lock_timeout = "1m";
   std::string dry_run = "none";
@@ -62,24 +63,24 @@ void run_apply(const ApplyCommandOptions& options) {
   bool json_output = options.output == "json";
   std::string suffix = options.dry_run == "server" ? " (server dry run)" : "";
   reconcile::ApplyOptions apply;
-  apply.wait = options.wait;
+  if (options.wait_given) apply.wait = options.wait;
   apply.timeout = timeout;
   apply.lock_timeout = lock_timeout;
   apply.interrupted = [] { return stop_signal != 0; };
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
-  apply.on_change = [&](const reconcile::Change& change) {
+  apply.on_change = [&](const ssa::Change& change) {
     if (json_output) return;
-    if (change.action == reconcile::Action::Unchanged && !options.verbose) return;
-    std::cout << reconcile::change_line(change) << suffix << "\n" << std::flush;
+    if (change.action == ssa::Action::Unchanged && !options.verbose) return;
+    std::cout << ssa::change_line(change) << suffix << "\n" << std::flush;
   };
-  reconcile::ApplyResult result = reconcile::apply_instance(
-      *connected.cluster, yaml::to_sorted_json(instance.flux.source), instance.rendered, apply);
+  reconcile::ApplyResult result =
+      reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
   std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
   if (json_output) {
     nlohmann::json document = {{"revision", result.revision},
                                {"message", result.message},
                                {"dryRun", options.dry_run == "server"},
-                               {"changes", reconcile::change_set_json(result.changes)}};
+                               {"changes", ssa::change_set_json(result.changes)}};
     std::cout << document.dump(4) << "\n";
   }
 }
@@ -94,8 +95,10 @@ void add_apply_command(CLI::App& app) {
       "pruning against the instance's inventory, health checks, status");
   add_instance_flags(*cmd, options->input);
   add_cluster_flags(*cmd, options->cluster);
-  cmd->add_flag("--wait,!--no-wait", options->wait,
-                "Wait for the components to roll out (default; --wait=false or --no-wait not to)");
+  CLI::Option* wait = cmd->add_flag(
+      "--wait,!--no-wait", options->wait,
+      "Wait for the components to roll out (default: .spec.wait, true unless set; "
+      "--wait=false or --no-wait not to)");
   cmd->add_option("--timeout", options->timeout,
                   "How long to wait for the components (default: the reconcileTimeout "
                   "annotation, else 5m)")
@@ -111,7 +114,10 @@ void add_apply_command(CLI::App& app) {
       ->check(CLI::IsMember({"json"}))
       ->option_text("json");
   cmd->add_flag("-v,--verbose", options->verbose, "Also list unchanged objects");
-  cmd->callback([options] { run_apply(*options); });
+  cmd->callback([options, wait] {
+    options->wait_given = wait->count() > 0;
+    run_apply(*options);
+  });
 }
 
 }  // namespace fluxop::cli

@@ -27,7 +27,7 @@ ConnectedCluster connect(const ClusterFlags& flags, bool dry_run) {
   ConnectedCluster connected;
   connected.client = std::make_unique<kube::KubeClient>(std::move(access));
   connected.cluster =
-      std::make_unique<reconcile::Cluster>(*connected.client, flags.field_manager, dry_run);
+      std::make_unique<ssa::KubeCluster>(*connected.client, flags.field_manager, dry_run);
   return connected;
 }
 

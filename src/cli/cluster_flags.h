@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/kube/client.h"
-#include "core/reconcile/cluster.h"
+#include "core/ssa/kube_cluster.h"
 
 namespace fluxop::cli {
 
@@ -23,7 +23,7 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
 
 struct ConnectedCluster {
   std::unique_ptr<kube::KubeClient> client;
-  std::unique_ptr<reconcile::Cluster> cluster;
+  std::unique_ptr<ssa::KubeCluster> cluster;
 };
 
 ConnectedCluster connect(const ClusterFlags& flags, bool dry_run);

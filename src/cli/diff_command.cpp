@@ -28,9 +28,8 @@ void run_diff(const DiffCommandOptions& options) {
     RenderedInstance instance = render_input(options.input, /*revision=*/false, options.version);
     say_distribution(instance);
     ConnectedCluster connected = connect(options.cluster, /*dry_run=*/true);
-    reconcile::InstanceDiff diff =
-        reconcile::diff_instance(*connected.cluster, yaml::to_sorted_json(instance.flux.source),
-                                 instance.rendered, isatty(STDOUT_FILENO) != 0);
+    reconcile::InstanceDiff diff = reconcile::diff_instance(
+        *connected.cluster, instance.flux, instance.rendered, isatty(STDOUT_FILENO) != 0);
     std::cout << diff.text;
     std::cerr << diff.changed << " objects would change\n";
     if (diff.changed > 0) throw ExitStatus{1};

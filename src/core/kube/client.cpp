@@ -88,16 +88,25 @@ std::string display_name(const ObjectKey& key) {
 ApiError api_error(std::string_view what, long status, std::string_view body) {
   json answer = json::parse(body, nullptr, false);
   std::string reason, message;
+  std::vector<StatusCause> causes;
   if (answer.is_object() && string_at(answer, "kind") == "Status") {
     reason = string_at(answer, "reason");
     message = strip_object_name(string_at(answer, "message"));
+    json details = answer.value("details", json::object());
+    if (details.is_object() && details.value("causes", json()).is_array()) {
+      for (const json& cause : details["causes"]) {
+        if (!cause.is_object()) continue;
+        causes.push_back(
+            {string_at(cause, "reason"), string_at(cause, "message"), string_at(cause, "field")});
+      }
+    }
   } else {
     message = first_line(body, 200);  // a proxy's page, a plain-text error
   }
   std::string text(what);
   text += ": " + (reason.empty() ? "HTTP " + std::to_string(status) : reason_words(reason));
   if (!message.empty() && reason_words(reason) != message) text += ": " + message;
-  return ApiError(text, status, reason);
+  return ApiError(text, status, reason, std::move(causes));
 }
 
 KubeClient::KubeClient(ClusterAccess access, ClientOptions options)

@@ -51,19 +51,30 @@ ObjectKey object_key(const nlohmann::json& object);
 // "Deployment/flux-system/source-controller", "Namespace/flux-system".
 std::string display_name(const ObjectKey& key);
 
+// One of the causes a Status object details (.details.causes[]).
+struct StatusCause {
+  std::string type;  // "FieldValueInvalid", "NamespaceTerminating", ...
+  std::string message;
+  std::string field;
+};
+
 // An error the API server answered: a fluxop::Error whose message names the
 // object, with the HTTP status and the Status object's reason
-// ("NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ...).
+// ("NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ...) and
+// causes.
 class ApiError : public Error {
  public:
-  ApiError(const std::string& message, long status, std::string reason)
-      : Error(message), status_(status), reason_(std::move(reason)) {}
+  ApiError(const std::string& message, long status, std::string reason,
+           std::vector<StatusCause> causes = {})
+      : Error(message), status_(status), reason_(std::move(reason)), causes_(std::move(causes)) {}
   long status() const { return status_; }
   const std::string& reason() const { return reason_; }
+  const std::vector<StatusCause>& causes() const { return causes_; }
 
  private:
   long status_;
   std::string reason_;
+  std::vector<StatusCause> causes_;
 };
 
 // The error for a failed response: "<what>: <reason>: <the server's message

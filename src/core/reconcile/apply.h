@@ -1,9 +1,10 @@
 // `fluxopctl apply`: the Flux Operator's reconciliation of one FluxInstance,
-// done once from the outside. Stages as fluxcd/pkg/ssa applies them (CRDs and
-// Namespaces, then the rest once the CRDs are established), pruning against
-// the inventory kept in the FluxInstance status, health checks, and the
-// status the operator writes, so that it and fluxopctl can hand a cluster to
-// each other.
+// done once from the outside: the policy on top of the server-side-apply
+// engine. It owns what the engine does not know: the lock, the FluxInstance
+// CRD and object, the inventory kept in its status (what is pruned), the
+// instance's settings (wait, migrateResources, reconcileTimeout), and the
+// status and history the operator writes, so that it and fluxopctl can hand
+// a cluster to each other.
 #pragma once
 
 #include <chrono>
@@ -13,33 +14,38 @@
 #include <string>
 #include <vector>
 
-#include "core/reconcile/change_set.h"
-#include "core/reconcile/cluster.h"
+#include "core/instance/instance.h"
+#include "core/reconcile/inventory.h"
 #include "core/render/render.h"
+#include "core/ssa/change_set.h"
+#include "core/ssa/cluster_api.h"
+#include "core/ssa/engine.h"
 
 namespace fluxop::reconcile {
 
 struct ApplyOptions {
-  bool wait = true;
+  std::optional<bool> wait;                     // else .spec.wait
   std::optional<std::chrono::seconds> timeout;  // else the reconcileTimeout annotation, else 5m
   std::chrono::seconds lock_timeout{60};
-  std::function<void(const Change&)> on_change;         // each change as it happens
+  std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
 };
 
 struct ApplyResult {
-  std::vector<Change> changes;
+  std::vector<ssa::Change> changes;
   std::string revision;
   std::string message;  // the Ready condition's
 };
 
-// `instance` is the FluxInstance object as read from its file (apiVersion,
-// kind, metadata, spec); `rendered` what build made of it, with its revision.
-// Throws fluxop::Error when anything fails; what was applied stays, the
-// status says why, and nothing is pruned.
-ApplyResult apply_instance(Cluster& cluster, const nlohmann::json& instance,
+// `rendered` is what build made of `flux`, with its revision. Throws
+// fluxop::Error when anything fails; what was applied stays, the status says
+// why, and nothing is pruned.
+ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options);
+
+// The labels of the objects the instance installed: only those are pruned.
+ssa::Owner owner_labels(const ObjectRef& instance);
 
 // The rendered objects as JSON, in apply order.
 std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);

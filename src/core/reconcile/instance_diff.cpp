@@ -4,6 +4,7 @@
 #include "core/reconcile/apply.h"
 #include "core/reconcile/diff.h"
 #include "core/reconcile/inventory.h"
+#include "core/ssa/engine.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"
 
@@ -19,47 +20,45 @@ std::string as_yaml(const json& object) {
   return yaml::emit(yaml::from_json(nlohmann::ordered_json::parse(object.dump())));
 }
 
-// The object after a dry-run apply, or the rendered one when the server
-// cannot tell (its kind or namespace does not exist yet).
-json merged_object(Cluster& cluster, const json& object, const std::optional<json>& live) {
-  ObjectRef ref = object_ref(object);
-  if (!cluster.has_kind(ref)) return object;
-  if (!live && !ref.ns.empty() && !cluster.get({"", "v1", "Namespace", "", ref.ns})) return object;
-  return cluster.apply(object);
-}
-
 }  // namespace
 
-InstanceDiff diff_instance(Cluster& cluster, const json& instance, const render::Rendered& rendered,
-                           bool color) {
+InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+                           const render::Rendered& rendered, bool color) {
   if (!cluster.dry_run()) throw Error("diff needs a dry-run cluster");
+  ssa::Engine engine(cluster);
   InstanceDiff result;
   std::vector<ObjectRef> current;
   for (const json& object : rendered_json(rendered)) {
-    ObjectRef ref = object_ref(object);
-    current.push_back(ref);
-    std::optional<json> live = cluster.has_kind(ref) ? cluster.get(ref) : std::nullopt;
-    json before = live ? comparable(*live) : json();
-    json after = comparable(merged_object(cluster, object, live));
-    mask_secrets(before, after);
-    std::string name = display_name(ref);
-    std::string text = unified_diff(as_yaml(before), as_yaml(after),
-                                    live ? "live " + name : "/dev/null", "merged " + name, color);
-    if (text.empty()) continue;
+    ssa::PlannedChange planned = engine.plan(object);
+    current.push_back(planned.key);
+    if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
+    json before = planned.live.is_null() ? json() : comparable(planned.live);
+    json after = comparable(planned.merged);
+    mask_secrets(before, after);
+    std::string name = display_name(planned.key);
+    std::string text = unified_diff(as_yaml(before), as_yaml(after),
+                                    planned.live.is_null() ? "/dev/null" : "live " + name,
+                                    "merged " + name, color);
+    if (planned.action == ssa::Action::Replaced) {
+      text = "replace " + name + " (an immutable field changes)\n" + text;
+    } else if (text.empty()) {
+      text = "take over " + name + " (field managers change, not the content)\n";
+    }
     result.text += text;
   }
 
-  ObjectRef instance_ref = object_ref(instance);
+  ObjectRef instance_ref{"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
   std::optional<json> live_instance =
       cluster.has_kind(instance_ref) ? cluster.get(instance_ref) : std::nullopt;
   if (live_instance) {
     std::vector<ObjectRef> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));
-    for (const ObjectRef& ref : stale_objects(inventory, current)) {
-      if (!cluster.get(ref)) continue;
+    for (const ssa::PlannedPrune& prune :
+         engine.plan_prune(stale_objects(inventory, current), owner_labels(instance_ref))) {
+      if (prune.action != ssa::PruneAction::Delete) continue;
       ++result.changed;
-      result.text += "prune " + display_name(ref) + "\n";
+      result.text += "prune " + display_name(prune.key) + "\n";
     }
   }
   return result;

@@ -1,14 +1,16 @@
-// `fluxopctl diff`: what apply would change, object by object, from a
-// server-side dry run of every rendered object against the live one, plus
-// the objects apply would prune.
+// `fluxopctl diff`: what apply would change, object by object: the engine's
+// plan (a server-side dry run of every rendered object against the live
+// one) and the prunes it would make, printed. Apply follows the same plan,
+// so the two cannot disagree.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "core/reconcile/cluster.h"
+#include "core/instance/instance.h"
 #include "core/render/render.h"
+#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -18,7 +20,7 @@ struct InstanceDiff {
 };
 
 // `cluster` must be in dry-run mode.
-InstanceDiff diff_instance(Cluster& cluster, const nlohmann::json& instance,
+InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, bool color);
 
 }  // namespace fluxop::reconcile

@@ -52,7 +52,7 @@ bool holder_died_here(const std::string& holder) {
 
 }  // namespace
 
-LeaseLock::LeaseLock(Cluster& cluster, std::string ns, std::string name)
+LeaseLock::LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name)
     : cluster_(cluster),
       ref_{"coordination.k8s.io", "v1", "Lease", std::move(ns), std::move(name)},
       identity_(hostname() + "/" + std::to_string(getpid())) {}

@@ -8,7 +8,8 @@
 #include <chrono>
 #include <string>
 
-#include "core/reconcile/cluster.h"
+#include "core/reconcile/inventory.h"
+#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -16,7 +17,7 @@ class LeaseLock {
  public:
   static constexpr std::chrono::seconds kDuration{30};
 
-  LeaseLock(Cluster& cluster, std::string ns, std::string name);
+  LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name);
   ~LeaseLock();  // releases it if held
   LeaseLock(const LeaseLock&) = delete;
   LeaseLock& operator=(const LeaseLock&) = delete;
@@ -34,7 +35,7 @@ class LeaseLock {
   bool try_take();
   nlohmann::json lease_object(const std::string& resource_version) const;
 
-  Cluster& cluster_;
+  ssa::ClusterApi& cluster_;
   ObjectRef ref_;
   std::string identity_;
   bool held_ = false;

@@ -18,7 +18,7 @@ namespace {
 // Writes every object of the CRD's kind back unchanged, in the storage
 // version: the API server stores what it is given in that version. An
 // object changed meanwhile was stored in it already.
-int rewrite_objects(Cluster& cluster, const json& crd, const std::string& version) {
+int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string& version) {
   ObjectRef kind{crd["spec"].value("group", ""), version, crd["spec"]["names"].value("kind", ""),
                  "", ""};
   int rewritten = 0;
@@ -30,7 +30,7 @@ int rewrite_objects(Cluster& cluster, const json& crd, const std::string& versio
 
 }  // namespace
 
-void migrate_resources(Cluster& cluster, const std::vector<json>& objects,
+void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& objects,
                        const std::function<void(const std::string&)>& progress) {
   for (const json& object : objects) {
     if (object.value("kind", "") != "CustomResourceDefinition") continue;

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/reconcile/cluster.h"
+#include "core/reconcile/inventory.h"
+#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -20,7 +21,7 @@ std::string storage_version(const nlohmann::json& crd);
 // Migrates the resources of every CRD among `objects` whose live
 // storedVersions holds more than its storage version; reports each migrated
 // CRD with the number of objects rewritten.
-void migrate_resources(Cluster& cluster, const std::vector<nlohmann::json>& objects,
+void migrate_resources(ssa::ClusterApi& cluster, const std::vector<nlohmann::json>& objects,
                        const std::function<void(const std::string&)>& progress);
 
 }  // namespace fluxop::reconcile

@@ -1,6 +1,6 @@
-#include "core/reconcile/health.h"
+#include "core/ssa/health.h"
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 using nlohmann::json;
 
@@ -82,4 +82,4 @@ Health object_health(const json& object) {
   return {true, false, "applied"};
 }
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

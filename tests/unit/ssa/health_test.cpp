@@ -1,8 +1,8 @@
-#include "core/reconcile/health.h"
+#include "core/ssa/health.h"
 
 #include <doctest/doctest.h>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 namespace {
 
 using nlohmann::json;
@@ -67,4 +67,4 @@ TEST_CASE("health: CRDs once established, other kinds once applied") {
 }
 
 }  // namespace
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

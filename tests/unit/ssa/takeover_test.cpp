@@ -1,8 +1,8 @@
-#include "core/reconcile/takeover.h"
+#include "core/ssa/takeover.h"
 
 #include <doctest/doctest.h>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 namespace {
 
 using nlohmann::json;
@@ -63,4 +63,4 @@ TEST_CASE("takeover: nothing to do gives null") {
 }
 
 }  // namespace
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 // A JSON patch (RFC 6902) that removes the other tools' traces from `live`,
 // guarded by a test of its resourceVersion; null when there is nothing to
 // remove.
 nlohmann::json takeover_patch(const nlohmann::json& live);
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

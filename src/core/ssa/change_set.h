@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "core/reconcile/inventory.h"
+#include "core/kube/client.h"
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 enum class Action { Created, Configured, Unchanged, Replaced, Deleted, Skipped };
 
 std::string_view action_name(Action action);
 
 struct Change {
-  ObjectRef ref;
+  kube::ObjectKey ref;
   Action action;
 };
 
@@ -25,4 +25,4 @@ std::string change_line(const Change& change);
 // [{"object": ..., "action": ...}, ...] for -o json.
 nlohmann::json change_set_json(const std::vector<Change>& changes);
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

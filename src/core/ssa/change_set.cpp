@@ -1,6 +1,6 @@
-#include "core/reconcile/change_set.h"
+#include "core/ssa/change_set.h"
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 std::string_view action_name(Action action) {
   switch (action) {
@@ -36,4 +36,4 @@ nlohmann::json change_set_json(const std::vector<Change>& changes) {
   return out;
 }
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

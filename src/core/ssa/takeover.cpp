@@ -1,9 +1,9 @@
-#include "core/reconcile/takeover.h"
+#include "core/ssa/takeover.h"
 
 #include <set>
 #include <string>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 using nlohmann::json;
 
@@ -77,4 +77,4 @@ json takeover_patch(const json& live) {
   return operations;
 }
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

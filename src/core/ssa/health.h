@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 struct Health {
   bool ready = false;
@@ -21,4 +21,4 @@ Health object_health(const nlohmann::json& object);
 // Whether object_health waits for objects of this kind.
 bool health_checked(std::string_view kind);
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

@@ -1,0 +1,54 @@
+// What the server-side-apply engine and the policies on top of it need from
+// a cluster: objects named by kube::ObjectKey, read, applied server-side by
+// one field manager, patched and deleted. KubeCluster is the real one; unit
+// tests drive the engine on a fake that records requests and answers as
+// scripted.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/kube/client.h"
+
+namespace fluxop::ssa {
+
+using kube::ObjectKey;
+
+class ClusterApi {
+ public:
+  virtual ~ClusterApi() = default;
+
+  // The live object; nullopt when it does not exist (or its kind is unknown).
+  virtual std::optional<nlohmann::json> get(const ObjectKey& key) = 0;
+  // The objects of a kind (group, version, kind of `kind`), in every namespace.
+  virtual std::vector<nlohmann::json> list(const ObjectKey& kind) = 0;
+  // Server-side apply with force; the object as the server has it after.
+  virtual nlohmann::json apply(const nlohmann::json& object) = 0;
+  // The same as a server dry run, whatever the cluster's mode: what the
+  // server would make of the object, with nothing changed.
+  virtual nlohmann::json apply_dry_run(const nlohmann::json& object) = 0;
+  // Server-side apply of `status` to the object's status subresource.
+  virtual nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) = 0;
+  // Creates the object; nullopt when it already exists.
+  virtual std::optional<nlohmann::json> create(const nlohmann::json& object) = 0;
+  // Replaces the object at its metadata.resourceVersion; nullopt on a conflict.
+  virtual std::optional<nlohmann::json> replace(const nlohmann::json& object) = 0;
+  // A JSON merge patch of the object's status (replaces lists whole).
+  virtual nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) = 0;
+  // A JSON patch (RFC 6902).
+  virtual nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch) = 0;
+  // Deletes with background propagation; false when it was already gone.
+  virtual bool remove(const ObjectKey& key) = 0;
+  // Whether the API server serves the object's kind.
+  virtual bool has_kind(const ObjectKey& key) = 0;
+  // Forgets discovery, e.g. after CRDs were applied.
+  virtual void refresh_kinds() = 0;
+
+  // Every write is a server dry run (`apply --dry-run=server`, diff).
+  virtual bool dry_run() const = 0;
+  virtual int requests() const = 0;
+};
+
+}  // namespace fluxop::ssa

@@ -1,0 +1,14 @@
+// Classes of API errors the engine acts on, decided from the Status object
+// the server answered: its reason and the causes it details.
+#pragma once
+
+#include "core/kube/client.h"
+
+namespace fluxop::ssa {
+
+// The change touches a field that cannot change once set (a Deployment's
+// selector, a Service's clusterIP, a CEL rule `self == oldSelf`): the object
+// must be recreated.
+bool is_immutable_field(const kube::ApiError& error);
+
+}  // namespace fluxop::ssa

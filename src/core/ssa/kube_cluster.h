@@ -1,0 +1,42 @@
+// The cluster through the Kubernetes client and its REST mapper.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/kube/client.h"
+#include "core/ssa/cluster_api.h"
+
+namespace fluxop::ssa {
+
+class KubeCluster : public ClusterApi {
+ public:
+  KubeCluster(kube::KubeClient& client, std::string field_manager, bool dry_run);
+
+  std::optional<nlohmann::json> get(const ObjectKey& key) override;
+  std::vector<nlohmann::json> list(const ObjectKey& kind) override;
+  nlohmann::json apply(const nlohmann::json& object) override;
+  nlohmann::json apply_dry_run(const nlohmann::json& object) override;
+  nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
+  std::optional<nlohmann::json> create(const nlohmann::json& object) override;
+  std::optional<nlohmann::json> replace(const nlohmann::json& object) override;
+  nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) override;
+  nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch) override;
+  bool remove(const ObjectKey& key) override;
+  bool has_kind(const ObjectKey& key) override;
+  void refresh_kinds() override;
+
+  bool dry_run() const override { return dry_run_; }
+  int requests() const override;
+
+ private:
+  kube::WriteOptions writes() const;
+
+  kube::KubeClient& client_;
+  std::string field_manager_;
+  bool dry_run_;
+};
+
+}  // namespace fluxop::ssa
