@@ -95,10 +95,10 @@ void add_apply_command(CLI::App& app) {
       "pruning against the instance's inventory, health checks, status");
   add_instance_flags(*cmd, options->input);
   add_cluster_flags(*cmd, options->cluster);
-  CLI::Option* wait = cmd->add_flag(
-      "--wait,!--no-wait", options->wait,
-      "Wait for the components to roll out (default: .spec.wait, true unless set; "
-      "--wait=false or --no-wait not to)");
+  CLI::Option* wait =
+      cmd->add_flag("--wait,!--no-wait", options->wait,
+                    "Wait for the components to roll out (default: .spec.wait, true unless set; "
+                    "--wait=false or --no-wait not to)");
   cmd->add_option("--timeout", options->timeout,
                   "How long to wait for the components (default: the reconcileTimeout "
                   "annotation, else 5m)")
