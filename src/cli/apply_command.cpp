@@ -34,17 +34,24 @@ struct ApplyCommandOptions {
   bool verbose = false;
 };
 
-std::chrono::seconds parse_duration_flag(const std::string& flag, const std::string& value) {
-  std::optional<std::chrono::nanoseconds> duration = instance::parse_go_duration(value);
-  if (!duration || duration->count() < 0)
-    throw Error(flag + ": '" + value + "' is not a duration such as 5m or 90s");
-  return std::chrono::duration_cast<std::chrono::seconds>(*duration);
+// Checked by the Duration validator at parse time: a bad value is a usage
+// error (exit 2) before anything is read or connected to.
+std::chrono::seconds duration_flag(const std::string& value) {
+  return std::chrono::duration_cast<std::chrono::seconds>(*instance::parse_go_duration(value));
 }
+
+const CLI::Validator kDuration(
+    [](const std::string& value) -> std::string {
+      std::optional<std::chrono::nanoseconds> duration = instance::parse_go_duration(value);
+      if (duration && duration->count() >= 0) return "";
+      return "'" + value + "' is not a duration such as 5m or 90s";
+    },
+    "DURATION");
 
 void run_apply(const ApplyCommandOptions& options) {
   std::optional<std::chrono::seconds> timeout;
-  if (!options.timeout.empty()) timeout = parse_duration_flag("--timeout", options.timeout);
-  std::chrono::seconds lock_timeout = parse_duration_flag("--lock-timeout", options.lock_timeout);
+  if (!options.timeout.empty()) timeout = duration_flag(options.timeout);
+  std::chrono::seconds lock_timeout = duration_flag(options.lock_timeout);
   instance::FluxInstance flux = load_input(options.input);
   ConnectedCluster connected = connect(options.cluster, options.dry_run == "server");
   // Everything that can fail without writing to the cluster fails before it
@@ -102,9 +109,11 @@ void add_apply_command(CLI::App& app) {
   cmd->add_option("--timeout", options->timeout,
                   "How long to wait for the components (default: the reconcileTimeout "
                   "annotation, else 5m)")
+      ->check(kDuration)
       ->option_text("DURATION");
   cmd->add_option("--lock-timeout", options->lock_timeout,
                   "How long to wait for another apply of the instance to finish")
+      ->check(kDuration)
       ->option_text("DURATION (default 1m)");
   cmd->add_option("--dry-run", options->dry_run,
                   "server: send every write as an API server dry run; nothing changes")

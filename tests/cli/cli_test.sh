@@ -54,6 +54,10 @@ check "--version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" --versio
 check "no subcommand" 2 empty 'subcommand' -- "$bin"
 check "unknown flag" 2 empty '--bogus' -- "$bin" kustomize --bogus
 check "bad -o" 2 empty '--output: xml not in \{yaml,json\}' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
+check "apply --timeout abc" 2 empty "--timeout: 'abc' is not a duration such as 5m or 90s" -- \
+  "$bin" apply --timeout abc "$work/none.yaml"
+check "apply --lock-timeout xyz" 2 empty "--lock-timeout: 'xyz' is not a duration" -- \
+  "$bin" apply --lock-timeout xyz "$work/none.yaml"
 check "missing dir" 1 empty "^error: $work/nope: not a directory\$" -- "$bin" kustomize "$work/nope"
 
 mkdir -p "$work/k"
