@@ -170,7 +170,8 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
     for (const ObjectKey& key : pending) {
       before_request();
       std::optional<json> live = cluster_.get(key);
-      Health health = live ? object_health(*live) : Health{false, false, "not found"};
+      // It was applied: gone now, it was deleted, and will not come back.
+      Health health = live ? object_health(*live) : Health{false, true, "deleted while waiting"};
       if (health.ready) {
         if (key.kind == "Deployment") progress(display_name(key) + " " + health.message);
         continue;

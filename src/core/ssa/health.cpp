@@ -34,6 +34,17 @@ Health deployment_health(const json& deployment) {
       progressing && progressing->value("reason", "") == "ProgressDeadlineExceeded") {
     return {false, true, progressing->value("message", "progress deadline exceeded")};
   }
+  // Conditions no wait will change: the controller cannot create pods (a
+  // quota, a LimitRange, an admission refusal), or nobody rolls it out.
+  if (const json* failure = condition(deployment, "ReplicaFailure");
+      failure && failure->value("status", "") == "True") {
+    return {false, true,
+            failure->value("reason", "ReplicaFailure") + ": " + failure->value("message", "")};
+  }
+  if (json::json_pointer paused("/spec/paused");
+      deployment.contains(paused) && deployment.at(paused) == true) {
+    return {false, true, "the rollout is paused (spec.paused)"};
+  }
   json::json_pointer replicas_path("/spec/replicas");
   std::int64_t wanted =
       deployment.contains(replicas_path) ? number(deployment, "/spec/replicas") : 1;

@@ -12,7 +12,9 @@ namespace fluxop::ssa {
 
 struct Health {
   bool ready = false;
-  bool failed = false;  // will not become ready by waiting (e.g. progress deadline exceeded)
+  // Will not become ready by waiting: progress deadline exceeded, replicas
+  // that cannot be created (ReplicaFailure), a paused rollout.
+  bool failed = false;
   std::string message;  // why not ready, from the object's status and conditions
 };
 

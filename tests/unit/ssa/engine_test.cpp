@@ -263,6 +263,10 @@ TEST_CASE("engine: the wait ends at once on a failed object, and at the deadline
       engine.wait({deployment}, "the components", std::chrono::steady_clock::now()),
       doctest::Contains("timeout waiting for Deployment/flux-system/d"), Error);
   CHECK_NOTHROW(engine.wait({config_map("cm")}, "nothing to wait for", kLater));
+
+  cluster.objects.clear();  // deleted during the wait: no need to wait for the deadline
+  CHECK_THROWS_WITH_AS(engine.wait({deployment}, "the components", kLater),
+                       "Deployment/flux-system/d: deleted while waiting", Error);
 }
 
 TEST_CASE("engine: the hook before each request can stop it") {

@@ -54,6 +54,27 @@ TEST_CASE("health: a Deployment is ready when observed, updated, old replicas go
   CHECK(object_health(deployment(1, zero, 0)).ready);
 }
 
+// What no wait changes fails at once, quoting the Deployment's own words.
+TEST_CASE("health: a quota, a LimitRange or a paused rollout fail the wait at once") {
+  json status = {{"observedGeneration", 1}, {"replicas", 0}, {"updatedReplicas", 0}};
+  status["conditions"] =
+      json::array({{{"type", "ReplicaFailure"},
+                    {"status", "True"},
+                    {"reason", "FailedCreate"},
+                    {"message", "pods \"x\" is forbidden: exceeded quota: q, requested: pods=1"}}});
+  Health quota = object_health(deployment(1, status));
+  CHECK(quota.failed);
+  CHECK(quota.message ==
+        "FailedCreate: pods \"x\" is forbidden: exceeded quota: q, requested: pods=1");
+  status["conditions"][0]["status"] = "False";
+  CHECK_FALSE(object_health(deployment(1, status)).failed);
+
+  json paused = deployment(1, {{"observedGeneration", 1}});
+  paused["spec"]["paused"] = true;
+  CHECK(object_health(paused).failed);
+  CHECK(object_health(paused).message == "the rollout is paused (spec.paused)");
+}
+
 TEST_CASE("health: CRDs once established, other kinds once applied") {
   json crd = {{"kind", "CustomResourceDefinition"},
               {"status", {{"conditions", {{{"type", "Established"}, {"status", "True"}}}}}}};
