@@ -68,7 +68,9 @@ void run_apply(const ApplyCommandOptions& options) {
   signal(SIGTERM, on_stop_signal);
 
   bool json_output = options.output == "json";
-  std::string suffix = options.dry_run == "server" ? " (server dry run)" : "";
+  bool dry_run = options.dry_run == "server";
+  std::string suffix = dry_run ? " (server dry run)" : "";
+  std::vector<ssa::Change> changes;
   reconcile::ApplyOptions apply;
   if (options.wait_given) apply.wait = options.wait;
   apply.timeout = timeout;
@@ -76,18 +78,29 @@ void run_apply(const ApplyCommandOptions& options) {
   apply.interrupted = [] { return stop_signal != 0; };
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
   apply.on_change = [&](const ssa::Change& change) {
+    changes.push_back(change);
     if (json_output) return;
     if (change.action == ssa::Action::Unchanged && !options.verbose) return;
     std::cout << ssa::change_line(change) << suffix << "\n" << std::flush;
   };
-  reconcile::ApplyResult result =
-      reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
-  std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+  // With -o json, a failed apply prints the changes it made too, beside its
+  // error: they happened, and are recorded nowhere else.
+  nlohmann::json document = {
+      {"revision", instance.rendered.revision}, {"dryRun", dry_run}, {"changes", nullptr}};
+  try {
+    reconcile::ApplyResult result =
+        reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
+    std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+    document["message"] = result.message;
+  } catch (const Error& error) {
+    if (!json_output) throw;
+    document["error"] = error.what();
+    document["changes"] = ssa::change_set_json(changes);
+    std::cout << document.dump(4) << "\n";
+    throw;
+  }
   if (json_output) {
-    nlohmann::json document = {{"revision", result.revision},
-                               {"message", result.message},
-                               {"dryRun", options.dry_run == "server"},
-                               {"changes", ssa::change_set_json(result.changes)}};
+    document["changes"] = ssa::change_set_json(changes);
     std::cout << document.dump(4) << "\n";
   }
 }

@@ -153,10 +153,18 @@ ready_reason_is() {
 cordon
 instance 2.4.x true
 health_check_failed() {
-  edge health "$work/instance.yaml" --timeout 5s
+  edge health "$work/instance.yaml" --timeout 5s -o json
   exit_is 1 || return 1
   grep -q "timeout waiting for Deployment/flux-system/" "$work/health.err" ||
     { echo "stderr does not say which Deployments it waited for"; return 1; }
+  # -o json records what the failed apply changed, with its error.
+  python3 - "$work/health.out" <<'PY' || return 1
+import json, sys
+document = json.load(open(sys.argv[1]))
+assert "timeout waiting for Deployment/flux-system/" in document["error"], document.get("error")
+configured = [c["object"] for c in document["changes"] if c["action"] == "configured"]
+assert any(o.startswith("Deployment/flux-system/") for o in configured), document["changes"]
+PY
   ready_reason_is "False HealthCheckFailed"
 }
 check "--timeout 5s, nodes cordoned: exit 1 naming the Deployments, Ready=False HealthCheckFailed" health_check_failed
