@@ -80,6 +80,7 @@ class Reconciliation {
     return kDefaultTimeout;
   }
 
+  void refuse_another_instance();
   void ensure_namespace();
   void ensure_instance_crd();
   void apply_instance_object();
@@ -101,6 +102,19 @@ class Reconciliation {
   std::vector<ObjectRef> previous_inventory_;
   ApplyResult result_;
 };
+
+// One FluxInstance per cluster, as the operator allows: a second one would
+// take over the cluster-wide objects (CRDs) and prune them from under the
+// first, custom resources and all.
+void Reconciliation::refuse_another_instance() {
+  for (const json& other : cluster_.list(ref_)) {
+    ObjectRef key = object_ref(other);
+    if (key.ns == ref_.ns && key.name == ref_.name) continue;
+    throw Error(flux_.file + ": FluxInstance " + key.ns + "/" + key.name +
+                " already manages Flux on this cluster; there can be only one (delete it "
+                "first, or apply it instead)");
+  }
+}
 
 void Reconciliation::ensure_namespace() {
   ObjectRef ns{"", "v1", "Namespace", "", ref_.ns};
@@ -196,6 +210,7 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
 }
 
 ApplyResult Reconciliation::run() {
+  refuse_another_instance();
   ensure_namespace();
   if (!cluster_.dry_run()) {
     lock_.emplace(cluster_, ref_.ns, "fluxopctl-" + ref_.name);

@@ -108,6 +108,26 @@ TEST_CASE("policy: a namespace being deleted is refused before anything is writt
   CHECK(run.cluster.logged("CREATE").empty());
 }
 
+TEST_CASE("policy: a second FluxInstance on the cluster is refused before anything is written") {
+  Run run;
+  run.cluster.put({{"apiVersion", "fluxcd.controlplane.io/v1"},
+                   {"kind", "FluxInstance"},
+                   {"metadata", {{"name", "flux"}, {"namespace", "flux-two"}}}});
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"),
+                       "instance.yaml: FluxInstance flux-two/flux already manages Flux on this "
+                       "cluster; there can be only one (delete it first, or apply it instead)",
+                       Error);
+  CHECK(run.cluster.logged("APPLY").empty());
+  CHECK(run.cluster.logged("CREATE").empty());
+
+  // The instance itself, already there, is no other one.
+  Run again;
+  again.cluster.put({{"apiVersion", "fluxcd.controlplane.io/v1"},
+                     {"kind", "FluxInstance"},
+                     {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}}}});
+  CHECK_NOTHROW(again.apply("  wait: false\n"));
+}
+
 TEST_CASE("policy: diff and apply agree on what is pruned") {
   auto stale = [](const std::string& name, bool prune_disabled) {
     json object = {{"apiVersion", "v1"},
