@@ -21,11 +21,14 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
       ->option_text("NAME (default flux-operator)");
 }
 
-ConnectedCluster connect(const ClusterFlags& flags, bool dry_run) {
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
+                         std::chrono::milliseconds retry_for) {
   kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
   if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
   ConnectedCluster connected;
-  connected.client = std::make_unique<kube::KubeClient>(std::move(access));
+  kube::ClientOptions options;
+  options.retry_for = retry_for;
+  connected.client = std::make_unique<kube::KubeClient>(std::move(access), options);
   connected.cluster =
       std::make_unique<ssa::KubeCluster>(*connected.client, flags.field_manager, dry_run);
   return connected;

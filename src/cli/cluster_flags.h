@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,9 @@ struct ConnectedCluster {
   std::unique_ptr<ssa::KubeCluster> cluster;
 };
 
-ConnectedCluster connect(const ClusterFlags& flags, bool dry_run);
+// `retry_for`: how long an outage of a server that has answered is retried
+// (kube::ClientOptions::retry_for).
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
+                         std::chrono::milliseconds retry_for = {});
 
 }  // namespace fluxop::cli

@@ -151,7 +151,9 @@ Response KubeClient::send(std::string_view method, const std::string& url, const
   request.body = body;
   request.max_body = kMaxResponse;
   request.idempotent = method != "POST";
+  if (answered_) request.retry_for = options_.retry_for;
   net::HttpResponse response = http_for(credentials).send(request);
+  answered_ = true;
   return Response{response.status, response.header("content-type"), std::move(response.body)};
 }
 

@@ -31,6 +31,10 @@ struct ClientOptions {
   // attempt and three retries, 250 ms apart and doubling.
   int attempts = 4;
   std::chrono::milliseconds backoff{250};
+  // Once the server has answered, failures that may pass (it restarts, is
+  // overloaded) are retried for this long: an outage in the middle of an
+  // apply does not end it. An API server never reached fails as above.
+  std::chrono::milliseconds retry_for{0};
 };
 
 // One object: its kind, and namespace (empty for cluster-scoped objects, or
@@ -156,6 +160,7 @@ class KubeClient {
   std::unique_ptr<net::HttpClient> http_;
   std::string http_cert_pem_;  // the client certificate http_ was made with
   int earlier_requests_ = 0;   // of the HTTP clients replaced
+  bool answered_ = false;      // the server has answered a request
 };
 
 }  // namespace fluxop::kube

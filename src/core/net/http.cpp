@@ -16,6 +16,9 @@ namespace fluxop::net {
 namespace {
 
 constexpr int kMaxRedirects = 5;
+// Retries wait at most this long between attempts: a long retry window
+// (HttpRequest::retry_for) keeps probing.
+constexpr std::chrono::milliseconds kMaxBackoff{2'000};
 constexpr std::chrono::seconds kMaxRetryAfter{30};
 constexpr curl_off_t kProgressThreshold = 1 << 20;
 
@@ -356,13 +359,17 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
     std::chrono::milliseconds delay = options_.backoff;
     Failure failure;
     int attempt = 1;
+    auto retry_until = std::chrono::steady_clock::now() + current.retry_for;
     for (;; ++attempt) {
       if (sink) sink->reset();
       failure = Failure{};
       response = perform(current, sink, progress, failure);
-      if (attempt >= options_.attempts || !should_retry(current, response, failure)) break;
-      std::this_thread::sleep_for(response.status > 0 ? retry_delay(response, delay) : delay);
-      delay *= 2;
+      std::chrono::milliseconds wait = response.status > 0 ? retry_delay(response, delay) : delay;
+      bool more =
+          attempt < options_.attempts || std::chrono::steady_clock::now() + wait < retry_until;
+      if (!more || !should_retry(current, response, failure)) break;
+      std::this_thread::sleep_for(wait);
+      delay = std::min(delay * 2, kMaxBackoff);
     }
     if (response.status <= 0) {
       throw Error(current.url + ": " + failure.message +

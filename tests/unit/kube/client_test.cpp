@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <mutex>
+#include <optional>
 
 #include "../temp_dir.h"
 #include "fake_api_server.h"
@@ -196,4 +198,37 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredentia
   CHECK(client.requests_sent() == 2);
   CHECK(client.request("GET", "/version").status == 200);  // run2's token is kept
   CHECK(server.requests().size() == 3);
+}
+
+// An API server that restarts in the middle of an apply: once it has
+// answered, failures are retried for retry_for, not only `attempts` times.
+TEST_CASE("client: an outage after the first answer is retried for retry_for") {
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::optional<Clock::time_point> down_until;
+  FakeApiServer server([&](const FakeRequest&) -> FakeResponse {
+    std::lock_guard lock(mutex);
+    if (!down_until) {
+      down_until = Clock::now() + std::chrono::milliseconds(1500);
+    } else if (Clock::now() < *down_until) {
+      return {503, "", ""};
+    }
+    return {200, R"({"gitVersion":"v1.34.10"})", ""};
+  });
+  fluxop::kube::ClientOptions patient = fast_retries();
+  patient.retry_for = std::chrono::seconds(30);
+  fluxop::kube::KubeClient client(fake_access(server), patient);
+  CHECK(client.request("GET", "/version").status == 200);  // up; then down for 1.5 s
+  CHECK(client.request("GET", "/version").status == 200);  // waited for
+  CHECK(client.requests_sent() > fast_retries().attempts + 1);
+
+  // Without it, the outage outlasts the retries.
+  {
+    std::lock_guard lock(mutex);
+    down_until.reset();
+  }
+  fluxop::kube::KubeClient hasty(fake_access(server), fast_retries());
+  CHECK(hasty.request("GET", "/version").status == 200);
+  CHECK(hasty.request("GET", "/version").status == 503);
+  CHECK(hasty.requests_sent() == 1 + fast_retries().attempts);
 }
