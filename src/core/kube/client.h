@@ -31,8 +31,8 @@ struct ClientOptions {
   // attempt and three retries, 250 ms apart and doubling.
   int attempts = 4;
   std::chrono::milliseconds backoff{250};
-  // Once the server has answered, failures that may pass (it restarts, is
-  // overloaded) are retried for this long: an outage in the middle of an
+  // Once the server has answered, an outage (it restarts, is overloaded:
+  // no connection, 429, 502-504) is retried for this long: an outage in the middle of an
   // apply does not end it. An API server never reached fails as above.
   std::chrono::milliseconds retry_for{0};
 };

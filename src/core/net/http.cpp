@@ -365,8 +365,12 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
       failure = Failure{};
       response = perform(current, sink, progress, failure);
       std::chrono::milliseconds wait = response.status > 0 ? retry_delay(response, delay) : delay;
-      bool more =
-          attempt < options_.attempts || std::chrono::steady_clock::now() + wait < retry_until;
+      // Past `attempts`, only what an outage looks like goes on: no answer,
+      // or one saying "later" (a 500 may well be the same every time).
+      bool outage =
+          response.status <= 0 || (retryable_status(response.status) && response.status != 500);
+      bool more = attempt < options_.attempts ||
+                  (outage && std::chrono::steady_clock::now() + wait < retry_until);
       if (!more || !should_retry(current, response, failure)) break;
       std::this_thread::sleep_for(wait);
       delay = std::min(delay * 2, kMaxBackoff);

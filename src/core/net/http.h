@@ -48,9 +48,9 @@ struct HttpRequest {
   // it is retried only when it cannot have reached the server: no connection,
   // or 429 Too Many Requests.
   bool idempotent = true;
-  // When set, failures that may pass (no connection, 429, 5xx) are retried
-  // until this long has passed since the first attempt, beyond
-  // HttpOptions::attempts.
+  // When set, failures that look like an outage (no connection, 429, 502,
+  // 503, 504) are retried until this long has passed since the first
+  // attempt, beyond HttpOptions::attempts.
   std::chrono::milliseconds retry_for{0};
 };
 
