@@ -99,10 +99,12 @@ Target parse_target(const yaml::Node& node, const Context& context, std::string_
     context.fail(field, "must be a map, not a " + std::string(yaml::kind_name(node)));
   }
   TargetSpec spec;
-  for (const auto& [key, value] : node.entries()) {
+  for (const auto& entry : node.entries()) {
+    const std::string& key = entry.first;
+    const yaml::Node& value = entry.second;
     std::string path = std::string(field) + "." + key;
     auto known = std::find_if(std::begin(fields), std::end(fields),
-                              [&](const auto& entry) { return entry.first == key; });
+                              [&](const auto& known_field) { return known_field.first == key; });
     if (known == std::end(fields)) {
       context.fail(path,
                    "unknown field (expected group, version, kind, name, namespace, "
