@@ -27,9 +27,9 @@ struct ConnectedCluster {
   std::unique_ptr<ssa::KubeCluster> cluster;
 };
 
-// `retry_for`: how long an outage of a server that has answered is retried
-// (kube::ClientOptions::retry_for).
+// `retry_until`: until when an outage of a server that has answered is
+// retried (kube::ClientOptions::retry_until).
 ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
-                         std::chrono::milliseconds retry_for = {});
+                         std::optional<std::chrono::steady_clock::time_point> retry_until = {});
 
 }  // namespace fluxop::cli

@@ -42,7 +42,7 @@
 #   7   two applies at once: the second waits for the first's Lease
 #   7b  an apply that cannot take the Lease gives up after --lock-timeout
 #   8   an apply killed with SIGKILL midway, then applied again
-#   9   the API server stopped midway (own cluster only; nodes cordoned)
+#   9   the API server stopped for 5 s midway: ridden out (own cluster only; nodes cordoned)
 # The take-over of a kubectl-made installation (case 6) needs a cluster
 # without Flux: tests/e2e/takeover_test.sh.
 set -uo pipefail
@@ -520,20 +520,14 @@ if in_budget "8 SIGKILL midway"; then
 fi
 
 # ---------------------------------------------------------------------------
-# 9. The API server stops midway through an apply: the apply fails within
-# bounded time with a one-line error; once it is back, an apply succeeds. So
-# that the outage surely comes while the apply runs, the nodes are cordoned
-# and the instance resized: the new pods cannot be scheduled and the apply
-# waits for its rollout; the API server stops once the apply has written the
-# new pod templates (a Deployment's generation moved).
-outage_failure() {
-  local last
-  [ "$rc" != 124 ] || { echo "the apply still ran after ${run_limit}s"; return 1; }
-  exit_is 1 || return 1
-  last=$(grep . "$work/outage.err" | tail -n 1)
-  [[ $last == error:* ]] || { echo "the last stderr line is not an error: $last"; return 1; }
-  [ "$(grep -c '^error' "$work/outage.err")" = 1 ] || { echo "more than one error line"; return 1; }
-}
+# 9. The API server stops for about 5 s midway through an apply (a restart):
+# the apply rides it out, retrying until its deadline, and finishes. So that
+# the outage surely comes while the apply runs, the nodes are cordoned and
+# the instance resized: the new pods cannot be scheduled and the apply waits
+# for its rollout; the API server stops once the apply has written the new
+# pod templates (a Deployment's generation moved), and the nodes take pods
+# once it is back. (An API server never reached fails in seconds: the kube
+# client's unit tests.)
 generation() { k -n "$ns" get deployment source-controller -o jsonpath='{.metadata.generation}' 2>/dev/null; }
 template_changed() { [ "$(generation)" != "$gen" ] || ! running "$po"; }
 if [ "$own_cluster" -eq 0 ]; then
@@ -552,20 +546,17 @@ elif in_budget "9 API server outage"; then
     wait "$po" || rc=$?
     show "$work/outage.err"
     fail "9 API server outage" "the apply was over (exit $rc) before the outage, or wrote no pod template"
+    wait_until 120 uncordon || say "9: uncordon failed"
   else
     "$cluster" stop-apiserver >/dev/null 2>"$work/stop.err" || say "stop-apiserver: $(tail -n 1 "$work/stop.err")"
-    t_stop=$SECONDS
-    wait "$po" || rc=$?
-    took=$((SECONDS - t_stop))
-    show "$work/outage.err"
-    check "9 API server outage: the apply exits 1 with an error line (after ${took}s)" outage_failure
-    say "9: $(grep . "$work/outage.err" | tail -n 1)"
+    sleep 5 # the outage itself, not a wait for a condition
     "$cluster" start-apiserver >/dev/null 2>"$work/start.err" || say "start-apiserver: $(tail -n 1 "$work/start.err")"
+    wait_until 120 uncordon || say "9: uncordon failed"
+    wait "$po" || rc=$?
+    show "$work/outage.err"
+    check "9 API server outage of 5 s: the apply rides it out and exits 0" exit_is 0
+    check "9 API server outage: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four-medium "$M"
   fi
-  wait_until 120 uncordon || say "9: uncordon failed"
-  apply after-outage "$M"
-  check "9 API server outage: once it is back, apply exits 0" exit_is 0
-  check "9 API server outage: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four-medium "$M"
   say "9 took $((SECONDS - t0))s"
 fi
 

@@ -151,7 +151,11 @@ Response KubeClient::send(std::string_view method, const std::string& url, const
   request.body = body;
   request.max_body = kMaxResponse;
   request.idempotent = method != "POST";
-  if (answered_) request.retry_for = options_.retry_for;
+  if (answered_ && options_.retry_until) {
+    request.retry_for = std::max(std::chrono::milliseconds(0),
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     *options_.retry_until - std::chrono::steady_clock::now()));
+  }
   net::HttpResponse response = http_for(credentials).send(request);
   answered_ = true;
   return Response{response.status, response.header("content-type"), std::move(response.body)};

@@ -32,9 +32,10 @@ struct ClientOptions {
   int attempts = 4;
   std::chrono::milliseconds backoff{250};
   // Once the server has answered, an outage (it restarts, is overloaded:
-  // no connection, 429, 502-504) is retried for this long: an outage in the middle of an
-  // apply does not end it. An API server never reached fails as above.
-  std::chrono::milliseconds retry_for{0};
+  // no connection, 429, 502-504) is retried until then: an outage in the
+  // middle of an apply does not end it before its deadline. An API server
+  // never reached fails as above.
+  std::optional<std::chrono::steady_clock::time_point> retry_until;
 };
 
 // One object: its kind, and namespace (empty for cluster-scoped objects, or

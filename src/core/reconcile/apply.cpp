@@ -48,7 +48,7 @@ class Reconciliation {
         objects_(rendered_json(rendered)),
         ref_{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name},
         started_(std::chrono::steady_clock::now()),
-        deadline_(started_ + options.timeout.value_or(instance_timeout())) {}
+        deadline_(started_ + apply_timeout(flux, options.timeout, options.on_progress)) {}
 
   ApplyResult run();
 
@@ -63,21 +63,6 @@ class Reconciliation {
   void report(const Change& change) {
     result_.changes.push_back(change);
     if (options_.on_change) options_.on_change(change);
-  }
-  // The reconcileTimeout annotation, else 5m; an unparsable value is
-  // warned about and ignored, as the operator does.
-  std::chrono::seconds instance_timeout() const {
-    auto annotation = flux_.annotations.find(std::string(kTimeoutAnnotation));
-    if (annotation == flux_.annotations.end()) return kDefaultTimeout;
-    std::optional<std::chrono::nanoseconds> duration =
-        instance::parse_go_duration(annotation->second);
-    if (duration && duration->count() > 0) {
-      return std::chrono::duration_cast<std::chrono::seconds>(*duration);
-    }
-    progress("warning: " + flux_.file + ": .metadata.annotations." +
-             std::string(kTimeoutAnnotation) + ": '" + annotation->second +
-             "' is not a duration such as 5m; using 5m");
-    return kDefaultTimeout;
   }
 
   void refuse_another_instance();
@@ -297,6 +282,24 @@ json fluxinstance_crd() {
       yaml::parse_documents(std::string(share_manifest("fluxinstance-crd.yaml")),
                             "share/manifests/fluxinstance-crd.yaml");
   return yaml::to_sorted_json(documents.at(0));
+}
+
+std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
+                                   std::optional<std::chrono::seconds> flag,
+                                   const std::function<void(const std::string&)>& warn) {
+  if (flag) return *flag;
+  auto annotation = flux.annotations.find(std::string(kTimeoutAnnotation));
+  if (annotation == flux.annotations.end()) return kDefaultTimeout;
+  std::optional<std::chrono::nanoseconds> duration =
+      instance::parse_go_duration(annotation->second);
+  if (duration && duration->count() > 0) {
+    return std::chrono::duration_cast<std::chrono::seconds>(*duration);
+  }
+  if (warn) {
+    warn("warning: " + flux.file + ": .metadata.annotations." + std::string(kTimeoutAnnotation) +
+         ": '" + annotation->second + "' is not a duration such as 5m; using 5m");
+  }
+  return kDefaultTimeout;
 }
 
 ssa::Owner owner_labels(const ObjectRef& instance) {

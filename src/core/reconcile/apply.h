@@ -44,6 +44,13 @@ struct ApplyResult {
 ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options);
 
+// How long an apply may take: `flag` (--timeout), else the reconcileTimeout
+// annotation, else 5m; an unparsable annotation is `warn`ed about, as the
+// operator does, and ignored.
+std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
+                                   std::optional<std::chrono::seconds> flag,
+                                   const std::function<void(const std::string&)>& warn);
+
 // The labels of the objects the instance installed: only those are pruned.
 ssa::Owner owner_labels(const ObjectRef& instance);
 

@@ -201,8 +201,8 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredentia
 }
 
 // An API server that restarts in the middle of an apply: once it has
-// answered, failures are retried for retry_for, not only `attempts` times.
-TEST_CASE("client: an outage after the first answer is retried for retry_for") {
+// answered, failures are retried until retry_until, not only `attempts` times.
+TEST_CASE("client: an outage after the first answer is retried until retry_until") {
   using Clock = std::chrono::steady_clock;
   std::mutex mutex;
   std::optional<Clock::time_point> down_until;
@@ -216,7 +216,7 @@ TEST_CASE("client: an outage after the first answer is retried for retry_for") {
     return {200, R"({"gitVersion":"v1.34.10"})", ""};
   });
   fluxop::kube::ClientOptions patient = fast_retries();
-  patient.retry_for = std::chrono::seconds(30);
+  patient.retry_until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   fluxop::kube::KubeClient client(fake_access(server), patient);
   CHECK(client.request("GET", "/version").status == 200);  // up; then down for 1.5 s
   CHECK(client.request("GET", "/version").status == 200);  // waited for
