@@ -128,6 +128,7 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
     http.request_timeout = options_.request_timeout;
     http.attempts = options_.attempts;
     http.backoff = options_.backoff;
+    http.max_retry_after = options_.max_retry_after;
     http.tls.ca_pem = access_.ca_pem;
     http.tls.insecure_skip_verify = access_.insecure_skip_tls_verify;
     http.tls.client_cert_pem = credentials.client_cert_pem;
@@ -139,43 +140,67 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
   return *http_;
 }
 
-Response KubeClient::send(std::string_view method, const std::string& url, const std::string& body,
-                          std::string_view content_type, std::string_view accept,
-                          const RequestCredentials& credentials) {
-  net::HttpRequest request;
-  request.method = std::string(method);
-  request.url = url;
-  request.headers.push_back("Accept: " + std::string(accept));
-  if (!body.empty()) request.headers.push_back("Content-Type: " + std::string(content_type));
-  request.authorization = credentials.authorization;
-  request.body = body;
-  request.max_body = kMaxResponse;
-  request.idempotent = method != "POST";
-  if (answered_ && options_.retry_until) {
-    request.retry_for = std::max(std::chrono::milliseconds(0),
-                                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     *options_.retry_until - std::chrono::steady_clock::now()));
+std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
+                                       const RequestCredentials& credentials) {
+  std::vector<net::HttpRequest> http_requests;
+  for (const Request& one : requests) {
+    net::HttpRequest request;
+    request.method = one.method;
+    request.url = access_.server + one.path + (one.query.empty() ? "" : "?" + one.query);
+    request.headers.push_back("Accept: " + one.accept);
+    if (!one.body.empty()) request.headers.push_back("Content-Type: " + one.content_type);
+    request.authorization = credentials.authorization;
+    request.body = one.body;
+    request.max_body = kMaxResponse;
+    request.idempotent = one.method != "POST";
+    if (answered_ && options_.retry_until) {
+      request.retry_for = std::max(std::chrono::milliseconds(0),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       *options_.retry_until - std::chrono::steady_clock::now()));
+    }
+    http_requests.push_back(std::move(request));
   }
-  net::HttpResponse response = http_for(credentials).send(request);
+  std::vector<net::HttpResponse> http_responses =
+      http_for(credentials).send_all(http_requests, options_.concurrency);
   answered_ = true;
-  return Response{response.status, response.header("content-type"), std::move(response.body)};
+  std::vector<Response> responses;
+  for (net::HttpResponse& response : http_responses) {
+    responses.push_back(
+        Response{response.status, response.header("content-type"), std::move(response.body)});
+  }
+  return responses;
 }
 
-Response KubeClient::request(std::string_view method, const std::string& path,
-                             const std::string& query, const std::string& body,
-                             std::string_view content_type, std::string_view accept) {
-  std::string url = access_.server + path + (query.empty() ? "" : "?" + query);
-  Response response;
+std::vector<Response> KubeClient::request_all(const std::vector<Request>& requests) {
+  std::vector<Response> responses;
   try {
-    response = send(method, url, body, content_type, accept, auth_.current());
-    if (response.status == 401 && auth_.forget())
-      response = send(method, url, body, content_type, accept, auth_.current());
+    responses = send(requests, auth_.current());
+    std::vector<std::size_t> unauthorized;
+    for (std::size_t i = 0; i < responses.size(); ++i) {
+      if (responses[i].status == 401) unauthorized.push_back(i);
+    }
+    if (!unauthorized.empty() && auth_.forget()) {
+      std::vector<Request> again;
+      for (std::size_t i : unauthorized) again.push_back(requests[i]);
+      std::vector<Response> answers = send(again, auth_.current());
+      for (std::size_t i = 0; i < unauthorized.size(); ++i) {
+        responses[unauthorized[i]] = std::move(answers[i]);
+      }
+    }
   } catch (const Error& e) {
     // The URL names the server; the context says which kubeconfig entry it is.
     throw Error(std::string(e.what()) +
                 (access_.context.empty() ? "" : " (context \"" + access_.context + "\")"));
   }
-  return response;
+  return responses;
+}
+
+Response KubeClient::request(std::string_view method, const std::string& path,
+                             const std::string& query, const std::string& body,
+                             std::string_view content_type, std::string_view accept) {
+  return std::move(request_all({Request{std::string(method), path, query, body,
+                                        std::string(content_type), std::string(accept)}})
+                       .front());
 }
 
 std::string KubeClient::object_path(const ObjectKey& key, std::string_view subresource) {
@@ -184,8 +209,9 @@ std::string KubeClient::object_path(const ObjectKey& key, std::string_view subre
   return resource_path(mapping, ns, key.name, subresource);
 }
 
-json KubeClient::write(std::string_view method, const ObjectKey& key, std::string_view subresource,
-                       const json& body, std::string_view content_type, std::string query) {
+KubeClient::Request KubeClient::write_request(std::string_view method, const ObjectKey& key,
+                                              std::string_view subresource, const json& body,
+                                              std::string_view content_type, std::string query) {
   std::string path;
   try {
     // A POST creates in the collection; everything else names the object.
@@ -197,12 +223,48 @@ json KubeClient::write(std::string_view method, const ObjectKey& key, std::strin
   } catch (const Error& e) {
     throw Error(display_name(key) + ": " + e.what());
   }
-  Response response = request(method, path, query, body.dump(), content_type);
+  return {std::string(method), path, std::move(query), body.dump(), std::string(content_type),
+          "application/json"};
+}
+
+json KubeClient::written(const ObjectKey& key, const Response& response) {
   if (!response.ok()) throw api_error(display_name(key), response.status, response.body);
   json answer = json::parse(response.body, nullptr, false);
   if (answer.is_discarded())
     throw Error(display_name(key) + ": the API server's answer is not JSON");
   return answer;
+}
+
+json KubeClient::write(std::string_view method, const ObjectKey& key, std::string_view subresource,
+                       const json& body, std::string_view content_type, std::string query) {
+  Request request = write_request(method, key, subresource, body, content_type, std::move(query));
+  return written(key, request_all({request}).front());
+}
+
+std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
+                                               const WriteOptions& options) {
+  std::vector<WriteResult> results(objects.size());
+  std::vector<Request> requests;
+  std::vector<std::size_t> sent;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    try {
+      requests.push_back(write_request(
+          "PATCH", object_key(objects[i]), {}, objects[i], "application/apply-patch+yaml",
+          join_query({dry_run_query(options), field_manager_query(options), "force=true"})));
+      sent.push_back(i);
+    } catch (const Error&) {
+      results[i].error = std::current_exception();
+    }
+  }
+  std::vector<Response> responses = request_all(requests);
+  for (std::size_t j = 0; j < sent.size(); ++j) {
+    try {
+      results[sent[j]].object = written(object_key(objects[sent[j]]), responses[j]);
+    } catch (const Error&) {
+      results[sent[j]].error = std::current_exception();
+    }
+  }
+  return results;
 }
 
 std::optional<json> KubeClient::get(const ObjectKey& key) {
@@ -222,31 +284,58 @@ std::optional<json> KubeClient::get(const ObjectKey& key) {
 }
 
 std::vector<json> KubeClient::list(const ObjectKey& kind, const std::string& label_selector) {
-  std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
-  const ResourceMapping* mapping = nullptr;
-  try {
-    mapping = &mapper_.mapping(kind.group, kind.version, kind.kind);
-  } catch (const Error& e) {
-    throw Error(what + ": " + e.what());
+  return std::move(list_all({{kind, label_selector, ""}}).front());
+}
+
+std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>& queries) {
+  std::vector<Request> requests;
+  for (const ListQuery& query : queries) {
+    const ObjectKey& kind = query.kind;
+    std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
+    const ResourceMapping* mapping = nullptr;
+    try {
+      mapping = &mapper_.mapping(kind.group, kind.version, kind.kind);
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+    // One object by name is a GET: a LIST with a field selector may skip
+    // the API server's cache.
+    std::string selector = query.label_selector.empty()
+                               ? ""
+                               : "labelSelector=" + net::url_escape(query.label_selector);
+    ObjectKey named = kind;
+    named.name = query.name;
+    std::string path = query.name.empty() ? resource_path(*mapping, kind.ns) : object_path(named);
+    requests.push_back({"GET", path, selector, "", "application/json", "application/json"});
   }
-  std::string path = resource_path(*mapping, kind.ns);
-  std::string query =
-      label_selector.empty() ? "" : "labelSelector=" + net::url_escape(label_selector);
-  Response response = request("GET", path, query);
-  if (!response.ok()) throw api_error(what, response.status, response.body);
-  json list = json::parse(response.body, nullptr, false);
-  auto items = list.is_object() ? list.find("items") : list.end();
-  if (list.is_discarded() || !list.is_object() || items == list.end() || !items->is_array())
-    throw Error(what + ": the API server's answer is not a list");
-  std::vector<json> objects;
-  // Items of a list carry no apiVersion and kind; callers want whole objects.
-  std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
-  for (json& item : *items) {
-    item["apiVersion"] = api_version;
-    item["kind"] = kind.kind;
-    objects.push_back(std::move(item));
+  std::vector<Response> responses = request_all(requests);
+  std::vector<std::vector<json>> lists;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const ObjectKey& kind = queries[i].kind;
+    std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
+    if (!queries[i].name.empty() && responses[i].status == 404) {
+      lists.emplace_back();
+      continue;
+    }
+    if (!responses[i].ok()) throw api_error(what, responses[i].status, responses[i].body);
+    json list = json::parse(responses[i].body, nullptr, false);
+    if (!queries[i].name.empty() && list.is_object()) {
+      list = json{{"items", json::array({std::move(list)})}};
+    }
+    auto items = list.is_object() ? list.find("items") : list.end();
+    if (list.is_discarded() || !list.is_object() || items == list.end() || !items->is_array())
+      throw Error(what + ": the API server's answer is not a list");
+    std::vector<json> objects;
+    // Items of a list carry no apiVersion and kind; callers want whole objects.
+    std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+    for (json& item : *items) {
+      item["apiVersion"] = api_version;
+      item["kind"] = kind.kind;
+      objects.push_back(std::move(item));
+    }
+    lists.push_back(std::move(objects));
   }
-  return objects;
+  return lists;
 }
 
 json KubeClient::create(const json& object, const WriteOptions& options) {
@@ -255,8 +344,9 @@ json KubeClient::create(const json& object, const WriteOptions& options) {
 }
 
 json KubeClient::apply(const json& object, const WriteOptions& options) {
-  return write("PATCH", object_key(object), {}, object, "application/apply-patch+yaml",
-               join_query({dry_run_query(options), field_manager_query(options), "force=true"}));
+  WriteResult result = std::move(apply_all({object}, options).front());
+  if (result.error) std::rethrow_exception(result.error);
+  return std::move(result.object);
 }
 
 json KubeClient::apply_status(const json& object, const WriteOptions& options) {

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/kube/auth.h"
@@ -31,11 +33,17 @@ struct ClientOptions {
   // attempt and three retries, 250 ms apart and doubling.
   int attempts = 4;
   std::chrono::milliseconds backoff{250};
+  // The API server answers 429 with "Retry-After: 1" while it readies the
+  // resource of a CRD just established: a quarter of that is enough to
+  // find it served, and the backoff still grows.
+  std::chrono::milliseconds max_retry_after{250};
   // Once the server has answered, an outage (it restarts, is overloaded:
   // no connection, 429, 502-504) is retried until then: an outage in the
   // middle of an apply does not end it before its deadline. An API server
   // never reached fails as above.
   std::optional<std::chrono::steady_clock::time_point> retry_until;
+  // Requests sent together (apply_all) go at most this many at a time.
+  std::size_t concurrency = 8;
 };
 
 // One object: its kind, and namespace (empty for cluster-scoped objects, or
@@ -94,10 +102,26 @@ struct Response {
   bool ok() const { return status >= 200 && status < 300; }
 };
 
+// Which objects of a kind a LIST asks for.
+struct ListQuery {
+  ObjectKey kind;              // in kind.ns, every namespace when empty
+  std::string label_selector;  // as kubectl -l takes it
+  // Only the object of this name when set (a GET; the context's namespace
+  // for a namespaced kind without one).
+  std::string name;
+};
+
 // What a write does beyond its defaults.
 struct WriteOptions {
   bool dry_run = false;  // dryRun=All: the server checks, and changes nothing
   std::string field_manager = "fluxopctl";
+};
+
+// One of several writes sent together: the object as the server has it
+// after, or what went wrong (an ApiError when the server refused).
+struct WriteResult {
+  nlohmann::json object;
+  std::exception_ptr error;
 };
 
 class KubeClient {
@@ -119,9 +143,14 @@ class KubeClient {
   // The objects of a kind: in `ns` (all namespaces when empty) for
   // namespaced kinds; `label_selector` as kubectl -l takes it.
   std::vector<nlohmann::json> list(const ObjectKey& kind, const std::string& label_selector = "");
+  // Several lists, sent concurrently; each answer in the queries' order.
+  std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries);
   nlohmann::json create(const nlohmann::json& object, const WriteOptions& options = {});
   // Server-side apply with force=true (the object sent as JSON, which is YAML).
   nlohmann::json apply(const nlohmann::json& object, const WriteOptions& options = {});
+  // Server-side applies of the objects, sent concurrently.
+  std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
+                                     const WriteOptions& options = {});
   // Server-side apply of {"apiVersion", "kind", "metadata", "status"} to the
   // status subresource.
   nlohmann::json apply_status(const nlohmann::json& object, const WriteOptions& options = {});
@@ -144,14 +173,28 @@ class KubeClient {
   int requests_sent() const;
 
  private:
+  struct Request {
+    std::string method;
+    std::string path;
+    std::string query;
+    std::string body;
+    std::string content_type;
+    std::string accept;
+  };
+  // The requests, sent together; a 401 runs the credentials' plugin again.
+  std::vector<Response> request_all(const std::vector<Request>& requests);
   // The object's URL path, in the context's namespace when it names none.
   std::string object_path(const ObjectKey& key, std::string_view subresource = {});
+  Request write_request(std::string_view method, const ObjectKey& key, std::string_view subresource,
+                        const nlohmann::json& body, std::string_view content_type,
+                        std::string query);
+  // The object a write answered; throws the error it answered instead.
+  static nlohmann::json written(const ObjectKey& key, const Response& response);
   nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const nlohmann::json& body, std::string_view content_type,
                        std::string query);
-  Response send(std::string_view method, const std::string& url, const std::string& body,
-                std::string_view content_type, std::string_view accept,
-                const RequestCredentials& credentials);
+  std::vector<Response> send(const std::vector<Request>& requests,
+                             const RequestCredentials& credentials);
   net::HttpClient& http_for(const RequestCredentials& credentials);
 
   ClusterAccess access_;

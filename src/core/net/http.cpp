@@ -3,10 +3,12 @@
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -19,7 +21,6 @@ constexpr int kMaxRedirects = 5;
 // Retries wait at most this long between attempts: a long retry window
 // (HttpRequest::retry_for) keeps probing.
 constexpr std::chrono::milliseconds kMaxBackoff{2'000};
-constexpr std::chrono::seconds kMaxRetryAfter{30};
 constexpr curl_off_t kProgressThreshold = 1 << 20;
 
 CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
@@ -96,11 +97,12 @@ bool retryable_curl_error(CURLcode code) {
 
 // Retry-After in seconds (the HTTP-date form is not used by registries).
 std::chrono::milliseconds retry_delay(const HttpResponse& response,
-                                      std::chrono::milliseconds backoff) {
+                                      std::chrono::milliseconds backoff,
+                                      std::chrono::milliseconds max_retry_after) {
   std::string value = response.header("retry-after");
   if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return backoff;
   auto seconds = std::chrono::seconds(std::min<long long>(std::atoll(value.c_str()), 3600));
-  return std::min<std::chrono::milliseconds>(seconds, kMaxRetryAfter);
+  return std::min<std::chrono::milliseconds>(seconds, max_retry_after);
 }
 
 std::string human_size(double bytes) {
@@ -143,6 +145,8 @@ struct HttpClient::Attempt {
   // The request body.
   const std::string* body = nullptr;
   std::size_t body_offset = 0;
+  struct curl_slist* headers = nullptr;
+  char error_buffer[CURL_ERROR_SIZE] = "";
 
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
@@ -209,11 +213,16 @@ struct HttpClient::Attempt {
 
 HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) {
   static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
-  curl_ = global == CURLE_OK ? curl_easy_init() : nullptr;
-  if (!curl_) throw Error("libcurl could not be initialised");
+  multi_ = global == CURLE_OK ? curl_multi_init() : nullptr;
+  if (!multi_) throw Error("libcurl could not be initialised");
+  // Concurrent requests to one host share an HTTP/2 connection.
+  curl_multi_setopt(static_cast<CURLM*>(multi_), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
 }
 
-HttpClient::~HttpClient() { curl_easy_cleanup(handle(curl_)); }
+HttpClient::~HttpClient() {
+  for (void* easy : easy_) curl_easy_cleanup(handle(easy));
+  curl_multi_cleanup(static_cast<CURLM*>(multi_));
+}
 
 void HttpClient::set_tls_options(void* curl_handle) const {
   CURL* curl = handle(curl_handle);
@@ -248,26 +257,35 @@ void HttpClient::set_tls_options(void* curl_handle) const {
   }
 }
 
-HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
-                                 std::string_view progress, Failure& failure) {
-  CURL* curl = handle(curl_);
-  curl_easy_reset(curl);  // keeps the connection cache
+// One request from its first attempt to its answer: retries and redirects.
+struct HttpClient::Exchange {
+  HttpRequest current;
+  BodySink* sink = nullptr;
+  std::string progress;
+  std::string first_url;
+  std::string origin;  // of the first URL: another one gets no credentials
+  int attempt = 1;
+  int redirects = 0;
+  std::chrono::milliseconds delay{0};
+  std::chrono::steady_clock::time_point retry_until;
+  std::chrono::steady_clock::time_point not_before;  // of the next attempt
   HttpResponse response;
-  response.url = request.url;
-  Attempt attempt;
-  attempt.curl = curl;
-  attempt.response = &response;
-  attempt.sink = sink;
-  attempt.max_body = request.max_body;
-  attempt.max_error_body = options_.max_error_body;
-  attempt.progress = progress;
-  attempt.body = &request.body;
+  Failure failure;
+  bool running = false;  // an attempt is under way
+  bool done = false;
+};
 
-  char error_buffer[CURL_ERROR_SIZE] = "";
+void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& request) const {
+  CURL* curl = handle(easy_handle);
+  curl_easy_reset(curl);
+  attempt.curl = curl;
+  attempt.body = &request.body;
+  curl_easy_setopt(curl, CURLOPT_PRIVATE, &attempt);
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, attempt.error_buffer);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+  curl_easy_setopt(curl, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "fluxopctl/" FLUXOPCTL_VERSION);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
@@ -277,18 +295,19 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Attempt::on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &attempt);
-  if (!progress.empty() && isatty(STDERR_FILENO)) {
+  if (!attempt.progress.empty() && isatty(STDERR_FILENO)) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &Attempt::on_progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &attempt);
   }
 
-  struct curl_slist* headers = curl_slist_append(nullptr, "Expect:");
+  attempt.headers = curl_slist_append(nullptr, "Expect:");
   for (const std::string& header : request.headers)
-    headers = curl_slist_append(headers, header.c_str());
+    attempt.headers = curl_slist_append(attempt.headers, header.c_str());
   std::string authorization = "Authorization: " + request.authorization;
-  if (!request.authorization.empty()) headers = curl_slist_append(headers, authorization.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  if (!request.authorization.empty())
+    attempt.headers = curl_slist_append(attempt.headers, authorization.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, attempt.headers);
 
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
@@ -300,10 +319,13 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
     curl_easy_setopt(curl, CURLOPT_READDATA, &attempt);
     curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, size);
   }
+}
 
-  ++requests_sent_;
-  CURLcode code = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
+void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result,
+                        HttpResponse& response, Failure& failure) const {
+  auto code = static_cast<CURLcode>(result);
+  curl_slist_free_all(attempt.headers);
+  attempt.headers = nullptr;
   if (attempt.progress_shown) std::cerr << "\r\x1b[K" << std::flush;
   if (attempt.sink_error) std::rethrow_exception(attempt.sink_error);
   if (attempt.body_too_large) {
@@ -311,7 +333,8 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
                 " bytes");
   }
   if (code != CURLE_OK) {
-    failure.message = *error_buffer ? error_buffer : curl_easy_strerror(code);
+    response.status = 0;
+    failure.message = *attempt.error_buffer ? attempt.error_buffer : curl_easy_strerror(code);
     // A name mismatch says so in curl's own words; the hints are for an
     // untrusted signer.
     bool name_mismatch = failure.message.find("host name") != std::string::npos;
@@ -329,10 +352,9 @@ HttpResponse HttpClient::perform(const HttpRequest& request, BodySink* sink,
           " (the server may speak plain HTTP; for a registry, see --insecure-registry)";
     failure.retryable = retryable_curl_error(code);
     failure.unsent = code == CURLE_COULDNT_CONNECT;
-    return response;
+    return;
   }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  return response;
+  curl_easy_getinfo(handle(attempt.curl), CURLINFO_RESPONSE_CODE, &response.status);
 }
 
 bool HttpClient::should_retry(const HttpRequest& request, const HttpResponse& response,
@@ -341,57 +363,177 @@ bool HttpClient::should_retry(const HttpRequest& request, const HttpResponse& re
   return failure.retryable || retryable_status(response.status);
 }
 
+void HttpClient::check_scheme(const std::string& url) const {
+  std::string scheme = lowercase(url_scheme(url));
+  if (scheme == "http" &&
+      (!options_.plain_http_allowed || !options_.plain_http_allowed(url_authority(url)))) {
+    throw Error(url +
+                ": plain HTTP refused for this host (HTTPS is required except "
+                "for loopback registries and --insecure-registry hosts)");
+  }
+  if (scheme != "http" && scheme != "https") throw Error(url + ": not an HTTP URL");
+}
+
+void HttpClient::after_attempt(Exchange& exchange) const {
+  const HttpResponse& response = exchange.response;
+  auto now = std::chrono::steady_clock::now();
+  std::chrono::milliseconds wait =
+      response.status > 0 ? retry_delay(response, exchange.delay, options_.max_retry_after)
+                          : exchange.delay;
+  // Past `attempts`, only what an outage looks like goes on: no answer,
+  // or one saying "later" (a 500 may well be the same every time).
+  bool outage =
+      response.status <= 0 || (retryable_status(response.status) && response.status != 500);
+  bool more = exchange.attempt < options_.attempts || (outage && now + wait < exchange.retry_until);
+  if (more && should_retry(exchange.current, response, exchange.failure)) {
+    ++exchange.attempt;
+    exchange.not_before = now + wait;
+    exchange.delay = std::min(exchange.delay * 2, kMaxBackoff);
+    return;
+  }
+  if (response.status <= 0) {
+    throw Error(
+        exchange.current.url + ": " + exchange.failure.message +
+        (exchange.attempt > 1 ? " (after " + std::to_string(exchange.attempt) + " attempts)" : ""));
+  }
+  bool redirect = response.status == 301 || response.status == 302 || response.status == 303 ||
+                  response.status == 307 || response.status == 308;
+  std::string location = response.header("location");
+  if (!redirect || location.empty()) {
+    exchange.done = true;
+    return;
+  }
+  if (++exchange.redirects > kMaxRedirects) {
+    throw Error(exchange.first_url + ": more than " + std::to_string(kMaxRedirects) + " redirects");
+  }
+  HttpRequest& current = exchange.current;
+  current.url = resolve_url(current.url, location);
+  if (url_origin(current.url) != exchange.origin) current.authorization.clear();
+  if (response.status == 303) {
+    current.method = "GET";
+    current.body.clear();
+  }
+  check_scheme(current.url);
+  exchange.attempt = 1;
+  exchange.delay = options_.backoff;
+  exchange.retry_until = now + current.retry_for;
+  exchange.not_before = now;
+}
+
+std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchanges,
+                                                   std::size_t max_concurrent) {
+  if (exchanges.empty()) return {};
+  auto* multi = static_cast<CURLM*>(multi_);
+  auto now = std::chrono::steady_clock::now();
+  for (Exchange& exchange : exchanges) {
+    check_scheme(exchange.current.url);
+    exchange.first_url = exchange.current.url;
+    exchange.origin = url_origin(exchange.current.url);
+    exchange.delay = options_.backoff;
+    exchange.retry_until = now + exchange.current.retry_for;
+    exchange.not_before = now;
+  }
+  max_concurrent = std::clamp<std::size_t>(max_concurrent, 1, exchanges.size());
+  while (easy_.size() < max_concurrent) {
+    CURL* easy = curl_easy_init();
+    if (!easy) throw Error("libcurl could not be initialised");
+    easy_.push_back(easy);
+  }
+  // The attempt each easy handle carries, and its exchange; a handle is
+  // free when its exchange is null.
+  std::vector<Attempt> attempts(max_concurrent);
+  std::vector<Exchange*> running(max_concurrent, nullptr);
+  auto stop_all = [&] {
+    for (std::size_t slot = 0; slot < running.size(); ++slot) {
+      if (!running[slot]) continue;
+      curl_multi_remove_handle(multi, handle(easy_[slot]));
+      curl_slist_free_all(attempts[slot].headers);
+      running[slot] = nullptr;
+    }
+  };
+  try {
+    for (;;) {
+      // Start what is due, in order, while handles are free.
+      now = std::chrono::steady_clock::now();
+      std::optional<std::chrono::steady_clock::time_point> next;
+      std::size_t active = 0;
+      for (Exchange* exchange : running) active += exchange != nullptr;
+      for (Exchange& exchange : exchanges) {
+        if (exchange.done || exchange.running) continue;
+        if (exchange.not_before > now) {
+          if (!next || exchange.not_before < *next) next = exchange.not_before;
+          continue;
+        }
+        if (active == max_concurrent) break;
+        std::size_t slot = 0;
+        while (running[slot]) ++slot;
+        if (exchange.sink) exchange.sink->reset();
+        exchange.response = HttpResponse{};
+        exchange.response.url = exchange.current.url;
+        exchange.failure = Failure{};
+        exchange.running = true;
+        Attempt& attempt = attempts[slot] = Attempt{};
+        attempt.response = &exchange.response;
+        attempt.sink = exchange.sink;
+        attempt.max_body = exchange.current.max_body;
+        attempt.max_error_body = options_.max_error_body;
+        attempt.progress = exchange.progress;
+        start(easy_[slot], attempt, exchange.current);
+        curl_multi_add_handle(multi, handle(easy_[slot]));
+        running[slot] = &exchange;
+        ++active;
+        ++requests_sent_;
+      }
+      if (active == 0) {
+        if (!next) break;
+        std::this_thread::sleep_until(*next);
+        continue;
+      }
+      int still_running = 0;
+      CURLMcode code = curl_multi_perform(multi, &still_running);
+      if (code == CURLM_OK && still_running > 0) {
+        code = curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+      }
+      if (code != CURLM_OK) throw Error(std::string("libcurl: ") + curl_multi_strerror(code));
+      int left = 0;
+      while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+        if (message->msg != CURLMSG_DONE) continue;
+        std::size_t slot = 0;
+        while (slot < running.size() && handle(easy_[slot]) != message->easy_handle) ++slot;
+        if (slot == running.size() || !running[slot]) continue;
+        Exchange& exchange = *running[slot];
+        CURLcode result = message->data.result;
+        curl_multi_remove_handle(multi, handle(easy_[slot]));
+        running[slot] = nullptr;
+        exchange.running = false;
+        finish(attempts[slot], exchange.current, result, exchange.response, exchange.failure);
+        after_attempt(exchange);
+      }
+    }
+  } catch (...) {
+    stop_all();
+    throw;
+  }
+  std::vector<HttpResponse> responses;
+  responses.reserve(exchanges.size());
+  for (Exchange& exchange : exchanges) responses.push_back(std::move(exchange.response));
+  return responses;
+}
+
 HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
                               std::string_view progress) {
-  const std::string origin = url_origin(request.url);
-  HttpRequest current = request;
-  for (int redirects = 0; redirects <= kMaxRedirects; ++redirects) {
-    std::string scheme = lowercase(url_scheme(current.url));
-    if (scheme == "http" && (!options_.plain_http_allowed ||
-                             !options_.plain_http_allowed(url_authority(current.url)))) {
-      throw Error(current.url +
-                  ": plain HTTP refused for this host (HTTPS is required except "
-                  "for loopback registries and --insecure-registry hosts)");
-    }
-    if (scheme != "http" && scheme != "https") throw Error(current.url + ": not an HTTP URL");
+  std::vector<Exchange> exchanges(1);
+  exchanges[0].current = request;
+  exchanges[0].sink = sink;
+  exchanges[0].progress = progress;
+  return std::move(exchange_all(exchanges, 1).front());
+}
 
-    HttpResponse response;
-    std::chrono::milliseconds delay = options_.backoff;
-    Failure failure;
-    int attempt = 1;
-    auto retry_until = std::chrono::steady_clock::now() + current.retry_for;
-    for (;; ++attempt) {
-      if (sink) sink->reset();
-      failure = Failure{};
-      response = perform(current, sink, progress, failure);
-      std::chrono::milliseconds wait = response.status > 0 ? retry_delay(response, delay) : delay;
-      // Past `attempts`, only what an outage looks like goes on: no answer,
-      // or one saying "later" (a 500 may well be the same every time).
-      bool outage =
-          response.status <= 0 || (retryable_status(response.status) && response.status != 500);
-      bool more = attempt < options_.attempts ||
-                  (outage && std::chrono::steady_clock::now() + wait < retry_until);
-      if (!more || !should_retry(current, response, failure)) break;
-      std::this_thread::sleep_for(wait);
-      delay = std::min(delay * 2, kMaxBackoff);
-    }
-    if (response.status <= 0) {
-      throw Error(current.url + ": " + failure.message +
-                  (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""));
-    }
-
-    bool redirect = response.status == 301 || response.status == 302 || response.status == 303 ||
-                    response.status == 307 || response.status == 308;
-    std::string location = response.header("location");
-    if (!redirect || location.empty()) return response;
-    current.url = resolve_url(current.url, location);
-    if (url_origin(current.url) != origin) current.authorization.clear();
-    if (response.status == 303) {
-      current.method = "GET";
-      current.body.clear();
-    }
-  }
-  throw Error(request.url + ": more than " + std::to_string(kMaxRedirects) + " redirects");
+std::vector<HttpResponse> HttpClient::send_all(const std::vector<HttpRequest>& requests,
+                                               std::size_t max_concurrent) {
+  std::vector<Exchange> exchanges(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) exchanges[i].current = requests[i];
+  return exchange_all(exchanges, max_concurrent);
 }
 
 }  // namespace fluxop::net

@@ -33,6 +33,7 @@ struct HttpOptions {
   std::chrono::milliseconds request_timeout{600'000};  // one attempt, transfer included
   int attempts = 5;                                    // the first and four retries
   std::chrono::milliseconds backoff{200};              // doubled after every retry
+  std::chrono::milliseconds max_retry_after{30'000};   // the longest Retry-After honoured
   std::size_t max_error_body = 64 * 1024;              // kept of a non-2xx body
   TlsOptions tls;
 };
@@ -86,27 +87,44 @@ class HttpClient {
   // is a terminal.
   HttpResponse send(const HttpRequest& request, BodySink* sink = nullptr,
                     std::string_view progress = {});
+  // Sends the requests together, at most `max_concurrent` at a time (as
+  // streams of one HTTP/2 connection where the server speaks it), each
+  // retried and redirected as send() does; the responses in the requests'
+  // order. Throws as send() does when one of them gets no response.
+  std::vector<HttpResponse> send_all(const std::vector<HttpRequest>& requests,
+                                     std::size_t max_concurrent);
 
   // The number of requests sent so far, retries and redirects included.
   int requests_sent() const { return requests_sent_; }
 
  private:
   struct Attempt;
+  struct Exchange;
   // Why no response arrived.
   struct Failure {
     std::string message;
     bool retryable = false;  // a network error that may pass
     bool unsent = false;     // the request cannot have reached the server
   };
-  // One attempt; status 0 and `failure` set when no response arrived.
-  HttpResponse perform(const HttpRequest& request, BodySink* sink, std::string_view progress,
-                       Failure& failure);
+  // Runs the exchanges, at most `max_concurrent` attempts at a time, each
+  // started as soon as one ends and it is due.
+  std::vector<HttpResponse> exchange_all(std::vector<Exchange>& exchanges,
+                                         std::size_t max_concurrent);
+  void start(void* curl, Attempt& attempt, const HttpRequest& request) const;
+  // The attempt's outcome: a response's status, or 0 and `failure` set when
+  // no response arrived.
+  void finish(Attempt& attempt, const HttpRequest& request, int result, HttpResponse& response,
+              Failure& failure) const;
+  // Done, a retry, or a redirect to follow; throws when no response came.
+  void after_attempt(Exchange& exchange) const;
+  void check_scheme(const std::string& url) const;
   void set_tls_options(void* curl) const;
   bool should_retry(const HttpRequest& request, const HttpResponse& response,
                     const Failure& failure) const;
 
   HttpOptions options_;
-  void* curl_;  // CURL*, kept between requests for its connections
+  void* multi_;              // CURLM*, kept between requests for its connections
+  std::vector<void*> easy_;  // CURL*, one per concurrent request
   int requests_sent_ = 0;
 };
 

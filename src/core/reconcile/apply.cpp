@@ -30,10 +30,6 @@ constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcil
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 
-std::string resource_version(const json& object) {
-  return object.value("metadata", json::object()).value("resourceVersion", "");
-}
-
 // One reconciliation: the state the steps share.
 class Reconciliation {
  public:
@@ -43,8 +39,11 @@ class Reconciliation {
         flux_(flux),
         rendered_(rendered),
         options_(options),
-        engine_(cluster, {.before_request = [this] { before_request(); },
-                          .on_progress = [this](const std::string& line) { progress(line); }}),
+        engine_(
+            cluster,
+            {.before_request = [this] { before_request(); },
+             .on_progress = [this](const std::string& line) { progress(line); }},
+            owner_labels({std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name})),
         objects_(rendered_json(rendered)),
         ref_{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name},
         started_(std::chrono::steady_clock::now()),
@@ -65,10 +64,18 @@ class Reconciliation {
     if (options_.on_change) options_.on_change(change);
   }
 
-  void refuse_another_instance();
-  void ensure_namespace();
-  void ensure_instance_crd();
-  void apply_instance_object();
+  // What the apply starts from, read together.
+  struct Start {
+    std::vector<json> instances;  // in every namespace
+    std::optional<json> ns, lease, crd;
+  };
+  Start read_start();
+  void refuse_another_instance(const std::vector<json>& instances);
+  void ensure_namespace(const std::optional<json>& live);
+  void ensure_instance_crd(const std::optional<json>& live);
+  json instance_object() const;
+  // Applies the instance; whether it changed.
+  bool apply_instance_object(const json& object, const ssa::Live& live);
   void write_status(const std::function<void(json&)>& edit);
   void fail(std::string_view reason, const std::string& message);
 
@@ -91,8 +98,25 @@ class Reconciliation {
 // One FluxInstance per cluster, as the operator allows: a second one would
 // take over the cluster-wide objects (CRDs) and prune them from under the
 // first, custom resources and all.
-void Reconciliation::refuse_another_instance() {
-  for (const json& other : cluster_.list(ref_)) {
+Reconciliation::Start Reconciliation::read_start() {
+  ObjectRef every_namespace = ref_;
+  every_namespace.ns.clear();
+  every_namespace.name.clear();
+  json crd = fluxinstance_crd();
+  std::vector<std::vector<json>> found = cluster_.list_all({
+      {every_namespace, {}, ""},
+      {{"", "v1", "Namespace", "", ""}, {}, ref_.ns},
+      {{"coordination.k8s.io", "v1", "Lease", ref_.ns, ""}, {}, LeaseLock::name_for(ref_.name)},
+      {object_ref(crd), {}, crd["metadata"].value("name", "")},
+  });
+  auto one = [&found](std::size_t i) {
+    return found[i].empty() ? std::nullopt : std::optional<json>(std::move(found[i].front()));
+  };
+  return {std::move(found[0]), one(1), one(2), one(3)};
+}
+
+void Reconciliation::refuse_another_instance(const std::vector<json>& instances) {
+  for (const json& other : instances) {
     ObjectRef key = object_ref(other);
     if (key.ns == ref_.ns && key.name == ref_.name) continue;
     throw Error(flux_.file + ": FluxInstance " + key.ns + "/" + key.name +
@@ -101,9 +125,8 @@ void Reconciliation::refuse_another_instance() {
   }
 }
 
-void Reconciliation::ensure_namespace() {
+void Reconciliation::ensure_namespace(const std::optional<json>& live) {
   ObjectRef ns{"", "v1", "Namespace", "", ref_.ns};
-  std::optional<json> live = cluster_.get(ns);
   if (live) {
     if (live->value("status", json::object()).value("phase", "") == "Terminating") {
       throw Error("namespace " + ref_.ns + " is being deleted: nothing can be installed in it");
@@ -116,13 +139,11 @@ void Reconciliation::ensure_namespace() {
       rendered != objects_.end()
           ? *rendered
           : json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ref_.ns}}}};
-  report(engine_.apply(object));
+  engine_.apply({object}, {std::nullopt}, [this](const Change& change) { report(change); });
 }
 
-void Reconciliation::ensure_instance_crd() {
+void Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
   json ours = fluxinstance_crd();
-  ObjectRef ref = object_ref(ours);
-  std::optional<json> live = cluster_.get(ref);
   if (live) {
     // Another CRD (the upstream operator's, richer) or a newer one of ours stays.
     json labels = live->value("metadata", json::object()).value("labels", json::object());
@@ -136,14 +157,14 @@ void Reconciliation::ensure_instance_crd() {
       return;
     }
   }
-  Change change = engine_.apply(ours);
-  report(change);
-  if (change.action == Action::Unchanged || cluster_.dry_run()) return;
-  engine_.wait({ours}, "the FluxInstance CRD", deadline_);
+  ssa::Applied applied = std::move(
+      engine_.apply({ours}, {live}, [this](const Change& change) { report(change); }).front());
+  if (applied.change.action == Action::Unchanged || cluster_.dry_run()) return;
+  engine_.wait({applied.object}, "the FluxInstance CRD", deadline_);
   cluster_.refresh_kinds();
 }
 
-void Reconciliation::apply_instance_object() {
+json Reconciliation::instance_object() const {
   json document = yaml::to_sorted_json(flux_.source);
   json object = {{"apiVersion", document.value("apiVersion", "")},
                  {"kind", document.value("kind", "")},
@@ -154,20 +175,19 @@ void Reconciliation::apply_instance_object() {
       object["metadata"][field] = document["metadata"][field];
     }
   }
-  std::optional<json> live = cluster_.has_kind(ref_) ? cluster_.get(ref_) : std::nullopt;
+  return object;
+}
+
+bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& live) {
   if (live) {
     status_ = live->value("status", json::object());
     previous_inventory_ = read_inventory(status_.value("inventory", json()));
   }
-  if (cluster_.dry_run() && !cluster_.has_kind(ref_)) {
-    report({ref_, Action::Created});
-    return;
-  }
-  json applied = cluster_.apply(object);
-  generation_ = applied.value("metadata", json::object()).value("generation", std::int64_t{0});
-  report({ref_, !live                                                  ? Action::Created
-                : resource_version(*live) == resource_version(applied) ? Action::Unchanged
-                                                                       : Action::Configured});
+  ssa::Applied applied = std::move(
+      engine_.apply({object}, {live}, [this](const Change& change) { report(change); }).front());
+  generation_ =
+      applied.object.value("metadata", json::object()).value("generation", std::int64_t{0});
+  return applied.change.action != Action::Unchanged;
 }
 
 void Reconciliation::write_status(const std::function<void(json&)>& edit) {
@@ -195,50 +215,62 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
 }
 
 ApplyResult Reconciliation::run() {
-  refuse_another_instance();
-  ensure_namespace();
+  Start start = read_start();
+  refuse_another_instance(start.instances);
+  ensure_namespace(start.ns);
   if (!cluster_.dry_run()) {
-    lock_.emplace(cluster_, ref_.ns, "fluxopctl-" + ref_.name);
-    lock_->acquire(options_.lock_timeout);
+    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name));
+    lock_->acquire(options_.lock_timeout, std::move(start.lease));
   }
-  ensure_instance_crd();
-  apply_instance_object();
+  ensure_instance_crd(start.crd);
+
+  // The instance and every object, read together once the lease is held.
+  json instance = instance_object();
+  std::vector<json> reads = objects_;
+  reads.push_back(instance);
+  std::vector<ssa::Live> live = engine_.read_live(reads);
+  ssa::Live live_instance = std::move(live.back());
+  live.pop_back();
+  bool instance_changed = apply_instance_object(instance, live_instance);
 
   std::vector<ObjectRef> current;
   for (const json& object : objects_) current.push_back(object_ref(object));
   std::vector<ObjectRef> stale = stale_objects(previous_inventory_, current);
+  bool changes_ahead = instance_changed || !stale.empty();
+  for (std::size_t i = 0; i < objects_.size() && !changes_ahead; ++i) {
+    changes_ahead = !engine_.is_unchanged(objects_[i], live[i]);
+  }
   // Until the apply succeeds, the inventory holds the old objects too: an
-  // apply killed half-way leaves nothing untracked.
+  // apply killed half-way leaves nothing untracked. With nothing to change,
+  // the end's status is all there is to write.
   std::vector<ObjectRef> tracking = current;
   tracking.insert(tracking.end(), stale.begin(), stale.end());
-  write_status([&](json& status) {
-    std::string now = now_rfc3339();
-    set_condition(status,
-                  {"Reconciling", "True", std::string(kProgressing), "Reconciliation in progress"},
-                  generation_, now);
-    set_condition(status,
-                  {"Ready", "Unknown", std::string(kProgressing), "Reconciliation in progress"},
-                  generation_, now);
-    status["lastAttemptedRevision"] = rendered_.revision;
-    status["inventory"] = inventory_json(tracking);
-  });
+  if (changes_ahead)
+    write_status([&](json& status) {
+      std::string now = now_rfc3339();
+      set_condition(
+          status, {"Reconciling", "True", std::string(kProgressing), "Reconciliation in progress"},
+          generation_, now);
+      set_condition(status,
+                    {"Ready", "Unknown", std::string(kProgressing), "Reconciliation in progress"},
+                    generation_, now);
+      status["lastAttemptedRevision"] = rendered_.revision;
+      status["inventory"] = inventory_json(tracking);
+    });
 
   std::string_view reason = kFailed;
   auto on_change = [this](const Change& change) { report(change); };
   try {
-    engine_.apply_staged(objects_, deadline_, on_change);
+    std::vector<ssa::Applied> applied = engine_.apply_staged(objects_, live, deadline_, on_change);
     if (flux_.migrate_resources && !cluster_.dry_run()) {
-      std::vector<json> crds;
-      std::copy_if(objects_.begin(), objects_.end(), std::back_inserter(crds), ssa::is_first_stage);
-      migrate_resources(cluster_, crds, [this](const std::string& line) { progress(line); });
+      std::vector<json> live;
+      for (ssa::Applied& one : applied) live.push_back(std::move(one.object));
+      migrate_resources(cluster_, live, [this](const std::string& line) { progress(line); });
     }
     engine_.prune(stale, owner_labels(ref_), on_change);
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {
       reason = kHealthCheckFailed;
-      std::vector<json> workloads;
-      std::copy_if(objects_.begin(), objects_.end(), std::back_inserter(workloads),
-                   [](const json& object) { return !ssa::is_first_stage(object); });
-      engine_.wait(workloads, "the components to roll out", deadline_);
+      engine_.wait(objects_, "the components to roll out", deadline_);
     }
   } catch (const Error& e) {
     fail(reason, e.what());

@@ -25,11 +25,11 @@ std::string as_yaml(const json& object) {
 InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, bool color) {
   if (!cluster.dry_run()) throw Error("diff needs a dry-run cluster");
-  ssa::Engine engine(cluster);
+  ObjectRef instance_ref{"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
+  ssa::Engine engine(cluster, {}, owner_labels(instance_ref));
   InstanceDiff result;
   std::vector<ObjectRef> current;
-  for (const json& object : rendered_json(rendered)) {
-    ssa::PlannedChange planned = engine.plan(object);
+  for (const ssa::PlannedChange& planned : engine.plan(rendered_json(rendered))) {
     current.push_back(planned.key);
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
@@ -48,9 +48,7 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
     result.text += text;
   }
 
-  ObjectRef instance_ref{"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
-  std::optional<json> live_instance =
-      cluster.has_kind(instance_ref) ? cluster.get(instance_ref) : std::nullopt;
+  std::optional<json> live_instance = cluster.get(instance_ref);
   if (live_instance) {
     std::vector<ObjectRef> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));

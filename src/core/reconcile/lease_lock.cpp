@@ -80,27 +80,37 @@ json LeaseLock::lease_object(const std::string& resource_version) const {
             {"renewTime", now}}}};
 }
 
-bool LeaseLock::try_take() {
-  std::optional<json> live = cluster_.get(ref_);
-  if (!live) return cluster_.create(lease_object("")).has_value();
-  const json& spec = live->value("spec", json::object());
-  std::string holder = spec.value("holderIdentity", "");
-  auto renewed = parse_time(spec.value("renewTime", ""));
-  auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
-  bool free = holder.empty() || holder == identity_ ||
-              renewed + duration < std::chrono::system_clock::now() || holder_died_here(holder);
-  if (!free) return false;
-  return cluster_.replace(lease_object(live->at("metadata").value("resourceVersion", "")))
-      .has_value();
+bool LeaseLock::write_ours(bool holding) {
+  json lease = lease_object(resource_version_);
+  if (!holding) lease["spec"]["holderIdentity"] = "";
+  std::optional<json> written =
+      resource_version_.empty() ? cluster_.create(lease) : cluster_.replace(lease);
+  if (!written) return false;
+  resource_version_ = written->value("metadata", json::object()).value("resourceVersion", "");
+  return true;
 }
 
-void LeaseLock::acquire(std::chrono::seconds timeout) {
+bool LeaseLock::try_take(const std::optional<json>& live) {
+  resource_version_.clear();
+  if (live) {
+    const json& spec = live->value("spec", json::object());
+    std::string holder = spec.value("holderIdentity", "");
+    auto renewed = parse_time(spec.value("renewTime", ""));
+    auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
+    bool free = holder.empty() || holder == identity_ ||
+                renewed + duration < std::chrono::system_clock::now() || holder_died_here(holder);
+    if (!free) return false;
+    resource_version_ = live->at("metadata").value("resourceVersion", "");
+  }
+  return write_ours(true);
+}
+
+void LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool told = false;
-  while (!try_take()) {
-    std::optional<json> live = cluster_.get(ref_);
+  while (!try_take(lease)) {
     std::string holder =
-        live ? live->value("spec", json::object()).value("holderIdentity", "") : "";
+        lease ? lease->value("spec", json::object()).value("holderIdentity", "") : "";
     if (std::chrono::steady_clock::now() >= deadline) {
       throw Error(display_name(ref_) + ": held by " + holder +
                   ": another apply of this instance is " + "running (waited " +
@@ -111,6 +121,7 @@ void LeaseLock::acquire(std::chrono::seconds timeout) {
       told = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    lease = cluster_.get(ref_);
   }
   held_ = true;
   renewed_ = std::chrono::steady_clock::now();
@@ -118,9 +129,7 @@ void LeaseLock::acquire(std::chrono::seconds timeout) {
 
 void LeaseLock::renew() {
   if (!held_ || std::chrono::steady_clock::now() - renewed_ < kDuration / 3) return;
-  std::optional<json> live = cluster_.get(ref_);
-  if (!live || live->value("spec", json::object()).value("holderIdentity", "") != identity_ ||
-      !cluster_.replace(lease_object(live->at("metadata").value("resourceVersion", "")))) {
+  if (!write_ours(true)) {
     held_ = false;
     throw Error(display_name(ref_) + ": lost to another apply");
   }
@@ -130,11 +139,7 @@ void LeaseLock::renew() {
 void LeaseLock::release() {
   if (!held_) return;
   held_ = false;
-  std::optional<json> live = cluster_.get(ref_);
-  if (!live || live->value("spec", json::object()).value("holderIdentity", "") != identity_) return;
-  json freed = lease_object(live->at("metadata").value("resourceVersion", ""));
-  freed["spec"]["holderIdentity"] = "";
-  cluster_.replace(freed);
+  write_ours(false);  // a lease that moved is someone else's now
 }
 
 }  // namespace fluxop::reconcile

@@ -16,15 +16,18 @@ namespace fluxop::reconcile {
 class LeaseLock {
  public:
   static constexpr std::chrono::seconds kDuration{30};
+  // The lease of the instance so named.
+  static std::string name_for(const std::string& instance) { return "fluxopctl-" + instance; }
 
   LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name);
   ~LeaseLock();  // releases it if held
   LeaseLock(const LeaseLock&) = delete;
   LeaseLock& operator=(const LeaseLock&) = delete;
 
-  // Waits up to `timeout` for the lease; throws fluxop::Error naming its
-  // holder when it stays taken.
-  void acquire(std::chrono::seconds timeout);
+  // Waits up to `timeout` for the lease, `lease` being what was just read
+  // of it (nullopt: none); throws fluxop::Error naming its holder when it
+  // stays taken.
+  void acquire(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
   // Renews when a third of the duration has passed since the last renewal.
   void renew();
   void release();
@@ -32,13 +35,17 @@ class LeaseLock {
   bool held() const { return held_; }
 
  private:
-  bool try_take();
+  bool try_take(const std::optional<nlohmann::json>& live);
+  // The lease written as ours at resource_version_; false when it moved.
+  bool write_ours(bool holding);
   nlohmann::json lease_object(const std::string& resource_version) const;
 
   ssa::ClusterApi& cluster_;
   ObjectRef ref_;
   std::string identity_;
   bool held_ = false;
+  std::string resource_version_;  // of the lease as last written: a write at
+                                  // another one means someone else took it
   std::chrono::steady_clock::time_point renewed_;
 };
 

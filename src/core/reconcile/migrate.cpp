@@ -22,7 +22,7 @@ int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string
   ObjectRef kind{crd["spec"].value("group", ""), version, crd["spec"]["names"].value("kind", ""),
                  "", ""};
   int rewritten = 0;
-  for (const json& object : cluster.list(kind)) {
+  for (const json& object : cluster.list(kind, {})) {
     if (cluster.replace(object)) ++rewritten;
   }
   return rewritten;
@@ -30,18 +30,17 @@ int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string
 
 }  // namespace
 
-void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& objects,
+void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& live,
                        const std::function<void(const std::string&)>& progress) {
-  for (const json& object : objects) {
-    if (object.value("kind", "") != "CustomResourceDefinition") continue;
-    std::string version = storage_version(object);
-    std::optional<json> live = cluster.get(object_ref(object));
-    if (version.empty() || !live) continue;
-    json stored = live->value("status", json::object()).value("storedVersions", json::array());
+  for (const json& crd : live) {
+    if (crd.value("kind", "") != "CustomResourceDefinition") continue;
+    std::string version = storage_version(crd);
+    if (version.empty()) continue;
+    json stored = crd.value("status", json::object()).value("storedVersions", json::array());
     if (stored.size() <= 1 && (stored.empty() || stored[0] == version)) continue;
-    int rewritten = rewrite_objects(cluster, *live, version);
-    cluster.merge_patch_status(object_ref(*live), {{"storedVersions", {version}}});
-    progress(display_name(object_ref(*live)) + ": migrated " + std::to_string(rewritten) +
+    int rewritten = rewrite_objects(cluster, crd, version);
+    cluster.merge_patch_status(object_ref(crd), {{"storedVersions", {version}}});
+    progress(display_name(object_ref(crd)) + ": migrated " + std::to_string(rewritten) +
              " objects to " + version + " (stored versions were " + stored.dump() + ")");
   }
 }

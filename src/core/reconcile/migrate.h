@@ -18,10 +18,10 @@ namespace fluxop::reconcile {
 // The storage version of a CRD's spec; empty when none is marked.
 std::string storage_version(const nlohmann::json& crd);
 
-// Migrates the resources of every CRD among `objects` whose live
-// storedVersions holds more than its storage version; reports each migrated
-// CRD with the number of objects rewritten.
-void migrate_resources(ssa::ClusterApi& cluster, const std::vector<nlohmann::json>& objects,
+// Migrates the resources of every CRD among `live` (as the apply left them)
+// whose storedVersions holds more than its storage version; reports each
+// migrated CRD with the number of objects rewritten.
+void migrate_resources(ssa::ClusterApi& cluster, const std::vector<nlohmann::json>& live,
                        const std::function<void(const std::string&)>& progress);
 
 }  // namespace fluxop::reconcile

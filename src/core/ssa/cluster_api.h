@@ -5,6 +5,7 @@
 // scripted.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 namespace fluxop::ssa {
 
 using kube::ObjectKey;
+using kube::WriteResult;
+using Labels = std::map<std::string, std::string>;
 
 class ClusterApi {
  public:
@@ -22,10 +25,26 @@ class ClusterApi {
 
   // The live object; nullopt when it does not exist (or its kind is unknown).
   virtual std::optional<nlohmann::json> get(const ObjectKey& key) = 0;
-  // The objects of a kind (group, version, kind of `kind`), in every namespace.
-  virtual std::vector<nlohmann::json> list(const ObjectKey& kind) = 0;
+  // Which objects of a kind (group, version, kind of `kind`) a list asks
+  // for: those in kind.ns (every namespace when empty) that carry every
+  // label of `selector`, and only the one so named when `name` is set.
+  struct ListQuery {
+    ObjectKey kind;
+    Labels selector;
+    std::string name;
+  };
+  // The lists, asked for together; an empty one for a kind not served.
+  virtual std::vector<std::vector<nlohmann::json>> list_all(
+      const std::vector<ListQuery>& queries) = 0;
+  std::vector<nlohmann::json> list(const ObjectKey& kind, const Labels& selector) {
+    return std::move(list_all({{kind, selector, ""}}).front());
+  }
   // Server-side apply with force; the object as the server has it after.
   virtual nlohmann::json apply(const nlohmann::json& object) = 0;
+  // Server-side applies sent together (a dry run of each when `dry_run`,
+  // whatever the cluster's mode); each result in the objects' order.
+  virtual std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
+                                             bool dry_run) = 0;
   // The same as a server dry run, whatever the cluster's mode: what the
   // server would make of the object, with nothing changed.
   virtual nlohmann::json apply_dry_run(const nlohmann::json& object) = 0;
@@ -48,6 +67,8 @@ class ClusterApi {
 
   // Every write is a server dry run (`apply --dry-run=server`, diff).
   virtual bool dry_run() const = 0;
+  // The field manager of every write.
+  virtual const std::string& field_manager() const = 0;
   virtual int requests() const = 0;
 };
 

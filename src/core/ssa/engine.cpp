@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
 #include "core/ssa/errors.h"
+#include "core/ssa/field_ownership.h"
 #include "core/ssa/health.h"
 #include "core/ssa/takeover.h"
 
@@ -16,7 +18,14 @@ using nlohmann::json;
 namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{500};
+// Waits poll at first this often, doubling up to kPollInterval: a CRD is
+// established within tens of milliseconds, a rollout takes seconds.
+constexpr std::chrono::milliseconds kFirstPoll{25};
 constexpr std::chrono::seconds kRecreateTimeout{60};
+
+std::string resource_version(const json& object) {
+  return object.value("metadata", json::object()).value("resourceVersion", "");
+}
 
 std::string lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -45,8 +54,8 @@ bool is_first_stage(const json& object) {
   return kind == "CustomResourceDefinition" || kind == "Namespace";
 }
 
-Engine::Engine(ClusterApi& cluster, EngineHooks hooks)
-    : cluster_(cluster), hooks_(std::move(hooks)) {}
+Engine::Engine(ClusterApi& cluster, EngineHooks hooks, Labels selector)
+    : cluster_(cluster), hooks_(std::move(hooks)), selector_(std::move(selector)) {}
 
 void Engine::before_request() const {
   if (hooks_.before_request) hooks_.before_request();
@@ -59,67 +68,230 @@ void Engine::progress(const std::string& line) const {
 bool Engine::namespace_exists(const std::string& ns) {
   auto known = namespaces_.find(ns);
   if (known != namespaces_.end()) return known->second;
+  before_request();
   bool exists = cluster_.get({"", "v1", "Namespace", "", ns}).has_value();
   namespaces_[ns] = exists;
   return exists;
 }
 
-PlannedChange Engine::plan(const json& object) {
-  before_request();
-  ObjectKey key = kube::object_key(object);
-  // A dry run cannot place an object whose kind or namespace does not exist
-  // yet (a first install): it would be created as it is.
-  if (!cluster_.has_kind(key)) return {key, Action::Created, json(), object};
-  std::optional<json> live = cluster_.get(key);
-  if (!live && !key.ns.empty() && !namespace_exists(key.ns)) {
-    return {key, Action::Created, json(), object};
+std::vector<Live> Engine::read_live(const std::vector<json>& objects) {
+  std::vector<Live> live(objects.size());
+  // The objects of one kind in one namespace, by their index.
+  std::map<std::string, std::vector<std::size_t>> kinds;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    ObjectKey key = kube::object_key(objects[i]);
+    if (!cluster_.has_kind(key) || empty_namespaces_.contains(key.ns)) continue;
+    kinds[key.group + "/" + key.version + "/" + key.kind + "/" + key.ns].push_back(i);
   }
-  json merged;
-  try {
-    merged = cluster_.apply_dry_run(object);
-  } catch (const kube::ApiError& error) {
-    if (live && is_immutable_field(error)) return {key, Action::Replaced, *live, object};
-    throw;
+  // One list per kind, selected by the labels all its objects carry; one
+  // by name for a kind of one object, or an object the first did not show
+  // (there, perhaps, without the labels).
+  std::vector<ClusterApi::ListQuery> queries;
+  std::vector<std::vector<std::size_t>> asked;
+  auto ask_by_name = [&](std::size_t i) {
+    ObjectKey key = kube::object_key(objects[i]);
+    std::string name = key.name;
+    key.name.clear();
+    queries.push_back({key, {}, name});
+    asked.push_back({i});
+  };
+  for (const auto& [kind, members] : kinds) {
+    if (members.size() == 1) {
+      ask_by_name(members.front());
+      continue;
+    }
+    Labels selector = objects[members.front()]["metadata"].value("labels", Labels{});
+    if (!selector_.empty()) selector = selector_;
+    for (std::size_t i : members) {
+      Labels labels = objects[i]["metadata"].value("labels", Labels{});
+      std::erase_if(selector, [&labels](const auto& label) {
+        auto found = labels.find(label.first);
+        return found == labels.end() || found->second != label.second;
+      });
+    }
+    ObjectKey collection = kube::object_key(objects[members.front()]);
+    collection.name.clear();
+    queries.push_back({collection, std::move(selector), ""});
+    asked.push_back(members);
   }
-  if (!live) return {key, Action::Created, json(), std::move(merged)};
-  // A no-op apply leaves the object as it is, managed fields included;
-  // other managers' traces are a change of ownership still to make.
-  bool unchanged = merged == *live && takeover_patch(*live).is_null();
-  return {key, unchanged ? Action::Unchanged : Action::Configured, *live, std::move(merged)};
+  while (!queries.empty()) {
+    before_request();
+    std::vector<std::vector<json>> lists = cluster_.list_all(queries);
+    std::vector<ClusterApi::ListQuery> listed = std::move(queries);
+    std::vector<std::vector<std::size_t>> listed_for = std::move(asked);
+    queries.clear();
+    asked.clear();
+    for (std::size_t q = 0; q < listed.size(); ++q) {
+      if (!listed[q].name.empty()) {
+        if (!lists[q].empty()) live[listed_for[q].front()] = std::move(lists[q].front());
+        continue;
+      }
+      for (std::size_t i : listed_for[q]) {
+        ObjectKey key = kube::object_key(objects[i]);
+        for (json& item : lists[q]) {
+          ObjectKey found = kube::object_key(item);
+          if (found.name == key.name && found.ns == key.ns) live[i] = std::move(item);
+        }
+        // Not selected, or namespaced without a namespace (in the context's).
+        if (!live[i] && (!listed[q].selector.empty() || key.ns.empty())) ask_by_name(i);
+      }
+    }
+  }
+  return live;
 }
 
-std::vector<PlannedPrune> Engine::plan_prune(const std::vector<ObjectKey>& stale,
-                                             const Owner& owner) {
-  std::vector<PlannedPrune> planned;
-  for (auto it = stale.rbegin(); it != stale.rend(); ++it) {
-    before_request();
-    planned.push_back({*it, prune_action(cluster_.get(*it), owner)});
+bool Engine::is_unchanged(const json& object, const Live& live) const {
+  return live && apply_is_noop(object, *live, cluster_.field_manager()) &&
+         takeover_patch(*live).is_null();
+}
+
+std::vector<PlannedChange> Engine::plan(const std::vector<json>& objects) {
+  return plan(objects, read_live(objects));
+}
+
+std::vector<PlannedChange> Engine::plan(const std::vector<json>& objects,
+                                        const std::vector<Live>& live) {
+  std::vector<PlannedChange> planned(objects.size());
+  std::vector<json> dry_runs;
+  std::vector<std::size_t> dry_run_of;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    ObjectKey key = kube::object_key(objects[i]);
+    planned[i] = {key, Action::Created, live[i] ? *live[i] : json(), objects[i]};
+    if (is_unchanged(objects[i], live[i])) {
+      planned[i].action = Action::Unchanged;
+      planned[i].merged = *live[i];
+      continue;
+    }
+    // A dry run cannot place an object whose kind or namespace does not
+    // exist yet (a first install): it would be created as it is.
+    if (!cluster_.has_kind(key)) continue;
+    if (!live[i] && !key.ns.empty() && !namespace_exists(key.ns)) continue;
+    dry_runs.push_back(objects[i]);
+    dry_run_of.push_back(i);
+  }
+  if (dry_runs.empty()) return planned;
+  before_request();
+  std::vector<WriteResult> results = cluster_.apply_all(dry_runs, true);
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    PlannedChange& change = planned[dry_run_of[j]];
+    if (results[j].error) {
+      try {
+        std::rethrow_exception(results[j].error);
+      } catch (const kube::ApiError& error) {
+        if (change.live.is_null() || !is_immutable_field(error)) throw;
+        change.action = Action::Replaced;
+        continue;
+      }
+    }
+    change.merged = std::move(results[j].object);
+    if (change.live.is_null()) continue;
+    // A no-op apply leaves the object as it is, managed fields included;
+    // other managers' traces are a change of ownership still to make.
+    bool same = change.merged == change.live && takeover_patch(change.live).is_null();
+    change.action = same ? Action::Unchanged : Action::Configured;
   }
   return planned;
 }
 
-Change Engine::apply(const json& object) {
-  PlannedChange planned = plan(object);
-  if (planned.action == Action::Unchanged || cluster_.dry_run()) {
-    return {planned.key, planned.action};
+std::vector<PlannedPrune> Engine::plan_prune(const std::vector<ObjectKey>& stale,
+                                             const Owner& owner) {
+  // Listed by the owner's labels: what a LIST does not show is not the
+  // owner's to delete, or gone; a GET tells which.
+  std::vector<json> objects;
+  for (auto it = stale.rbegin(); it != stale.rend(); ++it) {
+    json metadata = {{"name", it->name}, {"labels", owner}};
+    if (!it->ns.empty()) metadata["namespace"] = it->ns;
+    objects.push_back(
+        {{"apiVersion", it->group.empty() ? it->version : it->group + "/" + it->version},
+         {"kind", it->kind},
+         {"metadata", std::move(metadata)}});
   }
-  if (planned.action == Action::Replaced) return recreate(object);
-  if (!planned.live.is_null()) {
-    if (json patch = takeover_patch(planned.live); !patch.is_null()) {
-      before_request();
-      cluster_.json_patch(planned.key, patch);
-      progress(display_name(planned.key) + ": taken over from its previous managers");
-    }
+  std::vector<Live> live = read_live(objects);
+  std::vector<PlannedPrune> planned;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    planned.push_back({kube::object_key(objects[i]), prune_action(live[i], owner)});
   }
-  before_request();
-  cluster_.apply(object);
-  if (planned.key.kind == "Namespace" && planned.key.group.empty()) {
-    namespaces_[planned.key.name] = true;
-  }
-  return {planned.key, planned.action};
+  return planned;
 }
 
-Change Engine::recreate(const json& object) {
+std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::vector<Live>& live,
+                                   const std::function<void(const Change&)>& on_change) {
+  std::vector<Applied> applied(objects.size());
+  auto report = [&](std::size_t i) {
+    if (on_change) on_change(applied[i].change);
+  };
+  if (cluster_.dry_run()) {
+    std::vector<PlannedChange> planned = plan(objects, live);
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      applied[i] = {{planned[i].key, planned[i].action}, std::move(planned[i].merged)};
+      report(i);
+    }
+    return applied;
+  }
+  std::vector<json> writes;
+  std::vector<std::size_t> write_of;
+  std::vector<bool> taken_over(objects.size(), false);
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    ObjectKey key = kube::object_key(objects[i]);
+    if (is_unchanged(objects[i], live[i])) {
+      applied[i] = {{key, Action::Unchanged}, *live[i]};
+      continue;
+    }
+    if (live[i]) {
+      if (json patch = takeover_patch(*live[i]); !patch.is_null()) {
+        before_request();
+        cluster_.json_patch(key, patch);
+        taken_over[i] = true;
+        progress(display_name(key) + ": taken over from its previous managers");
+      }
+    }
+    writes.push_back(objects[i]);
+    write_of.push_back(i);
+  }
+  std::vector<WriteResult> results;
+  if (!writes.empty()) {
+    before_request();
+    results = cluster_.apply_all(writes, false);
+  }
+  std::exception_ptr refusal;
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    std::size_t i = write_of[j];
+    ObjectKey key = kube::object_key(objects[i]);
+    if (results[j].error) {
+      try {
+        std::rethrow_exception(results[j].error);
+      } catch (const kube::ApiError& error) {
+        if (!live[i] || !is_immutable_field(error)) {
+          if (!refusal) refusal = results[j].error;
+          continue;
+        }
+      } catch (const Error&) {
+        if (!refusal) refusal = results[j].error;
+        continue;
+      }
+      applied[i] = recreate(objects[i]);
+      continue;
+    }
+    Action action = !live[i]        ? Action::Created
+                    : taken_over[i] ? Action::Configured
+                    : resource_version(*live[i]) == resource_version(results[j].object)
+                        ? Action::Unchanged
+                        : Action::Configured;
+    if (key.kind == "Namespace" && key.group.empty()) {
+      namespaces_[key.name] = true;
+      if (action == Action::Created) empty_namespaces_.insert(key.name);
+    }
+    empty_namespaces_.erase(key.ns);
+    applied[i] = {{key, action}, std::move(results[j].object)};
+  }
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    if (!applied[i].object.is_null()) report(i);
+  }
+  if (refusal) std::rethrow_exception(refusal);
+  return applied;
+}
+
+Applied Engine::recreate(const json& object) {
   ObjectKey key = kube::object_key(object);
   progress(display_name(key) + ": immutable field changed, recreating");
   before_request();
@@ -132,64 +304,89 @@ Change Engine::recreate(const json& object) {
     std::this_thread::sleep_for(kPollInterval);
     before_request();
   }
-  cluster_.apply(object);
-  return {key, Action::Replaced};
+  return {{key, Action::Replaced}, cluster_.apply(object)};
 }
 
-std::vector<Change> Engine::apply_staged(const std::vector<json>& objects,
-                                         std::chrono::steady_clock::time_point deadline,
-                                         const std::function<void(const Change&)>& on_change) {
-  std::vector<json> first;
-  std::vector<json> rest;
-  for (const json& object : objects) (is_first_stage(object) ? first : rest).push_back(object);
-  std::vector<Change> changes;
-  auto apply_all = [&](const std::vector<json>& stage) {
-    for (const json& object : stage) {
-      changes.push_back(apply(object));
-      if (on_change) on_change(changes.back());
+std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,
+                                          const std::vector<Live>& live,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          const std::function<void(const Change&)>& on_change) {
+  std::vector<json> first, rest;
+  std::vector<Live> first_live, rest_live;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    bool early = is_first_stage(objects[i]);
+    (early ? first : rest).push_back(objects[i]);
+    (early ? first_live : rest_live).push_back(live[i]);
+  }
+  std::vector<Applied> applied = apply(first, first_live, on_change);
+
+  // The rest needs established only the CRDs of its own custom resources
+  // (a sync's GitRepository).
+  std::set<std::string> kinds;
+  for (const json& object : rest) {
+    ObjectKey key = kube::object_key(object);
+    kinds.insert(key.group + "/" + key.kind);
+  }
+  std::vector<json> needed;
+  for (const Applied& one : applied) {
+    const json& spec = one.object.value("spec", json::object());
+    std::string defines =
+        spec.value("group", "") + "/" + spec.value("names", json::object()).value("kind", "");
+    if (one.change.ref.kind == "CustomResourceDefinition" && kinds.contains(defines) &&
+        !object_health(one.object).ready) {
+      needed.push_back(one.object);
     }
-  };
-  apply_all(first);
-  if (!cluster_.dry_run()) wait(first, "CRDs to be established", deadline);
-  cluster_.refresh_kinds();
-  apply_all(rest);
-  return changes;
+  }
+  if (!cluster_.dry_run()) wait(needed, "CRDs to be established", deadline);
+  if (std::any_of(rest.begin(), rest.end(), [this](const json& object) {
+        return !cluster_.has_kind(kube::object_key(object));
+      })) {
+    cluster_.refresh_kinds();
+  }
+  std::vector<Applied> more = apply(rest, rest_live, on_change);
+  applied.insert(applied.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  return applied;
 }
 
 void Engine::wait(const std::vector<json>& objects, const std::string& what,
                   std::chrono::steady_clock::time_point deadline) {
-  std::vector<ObjectKey> pending;
+  std::vector<json> pending;
   for (const json& object : objects) {
-    if (health_checked(object.value("kind", ""))) pending.push_back(kube::object_key(object));
+    if (health_checked(object.value("kind", ""))) pending.push_back(object);
   }
   if (pending.empty()) return;
   progress("waiting for " + what + " (" + std::to_string(pending.size()) + " objects)");
   std::map<std::string, std::string> reasons;
+  std::chrono::milliseconds poll = kFirstPoll;
   while (!pending.empty()) {
-    std::vector<ObjectKey> still;
-    for (const ObjectKey& key : pending) {
-      before_request();
-      std::optional<json> live = cluster_.get(key);
+    std::vector<Live> live = read_live(pending);
+    std::vector<json> still;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      ObjectKey key = kube::object_key(pending[i]);
       // It was applied: gone now, it was deleted, and will not come back.
-      Health health = live ? object_health(*live) : Health{false, true, "deleted while waiting"};
+      Health health =
+          live[i] ? object_health(*live[i]) : Health{false, true, "deleted while waiting"};
       if (health.ready) {
         if (key.kind == "Deployment") progress(display_name(key) + " " + health.message);
         continue;
       }
       if (health.failed) throw Error(display_name(key) + ": " + health.message);
       reasons[display_name(key)] = health.message;
-      still.push_back(key);
+      still.push_back(pending[i]);
     }
     pending = std::move(still);
     if (pending.empty()) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string message = "timeout waiting for";
-      for (const ObjectKey& key : pending) {
-        message += " " + display_name(key) + " (" + reasons[display_name(key)] + ")";
+      for (const json& object : pending) {
+        std::string name = display_name(kube::object_key(object));
+        message += " " + name + " (" + reasons[name] + ")";
       }
       throw Error(message);
     }
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, kPollInterval);
   }
 }
 

@@ -1,11 +1,13 @@
 // The server-side-apply engine under apply and diff (fluxcd/pkg/ssa is the
-// model): a plan of each object from a server-side dry run against the live
-// object, applies that follow the plan (taking objects over from other
-// managers, recreating those whose immutable fields change), staged apply
-// (CRDs and Namespaces first, then the rest once the CRDs are established),
-// health waits with kstatus rules, and pruning by ownership. It knows
-// nothing of the FluxInstance: the policy on top decides what to apply,
-// what it owns, and what to record.
+// model): live objects read with one LIST per kind, a plan of each object
+// (from the live object where the field manager's fields show the apply
+// would change nothing, else from a server-side dry run), applies sent
+// together that follow the plan (taking objects over from other managers,
+// recreating those whose immutable fields change), staged apply (CRDs and
+// Namespaces first, then the rest once the CRDs are established), health
+// waits with kstatus rules, and pruning by ownership. It knows nothing of
+// the FluxInstance: the policy on top decides what to apply, what it owns,
+// and what to record.
 #pragma once
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,11 +31,17 @@ struct PlannedChange {
   nlohmann::json live;                // null when the object does not exist
   nlohmann::json merged;              // the server's dry run; the object itself when the
                                       // server cannot place it yet (its kind or namespace
-                                      // is not there)
+                                      // is not there); the live one when unchanged
+};
+
+// What applying one object did.
+struct Applied {
+  Change change;
+  nlohmann::json object;  // as the server has it after: the live one when unchanged
 };
 
 // The labels an object must carry for a prune to delete it.
-using Owner = std::map<std::string, std::string>;
+using Owner = Labels;
 
 enum class PruneAction { Delete, Keep, Gone };
 
@@ -46,28 +55,49 @@ struct PlannedPrune {
 };
 
 struct EngineHooks {
-  // Before each request to the cluster: throws to stop (an interruption, a
-  // lost lease).
+  // Before each request (or requests sent together) to the cluster: throws
+  // to stop (an interruption, a lost lease).
   std::function<void()> before_request{};
   std::function<void(const std::string&)> on_progress{};
 };
 
+using Live = std::optional<nlohmann::json>;
+
 class Engine {
  public:
-  explicit Engine(ClusterApi& cluster, EngineHooks hooks = {});
+  // `selector`: labels the objects carry once applied (an owner's), by
+  // which their live state is listed; without, the labels all objects of a
+  // kind carry.
+  explicit Engine(ClusterApi& cluster, EngineHooks hooks = {}, Labels selector = {});
 
-  PlannedChange plan(const nlohmann::json& object);
+  // The objects as they are live (nullopt where they do not exist): one
+  // LIST per kind and namespace, selected by the labels, and a GET for one
+  // the LIST does not show (not applied here yet, or its labels edited);
+  // none in a namespace this engine created and applied nothing to yet.
+  std::vector<Live> read_live(const std::vector<nlohmann::json>& objects);
+  // Whether applying the object would change nothing, told from its live
+  // state alone (false where only the server can tell).
+  bool is_unchanged(const nlohmann::json& object, const Live& live) const;
+
+  std::vector<PlannedChange> plan(const std::vector<nlohmann::json>& objects);
+  std::vector<PlannedChange> plan(const std::vector<nlohmann::json>& objects,
+                                  const std::vector<Live>& live);
   // Stale objects in reverse order of `stale` (the apply order): workloads
   // before their CRDs and namespaces.
   std::vector<PlannedPrune> plan_prune(const std::vector<ObjectKey>& stale, const Owner& owner);
 
-  // Applies the object as planned; a dry-run cluster changes nothing.
-  Change apply(const nlohmann::json& object);
-  // CRDs and Namespaces first; once the CRDs are established and discovery
-  // refreshed, the rest. `on_change` sees each change as it happens.
-  std::vector<Change> apply_staged(const std::vector<nlohmann::json>& objects,
-                                   std::chrono::steady_clock::time_point deadline,
-                                   const std::function<void(const Change&)>& on_change);
+  // Applies the objects, `live` as read_live gives them: those that may
+  // change are sent together; a dry-run cluster is only planned. `on_change`
+  // sees each change; a refusal is thrown once the others are reported.
+  std::vector<Applied> apply(const std::vector<nlohmann::json>& objects,
+                             const std::vector<Live>& live,
+                             const std::function<void(const Change&)>& on_change);
+  // CRDs and Namespaces first, then the rest, once the CRDs of the rest's
+  // custom resources are established and discovery knows their kinds.
+  std::vector<Applied> apply_staged(const std::vector<nlohmann::json>& objects,
+                                    const std::vector<Live>& live,
+                                    std::chrono::steady_clock::time_point deadline,
+                                    const std::function<void(const Change&)>& on_change);
   // Until every object is ready (kstatus rules for the kinds that have
   // them), or throws when one fails or the deadline passes, naming them.
   void wait(const std::vector<nlohmann::json>& objects, const std::string& what,
@@ -80,11 +110,13 @@ class Engine {
   void before_request() const;
   void progress(const std::string& line) const;
   bool namespace_exists(const std::string& ns);
-  Change recreate(const nlohmann::json& object);
+  Applied recreate(const nlohmann::json& object);
 
   ClusterApi& cluster_;
   EngineHooks hooks_;
+  Labels selector_;
   std::map<std::string, bool> namespaces_;  // seen to exist or not, for dry runs
+  std::set<std::string> empty_namespaces_;  // created here, nothing applied to them yet
 };
 
 // Whether the engine applies the object in the first stage.

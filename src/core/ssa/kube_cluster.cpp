@@ -16,12 +16,29 @@ std::optional<json> KubeCluster::get(const ObjectKey& ref) {
   return client_.get(ref);
 }
 
-std::vector<json> KubeCluster::list(const ObjectKey& kind) {
-  if (!has_kind(kind)) return {};
-  return client_.list(kind);
+std::vector<std::vector<json>> KubeCluster::list_all(const std::vector<ListQuery>& queries) {
+  std::vector<kube::ListQuery> served;
+  for (const ListQuery& query : queries) {
+    if (!has_kind(query.kind)) continue;
+    std::string labels;
+    for (const auto& [key, value] : query.selector) {
+      labels += (labels.empty() ? "" : ",") + key + "=" + value;
+    }
+    served.push_back({query.kind, labels, query.name});
+  }
+  std::vector<std::vector<json>> answers = client_.list_all(served);
+  std::vector<std::vector<json>> lists(queries.size());
+  for (std::size_t i = 0, next = 0; i < queries.size(); ++i) {
+    if (has_kind(queries[i].kind)) lists[i] = std::move(answers[next++]);
+  }
+  return lists;
 }
 
 json KubeCluster::apply(const json& object) { return client_.apply(object, writes()); }
+
+std::vector<WriteResult> KubeCluster::apply_all(const std::vector<json>& objects, bool dry_run) {
+  return client_.apply_all(objects, {dry_run || dry_run_, field_manager_});
+}
 
 json KubeCluster::apply_dry_run(const json& object) {
   return client_.apply(object, {true, field_manager_});

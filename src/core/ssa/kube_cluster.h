@@ -16,8 +16,10 @@ class KubeCluster : public ClusterApi {
   KubeCluster(kube::KubeClient& client, std::string field_manager, bool dry_run);
 
   std::optional<nlohmann::json> get(const ObjectKey& key) override;
-  std::vector<nlohmann::json> list(const ObjectKey& kind) override;
+  std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries) override;
   nlohmann::json apply(const nlohmann::json& object) override;
+  std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
+                                     bool dry_run) override;
   nlohmann::json apply_dry_run(const nlohmann::json& object) override;
   nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
   std::optional<nlohmann::json> create(const nlohmann::json& object) override;
@@ -29,6 +31,7 @@ class KubeCluster : public ClusterApi {
   void refresh_kinds() override;
 
   bool dry_run() const override { return dry_run_; }
+  const std::string& field_manager() const override { return field_manager_; }
   int requests() const override;
 
  private:

@@ -145,6 +145,8 @@ TEST_CASE("policy: diff and apply agree on what is pruned") {
   };
   auto seed = [&](FakeCluster& cluster) {
     serve_fluxinstances(cluster);
+    cluster.put(
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
     cluster.put(stale("old", false));
     cluster.put(stale("kept", true));
     json live = {

@@ -32,6 +32,18 @@ json crd(const std::string& name) {
           {"spec", {{"group", "example.com"}}}};
 }
 
+PlannedChange plan_one(Engine& engine, const json& object) { return engine.plan({object}).front(); }
+
+Change apply_one(Engine& engine, const json& object) {
+  return engine.apply({object}, engine.read_live({object}), nullptr).front().change;
+}
+
+std::vector<Applied> apply_staged(Engine& engine, const std::vector<json>& objects,
+                                  std::chrono::steady_clock::time_point deadline,
+                                  const std::function<void(const Change&)>& on_change = nullptr) {
+  return engine.apply_staged(objects, engine.read_live(objects), deadline, on_change);
+}
+
 kube::ApiError invalid(std::vector<kube::StatusCause> causes) {
   return kube::ApiError("ConfigMap/flux-system/cm: invalid", 422, "Invalid", std::move(causes));
 }
@@ -41,18 +53,28 @@ TEST_CASE("engine: the plan comes from a server-side dry run against the live ob
   cluster.put(namespace_object("flux-system"));
   Engine engine(cluster);
 
-  PlannedChange created = engine.plan(config_map("new"));
+  PlannedChange created = plan_one(engine, config_map("new"));
   CHECK(created.action == Action::Created);
   CHECK(created.live.is_null());
   CHECK(created.merged["metadata"]["resourceVersion"] == "1");
 
   cluster.put(config_map("same"));
-  CHECK(engine.plan(config_map("same")).action == Action::Unchanged);
-  PlannedChange changed = engine.plan(config_map("same", "b"));
+  PlannedChange changed = plan_one(engine, config_map("same", "b"));
   CHECK(changed.action == Action::Configured);
   CHECK(changed.live["data"]["key"] == "a");
   CHECK(changed.merged["data"]["key"] == "b");
   CHECK(cluster.logged("APPLY").empty());
+  CHECK(cluster.logged("DRY-RUN").size() == 2);
+
+  // What this manager applied as it is: unchanged, from the live object alone.
+  PlannedChange same = plan_one(engine, config_map("same"));
+  CHECK(same.action == Action::Unchanged);
+  CHECK(same.merged == cluster.objects.at("ConfigMap/flux-system/same"));
+  CHECK(cluster.logged("DRY-RUN").size() == 2);
+  // Owned by another manager: the server decides.
+  cluster.objects.at("ConfigMap/flux-system/same")["metadata"]["managedFields"][0]["manager"] =
+      "kubectl";
+  CHECK(plan_one(engine, config_map("same")).action == Action::Configured);
   CHECK(cluster.logged("DRY-RUN").size() == 3);
 }
 
@@ -62,13 +84,13 @@ TEST_CASE("engine: what the server cannot place yet is planned as created, witho
   json unknown = {{"apiVersion", "example.com/v1"},
                   {"kind", "Widget"},
                   {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
-  CHECK(engine.plan(unknown).action == Action::Created);
-  CHECK(engine.plan(config_map("cm")).action == Action::Created);  // no namespace yet
-  CHECK(engine.plan(config_map("cm")).merged == config_map("cm"));
+  CHECK(plan_one(engine, unknown).action == Action::Created);
+  CHECK(plan_one(engine, config_map("cm")).action == Action::Created);  // no namespace yet
+  CHECK(plan_one(engine, config_map("cm")).merged == config_map("cm"));
   CHECK(cluster.logged("DRY-RUN").empty());
-  CHECK(cluster.logged("GET") == std::vector<std::string>{"ConfigMap/flux-system/cm",
-                                                          "Namespace/flux-system",
-                                                          "ConfigMap/flux-system/cm"});
+  CHECK(cluster.logged("LIST") ==
+        std::vector<std::string>{"ConfigMap/flux-system/cm", "ConfigMap/flux-system/cm"});
+  CHECK(cluster.logged("GET") == std::vector<std::string>{"Namespace/flux-system"});
 }
 
 TEST_CASE("engine: apply follows the plan, writing only what changes") {
@@ -77,9 +99,9 @@ TEST_CASE("engine: apply follows the plan, writing only what changes") {
   cluster.put(config_map("same"));
   cluster.put(config_map("old"));
   Engine engine(cluster);
-  CHECK(engine.apply(config_map("same")).action == Action::Unchanged);
-  CHECK(engine.apply(config_map("old", "b")).action == Action::Configured);
-  CHECK(engine.apply(config_map("new")).action == Action::Created);
+  CHECK(apply_one(engine, config_map("same")).action == Action::Unchanged);
+  CHECK(apply_one(engine, config_map("old", "b")).action == Action::Configured);
+  CHECK(apply_one(engine, config_map("new")).action == Action::Created);
   CHECK(cluster.logged("APPLY") ==
         std::vector<std::string>{"ConfigMap/flux-system/old", "ConfigMap/flux-system/new"});
   CHECK(cluster.objects.at("ConfigMap/flux-system/old")["data"]["key"] == "b");
@@ -90,8 +112,8 @@ TEST_CASE("engine: a dry-run cluster is planned, never written") {
   cluster.put(namespace_object("flux-system"));
   cluster.put(config_map("old"));
   Engine engine(cluster);
-  CHECK(engine.apply(config_map("old", "b")).action == Action::Configured);
-  CHECK(engine.apply(config_map("new")).action == Action::Created);
+  CHECK(apply_one(engine, config_map("old", "b")).action == Action::Configured);
+  CHECK(apply_one(engine, config_map("new")).action == Action::Created);
   CHECK(cluster.logged("APPLY").empty());
   CHECK(cluster.objects.at("ConfigMap/flux-system/old")["data"]["key"] == "a");
 }
@@ -108,8 +130,8 @@ TEST_CASE("engine: objects of other managers are taken over before the apply") {
   // Same content, other owners: a change of ownership still to make.
   json ours = config_map("cm");
   ours["metadata"]["annotations"] = json::object();
-  CHECK(engine.plan(ours).action == Action::Configured);
-  CHECK(engine.apply(ours).action == Action::Configured);
+  CHECK(plan_one(engine, ours).action == Action::Configured);
+  CHECK(apply_one(engine, ours).action == Action::Configured);
   CHECK(cluster.logged("PATCH") == std::vector<std::string>{"ConfigMap/flux-system/cm"});
   CHECK(lines == std::vector<std::string>{"ConfigMap/flux-system/cm: taken over from its "
                                           "previous managers"});
@@ -125,16 +147,17 @@ TEST_CASE("engine: an immutable field, as the Status causes say it, means recrea
       "ConfigMap/flux-system/cm",
       invalid({{"FieldValueInvalid", "Invalid value: \"b\": field is immutable", "data"}}));
   Engine engine(cluster);
-  PlannedChange planned = engine.plan(config_map("cm", "b"));
+  PlannedChange planned = plan_one(engine, config_map("cm", "b"));
   CHECK(planned.action == Action::Replaced);
   CHECK(planned.live["data"]["key"] == "a");
+  CHECK(cluster.logged("DELETE").empty());
 
   // A CEL rule's message; the fake lets the recreated object through.
   cluster.refuse_apply.clear();
   cluster.refuse_apply.emplace(
       "ConfigMap/flux-system/cm",
       invalid({{"FieldValueInvalid", "Invalid value: \"object\": data is immutable", "data"}}));
-  CHECK(engine.apply(config_map("cm", "b")).action == Action::Replaced);
+  CHECK(apply_one(engine, config_map("cm", "b")).action == Action::Replaced);
   CHECK(cluster.logged("DELETE") == std::vector<std::string>{"ConfigMap/flux-system/cm"});
   CHECK(cluster.objects.at("ConfigMap/flux-system/cm")["data"]["key"] == "b");
 }
@@ -147,7 +170,7 @@ TEST_CASE("engine: other refusals are errors, never a recreate") {
   cluster.refuse_apply.emplace("ConfigMap/flux-system/cm",
                                kube::ApiError("the field is immutable", 422, "Invalid", {}));
   Engine engine(cluster);
-  CHECK_THROWS_WITH_AS(engine.apply(config_map("cm", "b")), "the field is immutable",
+  CHECK_THROWS_WITH_AS(apply_one(engine, config_map("cm", "b")), "the field is immutable",
                        kube::ApiError);
   CHECK(cluster.logged("DELETE").empty());
 }
@@ -179,29 +202,105 @@ TEST_CASE("errors: immutable fields are told by status, reason and cause") {
 
 TEST_CASE("engine: CRDs and Namespaces first, established, then discovery, then the rest") {
   FakeCluster cluster;
-  cluster.served.erase("example.com/v1/Widget");
   Engine engine(cluster);
   json widget = {{"apiVersion", "example.com/v1"},
                  {"kind", "Widget"},
                  {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
+  json widgets = crd("widgets.example.com");
+  widgets["spec"]["names"] = {{"kind", "Widget"}};
+  // The fake serves the kind once discovery is refreshed after the CRD.
+  cluster.on_refresh = [&] { cluster.served.insert("example.com/v1/Widget"); };
   std::vector<Change> seen;
-  std::vector<Change> changes = engine.apply_staged(
-      {config_map("cm"), crd("widgets.example.com"), widget, namespace_object("flux-system")},
-      kLater, [&](const Change& change) { seen.push_back(change); });
-  REQUIRE(changes.size() == 4);
-  CHECK(changes[0].ref.kind == "CustomResourceDefinition");
-  CHECK(changes[1].ref.kind == "Namespace");
-  CHECK(changes[2].ref.kind == "ConfigMap");
-  CHECK(changes[3].ref.kind == "Widget");
+  std::vector<Applied> applied =
+      apply_staged(engine, {config_map("cm"), widgets, widget, namespace_object("flux-system")},
+                   kLater, [&](const Change& change) { seen.push_back(change); });
+  REQUIRE(applied.size() == 4);
+  CHECK(applied[0].change.ref.kind == "CustomResourceDefinition");
+  CHECK(applied[1].change.ref.kind == "Namespace");
+  CHECK(applied[2].change.ref.kind == "ConfigMap");
+  CHECK(applied[3].change.ref.kind == "Widget");
+  CHECK(applied[3].change.action == Action::Created);
   CHECK(seen.size() == 4);
   auto at = [&](const std::string& line) {
     return std::find(cluster.requests_log.begin(), cluster.requests_log.end(), line) -
            cluster.requests_log.begin();
   };
-  // The CRD is read back (established) and discovery refreshed before the rest.
+  // Established (the fake's apply answers so), discovery refreshed before the rest.
   CHECK(at("REFRESH") > at("APPLY CustomResourceDefinition/widgets.example.com"));
   CHECK(at("REFRESH") < at("APPLY ConfigMap/flux-system/cm"));
   CHECK(cluster.kind_refreshes == 1);
+  // Read first, all together; the Widget's kind was not served yet.
+  CHECK(cluster.logged("LIST") ==
+        std::vector<std::string>{"ConfigMap/flux-system/cm", "Namespace/flux-system",
+                                 "CustomResourceDefinition/widgets.example.com"});
+}
+
+TEST_CASE("engine: CRDs the rest does not use are not waited for, nor is discovery refreshed") {
+  FakeCluster cluster;
+  cluster.put(namespace_object("flux-system"));
+  cluster.establish = false;  // a CRD never established
+  Engine engine(cluster);
+  std::vector<Applied> applied = apply_staged(
+      engine, {crd("widgets.example.com"), config_map("cm")}, std::chrono::steady_clock::now());
+  REQUIRE(applied.size() == 2);
+  CHECK(applied[1].change.action == Action::Created);
+  CHECK(cluster.kind_refreshes == 0);
+
+  // One the rest uses: the wait ends at the deadline, naming it.
+  json widget = {{"apiVersion", "example.com/v1"},
+                 {"kind", "Widget"},
+                 {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
+  json widgets = crd("widgets.example.com");
+  widgets["spec"]["names"] = {{"kind", "Widget"}};
+  CHECK_THROWS_WITH_AS(
+      apply_staged(engine, {widgets, widget}, std::chrono::steady_clock::now()),
+      doctest::Contains("timeout waiting for CustomResourceDefinition/widgets.example.com"), Error);
+}
+
+TEST_CASE("engine: live objects are read with one LIST per kind, by the owner's labels") {
+  FakeCluster cluster;
+  cluster.put(namespace_object("flux-system"));
+  Labels owner = {{"owner", "me"}};
+  std::vector<json> objects;
+  for (const char* name : {"a", "b", "c"}) {
+    json object = config_map(name);
+    object["metadata"]["labels"] = owner;
+    objects.push_back(object);
+  }
+  cluster.put(objects[0]);
+  cluster.put(objects[1]);
+  json unlabelled = config_map("c");  // there, without the owner's labels
+  cluster.put(unlabelled);
+  Engine engine(cluster, {}, owner);
+  std::vector<Live> live = engine.read_live(objects);
+  REQUIRE(live.size() == 3);
+  CHECK(live[0]);
+  CHECK(live[1]);
+  REQUIRE(live[2]);
+  CHECK(live[2]->at("metadata").value("labels", json()).is_null());
+  // The list, then the one it did not show, by name.
+  CHECK(cluster.logged("LIST") ==
+        std::vector<std::string>{"ConfigMap/flux-system/", "ConfigMap/flux-system/c"});
+
+  // Applied as they are: nothing written, no dry run.
+  cluster.requests_log.clear();
+  std::vector<Applied> applied = engine.apply(objects, live, nullptr);
+  CHECK(applied[0].change.action == Action::Unchanged);
+  CHECK(applied[1].change.action == Action::Unchanged);
+  CHECK(applied[2].change.action == Action::Configured);  // its labels
+  CHECK(cluster.logged("APPLY") == std::vector<std::string>{"ConfigMap/flux-system/c"});
+  CHECK(cluster.logged("DRY-RUN").empty());
+
+  // In a namespace it created, until it applies something there, nothing is read.
+  cluster.requests_log.clear();
+  apply_one(engine, namespace_object("new"));
+  json fresh = config_map("fresh");
+  fresh["metadata"]["namespace"] = "new";
+  cluster.requests_log.clear();
+  CHECK_FALSE(engine.read_live({fresh})[0]);
+  CHECK(cluster.requests_log.empty());
+  engine.apply({fresh}, {std::nullopt}, nullptr);
+  CHECK(engine.read_live({fresh})[0]);
 }
 
 TEST_CASE("engine: prune deletes only what the owner labels and no annotation keeps") {
@@ -276,7 +375,7 @@ TEST_CASE("engine: the hook before each request can stop it") {
   Engine engine(cluster, {.before_request = [&] {
                   if (++calls > 1) throw Error("interrupted");
                 }});
-  CHECK_THROWS_WITH_AS(engine.apply(config_map("cm")), "interrupted", Error);
+  CHECK_THROWS_WITH_AS(apply_one(engine, config_map("cm")), "interrupted", Error);
   CHECK(cluster.logged("APPLY").empty());
 }
 

@@ -4,6 +4,8 @@
 // where a test needs the server to refuse.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,6 +39,8 @@ class FakeCluster : public ssa::ClusterApi {
   std::map<std::string, kube::ApiError> refuse_apply;
   std::vector<std::string> requests_log;  // "GET Kind/ns/name", "APPLY ...", "DRY-RUN ..."
   int kind_refreshes = 0;
+  std::function<void()> on_refresh;  // what a refresh of discovery finds new
+  bool establish = true;             // whether applied CRDs are established at once
 
   static std::string key(const ssa::ObjectKey& k) { return kube::display_name(k); }
 
@@ -53,14 +57,40 @@ class FakeCluster : public ssa::ClusterApi {
     if (found == objects.end()) return std::nullopt;
     return found->second;
   }
-  std::vector<json> list(const ssa::ObjectKey& kind) override {
-    log("LIST", kind);
-    std::vector<json> out;
-    for (const auto& [name, object] : objects) {
-      ssa::ObjectKey k = kube::object_key(object);
-      if (k.group == kind.group && k.kind == kind.kind) out.push_back(object);
+  std::vector<std::vector<json>> list_all(const std::vector<ListQuery>& queries) override {
+    std::vector<std::vector<json>> lists;
+    for (const ListQuery& query : queries) {
+      ssa::ObjectKey named = query.kind;
+      named.name = query.name;
+      log("LIST", named);
+      std::vector<json>& out = lists.emplace_back();
+      if (!has_kind(query.kind)) continue;
+      for (const auto& [name, object] : objects) {
+        ssa::ObjectKey k = kube::object_key(object);
+        if (k.group != query.kind.group || k.kind != query.kind.kind) continue;
+        if (!query.kind.ns.empty() && k.ns != query.kind.ns) continue;
+        if (!query.name.empty() && k.name != query.name) continue;
+        ssa::Labels labels = object["metadata"].value("labels", ssa::Labels{});
+        if (std::all_of(query.selector.begin(), query.selector.end(), [&](const auto& label) {
+              auto found = labels.find(label.first);
+              return found != labels.end() && found->second == label.second;
+            })) {
+          out.push_back(object);
+        }
+      }
     }
-    return out;
+    return lists;
+  }
+  std::vector<ssa::WriteResult> apply_all(const std::vector<json>& batch, bool dry_run) override {
+    std::vector<ssa::WriteResult> results(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      try {
+        results[i].object = dry_run ? apply_dry_run(batch[i]) : apply(batch[i]);
+      } catch (const Error&) {
+        results[i].error = std::current_exception();
+      }
+    }
+    return results;
   }
   json apply(const json& object) override {
     if (dry_run_) return apply_dry_run(object);
@@ -124,8 +154,10 @@ class FakeCluster : public ssa::ClusterApi {
   void refresh_kinds() override {
     ++kind_refreshes;
     requests_log.push_back("REFRESH");
+    if (on_refresh) on_refresh();
   }
   bool dry_run() const override { return dry_run_; }
+  const std::string& field_manager() const override { return manager_; }
   int requests() const override { return static_cast<int>(requests_log.size()); }
 
   // The requests of one verb, in order.
@@ -142,11 +174,31 @@ class FakeCluster : public ssa::ClusterApi {
     std::string text = object.value("metadata", json::object()).value("resourceVersion", "0");
     return std::stoll(text);
   }
-  static void stamp(json& object, std::int64_t resource_version) {
-    object["metadata"]["resourceVersion"] = std::to_string(resource_version);
-    if (!object["metadata"].contains("managedFields")) {
-      object["metadata"]["managedFields"] = json::array({{{"manager", "flux-operator"}}});
+  // The fields server-side apply tracks of an object, every list atomic.
+  static json fields_of(const json& value) {
+    json fields = json::object();
+    if (!value.is_object()) return fields;
+    for (const auto& [key, item] : value.items()) fields["f:" + key] = fields_of(item);
+    return fields;
+  }
+  // The managed fields of an object this manager applied.
+  json ours(const json& object) const {
+    json tracked = object;
+    for (const char* field : {"apiVersion", "kind", "status"}) tracked.erase(field);
+    for (const char* field : {"name", "namespace", "resourceVersion", "managedFields"}) {
+      tracked["metadata"].erase(field);
     }
+    if (tracked["metadata"].empty()) tracked.erase("metadata");
+    return json::array({{{"manager", manager_},
+                         {"operation", "Apply"},
+                         {"apiVersion", object.value("apiVersion", "")},
+                         {"fieldsV1", fields_of(tracked)}}});
+  }
+  void stamp(json& object, std::int64_t resource_version) const {
+    if (!object["metadata"].contains("managedFields")) {
+      object["metadata"]["managedFields"] = ours(object);
+    }
+    object["metadata"]["resourceVersion"] = std::to_string(resource_version);
   }
   void log(const char* verb, const ssa::ObjectKey& k) {
     requests_log.push_back(std::string(verb) + " " + key(k));
@@ -162,25 +214,25 @@ class FakeCluster : public ssa::ClusterApi {
       throw refused->second;
     }
     json merged = object;
-    if (kube::object_key(object).kind == "CustomResourceDefinition") {
+    if (kube::object_key(object).kind == "CustomResourceDefinition" && establish) {
       merged["status"]["conditions"] = json::array({{{"type", "Established"}, {"status", "True"}}});
     }
     if (found == objects.end()) {
       stamp(merged, 1);
       return merged;
     }
-    json ours = json::array({{{"manager", "flux-operator"}}});
     json content = found->second;
     content["metadata"].erase("resourceVersion");
     json managers = content["metadata"]["managedFields"];
     content["metadata"].erase("managedFields");
-    if (content == merged && managers == ours) return found->second;
+    if (content == merged && managers == ours(object)) return found->second;
+    merged["metadata"]["managedFields"] = ours(object);
     merged["metadata"]["resourceVersion"] = std::to_string(version(found->second) + 1);
-    merged["metadata"]["managedFields"] = ours;
     return merged;
   }
 
   bool dry_run_;
+  std::string manager_ = "flux-operator";
 };
 
 }  // namespace fluxop::testing

@@ -1,0 +1,250 @@
+#include "core/ssa/field_ownership.h"
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fluxop::ssa {
+
+using nlohmann::json;
+
+namespace {
+
+// The metadata fields server-side apply tracks; the others (name,
+// namespace, creationTimestamp) are identity or the server's.
+constexpr const char* kTrackedMetadata[] = {"labels", "annotations", "ownerReferences",
+                                            "finalizers"};
+
+// A fieldsV1 node's children, without "." (the node itself).
+json children(const json& fields) {
+  json out = json::object();
+  if (!fields.is_object()) return out;
+  for (const auto& [key, value] : fields.items()) {
+    if (key != ".") out[key] = value;
+  }
+  return out;
+}
+
+bool all_prefixed(const json& nodes, std::string_view prefix) {
+  for (const auto& [key, value] : nodes.items()) {
+    if (!key.starts_with(prefix)) return false;
+  }
+  return true;
+}
+
+// A Kubernetes quantity ("1000m", "64Mi", "1e3") in billionths, the
+// precision the API server keeps; nullopt when the text is none or the
+// value does not fit.
+std::optional<__int128> nano_quantity(const std::string& text) {
+  std::size_t at = 0;
+  bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) ++at;
+  __int128 value = 0;
+  int digits = 0;
+  int scale = 0;  // decimal places read
+  bool point = false;
+  for (; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    if (++digits > 24) return std::nullopt;
+    value = value * 10 + (c - '0');
+    if (point) ++scale;
+  }
+  if (digits == 0) return std::nullopt;
+  std::string suffix = text.substr(at);
+  int exponent = 9 - scale;  // to billionths
+  __int128 binary = 1;
+  static const std::pair<const char*, int> kDecimal[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},
+                                                         {"k", 3},  {"M", 6},  {"G", 9},  {"T", 12},
+                                                         {"P", 15}, {"E", 18}};
+  static const std::pair<const char*, int> kBinary[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
+                                                        {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
+  bool known = false;
+  for (const auto& [name, power] : kDecimal) {
+    if (suffix == name) exponent += power, known = true;
+  }
+  for (const auto& [name, power] : kBinary) {
+    if (suffix == name) binary = static_cast<__int128>(1) << power, known = true;
+  }
+  if (!known && (suffix.starts_with("e") || suffix.starts_with("E")) && suffix.size() <= 4) {
+    char* end = nullptr;
+    long power = std::strtol(suffix.c_str() + 1, &end, 10);
+    if (*end != '\0' || suffix.size() == 1) return std::nullopt;
+    exponent += static_cast<int>(power);
+    known = true;
+  }
+  if (!known || exponent > 30) return std::nullopt;
+  for (; exponent > 0; --exponent) value *= 10;
+  for (; exponent < 0; ++exponent) {
+    if (value % 10 != 0) return std::nullopt;  // finer than the server keeps
+    value /= 10;
+  }
+  if (value > (static_cast<__int128>(1) << 100) / binary) return std::nullopt;
+  value *= binary;
+  return negative ? -value : value;
+}
+
+// Fields of atomic structs that the API server fills in when left out, by
+// the struct's field name: live has them where ours does not.
+const std::map<std::string, json, std::less<>> kAtomicDefaults = {
+    {"fieldRef", {{"apiVersion", "v1"}}},
+    {"resourceFieldRef", {{"divisor", "0"}}},
+};
+
+// Whether the live value of the field `name` is what the server makes of
+// ours: the same, but for the defaults above and quantities written in
+// canonical form ("1000m" is "1").
+bool same_value(const json& ours, const json& live, std::string_view name) {
+  if (ours == live) return true;
+  if (ours.is_object() && live.is_object()) {
+    auto defaults = kAtomicDefaults.find(name);
+    for (const auto& [key, value] : live.items()) {
+      if (ours.contains(key)) continue;
+      if (defaults == kAtomicDefaults.end() || defaults->second.value(key, json()) != value) {
+        return false;
+      }
+    }
+    for (const auto& [key, value] : ours.items()) {
+      auto found = live.find(key);
+      if (found == live.end() || !same_value(value, *found, key)) return false;
+    }
+    return true;
+  }
+  if (ours.is_array() && live.is_array() && ours.size() == live.size()) {
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      if (!same_value(ours[i], live[i], name)) return false;
+    }
+    return true;
+  }
+  if (ours.is_string() && live.is_string()) {
+    std::optional<__int128> quantity = nano_quantity(ours.get<std::string>());
+    return quantity && quantity == nano_quantity(live.get<std::string>());
+  }
+  return false;
+}
+
+bool owned_as_is(const json& ours, const json& fields, const json& live, std::string_view name);
+
+// Whether `item` carries the key's fields; `defaulted` lets it leave some
+// out for the server to fill (a port's protocol).
+bool carries(const json& item, const json& key, bool defaulted) {
+  if (!item.is_object()) return false;
+  for (const auto& [field, value] : key.items()) {
+    auto found = item.find(field);
+    if (found == item.end() ? !defaulted : *found != value) return false;
+  }
+  return true;
+}
+
+// A list whose items the server keys by some of their fields (k:{...}):
+// ours and the owned keys pair one to one, in the live list's order.
+bool keyed_list_as_is(const json& ours, const json& nodes, const json& live,
+                      std::string_view name) {
+  if (nodes.size() != ours.size()) return false;
+  std::vector<std::pair<json, const json*>> keys;
+  for (const auto& [text, node] : nodes.items()) {
+    json key = json::parse(text.substr(2), nullptr, false);
+    if (!key.is_object() || key.empty()) return false;
+    keys.emplace_back(std::move(key), &node);
+  }
+  std::vector<bool> paired(keys.size(), false);
+  std::size_t next_live = 0;
+  for (const json& item : ours) {
+    std::size_t match = keys.size();
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      if (!carries(item, keys[k].first, true)) continue;
+      if (match != keys.size()) return false;  // ambiguous
+      match = k;
+    }
+    if (match == keys.size() || paired[match]) return false;
+    paired[match] = true;
+    std::size_t at = next_live;
+    while (at < live.size() && !carries(live[at], keys[match].first, false)) ++at;
+    if (at == live.size() || !owned_as_is(item, *keys[match].second, live[at], name)) return false;
+    next_live = at + 1;
+  }
+  return true;
+}
+
+// A set (v:value): the same values, in the live list's order.
+bool set_list_as_is(const json& ours, const json& nodes, const json& live) {
+  if (nodes.size() != ours.size()) return false;
+  std::size_t next_live = 0;
+  for (const json& item : ours) {
+    if (!nodes.contains("v:" + item.dump())) return false;
+    std::size_t at = next_live;
+    while (at < live.size() && live[at] != item) ++at;
+    if (at == live.size()) return false;
+    next_live = at + 1;
+  }
+  return true;
+}
+
+// Whether `fields` (a fieldsV1 node) is exactly what `ours` sets, and
+// `live` holds every value of ours.
+bool owned_as_is(const json& ours, const json& fields, const json& live, std::string_view name) {
+  if (ours.is_null()) return false;  // a null asks the server to remove
+  json nodes = children(fields);
+  if (nodes.empty()) return same_value(ours, live, name);  // a scalar, an atomic map or list
+  if (ours.is_object()) {
+    if (!live.is_object() || !all_prefixed(nodes, "f:") || nodes.size() != ours.size()) {
+      return false;
+    }
+    for (const auto& [key, value] : ours.items()) {
+      auto node = nodes.find("f:" + key);
+      auto live_value = live.find(key);
+      if (node == nodes.end() || live_value == live.end()) return false;
+      if (!owned_as_is(value, *node, *live_value, key)) return false;
+    }
+    return true;
+  }
+  if (ours.is_array() && live.is_array()) {
+    if (all_prefixed(nodes, "k:")) return keyed_list_as_is(ours, nodes, live, name);
+    if (all_prefixed(nodes, "v:")) return set_list_as_is(ours, nodes, live);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool apply_is_noop(const json& object, const json& live, std::string_view manager) {
+  if (!object.is_object() || !live.is_object()) return false;
+  auto metadata = live.find("metadata");
+  if (metadata == live.end() || !metadata->is_object()) return false;
+  auto managed_fields = metadata->find("managedFields");
+  if (managed_fields == metadata->end() || !managed_fields->is_array()) return false;
+  const json* entry = nullptr;
+  for (const json& managed : *managed_fields) {
+    if (managed.is_object() && managed.value("manager", "") == manager &&
+        managed.value("operation", "") == "Apply" && managed.value("subresource", "").empty()) {
+      entry = &managed;
+    }
+  }
+  if (!entry || entry->value("apiVersion", "") != object.value("apiVersion", "")) return false;
+
+  // What the server tracks of the object: not its identity, nor a status
+  // the main resource ignores.
+  json ours = object;
+  for (const char* identity : {"apiVersion", "kind", "status"}) ours.erase(identity);
+  if (ours.contains("metadata")) {
+    json metadata = json::object();
+    for (const char* field : kTrackedMetadata) {
+      if (object["metadata"].contains(field)) metadata[field] = object["metadata"][field];
+    }
+    if (metadata.empty()) {
+      ours.erase("metadata");
+    } else {
+      ours["metadata"] = std::move(metadata);
+    }
+  }
+  return owned_as_is(ours, entry->value("fieldsV1", json::object()), live, "");
+}
+
+}  // namespace fluxop::ssa

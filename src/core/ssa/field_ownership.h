@@ -1,0 +1,17 @@
+// Whether a server-side apply would change anything, decided from the live
+// object alone: the fields the field manager owns (its managedFields entry)
+// are exactly the applied object's, and the live object holds the applied
+// values. The engine then skips the request; where this cannot be decided
+// (another API version, lists the walk cannot match, values the server
+// normalises), the answer is false and a request decides.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace fluxop::ssa {
+
+bool apply_is_noop(const nlohmann::json& object, const nlohmann::json& live,
+                   std::string_view manager);
+
+}  // namespace fluxop::ssa
