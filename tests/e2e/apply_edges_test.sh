@@ -8,7 +8,11 @@
 #   to v2; with .spec.migrateResources false nothing is migrated;
 # - a health check timeout (Ready=False HealthCheckFailed), and SIGTERM
 #   during an apply (a clean stop that releases the Lease);
-# - diff before the first apply (every object new, nothing written).
+# - diff before the first apply (every object new, the FluxInstance too,
+#   nothing written);
+# - drift: a spec field patched into the live FluxInstance by hand, and a
+#   Deployment given an env var and then stripped of its managed fields:
+#   diff shows each, one apply removes them, the next changes nothing.
 #
 #   tests/e2e/apply_edges_test.sh BIN ROOT
 #
@@ -63,7 +67,8 @@ exit_and_stored_versions() {  # STATUS JSON
 command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 e2e_cluster_up "$work/cluster"
 
-# diff before the first apply: every object is new, nothing is written.
+# diff before the first apply: every object is new (and the FluxInstance),
+# nothing is written.
 instance 2.2.x true
 diff_on_empty() {
   local objects
@@ -71,8 +76,10 @@ diff_on_empty() {
     grep -c '^---$') || { echo "fluxopctl build failed"; return 1; }
   fx diff diff "$work/instance.yaml" --distribution-artifact "$dist"
   exit_is 1 || return 1
-  [ "$(grep -c '^--- /dev/null' "$work/diff.out")" = "$objects" ] ||
-    { echo "$(grep -c '^--- /dev/null' "$work/diff.out") new objects in the diff, the build has $objects"; return 1; }
+  [ "$(grep -c '^--- /dev/null' "$work/diff.out")" = "$((objects + 1))" ] ||
+    { echo "$(grep -c '^--- /dev/null' "$work/diff.out") new objects in the diff, the build has $objects and the FluxInstance"; return 1; }
+  grep -q '^+++ merged FluxInstance/flux-system/flux$' "$work/diff.out" ||
+    { echo "the diff does not show the FluxInstance"; return 1; }
   ! k get namespace flux-system >/dev/null 2>&1 || { echo "the namespace flux-system exists"; return 1; }
 }
 check "diff on an empty cluster: exit 1, every object new, nothing written" diff_on_empty
@@ -216,5 +223,49 @@ at_once() {
   ready_reason_is "True ReconciliationSucceeded"
 }
 check "once nodes take pods, the next apply succeeds without waiting for the Lease" at_once
+
+# Drift (a): a spec field patched into the live FluxInstance by hand. The
+# instance applied is the file: diff shows the field going, apply removes it.
+k -n flux-system patch fluxinstance flux --type=merge -p '{"spec":{"cluster":{"size":"large"}}}' >/dev/null
+instance_size() { k -n flux-system get fluxinstance flux -o jsonpath='{.spec.cluster.size}'; }
+diff_shows() {  # NAME PATTERN
+  fx "$1" diff "$work/instance.yaml" --distribution-artifact "$dist"
+  exit_is 1 || return 1
+  grep -q -- "$2" "$work/$1.out" || { echo "the diff does not show '$2'"; cat "$work/$1.out"; return 1; }
+}
+then_in_sync() {  # NAME
+  edge "$1" "$work/instance.yaml" -v
+  exit_is 0 || return 1
+  edge "$1-again" "$work/instance.yaml" -v
+  exit_is 0 || return 1
+  ! grep -v ' unchanged$' "$work/$1-again.out" | grep -q . ||
+    { echo "the next apply changed:"; grep -v ' unchanged$' "$work/$1-again.out"; return 1; }
+  fx "$1-diff" diff "$work/instance.yaml" --distribution-artifact "$dist"
+  exit_is 0 || { cat "$work/$1-diff.out"; return 1; }
+}
+instance_drift() {
+  [ "$(instance_size)" = large ] || { echo "the patch did not take"; return 1; }
+  diff_shows drift-instance-diff '^-    size: large$' || return 1
+  then_in_sync drift-instance || return 1
+  [ -z "$(instance_size)" ] || { echo "spec.cluster.size is still '$(instance_size)'"; return 1; }
+}
+check "drift: a spec field patched into the FluxInstance: diff shows it, apply removes it, then nothing changes" instance_drift
+
+# Drift (c): an env var added, then the Deployment's managed fields
+# stripped: everything it had becomes before-first-apply's.
+k -n flux-system set env deployment/source-controller DRIFT=1 >/dev/null
+k -n flux-system patch deployment source-controller --type=json \
+  -p '[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]' >/dev/null
+env_names() {
+  k -n flux-system get deployment source-controller \
+    -o jsonpath='{range .spec.template.spec.containers[0].env[*]}{.name}{" "}{end}'
+}
+stripped_drift() {
+  case " $(env_names)" in *" DRIFT "*) ;; *) echo "the env var was not set"; return 1 ;; esac
+  diff_shows drift-stripped-diff 'Deployment/flux-system/source-controller' || return 1
+  then_in_sync drift-stripped || return 1
+  case " $(env_names)" in *" DRIFT "*) echo "DRIFT is still set: $(env_names)"; return 1 ;; esac
+}
+check "drift: an env var, then managedFields stripped: diff shows it, apply removes it, then nothing changes" stripped_drift
 
 summary

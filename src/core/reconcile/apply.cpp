@@ -73,7 +73,6 @@ class Reconciliation {
   void refuse_another_instance(const std::vector<json>& instances);
   void ensure_namespace(const std::optional<json>& live);
   void ensure_instance_crd(const std::optional<json>& live);
-  json instance_object() const;
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
   void write_status(const std::function<void(json&)>& edit);
@@ -164,20 +163,6 @@ void Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
   cluster_.refresh_kinds();
 }
 
-json Reconciliation::instance_object() const {
-  json document = yaml::to_sorted_json(flux_.source);
-  json object = {{"apiVersion", document.value("apiVersion", "")},
-                 {"kind", document.value("kind", "")},
-                 {"metadata", {{"name", ref_.name}, {"namespace", ref_.ns}}},
-                 {"spec", document.value("spec", json::object())}};
-  for (const char* field : {"labels", "annotations"}) {
-    if (document["metadata"].contains(field)) {
-      object["metadata"][field] = document["metadata"][field];
-    }
-  }
-  return object;
-}
-
 bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& live) {
   if (live) {
     status_ = live->value("status", json::object());
@@ -225,7 +210,7 @@ ApplyResult Reconciliation::run() {
   ensure_instance_crd(start.crd);
 
   // The instance and every object, read together once the lease is held.
-  json instance = instance_object();
+  json instance = instance_object(flux_);
   std::vector<json> reads = objects_;
   reads.push_back(instance);
   std::vector<ssa::Live> live = engine_.read_live(reads);
@@ -332,6 +317,20 @@ std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
          ": '" + annotation->second + "' is not a duration such as 5m; using 5m");
   }
   return kDefaultTimeout;
+}
+
+json instance_object(const instance::FluxInstance& flux) {
+  json document = yaml::to_sorted_json(flux.source);
+  json object = {{"apiVersion", document.value("apiVersion", "")},
+                 {"kind", document.value("kind", "")},
+                 {"metadata", {{"name", flux.name}, {"namespace", flux.ns}}},
+                 {"spec", document.value("spec", json::object())}};
+  for (const char* field : {"labels", "annotations"}) {
+    if (document["metadata"].contains(field)) {
+      object["metadata"][field] = document["metadata"][field];
+    }
+  }
+  return object;
 }
 
 ssa::Owner owner_labels(const ObjectRef& instance) {

@@ -60,4 +60,8 @@ std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);
 // The FluxInstance CRD fluxopctl installs when the cluster has none.
 nlohmann::json fluxinstance_crd();
 
+// The FluxInstance object applied: the file's apiVersion, kind, name,
+// namespace, labels, annotations and spec.
+nlohmann::json instance_object(const instance::FluxInstance& flux);
+
 }  // namespace fluxop::reconcile

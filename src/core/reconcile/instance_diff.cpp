@@ -28,9 +28,12 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
   ObjectRef instance_ref{"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
   ssa::Engine engine(cluster, {}, owner_labels(instance_ref));
   InstanceDiff result;
+  // The instance is compared too: what the apply makes of it is the file.
+  std::vector<json> objects = rendered_json(rendered);
+  objects.push_back(instance_object(flux));
   std::vector<ObjectRef> current;
-  for (const ssa::PlannedChange& planned : engine.plan(rendered_json(rendered))) {
-    current.push_back(planned.key);
+  for (const ssa::PlannedChange& planned : engine.plan(objects)) {
+    if (planned.key != instance_ref) current.push_back(planned.key);
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
     json before = planned.live.is_null() ? json() : comparable(planned.live);

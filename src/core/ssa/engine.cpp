@@ -142,7 +142,7 @@ std::vector<Live> Engine::read_live(const std::vector<json>& objects) {
 
 bool Engine::is_unchanged(const json& object, const Live& live) const {
   return live && apply_is_noop(object, *live, cluster_.field_manager()) &&
-         takeover_patch(*live).is_null();
+         takeover_patch(*live, cluster_.field_manager()).is_null();
 }
 
 std::vector<PlannedChange> Engine::plan(const std::vector<json>& objects) {
@@ -186,9 +186,18 @@ std::vector<PlannedChange> Engine::plan(const std::vector<json>& objects,
     change.merged = std::move(results[j].object);
     if (change.live.is_null()) continue;
     // A no-op apply leaves the object as it is, managed fields included;
-    // other managers' traces are a change of ownership still to make.
-    bool same = change.merged == change.live && takeover_patch(change.live).is_null();
-    change.action = same ? Action::Unchanged : Action::Configured;
+    // other managers' traces are a change of ownership still to make, and
+    // once their fields are the manager's, the apply removes those it does
+    // not set.
+    const std::string& manager = cluster_.field_manager();
+    bool take_over = !takeover_patch(change.live, manager).is_null();
+    if (take_over) {
+      change.merged =
+          without_unapplied(std::move(change.merged), fields_after_takeover(change.live, manager),
+                            objects[dry_run_of[j]]);
+    }
+    change.action =
+        change.merged == change.live && !take_over ? Action::Unchanged : Action::Configured;
   }
   return planned;
 }
@@ -238,7 +247,7 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
       continue;
     }
     if (live[i]) {
-      if (json patch = takeover_patch(*live[i]); !patch.is_null()) {
+      if (json patch = takeover_patch(*live[i], cluster_.field_manager()); !patch.is_null()) {
         before_request();
         cluster_.json_patch(key, patch);
         taken_over[i] = true;
@@ -277,6 +286,17 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
                     : resource_version(*live[i]) == resource_version(results[j].object)
                         ? Action::Unchanged
                         : Action::Configured;
+    // An object without managed fields gets them from this write, the
+    // fields it had before named before-first-apply's: taken over and
+    // applied again, what the object no longer has goes now.
+    if (json patch = takeover_patch(results[j].object, cluster_.field_manager());
+        live[i] && !patch.is_null()) {
+      before_request();
+      cluster_.json_patch(key, patch);
+      before_request();
+      results[j].object = cluster_.apply(objects[i]);
+      action = Action::Configured;
+    }
     if (key.kind == "Namespace" && key.group.empty()) {
       namespaces_[key.name] = true;
       if (action == Action::Created) empty_namespaces_.insert(key.name);

@@ -1,5 +1,6 @@
 #include "core/ssa/field_ownership.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -212,7 +213,72 @@ bool owned_as_is(const json& ours, const json& fields, const json& live, std::st
   return false;
 }
 
+// What server-side apply tracks of an object: not its identity, nor a
+// status the main resource ignores.
+json tracked(const json& object) {
+  json ours = object;
+  for (const char* identity : {"apiVersion", "kind", "status"}) ours.erase(identity);
+  if (ours.contains("metadata")) {
+    json metadata = json::object();
+    for (const char* field : kTrackedMetadata) {
+      if (object["metadata"].contains(field)) metadata[field] = object["metadata"][field];
+    }
+    if (metadata.empty()) {
+      ours.erase("metadata");
+    } else {
+      ours["metadata"] = std::move(metadata);
+    }
+  }
+  return ours;
+}
+
+void drop_unapplied(json& value, const json& fields, const json& ours) {
+  if (!fields.is_object()) return;
+  for (const auto& [name, node] : fields.items()) {
+    if (name.starts_with("f:") && value.is_object()) {
+      std::string key = name.substr(2);
+      auto in_value = value.find(key);
+      if (in_value == value.end()) continue;
+      if (!ours.is_object() || !ours.contains(key)) {
+        value.erase(key);
+      } else {
+        drop_unapplied(*in_value, node, ours[key]);
+      }
+    } else if (name.starts_with("k:") && value.is_array()) {
+      json key = json::parse(name.substr(2), nullptr, false);
+      if (!key.is_object()) continue;
+      auto item = std::find_if(value.begin(), value.end(),
+                               [&key](const json& one) { return carries(one, key, false); });
+      if (item == value.end()) continue;
+      const json* applied = nullptr;
+      if (ours.is_array()) {
+        for (const json& one : ours) {
+          if (carries(one, key, true)) applied = &one;
+        }
+      }
+      if (!applied) {
+        value.erase(item);
+      } else {
+        drop_unapplied(*item, node, *applied);
+      }
+    } else if (name.starts_with("v:") && value.is_array()) {
+      json set_value = json::parse(name.substr(2), nullptr, false);
+      bool applied =
+          ours.is_array() && std::find(ours.begin(), ours.end(), set_value) != ours.end();
+      if (!applied) {
+        auto item = std::find(value.begin(), value.end(), set_value);
+        if (item != value.end()) value.erase(item);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+json without_unapplied(json merged, const json& fields, const json& object) {
+  drop_unapplied(merged, fields, tracked(object));
+  return merged;
+}
 
 bool apply_is_noop(const json& object, const json& live, std::string_view manager) {
   if (!object.is_object() || !live.is_object()) return false;
@@ -229,22 +295,7 @@ bool apply_is_noop(const json& object, const json& live, std::string_view manage
   }
   if (!entry || entry->value("apiVersion", "") != object.value("apiVersion", "")) return false;
 
-  // What the server tracks of the object: not its identity, nor a status
-  // the main resource ignores.
-  json ours = object;
-  for (const char* identity : {"apiVersion", "kind", "status"}) ours.erase(identity);
-  if (ours.contains("metadata")) {
-    json metadata = json::object();
-    for (const char* field : kTrackedMetadata) {
-      if (object["metadata"].contains(field)) metadata[field] = object["metadata"][field];
-    }
-    if (metadata.empty()) {
-      ours.erase("metadata");
-    } else {
-      ours["metadata"] = std::move(metadata);
-    }
-  }
-  return owned_as_is(ours, entry->value("fieldsV1", json::object()), live, "");
+  return owned_as_is(tracked(object), entry->value("fieldsV1", json::object()), live, "");
 }
 
 }  // namespace fluxop::ssa

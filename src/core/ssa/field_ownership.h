@@ -14,4 +14,9 @@ namespace fluxop::ssa {
 bool apply_is_noop(const nlohmann::json& object, const nlohmann::json& live,
                    std::string_view manager);
 
+// `merged` (what the server makes of the object) without what the owner of
+// `fields` owns and `object` does not set: what its apply will remove.
+nlohmann::json without_unapplied(nlohmann::json merged, const nlohmann::json& fields,
+                                 const nlohmann::json& object);
+
 }  // namespace fluxop::ssa

@@ -1,16 +1,24 @@
-// Taking over objects installed by other tools (flux install or bootstrap,
-// kubectl, Helm): their bookkeeping annotations and labels are dropped, and
-// their field managers' entries removed so that fluxopctl's field manager
-// alone owns what it applies. Only metadata changes: no Pod restarts.
+// Taking over objects from other tools (flux install or bootstrap, kubectl,
+// Helm) and from hand edits: their bookkeeping annotations and labels are
+// dropped, and the fields their managers own pass to the engine's manager,
+// so that its next apply removes those it does not apply (an env var added
+// by `kubectl edit`, a spec field of the instance patched by hand, what an
+// object whose managed fields were stripped had). Only metadata changes
+// here: no Pod restarts. `kubectl rollout restart` is left alone: taking its
+// annotation back would restart the Pods again.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace fluxop::ssa {
 
-// A JSON patch (RFC 6902) that removes the other tools' traces from `live`,
-// guarded by a test of its resourceVersion; null when there is nothing to
-// remove.
-nlohmann::json takeover_patch(const nlohmann::json& live);
+// A JSON patch (RFC 6902) of `live` that hands the other tools' fields to
+// `manager` and removes their traces, guarded by a test of the
+// resourceVersion; null when there is nothing to take over.
+nlohmann::json takeover_patch(const nlohmann::json& live, std::string_view manager);
+
+// The fields (fieldsV1) `manager` owns once it has taken `live` over.
+nlohmann::json fields_after_takeover(const nlohmann::json& live, std::string_view manager);
 
 }  // namespace fluxop::ssa

@@ -8,6 +8,7 @@
 #include "../instance/support.h"
 #include "../ssa/fake_cluster.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/reconcile/instance_diff.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
@@ -34,8 +35,8 @@ spec:
   replicas: 1
 )";
 
-render::Rendered rendered() {
-  return {"v2.9.0", "v2.9.0@sha256:0123", yaml::parse_documents(kObjects, "rendered.yaml")};
+render::Rendered rendered(std::string_view objects = kObjects) {
+  return {"v2.9.0", "v2.9.0@sha256:0123", yaml::parse_documents(objects, "rendered.yaml")};
 }
 
 void serve_fluxinstances(FakeCluster& cluster) {
@@ -52,12 +53,24 @@ struct Run {
     options.timeout = std::chrono::seconds(1);
     options.on_progress = [this](const std::string& line) { progress.push_back(line); };
   }
-  ApplyResult apply(std::string_view spec, std::string_view metadata = "") {
+  ApplyResult apply(std::string_view spec, std::string_view metadata = "",
+                    std::string_view objects = kObjects) {
     std::string text(instance::testing::kMinimal);
     std::string_view name = "  name: flux\n";
     text.insert(text.find(name) + name.size(), metadata);
-    return apply_instance(cluster, instance::testing::load(text + std::string(spec)), rendered(),
-                          options);
+    return apply_instance(cluster, instance::testing::load(text + std::string(spec)),
+                          rendered(objects), options);
+  }
+  const json& instance() const { return cluster.objects.at("FluxInstance/flux-system/flux"); }
+  // "<status> <reason>" of the instance's Ready condition.
+  std::string ready() const {
+    for (const json& condition : instance()["status"]["conditions"]) {
+      if (condition["type"] == "Ready") {
+        return condition["status"].get<std::string>() + " " +
+               condition["reason"].get<std::string>();
+      }
+    }
+    return "";
   }
   bool said(std::string_view part) const {
     return std::any_of(progress.begin(), progress.end(),
@@ -177,6 +190,147 @@ TEST_CASE("policy: diff and apply agree on what is pruned") {
   CHECK(prunes == std::vector<std::string>{"ConfigMap/flux-system/kept skipped",
                                            "ConfigMap/flux-system/old deleted"});
   CHECK(run.cluster.logged("DELETE") == std::vector<std::string>{"ConfigMap/flux-system/old"});
+}
+
+TEST_CASE("policy: the status records a success: conditions, inventory, revision, history") {
+  Run run;
+  run.apply("  wait: false\n");
+  const json& status = run.instance()["status"];
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(status["lastAppliedRevision"] == "v2.9.0@sha256:0123");
+  CHECK(status["lastAttemptedRevision"] == "v2.9.0@sha256:0123");
+  CHECK(status["inventory"] ==
+        inventory_json({{"", "v1", "Namespace", "", "flux-system"},
+                        {"apps", "v1", "Deployment", "flux-system", "source-controller"}}));
+  REQUIRE(status["history"].size() == 1);
+  CHECK(status["history"][0]["lastReconciledStatus"] == "ReconciliationSucceeded");
+  CHECK(status["history"][0]["totalReconciliations"] == 1);
+  for (const json& condition : status["conditions"]) CHECK(condition["type"] != "Reconciling");
+
+  // Again, with nothing to change: one status write, the same history entry counted.
+  run.cluster.requests_log.clear();
+  run.apply("  wait: false\n");
+  CHECK(run.cluster.logged("STATUS").size() == 1);
+  CHECK(run.cluster.logged("APPLY").empty());
+  CHECK(run.instance()["status"]["history"].size() == 1);
+  CHECK(run.instance()["status"]["history"][0]["totalReconciliations"] == 2);
+}
+
+TEST_CASE("policy: a refused object: Ready=False ReconciliationFailed, nothing pruned") {
+  Run run;
+  run.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  json stale = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", "old"},
+                  {"namespace", "flux-system"},
+                  {"labels",
+                   {{"fluxcd.controlplane.io/name", "flux"},
+                    {"fluxcd.controlplane.io/namespace", "flux-system"}}}}}};
+  run.cluster.put(stale);
+  run.cluster.put(
+      {{"apiVersion", "fluxcd.controlplane.io/v1"},
+       {"kind", "FluxInstance"},
+       {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}}},
+       {"status",
+        {{"inventory", inventory_json({{"", "v1", "ConfigMap", "flux-system", "old"}})}}}});
+  run.cluster.put({{"apiVersion", "apps/v1"},
+                   {"kind", "Deployment"},
+                   {"metadata", {{"name", "source-controller"}, {"namespace", "flux-system"}}},
+                   {"spec", {{"replicas", 3}}}});
+  run.cluster.refuse_apply.emplace(
+      "Deployment/flux-system/source-controller",
+      kube::ApiError("Deployment/flux-system/source-controller: forbidden", 403, "Forbidden"));
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"),
+                       "Deployment/flux-system/source-controller: forbidden", kube::ApiError);
+  CHECK(run.ready() == "False ReconciliationFailed");
+  CHECK(run.cluster.logged("DELETE").empty());
+  // The stale object stays tracked until an apply succeeds.
+  CHECK(run.instance()["status"]["inventory"].dump().find("flux-system_old__ConfigMap") !=
+        std::string::npos);
+  CHECK(run.instance()["status"]["history"][0]["lastReconciledStatus"] == "ReconciliationFailed");
+}
+
+TEST_CASE("policy: a rollout that does not end: Ready=False HealthCheckFailed") {
+  Run run;
+  CHECK_THROWS_WITH_AS(run.apply(""), doctest::Contains("timeout waiting for Deployment"), Error);
+  CHECK(run.ready() == "False HealthCheckFailed");
+}
+
+TEST_CASE(
+    "policy: the Lease: a live holder makes the apply wait, then fail naming it; "
+    "an expired one is taken; the apply releases it") {
+  auto lease = [](const std::string& renewed) {
+    return json{{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata", {{"name", "fluxopctl-flux"}, {"namespace", "flux-system"}}},
+                {"spec",
+                 {{"holderIdentity", "elsewhere/1"},
+                  {"leaseDurationSeconds", 30},
+                  {"renewTime", renewed}}}};
+  };
+  json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}};
+  Run held;
+  held.cluster.put(ns);
+  held.cluster.put(lease(utc_rfc3339(std::time(nullptr)).substr(0, 19) + ".000000Z"));
+  held.options.lock_timeout = std::chrono::seconds(1);
+  CHECK_THROWS_WITH_AS(held.apply("  wait: false\n"), doctest::Contains("held by elsewhere/1"),
+                       Error);
+  CHECK(held.cluster.logged("APPLY").empty());
+  CHECK(held.cluster.objects.at("Lease/flux-system/fluxopctl-flux")["spec"]["holderIdentity"] ==
+        "elsewhere/1");
+
+  Run expired;
+  expired.cluster.put(ns);
+  expired.cluster.put(lease("2020-01-01T00:00:00.000000Z"));
+  CHECK_NOTHROW(expired.apply("  wait: false\n"));
+  CHECK(expired.cluster.objects.at("Lease/flux-system/fluxopctl-flux")["spec"]["holderIdentity"] ==
+        "");
+  CHECK(expired.ready() == "True ReconciliationSucceeded");
+}
+
+TEST_CASE("policy: resources stored in an old version are written again, storedVersions trimmed") {
+  constexpr std::string_view kWithCrd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget}
+  versions:
+    - {name: v1beta1, served: true, storage: false}
+    - {name: v1, served: true, storage: true}
+)";
+  auto seed = [kWithCrd](Run& run) {
+    run.cluster.served.insert("example.com/v1/Widget");
+    json crd = yaml::to_sorted_json(yaml::parse_documents(kWithCrd, "crd.yaml").at(0));
+    crd["status"] = {{"storedVersions", {"v1beta1", "v1"}}};
+    run.cluster.put(crd);
+    run.cluster.put({{"apiVersion", "example.com/v1"},
+                     {"kind", "Widget"},
+                     {"metadata", {{"name", "w"}, {"namespace", "default"}}}});
+  };
+  Run run;
+  seed(run);
+  run.apply("  wait: false\n", "", kWithCrd);
+  auto widget_replaced = [](const Run& r) {
+    std::vector<std::string> replaced = r.cluster.logged("REPLACE");
+    return std::count(replaced.begin(), replaced.end(), "Widget/default/w");
+  };
+  CHECK(widget_replaced(run) == 1);
+  CHECK(run.cluster.objects.at(
+            "CustomResourceDefinition/widgets.example.com")["status"]["storedVersions"] ==
+        json{"v1"});
+  CHECK(run.said("migrated 1 objects to v1"));
+
+  Run off;  // migrateResources: false
+  seed(off);
+  off.apply("  wait: false\n  migrateResources: false\n", "", kWithCrd);
+  CHECK(widget_replaced(off) == 0);
+  CHECK(off.cluster.objects.at(
+            "CustomResourceDefinition/widgets.example.com")["status"]["storedVersions"] ==
+        json{"v1beta1", "v1"});
 }
 
 }  // namespace

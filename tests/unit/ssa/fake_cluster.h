@@ -213,7 +213,12 @@ class FakeCluster : public ssa::ClusterApi {
         refused != refuse_apply.end() && found != objects.end()) {
       throw refused->second;
     }
+    // The main resource's status is the server's: kept as it is.
     json merged = object;
+    merged.erase("status");
+    if (found != objects.end() && found->second.contains("status")) {
+      merged["status"] = found->second["status"];
+    }
     if (kube::object_key(object).kind == "CustomResourceDefinition" && establish) {
       merged["status"]["conditions"] = json::array({{{"type", "Established"}, {"status", "True"}}});
     }
