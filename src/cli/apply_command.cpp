@@ -8,6 +8,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/instance_input.h"
+#include "core/distribution/crd_versions.h"
 #include "core/error.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
@@ -81,6 +82,15 @@ void run_apply(const ApplyCommandOptions& options) {
   apply.timeout = timeout;
   apply.lock_timeout = lock_timeout;
   apply.interrupted = [] { return stop_signal != 0; };
+  apply.intermediate_version = [&instance](const std::string& crd,
+                                           const std::vector<std::string>& api_versions) {
+    std::optional<distribution::Version> target =
+        distribution::parse_version(instance.rendered.version);
+    std::optional<distribution::Version> through =
+        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
+               : std::nullopt;
+    return through ? "v" + distribution::to_string(*through) : std::string();
+  };
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
   apply.on_change = [&](const ssa::Change& change) {
     changes.push_back(change);

@@ -8,6 +8,9 @@
 #   to v2; with .spec.migrateResources false nothing is migrated;
 # - a health check timeout (Ready=False HealthCheckFailed), and SIGTERM
 #   during an apply (a clean stop that releases the Lease);
+# - an upgrade from 2.2 straight to 2.8, whose CRDs no longer serve the
+#   versions 2.2 stored objects as: refused before any object is written,
+#   naming a version to go through;
 # - diff before the first apply (every object new, the FluxInstance too,
 #   nothing written);
 # - drift: a spec field patched into the live FluxInstance by hand, and a
@@ -119,6 +122,19 @@ spec:
   chart: {spec: {chart: podinfo, sourceRef: {kind: HelmRepository, name: podinfo}}}
 YAML
 check "2.2 stores HelmReleases as v2beta2" stored_versions_are '["v2beta2"]'
+
+# Straight to 2.8, which serves none of the versions 2.2 stored objects as.
+crd_versions() { k get crd helmreleases.helm.toolkit.fluxcd.io -o jsonpath='{.spec.versions[*].name}'; }
+skipped_minors() {
+  instance 2.8.x true
+  edge skip "$work/instance.yaml"
+  exit_is 1 || return 1
+  grep -qE '^error: CustomResourceDefinition/[a-z.]+: objects are stored as v[0-9a-z]+, which Flux v2\.8\.[0-9]+ no longer serves: apply Flux v2\.[3-7]\.[0-9]+ first \(with migrateResources, it stores them as v[0-9a-z]+\), then this one$' \
+    "$work/skip.err" || { echo "stderr does not name a 2.3-2.7 version to go through"; head -n 3 "$work/skip.err"; return 1; }
+  stored_versions_are '["v2beta2"]' || return 1
+  [ "$(crd_versions)" = "v2beta1 v2beta2" ] || { echo "the CRD was written: versions $(crd_versions)"; return 1; }
+}
+check "straight from 2.2 to 2.8: refused before any object is written, naming a version to go through" skipped_minors
 
 # migrateResources false: the apply succeeds, the old version stays stored,
 # the HelmRelease is not written.

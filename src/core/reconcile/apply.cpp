@@ -75,6 +75,7 @@ class Reconciliation {
   void ensure_instance_crd(const std::optional<json>& live);
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
+  void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
   void write_status(const std::function<void(json&)>& edit);
   void fail(std::string_view reason, const std::string& message);
 
@@ -175,6 +176,44 @@ bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& 
   return applied.change.action != Action::Unchanged;
 }
 
+// The API server refuses a CRD that no longer lists a version its objects
+// are stored in (an upgrade that skips minors): said before any object is
+// written, with the version to go through.
+void Reconciliation::refuse_dropped_versions(const std::vector<ssa::Live>& live) const {
+  auto join = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : " and ") + name;
+    return text;
+  };
+  for (std::size_t i = 0; i < objects_.size(); ++i) {
+    const json& crd = objects_[i];
+    if (crd.value("kind", "") != "CustomResourceDefinition" || !live[i]) continue;
+    std::set<std::string> listed;
+    for (const json& version : crd["spec"].value("versions", json::array())) {
+      listed.insert(version.value("name", ""));
+    }
+    std::vector<std::string> dropped;
+    for (const json& stored :
+         live[i]->value("status", json::object()).value("storedVersions", json::array())) {
+      if (stored.is_string() && !listed.contains(stored.get<std::string>())) {
+        dropped.push_back(stored);
+      }
+    }
+    if (dropped.empty()) continue;
+    std::string storage = storage_version(crd);
+    std::vector<std::string> needed = dropped;
+    needed.push_back(storage);
+    std::string name = crd["metadata"].value("name", "");
+    std::string through =
+        options_.intermediate_version ? options_.intermediate_version(name, needed) : "";
+    throw Error(display_name(object_ref(crd)) + ": objects are stored as " + join(dropped) +
+                ", which Flux " + rendered_.version + " no longer serves: apply " +
+                (through.empty() ? "an earlier Flux version that serves " + join(needed)
+                                 : "Flux " + through) +
+                " first (with migrateResources, it stores them as " + storage + "), then this one");
+  }
+}
+
 void Reconciliation::write_status(const std::function<void(json&)>& edit) {
   edit(status_);
   if (cluster_.dry_run()) return;
@@ -246,11 +285,12 @@ ApplyResult Reconciliation::run() {
   std::string_view reason = kFailed;
   auto on_change = [this](const Change& change) { report(change); };
   try {
+    refuse_dropped_versions(live);
     std::vector<ssa::Applied> applied = engine_.apply_staged(objects_, live, deadline_, on_change);
     if (flux_.migrate_resources && !cluster_.dry_run()) {
-      std::vector<json> live;
-      for (ssa::Applied& one : applied) live.push_back(std::move(one.object));
-      migrate_resources(cluster_, live, [this](const std::string& line) { progress(line); });
+      std::vector<json> after;
+      for (ssa::Applied& one : applied) after.push_back(std::move(one.object));
+      migrate_resources(cluster_, after, [this](const std::string& line) { progress(line); });
     }
     engine_.prune(stale, owner_labels(ref_), on_change);
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {

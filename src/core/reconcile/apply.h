@@ -30,6 +30,11 @@ struct ApplyOptions {
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
+  // The Flux version, before the one applied, whose CRD `crd` serves all
+  // of `api_versions` ("" when none is known): named when objects are
+  // stored in a version the rendered CRD no longer serves.
+  std::function<std::string(const std::string& crd, const std::vector<std::string>& api_versions)>
+      intermediate_version;
 };
 
 struct ApplyResult {

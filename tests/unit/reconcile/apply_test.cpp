@@ -290,8 +290,9 @@ TEST_CASE(
   CHECK(expired.ready() == "True ReconciliationSucceeded");
 }
 
-TEST_CASE("policy: resources stored in an old version are written again, storedVersions trimmed") {
-  constexpr std::string_view kWithCrd = R"(apiVersion: apiextensions.k8s.io/v1
+// A CRD of Widgets with these versions (YAML flow items, one per line).
+std::string widget_crd(std::string_view versions) {
+  return R"(apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: widgets.example.com
@@ -299,10 +300,14 @@ spec:
   group: example.com
   names: {kind: Widget}
   versions:
-    - {name: v1beta1, served: true, storage: false}
-    - {name: v1, served: true, storage: true}
-)";
-  auto seed = [kWithCrd](Run& run) {
+)" + std::string(versions);
+}
+
+TEST_CASE("policy: resources stored in an old version are written again, storedVersions trimmed") {
+  const std::string kWithCrd = widget_crd(
+      "    - {name: v1beta1, served: true, storage: false}\n"
+      "    - {name: v1, served: true, storage: true}\n");
+  auto seed = [&kWithCrd](Run& run) {
     run.cluster.served.insert("example.com/v1/Widget");
     json crd = yaml::to_sorted_json(yaml::parse_documents(kWithCrd, "crd.yaml").at(0));
     crd["status"] = {{"storedVersions", {"v1beta1", "v1"}}};
@@ -331,6 +336,35 @@ spec:
   CHECK(off.cluster.objects.at(
             "CustomResourceDefinition/widgets.example.com")["status"]["storedVersions"] ==
         json{"v1beta1", "v1"});
+}
+
+TEST_CASE("policy: objects stored in a version the new CRD drops: refused first, naming the way") {
+  const std::string kNewCrd = widget_crd("    - {name: v1, served: true, storage: true}\n");
+  Run run;
+  json old = yaml::to_sorted_json(yaml::parse_documents(kNewCrd, "crd.yaml").at(0));
+  old["spec"]["versions"] =
+      json::parse(R"([{"name": "v1beta1", "served": true, "storage": true}])");
+  old["status"] = {{"storedVersions", {"v1beta1"}}};
+  run.cluster.put(old);
+  std::vector<std::string> asked;
+  run.options.intermediate_version = [&](const std::string& crd,
+                                         const std::vector<std::string>& versions) {
+    asked = versions;
+    asked.insert(asked.begin(), crd);
+    return std::string("v2.7.5");
+  };
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n", "", kNewCrd),
+                       "CustomResourceDefinition/widgets.example.com: objects are stored as "
+                       "v1beta1, which Flux v2.9.0 no longer serves: apply Flux v2.7.5 first (with "
+                       "migrateResources, it stores them as v1), then this one",
+                       Error);
+  CHECK(asked == std::vector<std::string>{"widgets.example.com", "v1beta1", "v1"});
+  std::vector<std::string> applied = run.cluster.logged("APPLY");
+  CHECK(std::count(applied.begin(), applied.end(),
+                   "CustomResourceDefinition/widgets.example.com") == 0);
+  CHECK(run.cluster.objects.at("CustomResourceDefinition/widgets.example.com")["spec"] ==
+        old["spec"]);
+  CHECK(run.ready() == "False ReconciliationFailed");
 }
 
 }  // namespace
