@@ -2,7 +2,8 @@
 # instance (Flux 2.9.x, the four default controllers) against `kubectl apply
 # --server-side` of the same objects rendered by `fluxopctl build`, each on a
 # new local control plane (scripts/cluster) per run, then again on the
-# installed cluster (nothing to change). Wall time without rollout waits
+# installed cluster once its Deployments have rolled out (nothing to change:
+# a pipeline run again on a running installation). Wall time without rollout waits
 # (--no-wait; kubectl does not wait) and the number of API requests (fluxopctl
 # counts its own; kubectl's from its -v=6 request log). Uses $fluxopctl,
 # $distribution, $root, $work, $keep and $runs from scripts/bench.
@@ -51,6 +52,8 @@ bench_apply() {
       eval "$("$root/scripts/cluster" up 2>"$work/up.err")" || { cat "$work/up.err" >&2; die "cluster up failed"; }
       installs+=("$(bench_apply_time "bench_apply_$tool")")
       install_requests+=("$(bench_apply_requests "$tool")")
+      kubectl -n flux-system rollout status deployment -l app.kubernetes.io/part-of=flux \
+        --timeout=180s --request-timeout=30s >/dev/null || die "the installation did not roll out"
       agains+=("$(bench_apply_time "bench_apply_$tool")")
       again_requests+=("$(bench_apply_requests "$tool")")
       "$root/scripts/cluster" down >/dev/null 2>&1

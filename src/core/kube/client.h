@@ -131,6 +131,17 @@ class KubeClient {
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;
 
+  struct Request {
+    std::string method;
+    std::string path;
+    std::string query;  // already escaped
+    std::string body;
+    std::string content_type;
+    std::string accept;
+  };
+  // Several requests, sent together; the answers in their order.
+  std::vector<Response> request_all(const std::vector<Request>& requests);
+
   // One request: `path` such as "/api/v1/namespaces", `query` already
   // escaped ("a=b&c=d"). Returns any HTTP status; throws fluxop::Error when
   // no answer arrives after the retries, or the credentials cannot be had.
@@ -173,16 +184,6 @@ class KubeClient {
   int requests_sent() const;
 
  private:
-  struct Request {
-    std::string method;
-    std::string path;
-    std::string query;
-    std::string body;
-    std::string content_type;
-    std::string accept;
-  };
-  // The requests, sent together; a 401 runs the credentials' plugin again.
-  std::vector<Response> request_all(const std::vector<Request>& requests);
   // The object's URL path, in the context's namespace when it names none.
   std::string object_path(const ObjectKey& key, std::string_view subresource = {});
   Request write_request(std::string_view method, const ObjectKey& key, std::string_view subresource,

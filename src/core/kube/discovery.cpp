@@ -128,8 +128,9 @@ void RestMapper::load_legacy_group_versions(const std::string& path, std::string
   }
 }
 
-void RestMapper::load_aggregated_or_legacy(const std::string& path) {
-  std::string body = get(path, kAcceptAggregated);
+void RestMapper::load_aggregated_or_legacy(const std::string& path, const Response& response) {
+  if (!response.ok()) throw api_error("discovery " + path, response.status, response.body);
+  const std::string& body = response.body;
   if (std::optional<std::vector<ResourceMapping>> mappings = parse_aggregated_discovery(body)) {
     for (ResourceMapping& mapping : *mappings) {
       mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
@@ -143,8 +144,13 @@ void RestMapper::load_aggregated_or_legacy(const std::string& path) {
 void RestMapper::load() {
   mappings_.clear();
   missing_.clear();
-  load_aggregated_or_legacy("/api");
-  load_aggregated_or_legacy("/apis");
+  // Both roots together: one round trip.
+  std::vector<Response> roots = client_.request_all(
+      {{"GET", "/api", "", "", "application/json", std::string(kAcceptAggregated)},
+       {"GET", "/apis", "", "", "application/json", std::string(kAcceptAggregated)}});
+  requests_ += 2;
+  load_aggregated_or_legacy("/api", roots[0]);
+  load_aggregated_or_legacy("/apis", roots[1]);
   loaded_ = true;
 }
 

@@ -14,6 +14,7 @@
 namespace fluxop::kube {
 
 class KubeClient;
+struct Response;
 
 struct ResourceMapping {
   std::string group;  // "" for the core group
@@ -57,7 +58,7 @@ class RestMapper {
  private:
   using Key = std::string;  // "group/version/kind"
   void load();
-  void load_aggregated_or_legacy(const std::string& path);
+  void load_aggregated_or_legacy(const std::string& path, const Response& response);
   void load_legacy_group_versions(const std::string& path, std::string_view body);
   void add_resource_list(const std::string& path);
   std::string get(const std::string& path, std::string_view accept);

@@ -338,22 +338,41 @@ std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,
     (early ? first : rest).push_back(objects[i]);
     (early ? first_live : rest_live).push_back(live[i]);
   }
-  std::vector<Applied> applied = apply(first, first_live, on_change);
-
-  // The rest needs established only the CRDs of its own custom resources
-  // (a sync's GitRepository).
+  // The rest needs of the first stage only its namespaces and the CRDs of
+  // its own custom resources (a sync's GitRepository), established. When
+  // the namespaces are there and it has no custom resource of those CRDs,
+  // everything goes together.
   std::set<std::string> kinds;
   for (const json& object : rest) {
     ObjectKey key = kube::object_key(object);
     kinds.insert(key.group + "/" + key.kind);
   }
+  auto defined_kind = [](const json& crd) {
+    const json& spec = crd.value("spec", json::object());
+    return spec.value("group", "") + "/" + spec.value("names", json::object()).value("kind", "");
+  };
+  bool together = std::none_of(first.begin(), first.end(), [&](const json& object) {
+    return object.value("kind", "") == "CustomResourceDefinition" &&
+           kinds.contains(defined_kind(object));
+  });
+  for (std::size_t i = 0; i < first.size() && together; ++i) {
+    ObjectKey key = kube::object_key(first[i]);
+    if (key.kind == "Namespace" && key.group.empty() && first_live[i]) {
+      namespaces_[key.name] = true;
+    }
+  }
+  together =
+      together && std::all_of(rest.begin(), rest.end(), [this](const json& object) {
+        auto known = namespaces_.find(kube::object_key(object).ns);
+        return kube::object_key(object).ns.empty() || (known != namespaces_.end() && known->second);
+      });
+  if (together) return apply(objects, live, on_change);
+
+  std::vector<Applied> applied = apply(first, first_live, on_change);
   std::vector<json> needed;
   for (const Applied& one : applied) {
-    const json& spec = one.object.value("spec", json::object());
-    std::string defines =
-        spec.value("group", "") + "/" + spec.value("names", json::object()).value("kind", "");
-    if (one.change.ref.kind == "CustomResourceDefinition" && kinds.contains(defines) &&
-        !object_health(one.object).ready) {
+    if (one.change.ref.kind == "CustomResourceDefinition" &&
+        kinds.contains(defined_kind(one.object)) && !object_health(one.object).ready) {
       needed.push_back(one.object);
     }
   }
