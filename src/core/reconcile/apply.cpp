@@ -1,6 +1,7 @@
 #include "core/reconcile/apply.h"
 
 #include <algorithm>
+#include <exception>
 #include <iterator>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "core/reconcile/status.h"
 #include "core/share.h"
 #include "core/ssa/engine.h"
+#include "core/ssa/health.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
@@ -72,7 +74,11 @@ class Reconciliation {
   Start read_start();
   void refuse_another_instance(const std::vector<json>& instances);
   void ensure_namespace(const std::optional<json>& live);
-  void ensure_instance_crd(const std::optional<json>& live);
+  // Applies the FluxInstance CRD unless another stays; the CRD when it is
+  // not established yet.
+  std::optional<json> ensure_instance_crd(const std::optional<json>& live);
+  // Once the CRD is established, the instance new to the cluster.
+  void apply_new_instance(const json& crd, const json& instance);
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
@@ -142,7 +148,7 @@ void Reconciliation::ensure_namespace(const std::optional<json>& live) {
   engine_.apply({object}, {std::nullopt}, [this](const Change& change) { report(change); });
 }
 
-void Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
+std::optional<json> Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
   json ours = fluxinstance_crd();
   if (live) {
     // Another CRD (the upstream operator's, richer) or a newer one of ours stays.
@@ -154,14 +160,19 @@ void Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
         ours["metadata"]["annotations"]["fluxopctl.controlplane.io/schema-version"];
     if (labels.value("app.kubernetes.io/managed-by", "") != "fluxopctl" ||
         std::atoi(schema.c_str()) > std::atoi(ours_schema.c_str())) {
-      return;
+      return std::nullopt;
     }
   }
   ssa::Applied applied = std::move(
       engine_.apply({ours}, {live}, [this](const Change& change) { report(change); }).front());
-  if (applied.change.action == Action::Unchanged || cluster_.dry_run()) return;
-  engine_.wait({applied.object}, "the FluxInstance CRD", deadline_);
+  if (cluster_.dry_run() || ssa::object_health(applied.object).ready) return std::nullopt;
+  return applied.object;
+}
+
+void Reconciliation::apply_new_instance(const json& crd, const json& instance) {
+  engine_.wait({crd}, "the FluxInstance CRD", deadline_);
   cluster_.refresh_kinds();
+  apply_instance_object(instance, std::nullopt);
 }
 
 bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& live) {
@@ -246,7 +257,7 @@ ApplyResult Reconciliation::run() {
     lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name));
     lock_->acquire(options_.lock_timeout, std::move(start.lease));
   }
-  ensure_instance_crd(start.crd);
+  std::optional<json> new_crd = ensure_instance_crd(start.crd);
 
   // The instance and every object, read together once the lease is held.
   json instance = instance_object(flux_);
@@ -255,7 +266,11 @@ ApplyResult Reconciliation::run() {
   std::vector<ssa::Live> live = engine_.read_live(reads);
   ssa::Live live_instance = std::move(live.back());
   live.pop_back();
-  bool instance_changed = apply_instance_object(instance, live_instance);
+  // With its CRD just installed, the instance is new: it has no inventory to
+  // keep, so it goes once the objects are applied, and the CRD is
+  // established meanwhile.
+  bool instance_later = new_crd && !live_instance;
+  bool instance_changed = !instance_later && apply_instance_object(instance, live_instance);
 
   std::vector<ObjectRef> current;
   for (const json& object : objects_) current.push_back(object_ref(object));
@@ -269,7 +284,7 @@ ApplyResult Reconciliation::run() {
   // the end's status is all there is to write.
   std::vector<ObjectRef> tracking = current;
   tracking.insert(tracking.end(), stale.begin(), stale.end());
-  if (changes_ahead)
+  if (changes_ahead && !instance_later)
     write_status([&](json& status) {
       std::string now = now_rfc3339();
       set_condition(
@@ -287,6 +302,10 @@ ApplyResult Reconciliation::run() {
   try {
     refuse_dropped_versions(live);
     std::vector<ssa::Applied> applied = engine_.apply_staged(objects_, live, deadline_, on_change);
+    if (instance_later) {
+      apply_new_instance(*new_crd, instance);
+      instance_later = false;
+    }
     if (flux_.migrate_resources && !cluster_.dry_run()) {
       std::vector<json> after;
       for (ssa::Applied& one : applied) after.push_back(std::move(one.object));
@@ -298,6 +317,15 @@ ApplyResult Reconciliation::run() {
       engine_.wait(objects_, "the components to roll out", deadline_);
     }
   } catch (const Error& e) {
+    // The failure is recorded on the instance, there or not yet.
+    std::exception_ptr failure = std::current_exception();
+    if (instance_later) {
+      try {
+        apply_new_instance(*new_crd, instance);
+      } catch (const Error&) {
+        std::rethrow_exception(failure);
+      }
+    }
     fail(reason, e.what());
     throw;
   }

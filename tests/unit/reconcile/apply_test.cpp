@@ -367,5 +367,31 @@ TEST_CASE("policy: objects stored in a version the new CRD drops: refused first,
   CHECK(run.ready() == "False ReconciliationFailed");
 }
 
+TEST_CASE("policy: a first install applies the instance after the objects, its CRD established") {
+  Run run;
+  run.cluster.served.erase("fluxcd.controlplane.io/v1/FluxInstance");
+  run.cluster.establish = false;
+  // The API server establishes the CRD while the objects are applied.
+  run.cluster.on_apply = [&](const json& object) {
+    if (object.value("kind", "") != "Deployment") return;
+    run.cluster.objects.at(
+        "CustomResourceDefinition/fluxinstances.fluxcd.controlplane.io")["status"]["conditions"] =
+        json::array({{{"type", "Established"}, {"status", "True"}}});
+    run.cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+  };
+  run.apply("  wait: false\n");
+  std::vector<std::string> applied = run.cluster.logged("APPLY");
+  auto at = [&](const std::string& name) {
+    return std::find(applied.begin(), applied.end(), name) - applied.begin();
+  };
+  CHECK(at("CustomResourceDefinition/fluxinstances.fluxcd.controlplane.io") <
+        at("Deployment/flux-system/source-controller"));
+  CHECK(at("Deployment/flux-system/source-controller") < at("FluxInstance/flux-system/flux"));
+  CHECK(at("FluxInstance/flux-system/flux") < static_cast<std::ptrdiff_t>(applied.size()));
+  // New, it had nothing to keep track of: one status write, at the end.
+  CHECK(run.cluster.logged("STATUS").size() == 1);
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+}
+
 }  // namespace
 }  // namespace fluxop::reconcile

@@ -39,8 +39,9 @@ class FakeCluster : public ssa::ClusterApi {
   std::map<std::string, kube::ApiError> refuse_apply;
   std::vector<std::string> requests_log;  // "GET Kind/ns/name", "APPLY ...", "DRY-RUN ..."
   int kind_refreshes = 0;
-  std::function<void()> on_refresh;  // what a refresh of discovery finds new
-  bool establish = true;             // whether applied CRDs are established at once
+  std::function<void()> on_refresh;           // what a refresh of discovery finds new
+  bool establish = true;                      // whether applied CRDs are established at once
+  std::function<void(const json&)> on_apply;  // after each apply, with the object applied
 
   static std::string key(const ssa::ObjectKey& k) { return kube::display_name(k); }
 
@@ -97,6 +98,7 @@ class FakeCluster : public ssa::ClusterApi {
     log("APPLY", kube::object_key(object));
     json merged = merge(object);
     objects[key(kube::object_key(object))] = merged;
+    if (on_apply) on_apply(merged);
     return merged;
   }
   json apply_dry_run(const json& object) override {
