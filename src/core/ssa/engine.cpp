@@ -100,10 +100,12 @@ std::vector<Live> Engine::read_live(const std::vector<json>& objects) {
       ask_by_name(members.front());
       continue;
     }
-    Labels selector = objects[members.front()]["metadata"].value("labels", Labels{});
-    if (!selector_.empty()) selector = selector_;
+    auto labels_of = [&objects](std::size_t i) {
+      return objects[i].value("metadata", json::object()).value("labels", Labels{});
+    };
+    Labels selector = selector_.empty() ? labels_of(members.front()) : selector_;
     for (std::size_t i : members) {
-      Labels labels = objects[i]["metadata"].value("labels", Labels{});
+      Labels labels = labels_of(i);
       std::erase_if(selector, [&labels](const auto& label) {
         auto found = labels.find(label.first);
         return found == labels.end() || found->second != label.second;
