@@ -254,7 +254,8 @@ ApplyResult Reconciliation::run() {
   refuse_another_instance(start.instances);
   ensure_namespace(start.ns);
   if (!cluster_.dry_run()) {
-    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name));
+    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
+                  [this](const std::string& line) { progress(line); });
     lock_->acquire(options_.lock_timeout, std::move(start.lease));
   }
   std::optional<json> new_crd = ensure_instance_crd(start.crd);

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "core/error.h"
@@ -52,17 +51,21 @@ bool holder_died_here(const std::string& holder) {
 
 }  // namespace
 
-LeaseLock::LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name)
+LeaseLock::LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name,
+                     std::function<void(const std::string&)> progress)
     : cluster_(cluster),
       ref_{"coordination.k8s.io", "v1", "Lease", std::move(ns), std::move(name)},
+      progress_(std::move(progress)),
       identity_(hostname() + "/" + std::to_string(getpid())) {}
 
 LeaseLock::~LeaseLock() {
   try {
     release();
   } catch (const std::exception& e) {
-    std::cerr << "warning: " << display_name(ref_) << ": not released (" << e.what()
-              << "); it expires in " << kDuration.count() << "s\n";
+    if (progress_) {
+      progress_("warning: " + display_name(ref_) + ": not released (" + e.what() +
+                "); it expires in " + std::to_string(kDuration.count()) + "s");
+    }
   }
 }
 
@@ -117,7 +120,7 @@ void LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease)
                   std::to_string(timeout.count()) + "s, see --lock-timeout)");
     }
     if (!told) {
-      std::cerr << "waiting for " << display_name(ref_) << ", held by " << holder << "\n";
+      if (progress_) progress_("waiting for " + display_name(ref_) + ", held by " + holder);
       told = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "core/reconcile/inventory.h"
@@ -19,7 +20,10 @@ class LeaseLock {
   // The lease of the instance so named.
   static std::string name_for(const std::string& instance) { return "fluxopctl-" + instance; }
 
-  LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name);
+  // `progress` hears of a wait for another holder and of a lease left
+  // unreleased.
+  LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name,
+            std::function<void(const std::string&)> progress);
   ~LeaseLock();  // releases it if held
   LeaseLock(const LeaseLock&) = delete;
   LeaseLock& operator=(const LeaseLock&) = delete;
@@ -42,6 +46,7 @@ class LeaseLock {
 
   ssa::ClusterApi& cluster_;
   ObjectRef ref_;
+  std::function<void(const std::string&)> progress_;
   std::string identity_;
   bool held_ = false;
   std::string resource_version_;  // of the lease as last written: a write at
