@@ -259,8 +259,8 @@ TEST_CASE("policy: a rollout that does not end: Ready=False HealthCheckFailed") 
 }
 
 TEST_CASE(
-    "policy: the Lease: a live holder makes the apply wait, then fail naming it; "
-    "an expired one is taken; the apply releases it") {
+    "policy: the Lease: a live holder makes the apply wait, then fail naming it, an expired one "
+    "is taken, the apply releases it") {
   auto lease = [](const std::string& renewed) {
     return json{{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
