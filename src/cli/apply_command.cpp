@@ -129,6 +129,7 @@ void add_apply_command(CLI::App& app) {
       "Install or upgrade Flux on a cluster from a FluxInstance: server-side apply in stages, "
       "pruning against the instance's inventory, health checks, status");
   add_instance_flags(*cmd, options->input);
+  options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster);
   CLI::Option* wait =
       cmd->add_flag("--wait,!--no-wait", options->wait,

@@ -138,13 +138,19 @@ void add_build_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("build",
                          "Render a FluxInstance into the Flux installation it describes, as "
-                         "`flux-operator build instance` does");
+                         "`flux-operator build instance` does (or, with --operator, as the "
+                         "in-cluster operator does)");
   add_instance_flags(*cmd, options->input);
   add_output_flag(*cmd, options->format);
   cmd->add_option("--output-dir", options->output_dir,
                   "Write one file per object into DIR (new, empty, or written by an earlier "
                   "build) instead of stdout")
       ->option_text("DIR");
+  cmd->add_flag_function(
+      "--operator",
+      [options](std::int64_t) { options->input.mode = render::Mode::operator_controller; },
+      "Render as the in-cluster Flux Operator does, as apply and diff do: images pinned by the "
+      "digests of the distribution's image catalog, shard storage, the CRD's defaults");
   cmd->add_flag("-v,--verbose", options->verbose,
                 "Print the revision (vX.Y.Z@sha256:...) on stderr");
   cmd->callback([options] { run_build(*options); });

@@ -47,6 +47,7 @@ void add_diff_command(CLI::App& app) {
       "Show what apply would change: a unified diff per object from a server-side dry run, the "
       "objects it would create and prune; exit 1 when something would change");
   add_instance_flags(*cmd, options->input);
+  options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster);
   cmd->add_option("--version", options->version,
                   "Diff against this Flux version instead of .spec.distribution.version (an "

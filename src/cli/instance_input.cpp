@@ -41,7 +41,9 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
   };
   distribution::Distribution dist = distribution::locate(
       input.distribution_artifact, flux, distribution::Environment::current(), pull);
-  render::Rendered rendered = render::render(flux, dist, {.revision = revision});
+  render::Rendered rendered =
+      render::render(flux, dist, {.revision = revision, .mode = input.mode});
+  for (const std::string& warning : rendered.warnings) std::cerr << "warning: " << warning << "\n";
   return {std::move(flux), std::move(dist), std::move(rendered)};
 }
 

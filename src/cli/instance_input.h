@@ -18,6 +18,9 @@ struct InstanceInput {
   std::string distribution_artifact;
   RegistryFlags registry;
   bool allow_unknown_fields = false;
+  // build: the CLI's rendering unless --operator; apply and diff: the
+  // operator's, since they install what the operator would.
+  render::Mode mode = render::Mode::cli;
 };
 
 // FILE, -f/--filename, --distribution-artifact, --insecure-registry,
@@ -33,7 +36,8 @@ struct RenderedInstance {
 // Loads the instance; warnings go to stderr.
 instance::FluxInstance load_input(const InstanceInput& input);
 
-// Finds the instance's distribution and renders it.
+// Finds the instance's distribution and renders it; the render's warnings
+// go to stderr.
 RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
                                bool revision);
 

@@ -75,7 +75,7 @@ e2e_cluster_up "$work/cluster"
 instance 2.2.x true
 diff_on_empty() {
   local objects
-  objects=$(XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build "$work/instance.yaml" --distribution-artifact "$dist" |
+  objects=$(XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build --operator "$work/instance.yaml" --distribution-artifact "$dist" |
     grep -c '^---$') || { echo "fluxopctl build failed"; return 1; }
   fx diff diff "$work/instance.yaml" --distribution-artifact "$dist"
   exit_is 1 || return 1

@@ -70,11 +70,28 @@ e2e_upstream_start() {
   e2e_upstream_artifact=oci://$REGISTRY_ADDR/flux-operator-manifests:latest
 }
 
+# The CLI renders the manifests' tags; apply installs what the operator
+# installs, the images pinned by the digests of the distribution's image
+# catalog. So the CLI's rendering is pinned here, image by image, from
+# $dist/flux-images/<version>/upstream-alpine.yaml (every e2e instance uses
+# ghcr.io/fluxcd); tests/handoff checks the operator itself.
 e2e_upstream_render() {
   if [ -z "${e2e_upstream_artifact:-}" ]; then e2e_upstream_start || return 1; fi
   DOCKER_CONFIG=$e2e_upstream_dir/docker XDG_CACHE_HOME=$e2e_upstream_dir/cache timeout -k 5 300 \
-    "$upstream" build instance -f "$1" --distribution-artifact "$e2e_upstream_artifact" >"$2" 2>"$2.err" ||
+    "$upstream" build instance -f "$1" --distribution-artifact "$e2e_upstream_artifact" >"$2.cli" 2>"$2.err" ||
     { echo "upstream build instance $1 failed: $(tail -n 1 "$2.err")" >&2; return 1; }
+  python3 - "$2.cli" "$dist/flux-images" >"$2" <<'PY' || { echo "pinning the digests of $1 failed" >&2; return 1; }
+import re, sys, yaml
+text = open(sys.argv[1]).read()
+version = re.search(r"app.kubernetes.io/version: (v\S+)", text).group(1)
+with open(f"{sys.argv[2]}/{version}/upstream-alpine.yaml") as f:
+    catalog = {(i["name"], i["newTag"]): i["digest"] for i in yaml.safe_load(f)["images"]}
+def pin(m):
+    name, tag = m.group(2).rsplit(":", 1)
+    digest = catalog.get((name, tag))
+    return m.group(0) + ("@" + digest if digest else "")
+sys.stdout.write(re.sub(r"(image: )(\S+:[^@\s]+)$", pin, text, flags=re.M))
+PY
 }
 
 e2e_upstream_stop() {
@@ -194,7 +211,7 @@ apply() {
 # revision into $work/NAME.revision, the upstream rendering into
 # $work/NAME.upstream.yaml. A rendering that fails is a failure of the test.
 render() {
-  XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build "$2" -v --distribution-artifact "$dist" \
+  XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build --operator "$2" -v --distribution-artifact "$dist" \
     >"$work/$1.yaml" 2>"$work/$1.build.err" || {
     show "$work/$1.build.err"
     fail "render $1" "fluxopctl build $(basename "$2") failed"
@@ -318,8 +335,8 @@ instance_ready() {
   ready=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
   [ "${ready%% *}" = True ] || { echo "FluxInstance Ready is '$ready', not True"; return 1; }
   gen=$(fi_get '{.metadata.generation}')
-  obs=$(fi_get '{.status.observedGeneration}')
-  [ "$gen" = "$obs" ] || { echo "FluxInstance observedGeneration $obs, generation $gen"; return 1; }
+  obs=$(fi_get '{.status.conditions[?(@.type=="Ready")].observedGeneration}')
+  [ "$gen" = "$obs" ] || { echo "FluxInstance Ready for generation $obs, generation $gen"; return 1; }
   version=$(fi_get '{.spec.distribution.version}')
   want=$(sed -n 's/^ *version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$1" | head -n 1)
   [ "$version" = "$want" ] || { echo "FluxInstance .spec.distribution.version is '$version', not '$want'"; return 1; }

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/distribution/version.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/instance/duration.h"
@@ -82,6 +83,7 @@ class Reconciliation {
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
+  void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
   void fail(std::string_view reason, const std::string& message);
 
@@ -225,6 +227,22 @@ void Reconciliation::refuse_dropped_versions(const std::vector<ssa::Live>& live)
   }
 }
 
+// As the operator: a lower minor than the one applied last is refused
+// (the CRDs' stored versions and the controllers' state may not go back); the
+// instance is Stalled until its spec changes.
+void Reconciliation::refuse_downgrade() {
+  std::string applied = status_.value("lastAppliedRevision", "");
+  std::optional<distribution::Version> from =
+      distribution::parse_version(std::string_view(applied).substr(0, applied.find('@')));
+  std::optional<distribution::Version> to = distribution::parse_version(rendered_.version);
+  if (!from || !to) return;
+  if (to->major > from->major || (to->major == from->major && to->minor >= from->minor)) return;
+  std::string message = "downgrading from " + from->original + " to " + to->original +
+                        " is not supported, reinstall needed";
+  fail(kBuildFailed, "build failed: " + message);
+  throw Error(flux_.file + ": .spec.distribution.version: " + message);
+}
+
 void Reconciliation::write_status(const std::function<void(json&)>& edit) {
   edit(status_);
   if (cluster_.dry_run()) return;
@@ -240,6 +258,10 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
       std::string now = now_rfc3339();
       set_condition(status, {"Ready", "False", std::string(reason), message}, generation_, now);
       remove_condition(status, "Reconciling");
+      // A build failure does not go away by retrying: only a new spec helps.
+      if (reason == kBuildFailed) {
+        set_condition(status, {"Stalled", "True", std::string(reason), message}, generation_, now);
+      }
       record_history(
           status, {rendered_.revision.substr(rendered_.revision.find('@') + 1), std::string(reason),
                    rendered_.version, now, std::chrono::steady_clock::now() - started_});
@@ -272,6 +294,7 @@ ApplyResult Reconciliation::run() {
   // established meanwhile.
   bool instance_later = new_crd && !live_instance;
   bool instance_changed = !instance_later && apply_instance_object(instance, live_instance);
+  refuse_downgrade();
 
   std::vector<ObjectRef> current;
   for (const json& object : objects_) current.push_back(object_ref(object));
@@ -342,11 +365,10 @@ ApplyResult Reconciliation::run() {
                   now);
     remove_condition(status, "Reconciling");
     remove_condition(status, "Stalled");
-    status["observedGeneration"] = generation_;
     status["inventory"] = inventory_json(current);
     status["lastAppliedRevision"] = rendered_.revision;
     status["lastAttemptedRevision"] = rendered_.revision;
-    status["components"] = components_status(objects_);
+    status["components"] = components_status(objects_, flux_.components);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});
   });

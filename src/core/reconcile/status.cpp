@@ -17,11 +17,23 @@ json& array_field(json& object, const char* name) {
   return object[name];
 }
 
+// A Docker Hub image named without its registry is index.docker.io's, in
+// "library/" when it has one path element, as go-containerregistry reads it.
+std::string full_repository(std::string repository) {
+  std::size_t slash = repository.find('/');
+  std::string first = repository.substr(0, slash);
+  bool has_registry = slash != std::string::npos &&
+                      (first.find_first_of(".:") != std::string::npos || first == "localhost");
+  if (has_registry) return repository;
+  return "index.docker.io/" + std::string(slash == std::string::npos ? "library/" : "") +
+         repository;
+}
+
 // "ghcr.io/fluxcd/source-controller:v1.7.4@sha256:..." split into its parts.
-json image_component(const std::string& image) {
+json image_component(const std::string& component, const std::string& image) {
   std::string repository = image;
   std::string digest;
-  std::string tag;
+  std::string tag = "latest";
   if (std::size_t at = repository.find('@'); at != std::string::npos) {
     digest = repository.substr(at + 1);
     repository.resize(at);
@@ -31,10 +43,9 @@ json image_component(const std::string& image) {
     tag = repository.substr(colon + 1);
     repository.resize(colon);
   }
-  std::string name = repository.substr(repository.rfind('/') + 1);
-  json component = {{"name", name}, {"repository", repository}, {"tag", tag}};
-  if (!digest.empty()) component["digest"] = digest;
-  return component;
+  json entry = {{"name", component}, {"repository", full_repository(repository)}, {"tag", tag}};
+  if (!digest.empty()) entry["digest"] = digest;
+  return entry;
 }
 
 }  // namespace
@@ -86,20 +97,27 @@ void record_history(json& status, const Attempt& attempt) {
   if (history.size() > kHistoryLimit) history.erase(history.begin() + kHistoryLimit, history.end());
 }
 
-json components_status(const std::vector<json>& objects) {
-  json components = json::array();
-  for (const json& object : objects) {
-    if (object.value("kind", "") != "Deployment") continue;
-    json::json_pointer containers("/spec/template/spec/containers");
-    if (!object.contains(containers) || !object.at(containers).is_array()) continue;
-    for (const json& container : object.at(containers)) {
-      if (container.contains("image") && container["image"].is_string()) {
-        components.push_back(image_component(container["image"]));
-        break;  // the controller is the first container
+json components_status(const std::vector<json>& objects,
+                       const std::vector<std::string>& components) {
+  json status = json::array();
+  for (const std::string& component : components) {
+    for (const json& object : objects) {
+      if (object.value("kind", "") != "Deployment" ||
+          object.value("metadata", json::object()).value("name", "") != component)
+        continue;
+      json::json_pointer containers("/spec/template/spec/containers");
+      if (!object.contains(containers) || !object.at(containers).is_array()) continue;
+      for (const json& container : object.at(containers)) {
+        if (container.value("name", "") == "manager" && container.contains("image") &&
+            container["image"].is_string()) {
+          status.push_back(image_component(component, container["image"]));
+          break;
+        }
       }
+      break;
     }
   }
-  return components;
+  return status;
 }
 
 }  // namespace fluxop::reconcile

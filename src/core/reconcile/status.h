@@ -44,8 +44,11 @@ struct Attempt {
 // reason is updated (count, last time, duration); newest first; at most 5.
 void record_history(nlohmann::json& status, const Attempt& attempt);
 
-// .status.components from the rendered Deployments' container images
-// (name, repository, tag, digest), in their order.
-nlohmann::json components_status(const std::vector<nlohmann::json>& objects);
+// .status.components as the operator writes them: for each component, in
+// the instance's order, the image of the `manager` container of the
+// Deployment named after it (name, repository with its registry, tag
+// "latest" when it has none, digest when pinned).
+nlohmann::json components_status(const std::vector<nlohmann::json>& objects,
+                                 const std::vector<std::string>& components);
 
 }  // namespace fluxop::reconcile

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/digest.h"
+#include "core/distribution/image_catalog.h"
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
@@ -41,13 +42,42 @@ void check_components(const instance::FluxInstance& flux, const distribution::Ve
 
 // The upstream CLI reads a .spec.cluster without networkPolicy as false (Go's
 // zero value): the API server's default of true applies only to an absent
-// .spec.cluster, through the operator's defaults.
-bool network_policy(const instance::FluxInstance& flux) {
+// .spec.cluster, through the operator's defaults. The operator reads the
+// stored object, which has the CRD's default.
+bool network_policy(const instance::FluxInstance& flux, Mode mode) {
+  if (mode == Mode::operator_controller) return flux.cluster.network_policy;
   const Node* cluster = flux.source.find({"spec", "cluster"});
   if (!cluster || !cluster->is_map()) return true;
   const Node* value = cluster->get("networkPolicy");
   if (!value || value->is_null()) return false;
   return flux.cluster.network_policy;
+}
+
+// The operator refuses, at build time, what the Flux version cannot run.
+void check_sync(const instance::FluxInstance& flux, const distribution::Version& version) {
+  if (!flux.sync || flux.sync->kind != "GitRepository" || flux.sync->provider != "aws") return;
+  if (version.major > 2 || (version.major == 2 && version.minor >= 9)) return;
+  throw Error(flux.file +
+              ": .spec.sync.provider: aws needs Flux 2.9.0 or later for a GitRepository, not " +
+              version.original);
+}
+
+// The images the operator pins by digest, else (with a warning) the CLI's.
+std::vector<distribution::ComponentImage> images(const instance::FluxInstance& flux,
+                                                 const distribution::Distribution& dist,
+                                                 const distribution::Version& version, Mode mode,
+                                                 std::vector<std::string>& warnings) {
+  const std::string& registry = flux.distribution.registry;
+  if (mode == Mode::operator_controller) {
+    try {
+      return distribution::catalog_images(dist, version, registry, flux.distribution.variant,
+                                          flux.components);
+    } catch (const Error& error) {
+      warnings.push_back(flux.file + ": images are not pinned by digest (" + error.what() +
+                         "); using the tags of the manifests");
+    }
+  }
+  return distribution::manifest_images(dist, version, registry, flux.components);
 }
 
 // Every patch of the instance kustomization after the node selector, in the
@@ -102,7 +132,8 @@ void bind_to_namespace(kustomize::ResourceList& roles, const std::string& ns) {
 kustomize::ResourceList compose(const instance::FluxInstance& flux,
                                 const distribution::Distribution& dist,
                                 const distribution::Version& version, WorkloadIdentity identity,
-                                const kustomize::Context& context) {
+                                const kustomize::Context& context, Mode mode,
+                                std::vector<std::string>& warnings) {
   std::string manifests = dist.manifests_dir(version) + "/";
   auto manifest = [&](const std::string& name) {
     return objects(yaml::read_file(manifests + name), manifests + name);
@@ -112,7 +143,7 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
     kustomize::append_resources(resources, std::move(more), context, what);
   };
   add(objects(namespace_manifest(flux.ns), "namespace"), "namespace");
-  if (network_policy(flux)) add(manifest("policies.yaml"), "policies.yaml");
+  if (network_policy(flux, mode)) add(manifest("policies.yaml"), "policies.yaml");
   kustomize::ResourceList roles = manifest("rbac.yaml");
   bind_to_namespace(roles, flux.ns);
   kustomize::apply_transforms(
@@ -122,6 +153,8 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
     add(manifest(component + ".yaml"), component + ".yaml");
   }
   if (flux.sharding) {
+    bool shard_storage =
+        mode == Mode::operator_controller && flux.storage && flux.sharding->storage == "persistent";
     for (const std::string& shard : flux.sharding->shards) {
       kustomize::ResourceList copy;
       for (const std::string& component : shard_components(flux, version)) {
@@ -129,19 +162,23 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
           copy.push_back(std::move(resource));
         }
       }
-      kustomize::apply_transforms(copy, shard_transforms(flux, version, shard), context);
+      if (shard_storage) {
+        for (kustomize::Resource& claim : objects(storage_claim(*flux.storage), "shard storage")) {
+          copy.push_back(std::move(claim));
+        }
+      }
+      kustomize::apply_transforms(copy, shard_transforms(flux, version, shard, shard_storage),
+                                  context);
       add(std::move(copy), "shard " + shard);
     }
   }
   if (flux.storage) add(objects(storage_claim(*flux.storage), "storage"), "storage");
   if (flux.sync) add(objects(sync_manifests(flux, version), "sync"), "sync");
 
-  std::vector<distribution::ComponentImage> images =
-      distribution::manifest_images(dist, version, flux.distribution.registry, flux.components);
   kustomize::apply_transforms(
       resources,
-      instance_transforms(flux, version, images, instance_patches(flux, version, identity, context),
-                          context),
+      instance_transforms(flux, version, images(flux, dist, version, mode, warnings),
+                          instance_patches(flux, version, identity, context), context),
       context);
   kustomize::finish_build(resources);
   return resources;
@@ -158,16 +195,18 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
     throw Error(flux.file + ": " + error.what());
   }
   check_components(flux, version);
+  if (options.mode == Mode::operator_controller) check_sync(flux, version);
 
   WorkloadIdentity identity = workload_identity(flux, version);
   kustomize::Context context{.dir = "", .file = flux.file};
+  Rendered rendered;
   kustomize::ResourceList resources;
   try {
-    resources = compose(flux, dist, version, std::move(identity), context);
+    resources =
+        compose(flux, dist, version, std::move(identity), context, options.mode, rendered.warnings);
   } catch (const Error& error) {
     throw Error(std::string(error.what()) + " (rendering Flux " + version.original + ")");
   }
-  Rendered rendered;
   rendered.version = version.original;
   rendered.objects.reserve(resources.size());
   for (kustomize::Resource& resource : resources) {

@@ -1,6 +1,7 @@
-// Rendering a FluxInstance into the objects of a Flux installation, as the
-// upstream `flux-operator build instance` does: resolve the version, collect
-// the inputs, run the kustomize engine, post-process.
+// Rendering a FluxInstance into the objects of a Flux installation: resolve
+// the version, collect the inputs, run the kustomize engine, post-process;
+// as the upstream CLI (`flux-operator build instance`) renders it, or as the
+// in-cluster operator does.
 #pragma once
 
 #include <string>
@@ -15,12 +16,28 @@ namespace fluxop::render {
 struct Rendered {
   std::string version;   // the distribution directory used, e.g. "v2.9.4"
   std::string revision;  // "v2.9.4@sha256:<hex>", computed as upstream does; empty if not asked
-  std::vector<yaml::Node> objects;  // in upstream's output order
+  std::vector<yaml::Node> objects;    // in upstream's output order
+  std::vector<std::string> warnings;  // e.g. images not pinned by digest, and why
 };
+
+// Where the CLI and the operator differ, each renders as its upstream
+// counterpart does:
+// - images: the CLI uses the manifests' tags; the operator pins them by the
+//   digests of the variant's image catalog (flux-images/<version>/
+//   <variant>.yaml, the variant from .spec.distribution.variant or the
+//   registry), falling back to the tags with a warning when none fits;
+// - network policies: the CLI reads a .spec.cluster without networkPolicy as
+//   false, the operator gets the CRD's default, true;
+// - sharding.storage persistent: only the operator gives each shard's
+//   source-controller a PersistentVolumeClaim;
+// - the operator refuses a sync its Flux version cannot run (provider aws of
+//   a GitRepository before Flux 2.9).
+enum class Mode { cli, operator_controller };
 
 struct RenderOptions {
   // The revision costs one more emission and digest of every object.
   bool revision = true;
+  Mode mode = Mode::cli;
 };
 
 // Throws fluxop::Error naming the instance file and field on any problem

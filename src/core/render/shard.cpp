@@ -33,8 +33,25 @@ Patch select_service(const std::string& component, const std::string& shard) {
                     {replace("/spec/selector/app", Node::string(component + "-" + shard))});
 }
 
+// The shard's claim (named as the source-controller's) replaces the first
+// volume, the artifact storage, and its mount.
+void mount_claim(std::vector<Node>& operations, const std::string& shard) {
+  std::string volume = "persistent-data-" + shard;
+  Node claim = Node::map();
+  claim.set("claimName", Node::string("source-controller-" + shard));
+  Node source = Node::map();
+  source.set("name", Node::string(volume));
+  source.set("persistentVolumeClaim", std::move(claim));
+  operations.push_back(replace("/spec/template/spec/volumes/0", std::move(source)));
+  Node mount = Node::map();
+  mount.set("name", Node::string(volume));
+  mount.set("mountPath", Node::string("/data"));
+  operations.push_back(
+      replace("/spec/template/spec/containers/0/volumeMounts/0", std::move(mount)));
+}
+
 Patch relabel_deployment(const instance::FluxInstance& flux, const std::string& component,
-                         const std::string& shard, bool serves_artifacts) {
+                         const std::string& shard, bool serves_artifacts, bool claim = false) {
   std::string app = component + "-" + shard;
   std::vector<Node> operations = {replace("/spec/selector/matchLabels/app", Node::string(app)),
                                   replace("/spec/template/metadata/labels/app", Node::string(app))};
@@ -42,6 +59,7 @@ Patch relabel_deployment(const instance::FluxInstance& flux, const std::string& 
     operations.push_back(add_arg("--storage-adv-addr=" + app + ".$(RUNTIME_NAMESPACE).svc." +
                                  flux.cluster.domain + "."));
   }
+  if (claim) mount_claim(operations, shard);
   return json_patch({.kind = "Deployment", .name = "(" + component + ")"}, operations);
 }
 
@@ -61,7 +79,7 @@ std::vector<std::string> shard_components(const instance::FluxInstance& flux,
 
 kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
                                        const distribution::Version& version,
-                                       const std::string& shard) {
+                                       const std::string& shard, bool persistent_storage) {
   std::vector<std::string> shardable = shardable_components(version);
   bool has_watcher = shardable.back() == "source-watcher";
 
@@ -69,7 +87,7 @@ kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
   patches.push_back(delete_cluster_wide_objects());
   patches.push_back(select_service("source-controller", shard));
   if (has_watcher) patches.push_back(select_service("source-watcher", shard));
-  patches.push_back(relabel_deployment(flux, "source-controller", shard, true));
+  patches.push_back(relabel_deployment(flux, "source-controller", shard, true, persistent_storage));
   if (has_watcher) patches.push_back(relabel_deployment(flux, "source-watcher", shard, true));
   for (const char* component : {"kustomize-controller", "helm-controller",
                                 "image-reflector-controller", "image-automation-controller"}) {

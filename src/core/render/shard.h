@@ -16,9 +16,12 @@ namespace fluxop::render {
 std::vector<std::string> shard_components(const instance::FluxInstance& flux,
                                           const distribution::Version& version);
 
-// What the shard's kustomization does to its copy of the components.
+// What the shard's kustomization does to its copy of the components; with
+// `persistent_storage`, the copy also holds the source-controller's claim
+// (.spec.storage), which the shard's source-controller mounts instead of its
+// emptyDir.
 kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
                                        const distribution::Version& version,
-                                       const std::string& shard);
+                                       const std::string& shard, bool persistent_storage);
 
 }  // namespace fluxop::render

@@ -36,7 +36,7 @@ spec:
 )";
 
 render::Rendered rendered(std::string_view objects = kObjects) {
-  return {"v2.9.0", "v2.9.0@sha256:0123", yaml::parse_documents(objects, "rendered.yaml")};
+  return {"v2.9.0", "v2.9.0@sha256:0123", yaml::parse_documents(objects, "rendered.yaml"), {}};
 }
 
 void serve_fluxinstances(FakeCluster& cluster) {
@@ -214,6 +214,79 @@ TEST_CASE("policy: the status records a success: conditions, inventory, revision
   CHECK(run.cluster.logged("APPLY").empty());
   CHECK(run.instance()["status"]["history"].size() == 1);
   CHECK(run.instance()["status"]["history"][0]["totalReconciliations"] == 2);
+}
+
+// Fields the schema does not declare (the path of the first), checked as the
+// API server's strict field validation does.
+std::string undeclared(const json& value, const json& schema, const std::string& path) {
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      std::string found = undeclared(value[i], schema.value("items", json::object()),
+                                     path + "[" + std::to_string(i) + "]");
+      if (!found.empty()) return found;
+    }
+  }
+  if (!value.is_object() || schema.value("x-kubernetes-preserve-unknown-fields", false) ||
+      schema.contains("additionalProperties"))
+    return "";
+  json properties = schema.value("properties", json::object());
+  for (const auto& [key, item] : value.items()) {
+    if (!properties.contains(key)) return path + "." + key;
+    std::string found = undeclared(item, properties[key], path + "." + key);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
+// The operator's CRD declares no other status field; ours declares the same.
+TEST_CASE("policy: the status written has only the fields the FluxInstance CRD declares") {
+  json schema = fluxinstance_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+  Run run;
+  run.apply("  wait: false\n");
+  CHECK(undeclared(run.instance()["status"], schema["properties"]["status"], ".status") == "");
+  CHECK(run.instance()["status"]["components"].is_array());
+  Run failed;
+  CHECK_THROWS(failed.apply(""));
+  CHECK(undeclared(failed.instance()["status"], schema["properties"]["status"], ".status") == "");
+  // The check itself finds what upstream's API server refused.
+  CHECK(undeclared({{"observedGeneration", 1}}, schema["properties"]["status"], ".status") ==
+        ".status.observedGeneration");
+}
+
+TEST_CASE("policy: a lower minor than the one applied is refused: BuildFailed, Stalled") {
+  Run run;
+  run.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  run.cluster.put({{"apiVersion", "fluxcd.controlplane.io/v1"},
+                   {"kind", "FluxInstance"},
+                   {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}}},
+                   {"status", {{"lastAppliedRevision", "v2.10.1@sha256:0123"}}}});
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"),
+                       "instance.yaml: .spec.distribution.version: downgrading from v2.10.1 to "
+                       "v2.9.0 is not supported, reinstall needed",
+                       Error);
+  CHECK(run.ready() == "False BuildFailed");
+  bool stalled = false;
+  for (const json& condition : run.instance()["status"]["conditions"]) {
+    if (condition["type"] == "Stalled") {
+      stalled = condition["status"] == "True" && condition["reason"] == "BuildFailed" &&
+                condition["message"] ==
+                    "build failed: downgrading from v2.10.1 to v2.9.0 is not supported, "
+                    "reinstall needed";
+    }
+  }
+  CHECK(stalled);
+  // The instance's spec is written (as by kubectl under an operator), nothing else.
+  CHECK(run.cluster.logged("APPLY").size() == 2);  // and the FluxInstance CRD
+  CHECK_FALSE(run.cluster.objects.contains("Deployment/flux-system/source-controller"));
+
+  // A patch release lower than the one applied is no downgrade of the minor;
+  // the success clears Stalled.
+  run.cluster.objects.at("FluxInstance/flux-system/flux")["status"]["lastAppliedRevision"] =
+      "v2.9.4@sha256:0123";
+  CHECK_NOTHROW(run.apply("  wait: false\n"));
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(run.instance()["status"]["conditions"].dump().find("Stalled") == std::string::npos);
 }
 
 TEST_CASE("policy: a refused object: Ready=False ReconciliationFailed, nothing pruned") {

@@ -48,31 +48,45 @@ TEST_CASE("status: history deduplicates by digest and reason, newest first, five
   CHECK(status["history"][0]["digest"] == "sha256:5");
 }
 
-TEST_CASE("status: components from the Deployments' first container image") {
+json deployment(const std::string& name, const json& containers) {
+  return {{"kind", "Deployment"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"template", {{"spec", {{"containers", containers}}}}}}}};
+}
+
+TEST_CASE("status: components are the manager images of the components' Deployments") {
   std::vector<json> objects = {
-      {{"kind", "Service"}},
-      {{"kind", "Deployment"},
-       {"spec",
-        {{"template",
-          {{"spec",
-            {{"containers",
-              {{{"name", "manager"},
-                {"image", "ghcr.io/fluxcd/source-controller:v1.7.4@sha256:abc"}},
-               {{"name", "sidecar"}, {"image", "busybox"}}}}}}}}}}},
-      {{"kind", "Deployment"},
-       {"spec",
-        {{"template",
-          {{"spec",
-            {{"containers", {{{"image", "registry:5000/fluxcd/helm-controller:v1.4.0"}}}}}}}}}}}};
-  json components = components_status(objects);
-  REQUIRE(components.size() == 2);
+      {{"kind", "Service"}, {"metadata", {{"name", "source-controller"}}}},
+      deployment("helm-controller",
+                 {{{"name", "manager"}, {"image", "registry:5000/fluxcd/helm-controller:v1.4.0"}}}),
+      deployment("source-controller-shard1",
+                 {{{"name", "manager"}, {"image", "ghcr.io/fluxcd/source-controller:v0"}}}),
+      deployment(
+          "source-controller",
+          {{{"name", "init"}, {"image", "busybox"}},
+           {{"name", "manager"}, {"image", "ghcr.io/fluxcd/source-controller:v1.7.4@sha256:abc"}}}),
+      deployment("kustomize-controller",
+                 {{{"name", "manager"}, {"image", "fluxcd/kustomize-controller@sha256:def"}}}),
+      deployment("notification-controller", {{{"name", "manager"}, {"image", "nc"}}}),
+  };
+  json components =
+      components_status(objects, {"source-controller", "kustomize-controller", "helm-controller",
+                                  "notification-controller", "image-reflector-controller"});
+  REQUIRE(components.size() == 4);
+  // In the instance's order; a shard's copy and other containers are not it.
   CHECK(components[0] == json{{"name", "source-controller"},
                               {"repository", "ghcr.io/fluxcd/source-controller"},
                               {"tag", "v1.7.4"},
                               {"digest", "sha256:abc"}});
-  CHECK(components[1] == json{{"name", "helm-controller"},
+  // Docker Hub's registry is named; an image without a tag is "latest".
+  CHECK(components[1] == json{{"name", "kustomize-controller"},
+                              {"repository", "index.docker.io/fluxcd/kustomize-controller"},
+                              {"tag", "latest"},
+                              {"digest", "sha256:def"}});
+  CHECK(components[2] == json{{"name", "helm-controller"},
                               {"repository", "registry:5000/fluxcd/helm-controller"},
                               {"tag", "v1.4.0"}});
+  CHECK(components[3]["repository"] == "index.docker.io/library/nc");
 }
 
 }  // namespace

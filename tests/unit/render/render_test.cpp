@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "../instance/support.h"
@@ -183,6 +184,151 @@ TEST_CASE("render: the revision is computed only when asked") {
   Rendered rendered = render(load(std::string(kMinimal)), dist, {.revision = false});
   CHECK(rendered.revision.empty());
   CHECK(yaml::emit_stream(rendered.objects) == yaml::emit_stream(render_spec("").objects));
+}
+
+// The golden distribution with an image catalog for the operator's variant;
+// helm-controller is missing from it.
+struct OperatorDistribution {
+  testing::TempDir dir;
+  distribution::Distribution dist;
+  OperatorDistribution() : dist(copy(dir)) {}
+  static std::string copy(const testing::TempDir& dir) {
+    fs::copy(kGolden, dir.path(), fs::copy_options::recursive);
+    fs::create_directories(dir.path() / "flux-images/v2.9.0");
+    write_file(dir.path() / "flux-images/v2.9.0/enterprise-distroless.yaml",
+               "images:\n"
+               "  - name: ghcr.io/controlplaneio-fluxcd/distroless/source-controller\n"
+               "    newTag: v1.9.1\n    digest: sha256:" +
+                   std::string(64, 'a') +
+                   "\n"
+                   "  - name: ghcr.io/controlplaneio-fluxcd/distroless/kustomize-controller\n"
+                   "    newTag: v1.9.2\n    digest: sha256:" +
+                   std::string(64, 'b') + "\n");
+    return dir.str();
+  }
+  static void write_file(const fs::path& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  Rendered render_spec(const std::string& spec, Mode mode = Mode::operator_controller) {
+    return render(load(std::string(kMinimal) + spec), dist, {.mode = mode});
+  }
+};
+
+std::string image(const Rendered& rendered, std::string_view deployment) {
+  return find(rendered, "Deployment", deployment)
+      .find({"spec", "template", "spec", "containers"})
+      ->items()
+      .front()
+      .string_at({"image"});
+}
+
+TEST_CASE("render: the operator pins images by the digests of the variant's catalog") {
+  OperatorDistribution operator_dist;
+  std::string two = "  components: [source-controller, kustomize-controller]\n";
+  std::string variant = "    variant: enterprise-distroless\n";
+  Rendered pinned = operator_dist.render_spec(variant + two);
+  CHECK(pinned.warnings.empty());
+  CHECK(image(pinned, "source-controller") ==
+        "ghcr.io/fluxcd/source-controller:v1.9.1@sha256:" + std::string(64, 'a'));
+  CHECK(image(pinned, "kustomize-controller") ==
+        "ghcr.io/fluxcd/kustomize-controller:v1.9.2@sha256:" + std::string(64, 'b'));
+  // The registry names the variant when none is given; the CLI's rendering
+  // keeps the manifests' tags.
+  std::string distroless = "    registry: ghcr.io/controlplaneio-fluxcd/distroless\n";
+  auto with_registry = [&](const std::string& registry, Mode mode) {
+    std::string text = std::string(kMinimal) + two;
+    text.replace(text.find("    registry: ghcr.io/fluxcd\n"), 29, registry);
+    return render(load(text), operator_dist.dist, {.mode = mode});
+  };
+  CHECK(image(with_registry(distroless, Mode::operator_controller), "source-controller") ==
+        "ghcr.io/controlplaneio-fluxcd/distroless/source-controller:v1.9.1@sha256:" +
+            std::string(64, 'a'));
+  CHECK(image(with_registry(distroless, Mode::cli), "source-controller") ==
+        "ghcr.io/controlplaneio-fluxcd/distroless/source-controller:v1.9.0");
+  // The digests change the revision, as they change the objects.
+  CHECK(pinned.revision != operator_dist.render_spec(variant + two, Mode::cli).revision);
+}
+
+TEST_CASE("render: without a catalog that fits, the operator renders the tags and says why") {
+  OperatorDistribution operator_dist;
+  // No upstream-alpine catalog in this distribution.
+  Rendered untagged = operator_dist.render_spec("  components: [source-controller]\n");
+  CHECK(image(untagged, "source-controller") == "ghcr.io/fluxcd/source-controller:v1.9.0");
+  REQUIRE(untagged.warnings.size() == 1);
+  CHECK(untagged.warnings[0].starts_with("instance.yaml: images are not pinned by digest ("));
+  CHECK(untagged.warnings[0].find("upstream-alpine.yaml") != std::string::npos);
+  // A catalog without one of the components.
+  Rendered partial = operator_dist.render_spec(
+      "    variant: enterprise-distroless\n  components: [source-controller, helm-controller]\n");
+  CHECK(image(partial, "source-controller") == "ghcr.io/fluxcd/source-controller:v1.9.0");
+  REQUIRE(partial.warnings.size() == 1);
+  CHECK(partial.warnings[0].find("no image for helm-controller") != std::string::npos);
+  // A registry the operator knows no variant for.
+  std::string text = std::string(kMinimal) + "  components: [source-controller]\n";
+  text.replace(text.find("ghcr.io/fluxcd"), 14, "registry.example.com/flux");
+  Rendered mirror = render(load(text), operator_dist.dist, {.mode = Mode::operator_controller});
+  REQUIRE(mirror.warnings.size() == 1);
+  CHECK(mirror.warnings[0].find("registry.example.com/flux") != std::string::npos);
+}
+
+TEST_CASE("render: the operator reads networkPolicy with the CRD's default") {
+  OperatorDistribution operator_dist;
+  CHECK(has_kind(operator_dist.render_spec("  cluster:\n    type: kubernetes\n"), "NetworkPolicy"));
+  CHECK_FALSE(has_kind(operator_dist.render_spec("  cluster:\n    networkPolicy: false\n"),
+                       "NetworkPolicy"));
+  CHECK(has_kind(operator_dist.render_spec(""), "NetworkPolicy"));
+}
+
+TEST_CASE("render: with persistent shard storage, each shard's source-controller has a claim") {
+  OperatorDistribution operator_dist;
+  std::string spec =
+      "  components: [source-controller, kustomize-controller]\n"
+      "  storage:\n    class: standard\n    size: 10Gi\n"
+      "  sharding:\n    shards: [s1, s2]\n    storage: persistent\n";
+  Rendered rendered = operator_dist.render_spec(spec);
+  for (std::string shard : {"s1", "s2"}) {
+    const yaml::Node& claim = find(rendered, "PersistentVolumeClaim", "source-controller-" + shard);
+    CHECK(claim.string_at({"metadata", "namespace"}) == "flux-system");
+    CHECK(claim.string_at({"metadata", "annotations", "sharding.fluxcd.io/role"}) == "shard");
+    CHECK(claim.string_at({"spec", "resources", "requests", "storage"}) == "10Gi");
+    const yaml::Node& pod = *find(rendered, "Deployment", "source-controller-" + shard)
+                                 .find({"spec", "template", "spec"});
+    CHECK(
+        pod.find({"volumes"})->items().front().string_at({"persistentVolumeClaim", "claimName"}) ==
+        "source-controller-" + shard);
+    const yaml::Node& mount =
+        pod.find({"containers"})->items().front().find({"volumeMounts"})->items().front();
+    CHECK(mount.string_at({"name"}) == "persistent-data-" + shard);
+    CHECK(mount.string_at({"mountPath"}) == "/data");
+  }
+  // The main set keeps its claim; ephemeral shards and the CLI have none.
+  CHECK(find(rendered, "PersistentVolumeClaim", "source-controller")
+            .string_at({"metadata", "name"}) == "source-controller");
+  auto claims = [](const Rendered& r) {
+    return std::count_if(r.objects.begin(), r.objects.end(), [](const yaml::Node& o) {
+      return o.string_at({"kind"}) == "PersistentVolumeClaim";
+    });
+  };
+  CHECK(claims(rendered) == 3);
+  CHECK(claims(operator_dist.render_spec(spec, Mode::cli)) == 1);
+  std::string ephemeral = spec;
+  ephemeral.replace(ephemeral.find("persistent"), 10, "ephemeral");
+  CHECK(claims(operator_dist.render_spec(ephemeral)) == 1);
+}
+
+TEST_CASE("render: the operator refuses an aws GitRepository sync before Flux 2.9") {
+  testing::TempDir dir;
+  fs::copy(kGolden, dir.path(), fs::copy_options::recursive);
+  fs::rename(dir.path() / "flux/v2.9.0", dir.path() / "flux/v2.8.0");
+  distribution::Distribution dist(dir.str());
+  std::string text = std::string(kMinimal) +
+                     "  components: [source-controller]\n"
+                     "  sync:\n    kind: GitRepository\n    url: https://example.com/repo.git\n"
+                     "    ref: refs/heads/main\n    path: clusters/a\n    provider: aws\n";
+  CHECK_THROWS_WITH(render(load(text), dist, {.mode = Mode::operator_controller}),
+                    "instance.yaml: .spec.sync.provider: aws needs Flux 2.9.0 or later for a "
+                    "GitRepository, not v2.8.0");
+  CHECK_NOTHROW(render(load(text), dist, {.mode = Mode::cli}));
 }
 
 }  // namespace
