@@ -38,7 +38,7 @@ _fluxopctl() {
     build)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
-          --allow-unknown-fields --offline --insecure-registry -v --verbose -h --help" -- "$cur"))
+          --operator --allow-unknown-fields --offline --insecure-registry -v --verbose -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

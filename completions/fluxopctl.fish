@@ -14,6 +14,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from kustomize" -a '(__fish_com
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s f -l filename -r -F -d 'FluxInstance file'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s o -l output -x -a 'yaml json' -d 'Output format'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l operator -d 'Render as the in-cluster operator does'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l output-dir -x -a '(__fish_complete_directories)' -d 'Write one file per object'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 'Print the revision'

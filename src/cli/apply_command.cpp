@@ -78,6 +78,7 @@ void run_apply(const ApplyCommandOptions& options) {
   std::string suffix = dry_run ? " (server dry run)" : "";
   std::vector<ssa::Change> changes;
   reconcile::ApplyOptions apply;
+  apply.artifact_revision = instance.artifact_digest;
   if (options.wait_given) apply.wait = options.wait;
   apply.timeout = timeout;
   apply.lock_timeout = lock_timeout;

@@ -36,15 +36,18 @@ instance::FluxInstance load_input(const InstanceInput& input) {
 
 RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
                                bool revision) {
+  std::string artifact_digest;
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
-    return pull_url(url, origin, input.registry).artifact.content();
+    oci::PullResult pulled = pull_url(url, origin, input.registry);
+    artifact_digest = pulled.artifact.digest;
+    return pulled.artifact.content();
   };
   distribution::Distribution dist = distribution::locate(
       input.distribution_artifact, flux, distribution::Environment::current(), pull);
   render::Rendered rendered =
       render::render(flux, dist, {.revision = revision, .mode = input.mode});
   for (const std::string& warning : rendered.warnings) std::cerr << "warning: " << warning << "\n";
-  return {std::move(flux), std::move(dist), std::move(rendered)};
+  return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
 }
 
 RenderedInstance render_input(const InstanceInput& input, bool revision,

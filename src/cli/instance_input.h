@@ -31,6 +31,7 @@ struct RenderedInstance {
   instance::FluxInstance flux;
   distribution::Distribution distribution;
   render::Rendered rendered;
+  std::string artifact_digest;  // of the OCI artifact's manifest, when one was pulled
 };
 
 // Loads the instance; warnings go to stderr.

@@ -326,8 +326,9 @@ as_built() {
   applied=$(fi_get '{.status.lastAppliedRevision}')
   [ "$applied" = "$(cat "$work/$1.revision")" ] ||
     { echo "lastAppliedRevision '$applied', fluxopctl build -v says '$(cat "$work/$1.revision")'"; return 1; }
-  components=$(fi_get '{range .status.components[*]}{.repository}:{.tag}{"\n"}{end}' | sort)
-  [ "$components" = "$(images "$work/$1.yaml")" ] ||
+  # repository:tag@digest, and "@" closing an image without a digest.
+  components=$(fi_get '{range .status.components[*]}{.repository}:{.tag}@{.digest}{"\n"}{end}' | sort)
+  [ "$components" = "$(images "$work/$1.yaml" | sed '/@/!s/$/@/')" ] ||
     { echo ".status.components are $(echo "$components" | tr '\n' ' '), not the rendered images"; return 1; }
 }
 instance_ready() {

@@ -134,16 +134,16 @@ class Builder {
 
 }  // namespace
 
-void finish_build(ResourceList& resources) {
+void finish_build(ResourceList& resources, Order order) {
   // Back references are fixed once, after every level has renamed.
   fix_name_references(resources);
   stringify_annotations(resources);
-  sort_legacy(resources);
+  if (order == Order::legacy) sort_legacy(resources);
 }
 
 ResourceList build(const std::string& dir, const FileSystem& files) {
   ResourceList resources = Builder(files).accumulate(dir);
-  finish_build(resources);
+  finish_build(resources, Order::legacy);
   return resources;
 }
 

@@ -24,8 +24,10 @@ void append_resources(ResourceList& into, ResourceList&& from, const Context& co
                       const std::string& field);
 
 // What a build does once every kustomization has transformed its
-// resources: name references followed, annotations made strings, and
-// kustomize's legacy order.
-void finish_build(ResourceList& resources);
+// resources: name references followed, annotations made strings and, for
+// the kustomize CLI, its legacy order. Flux's builds (fluxcd/pkg/kustomize,
+// which the operator's revision digests) keep the order accumulated.
+enum class Order { legacy, accumulated };
+void finish_build(ResourceList& resources, Order order);
 
 }  // namespace fluxop::kustomize

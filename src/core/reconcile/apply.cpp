@@ -368,6 +368,10 @@ ApplyResult Reconciliation::run() {
     status["inventory"] = inventory_json(current);
     status["lastAppliedRevision"] = rendered_.revision;
     status["lastAttemptedRevision"] = rendered_.revision;
+    if (options_.artifact_revision.empty())
+      status.erase("lastArtifactRevision");
+    else
+      status["lastArtifactRevision"] = options_.artifact_revision;
     status["components"] = components_status(objects_, flux_.components);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});

@@ -30,6 +30,10 @@ struct ApplyOptions {
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
+  // The manifest digest of the distribution artifact pulled for this apply
+  // (.status.lastArtifactRevision, as the operator records it); empty when
+  // the distribution was a directory.
+  std::string artifact_revision;
   // The Flux version, before the one applied, whose CRD `crd` serves all
   // of `api_versions` ("" when none is known): named when objects are
   // stored in a version the rendered CRD no longer serves.

@@ -180,7 +180,7 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
       instance_transforms(flux, version, images(flux, dist, version, mode, warnings),
                           instance_patches(flux, version, identity, context), context),
       context);
-  kustomize::finish_build(resources);
+  kustomize::finish_build(resources, kustomize::Order::accumulated);
   return resources;
 }
 

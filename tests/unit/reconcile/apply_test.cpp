@@ -214,6 +214,12 @@ TEST_CASE("policy: the status records a success: conditions, inventory, revision
   CHECK(run.cluster.logged("APPLY").empty());
   CHECK(run.instance()["status"]["history"].size() == 1);
   CHECK(run.instance()["status"]["history"][0]["totalReconciliations"] == 2);
+  CHECK_FALSE(run.instance()["status"].contains("lastArtifactRevision"));
+
+  // From a pulled artifact, its digest is recorded as the operator records it.
+  run.options.artifact_revision = "sha256:feed";
+  run.apply("  wait: false\n");
+  CHECK(run.instance()["status"]["lastArtifactRevision"] == "sha256:feed");
 }
 
 // Fields the schema does not declare (the path of the first), checked as the
