@@ -195,9 +195,21 @@ bool owned_as_is(const json& ours, const json& fields, const json& live, std::st
   json nodes = children(fields);
   if (nodes.empty()) return same_value(ours, live, name);  // a scalar, an atomic map or list
   if (ours.is_object()) {
-    if (!live.is_object() || !all_prefixed(nodes, "f:") || nodes.size() != ours.size()) {
-      return false;
+    if (!live.is_object() || !all_prefixed(nodes, "f:")) return false;
+    // An empty map applied once stays owned (the operator's first apply of a
+    // Deployment owns `strategy: {}`, which the server then defaults). Its
+    // owner applying without it changes no value: the server defaults the
+    // map again. Owned scalars, or maps with owned children, do count.
+    std::size_t owned = nodes.size();
+    for (const auto& [name, node] : nodes.items()) {
+      std::string key = name.substr(2);
+      auto live_value = live.find(key);
+      if (!ours.contains(key) && children(node).empty() && live_value != live.end() &&
+          live_value->is_object()) {
+        --owned;
+      }
     }
+    if (owned != ours.size()) return false;
     for (const auto& [key, value] : ours.items()) {
       auto node = nodes.find("f:" + key);
       auto live_value = live.find(key);

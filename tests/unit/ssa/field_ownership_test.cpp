@@ -120,6 +120,24 @@ TEST_CASE("field ownership: anything the apply would change is not a no-op") {
   }
 }
 
+// The operator's first apply of a Deployment owns `strategy: {}`, which the
+// server defaults; applying without it changes no value.
+TEST_CASE("field ownership: an owned empty map the server filled in is a no-op") {
+  json theirs = live();
+  fields(theirs)["f:spec"]["f:strategy"] = json::object();
+  theirs["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+  CHECK(apply_is_noop(applied(), theirs, "flux-operator"));
+  // An owned scalar is not: the apply would remove its value.
+  json scalar = live();
+  fields(scalar)["f:spec"]["f:replicas"] = json::object();
+  CHECK_FALSE(apply_is_noop(applied(), scalar, "flux-operator"));
+  // Nor a map with owned children.
+  json children = live();
+  fields(children)["f:spec"]["f:strategy"] = {{"f:type", json::object()}};
+  children["spec"]["strategy"] = {{"type", "RollingUpdate"}};
+  CHECK_FALSE(apply_is_noop(applied(), children, "flux-operator"));
+}
+
 TEST_CASE("field ownership: a list item added in the same order is a no-op once owned") {
   json ours = applied();
   json theirs = live();
