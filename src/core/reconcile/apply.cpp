@@ -15,6 +15,7 @@
 #include "core/share.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
+#include "core/ssa/takeover.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
@@ -181,6 +182,10 @@ bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& 
   if (live) {
     status_ = live->value("status", json::object());
     previous_inventory_ = read_inventory(status_.value("inventory", json()));
+    if (instance_in_place(object, *live, cluster_.field_manager())) {
+      generation_ = live->value("metadata", json::object()).value("generation", std::int64_t{0});
+      return false;
+    }
   }
   ssa::Applied applied = std::move(
       engine_.apply({object}, {live}, [this](const Change& change) { report(change); }).front());
@@ -426,6 +431,32 @@ json instance_object(const instance::FluxInstance& flux) {
     }
   }
   return object;
+}
+
+namespace {
+
+// Every value of `ours` is in `live` (maps compared key by key, anything
+// else whole).
+bool values_in(const json& ours, const json& live) {
+  if (!ours.is_object()) return ours == live;
+  if (!live.is_object()) return false;
+  for (const auto& [key, value] : ours.items()) {
+    auto there = live.find(key);
+    if (there == live.end() || !values_in(value, *there)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool instance_in_place(const json& object, const json& live, std::string_view manager) {
+  for (const json& entry :
+       live.value("metadata", json::object()).value("managedFields", json::array())) {
+    if (entry.value("manager", "") == manager && entry.value("operation", "") == "Apply" &&
+        entry.value("subresource", "").empty())
+      return false;  // its fields decide: the engine compares them
+  }
+  return ssa::takeover_patch(live, manager).is_null() && values_in(object, live);
 }
 
 ssa::Owner owner_labels(const ObjectRef& instance) {

@@ -73,4 +73,13 @@ nlohmann::json fluxinstance_crd();
 // namespace, labels, annotations and spec.
 nlohmann::json instance_object(const instance::FluxInstance& flux);
 
+// Whether applying the instance object would change no value of the live
+// one, though `manager` has never applied it: every value of `object` is
+// there, and no field is to be taken over. The operator never applies its
+// FluxInstance (its users and their GitOps do); a write that would only add
+// `manager` as a co-owner of the spec is skipped, so that a cluster the
+// operator ran passes to fluxopctl without a write.
+bool instance_in_place(const nlohmann::json& object, const nlohmann::json& live,
+                       std::string_view manager);
+
 }  // namespace fluxop::reconcile

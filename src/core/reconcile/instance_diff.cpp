@@ -30,7 +30,11 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
   InstanceDiff result;
   // The instance is compared too: what the apply makes of it is the file.
   std::vector<json> objects = rendered_json(rendered);
-  objects.push_back(instance_object(flux));
+  std::optional<json> live_instance = cluster.get(instance_ref);
+  json instance = instance_object(flux);
+  if (!live_instance || !instance_in_place(instance, *live_instance, cluster.field_manager())) {
+    objects.push_back(std::move(instance));
+  }
   std::vector<ObjectRef> current;
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
     if (planned.key != instance_ref) current.push_back(planned.key);
@@ -51,7 +55,6 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
     result.text += text;
   }
 
-  std::optional<json> live_instance = cluster.get(instance_ref);
   if (live_instance) {
     std::vector<ObjectRef> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));

@@ -259,6 +259,48 @@ TEST_CASE("policy: the status written has only the fields the FluxInstance CRD d
         ".status.observedGeneration");
 }
 
+// As the operator's users leave it: applied by their GitOps, never by the
+// operator. Applying the same spec would only add fluxopctl as a co-owner.
+TEST_CASE("policy: an instance with the file's values, applied by another tool, is not written") {
+  Run run;
+  run.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  json applied_by_flux = {
+      {"apiVersion", "fluxcd.controlplane.io/v1"},
+      {"kind", "FluxInstance"},
+      {"metadata",
+       {{"name", "flux"},
+        {"namespace", "flux-system"},
+        {"generation", 4},
+        {"managedFields",
+         {{{"manager", "kustomize-controller"}, {"operation", "Apply"}, {"fieldsV1", {}}}}}}},
+      {"spec",
+       {{"distribution", {{"version", "2.x"}, {"registry", "ghcr.io/fluxcd"}}},
+        {"wait", false},
+        {"migrateResources", true}}}};
+  run.cluster.put(applied_by_flux);
+  run.apply("  wait: false\n");
+  for (const std::string& applied : run.cluster.logged("APPLY")) {
+    CHECK(applied.find("FluxInstance") == std::string::npos);
+  }
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(run.instance()["status"]["conditions"][0]["observedGeneration"] == 4);
+
+  // A value of the file that is not there is applied.
+  run.cluster.requests_log.clear();
+  run.apply("  wait: false\n  migrateResources: false\n");
+  CHECK(run.cluster.logged("APPLY") == std::vector<std::string>{"FluxInstance/flux-system/flux"});
+  // A field a kubectl command owns is taken over (and so applied).
+  Run patched;
+  patched.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  applied_by_flux["metadata"]["managedFields"][0]["manager"] = "kubectl-patch";
+  patched.cluster.put(applied_by_flux);
+  patched.apply("  wait: false\n");
+  std::vector<std::string> writes = patched.cluster.logged("APPLY");
+  CHECK(std::find(writes.begin(), writes.end(), "FluxInstance/flux-system/flux") != writes.end());
+}
+
 TEST_CASE("policy: a lower minor than the one applied is refused: BuildFailed, Stalled") {
   Run run;
   run.cluster.put(
