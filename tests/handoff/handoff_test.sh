@@ -16,8 +16,8 @@
 #     fluxopctl's inventory.
 #
 # The turns cover an upgrade (2.8 -> 2.9) in both directions, the image
-# catalogs by registry (ghcr.io/fluxcd, distroless) and by variant (alpine,
-# distroless-fips), the fallback to tags, a
+# catalog of every registry the operator maps to a variant and of an explicit
+# variant, the fallback to tags, a
 # non-default namespace with sharding on persistent storage, storage, a
 # sync, patches and common metadata, the operator's storage path and the
 # distribution served as an OCI artifact from a local registry. Between the
@@ -249,6 +249,15 @@ fluxopctl_turn a4-tags
 grep -q 'images are not pinned by digest' "$work/a4-tags.apply.err" &&
   pass "a4-tags: fluxopctl says the images are not pinned" ||
   fail "a4-tags: fluxopctl says the images are not pinned" "no warning on stderr"
+# Every other registry the operator maps to a variant.
+instance a4b-alpine "$ns" 2.9.x '    registry: ghcr.io/controlplaneio-fluxcd/alpine' "$four"
+operator_turn a4b-alpine
+instance a4c-fips "$ns" 2.9.x '    registry: ghcr.io/controlplaneio-fluxcd/distroless-fips' "$four"
+fluxopctl_turn a4c-fips
+instance a4d-dockerhub "$ns" 2.9.x '    registry: fluxcd' "$four"
+operator_turn a4d-dockerhub
+instance a4e-ecr "$ns" 2.9.x '    registry: 709825985650.dkr.ecr.us-east-1.amazonaws.com/controlplane/fluxcd' "$four"
+fluxopctl_turn a4e-ecr
 # A field one tool applied and the other's file lacks stays (server-side
 # apply keeps what another manager owns, and each renders its own input):
 # the variant, once given, stays given.
