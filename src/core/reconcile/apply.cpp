@@ -447,14 +447,30 @@ bool values_in(const json& ours, const json& live) {
   return true;
 }
 
+// Every field a fieldsV1 tree names is one `object` sets (list items are
+// not followed: a spec's lists are atomic).
+bool owned_within(const json& fields, const json& object) {
+  for (const auto& [name, node] : fields.items()) {
+    if (name == ".") continue;
+    if (!name.starts_with("f:") || !object.is_object()) return false;
+    auto value = object.find(name.substr(2));
+    if (value == object.end()) return false;
+    if (node.is_object() && !node.empty() && !owned_within(node, *value)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool instance_in_place(const json& object, const json& live, std::string_view manager) {
+  // What the manager owns already and does not apply now, its apply would
+  // remove: a change.
   for (const json& entry :
        live.value("metadata", json::object()).value("managedFields", json::array())) {
     if (entry.value("manager", "") == manager && entry.value("operation", "") == "Apply" &&
-        entry.value("subresource", "").empty())
-      return false;  // its fields decide: the engine compares them
+        entry.value("subresource", "").empty() &&
+        !owned_within(entry.value("fieldsV1", json::object()), object))
+      return false;
   }
   return ssa::takeover_patch(live, manager).is_null() && values_in(object, live);
 }

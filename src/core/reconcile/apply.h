@@ -74,11 +74,12 @@ nlohmann::json fluxinstance_crd();
 nlohmann::json instance_object(const instance::FluxInstance& flux);
 
 // Whether applying the instance object would change no value of the live
-// one, though `manager` has never applied it: every value of `object` is
-// there, and no field is to be taken over. The operator never applies its
-// FluxInstance (its users and their GitOps do); a write that would only add
-// `manager` as a co-owner of the spec is skipped, so that a cluster the
-// operator ran passes to fluxopctl without a write.
+// one: every value of `object` is there, `manager` owns no field `object`
+// lacks (its apply would remove it), and no field is to be taken over. The
+// operator never applies its FluxInstance (its users and their GitOps do); a
+// write that would only make `manager` a co-owner of the spec again is
+// skipped, so that a cluster the operator ran passes to fluxopctl without a
+// write.
 bool instance_in_place(const nlohmann::json& object, const nlohmann::json& live,
                        std::string_view manager);
 

@@ -290,6 +290,20 @@ TEST_CASE("policy: an instance with the file's values, applied by another tool, 
   run.cluster.requests_log.clear();
   run.apply("  wait: false\n  migrateResources: false\n");
   CHECK(run.cluster.logged("APPLY") == std::vector<std::string>{"FluxInstance/flux-system/flux"});
+  // Owned by fluxopctl too, with nothing it no longer applies: not written.
+  json co_owned = applied_by_flux;
+  co_owned["spec"]["migrateResources"] = false;
+  co_owned["metadata"]["managedFields"].push_back(json::parse(R"({
+      "manager": "flux-operator", "operation": "Apply",
+      "fieldsV1": {"f:spec": {"f:distribution": {"f:version": {}}, "f:migrateResources": {}}}})"));
+  run.cluster.put(co_owned);
+  run.cluster.requests_log.clear();
+  run.apply("  wait: false\n  migrateResources: false\n");
+  CHECK(run.cluster.logged("APPLY").empty());
+  // A field it owns and the file no longer sets is removed by an apply.
+  run.cluster.put(co_owned);
+  run.apply("  wait: false\n");
+  CHECK(run.cluster.logged("APPLY") == std::vector<std::string>{"FluxInstance/flux-system/flux"});
   // A field a kubectl command owns is taken over (and so applied).
   Run patched;
   patched.cluster.put(
