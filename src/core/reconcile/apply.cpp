@@ -5,6 +5,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/digest.h"
 #include "core/distribution/version.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -31,8 +32,42 @@ using ssa::Change;
 constexpr std::chrono::minutes kDefaultTimeout{5};
 constexpr std::string_view kInstanceGroup = "fluxcd.controlplane.io";
 constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout";
+constexpr std::string_view kRequestedAtAnnotation = "reconcile.fluxcd.io/requestedAt";
+constexpr std::string_view kForceAtAnnotation = "reconcile.fluxcd.io/forceAt";
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
+
+std::string annotation(const instance::FluxInstance& flux, std::string_view name) {
+  auto found = flux.annotations.find(std::string(name));
+  return found == flux.annotations.end() ? "" : found->second;
+}
+
+// A forceAt annotation not handled yet: every custom resource is migrated.
+bool force_requested(const instance::FluxInstance& flux, const json& status) {
+  std::string force = annotation(flux, kForceAtAnnotation);
+  return !force.empty() && force != status.value("lastHandledForceAt", "");
+}
+
+// The requests of the annotations, handled by this reconciliation whatever
+// its outcome (as the operator records them): `reconcile --with-source`-style
+// tools wait for lastHandledReconcileAt to equal what they asked.
+void mark_handled(json& status, const instance::FluxInstance& flux) {
+  std::string requested = annotation(flux, kRequestedAtAnnotation);
+  if (!requested.empty()) status["lastHandledReconcileAt"] = requested;
+  std::string force = annotation(flux, kForceAtAnnotation);
+  if (!force.empty()) status["lastHandledForceAt"] = force;
+}
+
+// Ready=False with `reason`, and Stalled for a build failure, which does not
+// go away by retrying: only a new spec helps.
+void mark_failed(json& status, std::string_view reason, const std::string& message,
+                 std::int64_t generation, const std::string& now) {
+  set_condition(status, {"Ready", "False", std::string(reason), message}, generation, now);
+  remove_condition(status, "Reconciling");
+  if (reason == kBuildFailed) {
+    set_condition(status, {"Stalled", "True", std::string(reason), message}, generation, now);
+  }
+}
 
 // One reconciliation: the state the steps share.
 class Reconciliation {
@@ -66,6 +101,11 @@ class Reconciliation {
   void report(const Change& change) {
     result_.changes.push_back(change);
     if (options_.on_change) options_.on_change(change);
+  }
+  void event(bool warning, std::string_view reason, const std::string& message,
+             const std::string& revision) const {
+    if (options_.on_event && !cluster_.dry_run())
+      options_.on_event({warning, std::string(reason), message, revision});
   }
 
   // What the apply starts from, read together.
@@ -245,7 +285,7 @@ void Reconciliation::refuse_downgrade() {
   std::string message = "downgrading from " + from->original + " to " + to->original +
                         " is not supported, reinstall needed";
   fail(kBuildFailed, "build failed: " + message);
-  throw Error(flux_.file + ": .spec.distribution.version: " + message);
+  throw ReconcileError(kBuildFailed, flux_.file + ": .spec.distribution.version: " + message);
 }
 
 void Reconciliation::write_status(const std::function<void(json&)>& edit) {
@@ -258,15 +298,12 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
   // The apply that took the lease owns the status now: ours would overwrite
   // its conditions and inventory.
   if (cluster_.dry_run() || (lock_ && !lock_->held())) return;
+  event(true, reason, message, status_.value("lastAttemptedRevision", ""));
   try {
     write_status([&](json& status) {
       std::string now = now_rfc3339();
-      set_condition(status, {"Ready", "False", std::string(reason), message}, generation_, now);
-      remove_condition(status, "Reconciling");
-      // A build failure does not go away by retrying: only a new spec helps.
-      if (reason == kBuildFailed) {
-        set_condition(status, {"Stalled", "True", std::string(reason), message}, generation_, now);
-      }
+      mark_failed(status, reason, message, generation_, now);
+      mark_handled(status, flux_);
       record_history(
           status, {rendered_.revision.substr(rendered_.revision.find('@') + 1), std::string(reason),
                    rendered_.version, now, std::chrono::steady_clock::now() - started_});
@@ -300,6 +337,14 @@ ApplyResult Reconciliation::run() {
   bool instance_later = new_crd && !live_instance;
   bool instance_changed = !instance_later && apply_instance_object(instance, live_instance);
   refuse_downgrade();
+  std::string attempted = status_.value("lastAttemptedRevision", "");
+  if (attempted != rendered_.revision) {
+    event(false, kProgressing,
+          (attempted.empty() ? "Installing revision " : "Upgrading to revision ") +
+              rendered_.revision,
+          "");
+  }
+  bool force_migration = force_requested(flux_, status_);
 
   std::vector<ObjectRef> current;
   for (const json& object : objects_) current.push_back(object_ref(object));
@@ -338,7 +383,8 @@ ApplyResult Reconciliation::run() {
     if (flux_.migrate_resources && !cluster_.dry_run()) {
       std::vector<json> after;
       for (ssa::Applied& one : applied) after.push_back(std::move(one.object));
-      migrate_resources(cluster_, after, [this](const std::string& line) { progress(line); });
+      migrate_resources(cluster_, after, force_migration,
+                        [this](const std::string& line) { progress(line); });
     }
     engine_.prune(stale, owner_labels(ref_), on_change);
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {
@@ -356,7 +402,7 @@ ApplyResult Reconciliation::run() {
       }
     }
     fail(reason, e.what());
-    throw;
+    throw ReconcileError(reason, e.what());
   }
 
   auto elapsed = std::chrono::steady_clock::now() - started_;
@@ -378,10 +424,12 @@ ApplyResult Reconciliation::run() {
     else
       status["lastArtifactRevision"] = options_.artifact_revision;
     status["components"] = components_status(objects_, flux_.components);
+    mark_handled(status, flux_);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});
   });
   if (lock_) lock_->release();
+  event(false, kSucceeded, result_.message, rendered_.revision);
   return result_;
 }
 
@@ -482,7 +530,42 @@ ssa::Owner owner_labels(const ObjectRef& instance) {
 
 ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options) {
-  return Reconciliation(cluster, flux, rendered, options).run();
+  try {
+    return Reconciliation(cluster, flux, rendered, options).run();
+  } catch (const ReconcileError&) {
+    throw;
+  } catch (const Error& e) {
+    // Before the objects: the cluster could not be read, the lock not had.
+    throw ReconcileError(kFailed, e.what());
+  }
+}
+
+void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+                    std::string_view reason, const std::string& message,
+                    const std::function<void(const InstanceEvent&)>& on_event) {
+  if (cluster.dry_run()) return;
+  ObjectRef ref{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name};
+  try {
+    std::optional<json> live = cluster.get(ref);
+    if (!live) return;
+    json status = live->value("status", json::object());
+    std::int64_t generation =
+        live->value("metadata", json::object()).value("generation", std::int64_t{0});
+    if (on_event) on_event({true, std::string(reason), message, ""});
+    std::string now = now_rfc3339();
+    mark_failed(status, reason, message, generation, now);
+    mark_handled(status, flux);
+    // As the operator: a build failure is remembered by the spec's digest,
+    // there being no revision.
+    if (reason == kBuildFailed) {
+      json spec = instance_object(flux)["spec"];
+      record_history(status, {sha256_digest(spec.dump()), std::string(reason), "", now,
+                              std::chrono::nanoseconds(0)});
+    }
+    cluster.apply_status(ref, status);
+  } catch (const Error&) {
+    // The cluster may be what failed; the caller reports the failure itself.
+  }
 }
 
 }  // namespace fluxop::reconcile

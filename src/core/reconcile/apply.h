@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "core/instance/instance.h"
 #include "core/reconcile/inventory.h"
 #include "core/render/render.h"
@@ -23,6 +25,27 @@
 
 namespace fluxop::reconcile {
 
+// A Kubernetes Event on the instance, as the operator records them.
+struct InstanceEvent {
+  bool warning = false;  // type Warning, else Normal
+  std::string reason;    // Progressing, ReconciliationSucceeded, the failure reasons
+  std::string message;
+  std::string revision;  // the fluxcd.controlplane.io/revision annotation; may be empty
+};
+
+// A reconciliation that failed: the Ready reason it was recorded with
+// (ReconciliationFailed, HealthCheckFailed, BuildFailed, ArtifactFailed),
+// which says whether retrying can help.
+class ReconcileError : public Error {
+ public:
+  ReconcileError(std::string_view reason, const std::string& message)
+      : Error(message), reason_(reason) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 struct ApplyOptions {
   std::optional<bool> wait;                     // else .spec.wait
   std::optional<std::chrono::seconds> timeout;  // else the reconcileTimeout annotation, else 5m
@@ -30,6 +53,7 @@ struct ApplyOptions {
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
+  std::function<void(const InstanceEvent&)> on_event;   // events to record on the instance
   // The manifest digest of the distribution artifact pulled for this apply
   // (.status.lastArtifactRevision, as the operator records it); empty when
   // the distribution was a directory.
@@ -48,10 +72,19 @@ struct ApplyResult {
 };
 
 // `rendered` is what build made of `flux`, with its revision. Throws
-// fluxop::Error when anything fails; what was applied stays, the status says
+// ReconcileError when anything fails; what was applied stays, the status says
 // why, and nothing is pruned.
 ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options);
+
+// A reconciliation that failed before anything could be applied (the
+// instance did not render, its artifact could not be pulled): recorded on the
+// instance when it exists (Ready=False with `reason`, Stalled for
+// BuildFailed, the history), and as an event. Errors writing it are ignored:
+// the failure itself is what the caller reports.
+void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+                    std::string_view reason, const std::string& message,
+                    const std::function<void(const InstanceEvent&)>& on_event);
 
 // How long an apply may take: `flag` (--timeout), else the reconcileTimeout
 // annotation, else 5m; an unparsable annotation is `warn`ed about, as the

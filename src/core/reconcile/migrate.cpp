@@ -30,14 +30,14 @@ int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string
 
 }  // namespace
 
-void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& live,
+void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& live, bool force,
                        const std::function<void(const std::string&)>& progress) {
   for (const json& crd : live) {
     if (crd.value("kind", "") != "CustomResourceDefinition") continue;
     std::string version = storage_version(crd);
     if (version.empty()) continue;
     json stored = crd.value("status", json::object()).value("storedVersions", json::array());
-    if (stored.size() <= 1 && (stored.empty() || stored[0] == version)) continue;
+    if (!force && stored.size() <= 1 && (stored.empty() || stored[0] == version)) continue;
     int rewritten = rewrite_objects(cluster, crd, version);
     cluster.merge_patch_status(object_ref(crd), {{"storedVersions", {version}}});
     progress(display_name(object_ref(crd)) + ": migrated " + std::to_string(rewritten) +

@@ -19,9 +19,10 @@ namespace fluxop::reconcile {
 std::string storage_version(const nlohmann::json& crd);
 
 // Migrates the resources of every CRD among `live` (as the apply left them)
-// whose storedVersions holds more than its storage version; reports each
-// migrated CRD with the number of objects rewritten.
+// whose storedVersions holds more than its storage version, or of every CRD
+// when `force` (a forceAt request); reports each migrated CRD with the
+// number of objects rewritten.
 void migrate_resources(ssa::ClusterApi& cluster, const std::vector<nlohmann::json>& live,
-                       const std::function<void(const std::string&)>& progress);
+                       bool force, const std::function<void(const std::string&)>& progress);
 
 }  // namespace fluxop::reconcile

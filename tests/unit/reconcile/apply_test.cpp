@@ -378,7 +378,12 @@ TEST_CASE("policy: a refused object: Ready=False ReconciliationFailed, nothing p
       "Deployment/flux-system/source-controller",
       kube::ApiError("Deployment/flux-system/source-controller: forbidden", 403, "Forbidden"));
   CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"),
-                       "Deployment/flux-system/source-controller: forbidden", kube::ApiError);
+                       "Deployment/flux-system/source-controller: forbidden", ReconcileError);
+  try {
+    run.apply("  wait: false\n");
+  } catch (const ReconcileError& error) {
+    CHECK(error.reason() == "ReconciliationFailed");
+  }
   CHECK(run.ready() == "False ReconciliationFailed");
   CHECK(run.cluster.logged("DELETE").empty());
   // The stale object stays tracked until an apply succeeds.
@@ -526,6 +531,118 @@ TEST_CASE("policy: a first install applies the instance after the objects, its C
   // New, it had nothing to keep track of: one status write, at the end.
   CHECK(run.cluster.logged("STATUS").size() == 1);
   CHECK(run.ready() == "True ReconciliationSucceeded");
+}
+
+TEST_CASE("policy: events as the operator records them: installing, upgrading, success, failure") {
+  Run run;
+  std::vector<InstanceEvent> events;
+  run.options.on_event = [&](const InstanceEvent& event) { events.push_back(event); };
+  run.apply("  wait: false\n");
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].reason == "Progressing");
+  CHECK(events[0].message == "Installing revision v2.9.0@sha256:0123");
+  CHECK_FALSE(events[0].warning);
+  CHECK(events[1].reason == "ReconciliationSucceeded");
+  CHECK(events[1].message.starts_with("Reconciliation finished in "));
+  CHECK(events[1].revision == "v2.9.0@sha256:0123");
+
+  // The same revision again: no Progressing.
+  events.clear();
+  run.apply("  wait: false\n");
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].reason == "ReconciliationSucceeded");
+
+  // A failure is a Warning with the Ready condition's reason and message.
+  events.clear();
+  run.cluster.objects.at("Deployment/flux-system/source-controller")["spec"]["replicas"] = 3;
+  run.cluster.refuse_apply.emplace(
+      "Deployment/flux-system/source-controller",
+      kube::ApiError("Deployment/flux-system/source-controller: forbidden", 403, "Forbidden"));
+  CHECK_THROWS_AS(run.apply("  wait: false\n  components: [source-controller]\n"), ReconcileError);
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.back().warning);
+  CHECK(events.back().reason == "ReconciliationFailed");
+  CHECK(events.back().message == "Deployment/flux-system/source-controller: forbidden");
+}
+
+TEST_CASE("policy: requestedAt and forceAt are recorded as handled, whatever the outcome") {
+  Run run;
+  std::string requested =
+      "  annotations:\n    reconcile.fluxcd.io/requestedAt: \"2026-11-23T10:00:00Z\"\n";
+  run.apply("  wait: false\n", requested);
+  CHECK(run.instance()["status"]["lastHandledReconcileAt"] == "2026-11-23T10:00:00Z");
+  CHECK_FALSE(run.instance()["status"].contains("lastHandledForceAt"));
+
+  run.cluster.objects.at("Deployment/flux-system/source-controller")["spec"]["replicas"] = 3;
+  run.cluster.refuse_apply.emplace(
+      "Deployment/flux-system/source-controller",
+      kube::ApiError("Deployment/flux-system/source-controller: forbidden", 403, "Forbidden"));
+  CHECK_THROWS_AS(run.apply("  wait: false\n",
+                            "  annotations:\n    reconcile.fluxcd.io/requestedAt: \"second\"\n"
+                            "    reconcile.fluxcd.io/forceAt: \"now\"\n"),
+                  ReconcileError);
+  CHECK(run.instance()["status"]["lastHandledReconcileAt"] == "second");
+  CHECK(run.instance()["status"]["lastHandledForceAt"] == "now");
+}
+
+TEST_CASE("policy: forceAt migrates every custom resource once") {
+  Run run;
+  std::string crd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+  labels: {fluxcd.controlplane.io/name: flux, fluxcd.controlplane.io/namespace: flux-system}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - {name: v1, served: true, storage: true}
+)";
+  run.cluster.served.insert("example.com/v1/Widget");
+  run.cluster.put({{"apiVersion", "example.com/v1"},
+                   {"kind", "Widget"},
+                   {"metadata", {{"name", "w"}, {"namespace", "apps"}}}});
+  auto migrated = [&run] {
+    std::vector<std::string> replaced = run.cluster.logged("REPLACE");
+    return std::count(replaced.begin(), replaced.end(), "Widget/apps/w");
+  };
+  run.apply("  wait: false\n", "", crd);
+  // Stored in the storage version only: nothing to migrate.
+  CHECK(migrated() == 0);
+  std::string force = "  annotations:\n    reconcile.fluxcd.io/forceAt: \"t1\"\n";
+  run.apply("  wait: false\n", force, crd);
+  CHECK(migrated() == 1);
+  CHECK(run.instance()["status"]["lastHandledForceAt"] == "t1");
+  // Handled: not again.
+  run.cluster.requests_log.clear();
+  run.apply("  wait: false\n", force, crd);
+  CHECK(migrated() == 0);
+}
+
+TEST_CASE("policy: a failure before any apply is recorded on an existing instance") {
+  Run run;
+  std::vector<InstanceEvent> events;
+  auto on_event = [&](const InstanceEvent& event) { events.push_back(event); };
+  instance::FluxInstance flux = instance::testing::load(std::string(instance::testing::kMinimal));
+  // No instance yet: nothing to record on.
+  record_failure(run.cluster, flux, "BuildFailed", "build failed: no version", on_event);
+  CHECK(events.empty());
+  CHECK(run.cluster.logged("STATUS").empty());
+
+  run.apply("  wait: false\n");
+  record_failure(run.cluster, flux, "BuildFailed", "build failed: no version", on_event);
+  CHECK(run.ready() == "False BuildFailed");
+  CHECK(run.instance()["status"]["conditions"].dump().find("Stalled") != std::string::npos);
+  CHECK(run.instance()["status"]["history"][0]["lastReconciledStatus"] == "BuildFailed");
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].warning);
+  CHECK(events[0].reason == "BuildFailed");
+  // What was applied stays applied, with its revision.
+  CHECK(run.instance()["status"]["lastAppliedRevision"] == "v2.9.0@sha256:0123");
+
+  record_failure(run.cluster, flux, "ArtifactFailed", "fetch failed: timeout", on_event);
+  CHECK(run.ready() == "False ArtifactFailed");
 }
 
 }  // namespace
