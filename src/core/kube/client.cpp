@@ -203,6 +203,30 @@ Response KubeClient::request(std::string_view method, const std::string& path,
                        .front());
 }
 
+Response KubeClient::stream(const std::string& path, const std::string& query, net::BodySink& sink,
+                            std::chrono::milliseconds timeout,
+                            const std::function<bool()>& cancelled) {
+  auto once = [&](const RequestCredentials& credentials) {
+    net::HttpRequest request;
+    request.url = access_.server + path + (query.empty() ? "" : "?" + query);
+    request.headers.push_back("Accept: application/json");
+    request.authorization = credentials.authorization;
+    request.timeout = timeout;
+    request.cancelled = cancelled;
+    net::HttpResponse response = http_for(credentials).send(request, &sink);
+    return Response{response.status, response.header("content-type"), std::move(response.body)};
+  };
+  try {
+    Response response = once(auth_.current());
+    if (response.status == 401 && auth_.forget()) response = once(auth_.current());
+    answered_ = true;
+    return response;
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                (access_.context.empty() ? "" : " (context \"" + access_.context + "\")"));
+  }
+}
+
 std::string KubeClient::object_path(const ObjectKey& key, std::string_view subresource) {
   const ResourceMapping& mapping = mapper_.mapping(key.group, key.version, key.kind);
   std::string_view ns = namespaced_without_name(mapping, key) ? access_.default_namespace : key.ns;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,8 +22,9 @@
 #include "core/kube/kubeconfig.h"
 
 namespace fluxop::net {
+class BodySink;
 class HttpClient;
-}
+}  // namespace fluxop::net
 
 namespace fluxop::kube {
 
@@ -148,6 +150,12 @@ class KubeClient {
   Response request(std::string_view method, const std::string& path, const std::string& query = "",
                    const std::string& body = "", std::string_view content_type = "application/json",
                    std::string_view accept = "application/json");
+
+  // A GET whose 2xx body streams into `sink` as it arrives (a watch) for at
+  // most `timeout`, ended with an Error as soon as `cancelled` turns true. A
+  // non-2xx answer is returned with its body.
+  Response stream(const std::string& path, const std::string& query, net::BodySink& sink,
+                  std::chrono::milliseconds timeout, const std::function<bool()>& cancelled);
 
   // The object; nullopt when it does not exist.
   std::optional<nlohmann::json> get(const ObjectKey& key);

@@ -289,7 +289,9 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "fluxopctl/" FLUXOPCTL_VERSION);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  std::chrono::milliseconds timeout =
+      request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   set_tls_options(curl);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Attempt::on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
@@ -453,6 +455,10 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
   };
   try {
     for (;;) {
+      for (const Exchange& exchange : exchanges) {
+        if (!exchange.done && exchange.current.cancelled && exchange.current.cancelled())
+          throw Error(exchange.current.url + ": cancelled");
+      }
       // Start what is due, in order, while handles are free.
       now = std::chrono::steady_clock::now();
       std::optional<std::chrono::steady_clock::time_point> next;
@@ -486,7 +492,8 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
       }
       if (active == 0) {
         if (!next) break;
-        std::this_thread::sleep_until(*next);
+        // A cancellable request is checked while it waits for its retry.
+        std::this_thread::sleep_until(std::min(*next, now + std::chrono::milliseconds(100)));
         continue;
       }
       int still_running = 0;

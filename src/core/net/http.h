@@ -53,6 +53,12 @@ struct HttpRequest {
   // 503, 504) are retried until this long has passed since the first
   // attempt, beyond HttpOptions::attempts.
   std::chrono::milliseconds retry_for{0};
+  // One attempt's bound, transfer included, when not HttpOptions's (a watch
+  // streams for minutes).
+  std::chrono::milliseconds timeout{0};
+  // Polled about ten times a second while the request runs or waits to be
+  // retried: true ends it with an Error ("...: cancelled").
+  std::function<bool()> cancelled;
 };
 
 struct HttpResponse {
