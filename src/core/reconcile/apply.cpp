@@ -114,6 +114,8 @@ class Reconciliation {
     std::optional<json> ns, lease, crd;
   };
   Start read_start();
+  // Another instance than this one; this one's absence when it is read
+  // from the cluster (there is nothing to reconcile).
   void refuse_another_instance(const std::vector<json>& instances);
   void ensure_namespace(const std::optional<json>& live);
   // Applies the FluxInstance CRD unless another stays; the CRD when it is
@@ -121,6 +123,8 @@ class Reconciliation {
   std::optional<json> ensure_instance_crd(const std::optional<json>& live);
   // Once the CRD is established, the instance new to the cluster.
   void apply_new_instance(const json& crd, const json& instance);
+  // The live instance's status, inventory and generation.
+  void read_instance(const json& live);
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
@@ -165,13 +169,19 @@ Reconciliation::Start Reconciliation::read_start() {
 }
 
 void Reconciliation::refuse_another_instance(const std::vector<json>& instances) {
+  bool found = false;
   for (const json& other : instances) {
     ObjectRef key = object_ref(other);
-    if (key.ns == ref_.ns && key.name == ref_.name) continue;
+    if (key.ns == ref_.ns && key.name == ref_.name) {
+      found = true;
+      continue;
+    }
     throw Error(flux_.file + ": FluxInstance " + key.ns + "/" + key.name +
                 " already manages Flux on this cluster; there can be only one (delete it "
                 "first, or apply it instead)");
   }
+  if (options_.instance_from_cluster && !found)
+    throw Error("FluxInstance/" + ref_.ns + "/" + ref_.name + ": not found");
 }
 
 void Reconciliation::ensure_namespace(const std::optional<json>& live) {
@@ -218,14 +228,16 @@ void Reconciliation::apply_new_instance(const json& crd, const json& instance) {
   apply_instance_object(instance, std::nullopt);
 }
 
+void Reconciliation::read_instance(const json& live) {
+  status_ = live.value("status", json::object());
+  previous_inventory_ = read_inventory(status_.value("inventory", json()));
+  generation_ = live.value("metadata", json::object()).value("generation", std::int64_t{0});
+}
+
 bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& live) {
   if (live) {
-    status_ = live->value("status", json::object());
-    previous_inventory_ = read_inventory(status_.value("inventory", json()));
-    if (instance_in_place(object, *live, cluster_.field_manager())) {
-      generation_ = live->value("metadata", json::object()).value("generation", std::int64_t{0});
-      return false;
-    }
+    read_instance(*live);
+    if (instance_in_place(object, *live, cluster_.field_manager())) return false;
   }
   ssa::Applied applied = std::move(
       engine_.apply({object}, {live}, [this](const Change& change) { report(change); }).front());
@@ -335,7 +347,14 @@ ApplyResult Reconciliation::run() {
   // keep, so it goes once the objects are applied, and the CRD is
   // established meanwhile.
   bool instance_later = new_crd && !live_instance;
-  bool instance_changed = !instance_later && apply_instance_object(instance, live_instance);
+  bool instance_changed = false;
+  if (options_.instance_from_cluster) {
+    // Its users own it; only its status is written.
+    if (!live_instance) throw Error(display_name(object_ref(instance)) + ": not found");
+    read_instance(*live_instance);
+  } else if (!instance_later) {
+    instance_changed = apply_instance_object(instance, live_instance);
+  }
   refuse_downgrade();
   std::string attempted = status_.value("lastAttemptedRevision", "");
   if (attempted != rendered_.revision) {

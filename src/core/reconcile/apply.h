@@ -54,6 +54,9 @@ struct ApplyOptions {
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
   std::function<void(const InstanceEvent&)> on_event;   // events to record on the instance
+  // The instance was read from the cluster (the daemon's --from-cluster):
+  // it must exist, and is never written but for its status.
+  bool instance_from_cluster = false;
   // The manifest digest of the distribution artifact pulled for this apply
   // (.status.lastArtifactRevision, as the operator records it); empty when
   // the distribution was a directory.

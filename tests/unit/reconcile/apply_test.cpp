@@ -315,6 +315,34 @@ TEST_CASE("policy: an instance with the file's values, applied by another tool, 
   CHECK(std::find(writes.begin(), writes.end(), "FluxInstance/flux-system/flux") != writes.end());
 }
 
+TEST_CASE("policy: an instance read from the cluster is never written but for its status") {
+  Run run;
+  run.options.instance_from_cluster = true;
+  run.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  // Nothing to reconcile: the instance is gone.
+  CHECK_THROWS_WITH(run.apply(""), "FluxInstance/flux-system/flux: not found");
+  CHECK(run.cluster.logged("APPLY").empty());
+  // Its values differ from the file's and kubectl owns them: still not written.
+  run.cluster.put(
+      {{"apiVersion", "fluxcd.controlplane.io/v1"},
+       {"kind", "FluxInstance"},
+       {"metadata",
+        {{"name", "flux"},
+         {"namespace", "flux-system"},
+         {"generation", 2},
+         {"managedFields",
+          {{{"manager", "kubectl-patch"}, {"operation", "Update"}, {"fieldsV1", {}}}}}}},
+       {"spec", {{"distribution", {{"version", "2.9.x"}, {"registry", "x"}}}}}});
+  run.apply("  wait: false\n");
+  for (const std::string& applied : run.cluster.logged("APPLY")) {
+    CHECK(applied.find("FluxInstance") == std::string::npos);
+  }
+  CHECK(run.instance()["spec"]["distribution"]["registry"] == "x");
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(run.instance()["status"]["conditions"][0]["observedGeneration"] == 2);
+}
+
 TEST_CASE("policy: a lower minor than the one applied is refused: BuildFailed, Stalled") {
   Run run;
   run.cluster.put(
