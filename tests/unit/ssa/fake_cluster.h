@@ -140,7 +140,9 @@ class FakeCluster : public ssa::ClusterApi {
   }
   json json_patch(const ssa::ObjectKey& k, const json& patch) override {
     log("PATCH", k);
-    json& object = objects.at(key(k));
+    auto found = objects.find(key(k));
+    if (found == objects.end()) throw kube::ApiError(key(k) + " not found", 404, "NotFound");
+    json& object = found->second;
     json patched = object.patch(patch);  // throws on a failed test, as the server refuses
     if (!dry_run_) object = patched;
     return patched;
