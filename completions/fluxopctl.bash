@@ -31,7 +31,11 @@ _fluxopctl() {
       COMPREPLY=($(compgen -W "$(kubectl config get-contexts -o name 2>/dev/null)" -- "$cur"))
       return ;;
     --dry-run) COMPREPLY=($(compgen -W "none server" -- "$cur")); return ;;
-    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version)
+    --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+    -n|--namespace)
+      COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
+      return ;;
+    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr)
       return ;;
   esac
   case "$command" in
@@ -47,7 +51,8 @@ _fluxopctl() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
-          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose -h --help" \
+          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --watch
+          --from-cluster -n --namespace --metrics-addr --health-addr --log-format -h --help" \
           -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))

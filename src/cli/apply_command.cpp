@@ -5,14 +5,14 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/cluster_flags.h"
+#include "cli/apply.h"
 #include "cli/commands.h"
-#include "cli/instance_input.h"
 #include "core/distribution/crd_versions.h"
 #include "core/error.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/pull_secret.h"
+#include "core/reconcile/status.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::cli {
@@ -22,18 +22,6 @@ namespace {
 std::atomic<int> stop_signal{0};
 
 extern "C" void on_stop_signal(int signal) { stop_signal = signal; }
-
-struct ApplyCommandOptions {
-  InstanceInput input;
-  ClusterFlags cluster;
-  bool wait = true;
-  bool wait_given = false;  // else .spec.wait decides
-  std::string timeout;
-  std::string lock_timeout = "1m";
-  std::string dry_run = "none";
-  std::string output;
-  bool verbose = false;
-};
 
 // Checked by the Duration validator at parse time: a bad value is a usage
 // error (exit 2) before anything is read or connected to.
@@ -49,26 +37,25 @@ const CLI::Validator kDuration(
     },
     "DURATION");
 
+// What every apply sets from the flags, once or in the loop.
+reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
+  reconcile::ApplyOptions apply;
+  if (options.wait_given) apply.wait = options.wait;
+  if (!options.timeout.empty()) apply.timeout = duration_flag(options.timeout);
+  apply.lock_timeout = duration_flag(options.lock_timeout);
+  return apply;
+}
+
 void run_apply(const ApplyCommandOptions& options) {
-  std::optional<std::chrono::seconds> timeout;
-  if (!options.timeout.empty()) timeout = duration_flag(options.timeout);
-  std::chrono::seconds lock_timeout = duration_flag(options.lock_timeout);
+  reconcile::ApplyOptions apply = apply_options(options);
   instance::FluxInstance flux = load_input(options.input);
   // An API server that restarts mid-apply is waited for, until the apply's
   // deadline: what is applied so far must not be left half-done for a blip.
   // (The policy warns about a bad annotation; it is not said twice.)
-  ConnectedCluster connected =
-      connect(options.cluster, options.dry_run == "server",
-              std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, timeout, nullptr));
-  // Everything that can fail without writing to the cluster fails before it
-  // is written to; the pull secret is only read.
-  InstanceInput input = options.input;
-  if (!flux.distribution.artifact_pull_secret.empty()) {
-    input.registry.credentials = reconcile::secret_credentials(
-        *connected.client, flux.ns, flux.distribution.artifact_pull_secret);
-  }
-  RenderedInstance instance = render_loaded(input, std::move(flux), /*revision=*/true);
-  say_distribution(instance);
+  ConnectedCluster connected = connect(
+      options.cluster, options.dry_run == "server",
+      std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
+      [] { return stop_signal != 0; });
 
   signal(SIGINT, on_stop_signal);
   signal(SIGTERM, on_stop_signal);
@@ -77,21 +64,7 @@ void run_apply(const ApplyCommandOptions& options) {
   bool dry_run = options.dry_run == "server";
   std::string suffix = dry_run ? " (server dry run)" : "";
   std::vector<ssa::Change> changes;
-  reconcile::ApplyOptions apply;
-  apply.artifact_revision = instance.artifact_digest;
-  if (options.wait_given) apply.wait = options.wait;
-  apply.timeout = timeout;
-  apply.lock_timeout = lock_timeout;
   apply.interrupted = [] { return stop_signal != 0; };
-  apply.intermediate_version = [&instance](const std::string& crd,
-                                           const std::vector<std::string>& api_versions) {
-    std::optional<distribution::Version> target =
-        distribution::parse_version(instance.rendered.version);
-    std::optional<distribution::Version> through =
-        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
-               : std::nullopt;
-    return through ? "v" + distribution::to_string(*through) : std::string();
-  };
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
   apply.on_change = [&](const ssa::Change& change) {
     changes.push_back(change);
@@ -101,11 +74,15 @@ void run_apply(const ApplyCommandOptions& options) {
   };
   // With -o json, a failed apply prints the changes it made too, beside its
   // error: they happened, and are recorded nowhere else.
-  nlohmann::json document = {
-      {"revision", instance.rendered.revision}, {"dryRun", dry_run}, {"changes", nullptr}};
+  nlohmann::json document = {{"dryRun", dry_run}, {"changes", nullptr}};
   try {
     reconcile::ApplyResult result =
-        reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
+        reconcile_input(connected, options.input, std::move(flux), apply,
+                        [&](const RenderedInstance& instance) {
+                          say_distribution(instance);
+                          document["revision"] = instance.rendered.revision;
+                        })
+            .result;
     std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
     document["message"] = result.message;
   } catch (const Error& error) {
@@ -122,6 +99,45 @@ void run_apply(const ApplyCommandOptions& options) {
 }
 
 }  // namespace
+
+ReconcileRun reconcile_input(ConnectedCluster& connected, const InstanceInput& input,
+                             instance::FluxInstance flux, reconcile::ApplyOptions apply,
+                             const std::function<void(const RenderedInstance&)>& rendered) {
+  InstanceInput with_secret = input;
+  if (!flux.distribution.artifact_pull_secret.empty()) {
+    try {
+      with_secret.registry.credentials = reconcile::secret_credentials(
+          *connected.client, flux.ns, flux.distribution.artifact_pull_secret);
+    } catch (const Error& e) {
+      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
+    }
+  }
+  auto render = [&] {
+    try {
+      return render_loaded(with_secret, std::move(flux), /*revision=*/true);
+    } catch (const reconcile::ReconcileError&) {
+      throw;
+    } catch (const Error& e) {
+      throw reconcile::ReconcileError(reconcile::kBuildFailed, e.what());
+    }
+  };
+  ReconcileRun run{render(), {}};
+  if (rendered) rendered(run.instance);
+  const RenderedInstance& instance = run.instance;
+  apply.artifact_revision = instance.artifact_digest;
+  apply.intermediate_version = [&instance](const std::string& crd,
+                                           const std::vector<std::string>& api_versions) {
+    std::optional<distribution::Version> target =
+        distribution::parse_version(instance.rendered.version);
+    std::optional<distribution::Version> through =
+        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
+               : std::nullopt;
+    return through ? "v" + distribution::to_string(*through) : std::string();
+  };
+  run.result =
+      reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
+  return run;
+}
 
 void add_apply_command(CLI::App& app) {
   auto options = std::make_shared<ApplyCommandOptions>();
@@ -153,9 +169,50 @@ void add_apply_command(CLI::App& app) {
       ->check(CLI::IsMember({"json"}))
       ->option_text("json");
   cmd->add_flag("-v,--verbose", options->verbose, "Also list unchanged objects");
-  cmd->callback([options, wait] {
+  WatchFlags& daemon = options->daemon;
+  cmd->add_flag(
+      "--watch", daemon.watch,
+      "Keep the instance applied, as the Flux Operator does: reconcile when it changes, every "
+      "reconcileEvery, when its distribution artifact changes; until SIGTERM or SIGINT");
+  CLI::Option* from_cluster = cmd->add_flag(
+      "--from-cluster", daemon.from_cluster,
+      "With --watch: the FluxInstance `flux` in the cluster (--namespace), watched, instead of "
+      "FILE");
+  CLI::Option* ns =
+      cmd->add_option("-n,--namespace", daemon.ns, "With --from-cluster: the instance's namespace")
+          ->option_text("NAMESPACE (default flux-system)");
+  CLI::Option* metrics = cmd->add_option("--metrics-addr", daemon.metrics_addr,
+                                         "With --watch: serve /metrics (Prometheus) on this "
+                                         "address, e.g. :8080 (default: off)")
+                             ->option_text("HOST:PORT");
+  CLI::Option* health = cmd->add_option("--health-addr", daemon.health_addr,
+                                        "With --watch: serve /healthz and /readyz on this "
+                                        "address, e.g. :8081 (default: off)")
+                            ->option_text("HOST:PORT");
+  CLI::Option* log_format =
+      cmd->add_option("--log-format", daemon.log_format, "With --watch: the log lines' format")
+          ->check(CLI::IsMember({"text", "json"}))
+          ->option_text("text|json (default text)");
+  cmd->callback([=] {
+    const WatchFlags& daemon = options->daemon;
     options->wait_given = wait->count() > 0;
-    run_apply(*options);
+    if (!daemon.watch) {
+      for (CLI::Option* needs_watch : {from_cluster, ns, metrics, health, log_format}) {
+        if (needs_watch->count() > 0)
+          throw CLI::ValidationError(needs_watch->get_name(), "only with --watch");
+      }
+      run_apply(*options);
+      return;
+    }
+    if (options->dry_run != "none" || !options->output.empty())
+      throw CLI::ValidationError("--watch", "not with --dry-run or --output");
+    bool has_file = !options->input.file.empty() || !options->input.filename.empty();
+    if (daemon.from_cluster == has_file)
+      throw CLI::ValidationError("--watch", "needs FILE or --from-cluster, not both");
+    if (ns->count() > 0 && !daemon.from_cluster)
+      throw CLI::ValidationError("--namespace", "only with --from-cluster");
+    reconcile::ApplyOptions apply = apply_options(*options);
+    run_watch(*options, apply);
   });
 }
 

@@ -22,12 +22,14 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
 }
 
 ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
-                         std::optional<std::chrono::steady_clock::time_point> retry_until) {
+                         std::optional<std::chrono::steady_clock::time_point> retry_until,
+                         std::function<bool()> cancelled) {
   kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
   if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
   ConnectedCluster connected;
   kube::ClientOptions options;
   options.retry_until = retry_until;
+  options.cancelled = std::move(cancelled);
   connected.client = std::make_unique<kube::KubeClient>(std::move(access), options);
   connected.cluster =
       std::make_unique<ssa::KubeCluster>(*connected.client, flags.field_manager, dry_run);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,8 +29,10 @@ struct ConnectedCluster {
 };
 
 // `retry_until`: until when an outage of a server that has answered is
-// retried (kube::ClientOptions::retry_until).
+// retried (kube::ClientOptions::retry_until); `cancelled` ends a request
+// early (kube::ClientOptions::cancelled).
 ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
-                         std::optional<std::chrono::steady_clock::time_point> retry_until = {});
+                         std::optional<std::chrono::steady_clock::time_point> retry_until = {},
+                         std::function<bool()> cancelled = {});
 
 }  // namespace fluxop::cli

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "core/distribution/locate.h"
+#include "core/reconcile/apply.h"
+#include "core/reconcile/status.h"
 
 namespace fluxop::cli {
 
@@ -38,15 +40,25 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
                                bool revision) {
   std::string artifact_digest;
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
-    oci::PullResult pulled = pull_url(url, origin, input.registry);
-    artifact_digest = pulled.artifact.digest;
-    return pulled.artifact.content();
+    try {
+      oci::PullResult pulled = pull_url(url, origin, input.registry, input.notice);
+      artifact_digest = pulled.artifact.digest;
+      return pulled.artifact.content();
+    } catch (const Error& e) {
+      // What the operator reports as ArtifactFailed, and retries.
+      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
+    }
   };
   distribution::Distribution dist = distribution::locate(
       input.distribution_artifact, flux, distribution::Environment::current(), pull);
   render::Rendered rendered =
       render::render(flux, dist, {.revision = revision, .mode = input.mode});
-  for (const std::string& warning : rendered.warnings) std::cerr << "warning: " << warning << "\n";
+  for (const std::string& warning : rendered.warnings) {
+    if (input.notice)
+      input.notice("warning: " + warning);
+    else
+      std::cerr << "warning: " << warning << "\n";
+  }
   return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 
 #include "cli/registry_flags.h"
@@ -21,6 +22,9 @@ struct InstanceInput {
   // build: the CLI's rendering unless --operator; apply and diff: the
   // operator's, since they install what the operator would.
   render::Mode mode = render::Mode::cli;
+  // Where the render's warnings and the pull's notices go; stderr when empty
+  // (the daemon logs them).
+  std::function<void(const std::string&)> notice;
 };
 
 // FILE, -f/--filename, --distribution-artifact, --insecure-registry,

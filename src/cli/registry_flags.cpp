@@ -36,17 +36,23 @@ oci::ArtifactCache default_artifact_cache() {
   return oci::ArtifactCache(root);
 }
 
-oci::PullResult pull_url(std::string_view url, std::string_view origin,
-                         const RegistryFlags& flags) {
+oci::PullResult pull_url(std::string_view url, std::string_view origin, const RegistryFlags& flags,
+                         const std::function<void(const std::string&)>& notice) {
+  auto say = [&notice](const std::string& line) {
+    if (notice)
+      notice(line);
+    else
+      std::cerr << line << "\n";
+  };
   try {
     oci::ArtifactCache cache = default_artifact_cache();
     oci::PullOptions options;
     options.registry = registry_options(flags);
     options.offline = flags.offline;
     oci::PullResult result = oci::pull(cache, oci::Reference::parse(url), options);
-    if (!result.warning.empty()) std::cerr << "warning: " << result.warning << "\n";
+    if (!result.warning.empty()) say("warning: " + result.warning);
     if (result.downloaded) {
-      std::cerr << "pulled " << result.ref.pinned(result.artifact.digest) << "\n";
+      say("pulled " + result.ref.pinned(result.artifact.digest));
     }
     return result;
   } catch (const Error& e) {

@@ -29,6 +29,8 @@ oci::ArtifactCache default_artifact_cache();
 
 // Pulls `url` (errors prefixed with `origin` when given), says on stderr what
 // was downloaded or resolved offline, and returns the result.
-oci::PullResult pull_url(std::string_view url, std::string_view origin, const RegistryFlags& flags);
+// Its warning and the digest pulled go to `notice`, else to stderr.
+oci::PullResult pull_url(std::string_view url, std::string_view origin, const RegistryFlags& flags,
+                         const std::function<void(const std::string&)>& notice = {});
 
 }  // namespace fluxop::cli

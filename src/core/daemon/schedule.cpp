@@ -74,7 +74,7 @@ Scheduler::Scheduler(JitterSource jitter) : jitter_(std::move(jitter)) {
 }
 
 Observation Scheduler::observe(const std::string& key, const Intervals& intervals, bool disabled,
-                               bool has_artifact, TimePoint now) {
+                               TimePoint now) {
   bool first = !observed_;
   bool was_disabled = disabled_;
   bool key_changed = key != key_;
@@ -82,14 +82,13 @@ Observation Scheduler::observe(const std::string& key, const Intervals& interval
   key_ = key;
   intervals_ = intervals;
   disabled_ = disabled;
-  has_artifact_ = has_artifact;
   if (disabled) return first || !was_disabled ? Observation::disabled : Observation::unchanged;
   if (!first && !was_disabled && !key_changed) return Observation::unchanged;
   reconcile_now(now);
   return was_disabled ? Observation::enabled : Observation::changed;
 }
 
-void Scheduler::reconciled(Outcome outcome, TimePoint now) {
+void Scheduler::reconciled(Outcome outcome, TimePoint now, bool has_artifact) {
   switch (outcome) {
     case Outcome::succeeded: {
       failures_ = 0;
@@ -101,7 +100,7 @@ void Scheduler::reconciled(Outcome outcome, TimePoint now) {
       }
       check_failures_ = 0;
       check_at_.reset();
-      if (has_artifact_ && intervals_.artifact_every.count() > 0) {
+      if (has_artifact && intervals_.artifact_every.count() > 0) {
         check_at_ = now + intervals_.artifact_every;
       }
       break;

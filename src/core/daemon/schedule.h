@@ -81,8 +81,10 @@ class Scheduler {
   // `key` identifies what a reconcile depends on (the spec and annotations):
   // a new key makes a reconcile due now, whatever failed or stalled before.
   Observation observe(const std::string& key, const Intervals& intervals, bool disabled,
-                      bool has_artifact, TimePoint now);
-  void reconciled(Outcome outcome, TimePoint now);
+                      TimePoint now);
+  // `has_artifact`: the reconcile pulled a distribution artifact, whose
+  // digest is then checked every artifact_every.
+  void reconciled(Outcome outcome, TimePoint now, bool has_artifact = false);
   void artifact_checked(ArtifactCheck result, TimePoint now);
 
   Due due(TimePoint now) const;
@@ -105,7 +107,6 @@ class Scheduler {
   std::string key_;
   Intervals intervals_;
   bool disabled_ = false;
-  bool has_artifact_ = false;
   bool stalled_ = false;
   std::optional<TimePoint> reconcile_at_;
   std::optional<TimePoint> check_at_;  // only after a successful reconcile

@@ -153,6 +153,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     request.body = one.body;
     request.max_body = kMaxResponse;
     request.idempotent = one.method != "POST";
+    request.cancelled = options_.cancelled;
     if (answered_ && options_.retry_until) {
       request.retry_for = std::max(std::chrono::milliseconds(0),
                                    std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -46,6 +46,9 @@ struct ClientOptions {
   std::optional<std::chrono::steady_clock::time_point> retry_until;
   // Requests sent together (apply_all) go at most this many at a time.
   std::size_t concurrency = 8;
+  // Polled while a request runs or waits to be retried: true ends it with
+  // an Error (SIGTERM does not wait for an outage to end).
+  std::function<bool()> cancelled;
 };
 
 // One object: its kind, and namespace (empty for cluster-scoped objects, or

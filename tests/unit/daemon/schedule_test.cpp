@@ -42,8 +42,8 @@ Scheduler fixed_jitter(double fraction) {
 // A scheduler that has reconciled `key` successfully at t0.
 Scheduler succeeded_at_t0(const Intervals& intervals, bool has_artifact) {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", intervals, false, has_artifact, t0);
-  scheduler.reconciled(Outcome::succeeded, t0);
+  scheduler.observe("k1", intervals, false, t0);
+  scheduler.reconciled(Outcome::succeeded, t0, has_artifact);
   return scheduler;
 }
 
@@ -117,14 +117,14 @@ TEST_CASE("daemon schedule: nothing is due before the instance is observed") {
 
 TEST_CASE("daemon schedule: the first observation and each change make a reconcile due now") {
   Scheduler scheduler = fixed_jitter(0);
-  CHECK(scheduler.observe("k1", {}, false, false, t0) == Observation::changed);
+  CHECK(scheduler.observe("k1", {}, false, t0) == Observation::changed);
   CHECK(scheduler.due(t0) == Due::reconcile);
   CHECK(scheduler.next_wake() == t0);
 
   scheduler.reconciled(Outcome::succeeded, t0);
-  CHECK(scheduler.observe("k1", {}, false, false, t0 + 1min) == Observation::unchanged);
+  CHECK(scheduler.observe("k1", {}, false, t0 + 1min) == Observation::unchanged);
   CHECK(scheduler.due(t0 + 1min) == Due::nothing);
-  CHECK(scheduler.observe("k2", {}, false, false, t0 + 2min) == Observation::changed);
+  CHECK(scheduler.observe("k2", {}, false, t0 + 2min) == Observation::changed);
   CHECK(scheduler.due(t0 + 2min) == Due::reconcile);
   CHECK(scheduler.next_wake() == t0 + 2min);
 }
@@ -133,7 +133,7 @@ TEST_CASE("daemon schedule: after a success the next reconcile is every ± 5%") 
   for (double fraction : {-1.0, 0.0, 0.5, 1.0}) {
     CAPTURE(fraction);
     Scheduler scheduler = fixed_jitter(fraction);
-    scheduler.observe("k1", {.every = 1h, .artifact_every = 10min}, false, false, t0);
+    scheduler.observe("k1", {.every = 1h, .artifact_every = 10min}, false, t0);
     scheduler.reconciled(Outcome::succeeded, t0);
     std::chrono::duration<double> expected = std::chrono::seconds(1h) * (1 + 0.05 * fraction);
     CHECK(scheduler.next_wake() == t0 + std::chrono::duration_cast<TimePoint::duration>(expected));
@@ -145,7 +145,7 @@ TEST_CASE("daemon schedule: after a success the next reconcile is every ± 5%") 
   Scheduler wild = fixed_jitter(7);
   Scheduler most = fixed_jitter(1);
   for (Scheduler* scheduler : {&wild, &most}) {
-    scheduler->observe("k1", {}, false, false, t0);
+    scheduler->observe("k1", {}, false, t0);
     scheduler->reconciled(Outcome::succeeded, t0);
   }
   CHECK(wild.next_wake() == most.next_wake());
@@ -153,7 +153,7 @@ TEST_CASE("daemon schedule: after a success the next reconcile is every ± 5%") 
 
 TEST_CASE("daemon schedule: the default jitter stays within ± 5% and varies") {
   Scheduler scheduler;
-  scheduler.observe("k1", {.every = 100s, .artifact_every = 0s}, false, false, t0);
+  scheduler.observe("k1", {.every = 100s, .artifact_every = 0s}, false, t0);
   std::vector<TimePoint::duration> waits;
   for (int i = 0; i < 200; ++i) {
     scheduler.reconciled(Outcome::succeeded, t0);
@@ -179,7 +179,7 @@ TEST_CASE("daemon schedule: every 0 reconciles only on changes") {
 
 TEST_CASE("daemon schedule: failures retried after 1s doubling to 15m, reset by a success") {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", {}, false, false, t0);
+  scheduler.observe("k1", {}, false, t0);
   CHECK(scheduler.backoff() == 0s);
   std::vector<std::chrono::seconds> expected{1s,   2s,   4s,   8s,   16s,  32s, 64s,
                                              128s, 256s, 512s, 900s, 900s, 900s};
@@ -204,10 +204,10 @@ TEST_CASE("daemon schedule: failures retried after 1s doubling to 15m, reset by 
 
 TEST_CASE("daemon schedule: a change resets the backoff") {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", {}, false, false, t0);
+  scheduler.observe("k1", {}, false, t0);
   for (int i = 0; i < 5; ++i) scheduler.reconciled(Outcome::failed, t0);
   CHECK(scheduler.backoff() == 16s);
-  scheduler.observe("k2", {}, false, false, t0 + 1s);
+  scheduler.observe("k2", {}, false, t0 + 1s);
   CHECK(scheduler.backoff() == 0s);
   CHECK(scheduler.due(t0 + 1s) == Due::reconcile);
   scheduler.reconciled(Outcome::failed, t0 + 1s);
@@ -216,7 +216,7 @@ TEST_CASE("daemon schedule: a change resets the backoff") {
 
 TEST_CASE("daemon schedule: a stalled instance waits for its key to change") {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", {}, false, true, t0);
+  scheduler.observe("k1", {}, false, t0);
   scheduler.reconciled(Outcome::failed, t0);
   scheduler.reconciled(Outcome::stalled, t0 + 1s);
   CHECK(scheduler.stalled());
@@ -224,39 +224,39 @@ TEST_CASE("daemon schedule: a stalled instance waits for its key to change") {
   CHECK(scheduler.next_wake() == std::nullopt);
   CHECK(scheduler.due(t0 + 1000h) == Due::nothing);
 
-  CHECK(scheduler.observe("k1", {}, false, true, t0 + 1h) == Observation::unchanged);
+  CHECK(scheduler.observe("k1", {}, false, t0 + 1h) == Observation::unchanged);
   CHECK(scheduler.stalled());
   CHECK(scheduler.due(t0 + 1h) == Due::nothing);
 
-  CHECK(scheduler.observe("k2", {}, false, true, t0 + 2h) == Observation::changed);
+  CHECK(scheduler.observe("k2", {}, false, t0 + 2h) == Observation::changed);
   CHECK_FALSE(scheduler.stalled());
   CHECK(scheduler.due(t0 + 2h) == Due::reconcile);
 }
 
 TEST_CASE("daemon schedule: disabled, nothing is due until enabled, which reconciles at once") {
   Scheduler scheduler = fixed_jitter(0);
-  CHECK(scheduler.observe("k1", {}, true, true, t0) == Observation::disabled);
+  CHECK(scheduler.observe("k1", {}, true, t0) == Observation::disabled);
   CHECK(scheduler.due(t0) == Due::nothing);
   CHECK(scheduler.next_wake() == std::nullopt);
   // Once per transition, whatever else changed meanwhile.
-  CHECK(scheduler.observe("k1", {}, true, true, t0 + 1min) == Observation::unchanged);
-  CHECK(scheduler.observe("k2", {}, true, true, t0 + 2min) == Observation::unchanged);
+  CHECK(scheduler.observe("k1", {}, true, t0 + 1min) == Observation::unchanged);
+  CHECK(scheduler.observe("k2", {}, true, t0 + 2min) == Observation::unchanged);
 
-  CHECK(scheduler.observe("k2", {}, false, true, t0 + 3min) == Observation::enabled);
+  CHECK(scheduler.observe("k2", {}, false, t0 + 3min) == Observation::enabled);
   CHECK(scheduler.due(t0 + 3min) == Due::reconcile);
-  scheduler.reconciled(Outcome::succeeded, t0 + 3min);
+  scheduler.reconciled(Outcome::succeeded, t0 + 3min, true);
 
   // Disabling a scheduled instance stops both its reconciles and its checks.
-  CHECK(scheduler.observe("k3", {}, true, true, t0 + 4min) == Observation::disabled);
+  CHECK(scheduler.observe("k3", {}, true, t0 + 4min) == Observation::disabled);
   CHECK(scheduler.next_wake() == std::nullopt);
   CHECK(scheduler.due(t0 + 1000h) == Due::nothing);
-  CHECK(scheduler.observe("k3", {}, false, true, t0 + 5min) == Observation::enabled);
+  CHECK(scheduler.observe("k3", {}, false, t0 + 5min) == Observation::enabled);
   CHECK(scheduler.due(t0 + 5min) == Due::reconcile);
 }
 
 TEST_CASE("daemon schedule: an interrupted reconcile leaves the schedule as it was") {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", {}, false, false, t0);
+  scheduler.observe("k1", {}, false, t0);
   scheduler.reconciled(Outcome::interrupted, t0);
   CHECK(scheduler.due(t0) == Due::reconcile);
   CHECK(scheduler.next_wake() == t0);
@@ -298,10 +298,10 @@ TEST_CASE("daemon schedule: no artifact check without an artifact, or with artif
 
 TEST_CASE("daemon schedule: no artifact check before a success nor while failing") {
   Scheduler scheduler = fixed_jitter(0);
-  scheduler.observe("k1", {.every = 1h, .artifact_every = 10s}, false, true, t0);
+  scheduler.observe("k1", {.every = 1h, .artifact_every = 10s}, false, t0);
   scheduler.reconciled(Outcome::failed, t0);
   CHECK(scheduler.next_wake() == t0 + 1s);
-  scheduler.reconciled(Outcome::succeeded, t0 + 1s);
+  scheduler.reconciled(Outcome::succeeded, t0 + 1s, true);
   CHECK(scheduler.next_wake() == t0 + 11s);
   scheduler.reconciled(Outcome::failed, t0 + 2s);
   CHECK(scheduler.next_wake() == t0 + 3s);
@@ -329,10 +329,10 @@ TEST_CASE("daemon schedule: failed artifact checks retried with their own backof
 TEST_CASE("daemon schedule: a change drops a pending artifact check until the next success") {
   Scheduler scheduler = succeeded_at_t0({.every = 1h, .artifact_every = 10min}, true);
   scheduler.artifact_checked(ArtifactCheck::failed, t0 + 10min);
-  scheduler.observe("k2", {.every = 1h, .artifact_every = 10min}, false, true, t0 + 11min);
+  scheduler.observe("k2", {.every = 1h, .artifact_every = 10min}, false, t0 + 11min);
   scheduler.reconciled(Outcome::failed, t0 + 11min);
   CHECK(scheduler.next_wake() == t0 + 11min + 1s);
-  scheduler.reconciled(Outcome::succeeded, t0 + 12min);
+  scheduler.reconciled(Outcome::succeeded, t0 + 12min, true);
   CHECK(scheduler.next_wake() == t0 + 22min);
   // The check's backoff started over too.
   scheduler.artifact_checked(ArtifactCheck::failed, t0 + 22min);

@@ -8,9 +8,11 @@
 #include <mutex>
 #include <thread>
 
+#include "../eventually.h"
 #include "fake_api_server.h"
 
 using fluxop::kube::ObjectWatch;
+using fluxop::testing::eventually;
 using fluxop::testing::FakeApiServer;
 using fluxop::testing::FakeRequest;
 using fluxop::testing::FakeResponse;
@@ -53,17 +55,6 @@ std::string query_value(const std::string& target, const std::string& name) {
   if (at == std::string::npos) return "";
   at += name.size() + 1;
   return target.substr(at, target.find('&', at) - at);
-}
-
-// Waits (30 s at most) until `done` holds, as the watch's thread gets there.
-template <typename Predicate>
-bool eventually(Predicate done) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
 }
 
 fluxop::kube::ClusterAccess access_to(const FakeApiServer& server) {

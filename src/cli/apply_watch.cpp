@@ -1,0 +1,204 @@
+// `fluxopctl apply --watch`: the daemon's parts put together. The loop
+// (core/daemon) decides when; this file says how: the same reconciliation as
+// a one-shot apply, events on the instance, the artifact's digest, the
+// endpoints and the log.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/apply.h"
+#include "core/daemon/daemon.h"
+#include "core/daemon/endpoints.h"
+#include "core/daemon/events.h"
+#include "core/daemon/stop_signal.h"
+#include "core/distribution/resolve.h"
+#include "core/reconcile/pull_secret.h"
+#include "core/reconcile/status.h"
+#include "core/ssa/change_set.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+kube::ObjectKey instance_key(const instance::FluxInstance& flux) {
+  return {"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
+}
+
+// The upstream operator's message for a failure before the apply.
+std::string failure_message(const reconcile::ReconcileError& error) {
+  if (error.reason() == reconcile::kArtifactFailed)
+    return std::string("fetch failed: ") + error.what();
+  if (error.reason() == reconcile::kBuildFailed)
+    return std::string("build failed: ") + error.what();
+  return error.what();
+}
+
+// What the daemon needs to act on the cluster, for the whole run.
+class DaemonCluster {
+ public:
+  DaemonCluster(const ApplyCommandOptions& options, const daemon::Logger& log,
+                std::function<bool()> stopping)
+      : options_(options),
+        log_(log),
+        stopping_(std::move(stopping)),
+        connected_(connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
+        recorder_(*connected_.cluster, [this](const std::string& error) {
+          log_.error("cannot record an event", error);
+        }) {}
+
+  // Records `event` on the instance, whose uid is read when not known yet.
+  void record(const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
+    const instance::FluxInstance& flux = *observed.flux;
+    std::string uid = observed.uid;
+    if (uid.empty()) {
+      try {
+        if (std::optional<nlohmann::json> live = connected_.cluster->get(instance_key(flux)))
+          uid = (*live)["metadata"].value("uid", "");
+      } catch (const Error& e) {
+        log_.error("cannot read the FluxInstance", e.what());
+      }
+    }
+    recorder_.record({flux.name, flux.ns, uid, ""}, event);
+  }
+
+  // One reconciliation, as `apply` does it, with the daemon's log and events.
+  daemon::Reconciled reconcile(const daemon::Observed& observed,
+                               const reconcile::ApplyOptions& base) {
+    const instance::FluxInstance& flux = *observed.flux;
+    reconcile::ApplyOptions apply = base;
+    apply.instance_from_cluster = options_.daemon.from_cluster;
+    apply.interrupted = stopping_;
+    apply.on_progress = [this](const std::string& line) { log_.info(line); };
+    apply.on_change = [this](const ssa::Change& change) {
+      if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
+    };
+    apply.on_event = [&](const reconcile::InstanceEvent& event) { record(observed, event); };
+    // A connection per reconcile: an API server outage is retried until the
+    // apply's deadline, and discovery is fresh (CRDs change with upgrades).
+    ConnectedCluster connected = connect(
+        options_.cluster, /*dry_run=*/false,
+        std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
+        stopping_);
+    InstanceInput input = options_.input;
+    input.notice = [this](const std::string& line) { log_.info(line); };
+    try {
+      ReconcileRun run =
+          reconcile_input(connected, input, flux, apply, [&](const RenderedInstance& instance) {
+            log_.info("building", {{"revision", instance.rendered.revision}});
+            say_outdated(observed, instance);
+          });
+      return {run.result.revision, run.instance.artifact_digest, observed.uid};
+    } catch (const reconcile::ReconcileError& e) {
+      if (e.reason() == reconcile::kArtifactFailed || e.reason() == reconcile::kBuildFailed) {
+        reconcile::record_failure(*connected.cluster, flux, e.reason(), failure_message(e),
+                                  apply.on_event);
+        throw reconcile::ReconcileError(e.reason(), failure_message(e));
+      }
+      throw;
+    }
+  }
+
+  // The digest the distribution artifact has now; the layer is pulled into
+  // the cache when it is new, which the reconcile it triggers then reads.
+  std::string artifact_digest(const instance::FluxInstance& flux) {
+    std::string url = options_.input.distribution_artifact;
+    std::string origin = "--distribution-artifact";
+    if (url.rfind("oci://", 0) != 0) {
+      url = flux.distribution.artifact;
+      origin = flux.file + ": .spec.distribution.artifact";
+    }
+    RegistryFlags registry = options_.input.registry;
+    if (!flux.distribution.artifact_pull_secret.empty()) {
+      registry.credentials = reconcile::secret_credentials(*connected_.client, flux.ns,
+                                                           flux.distribution.artifact_pull_secret);
+    }
+    return pull_url(url, origin, registry, [this](const std::string& line) { log_.info(line); })
+        .artifact.digest;
+  }
+
+ private:
+  // "Flux vX is outdated, the latest stable version is vY", as the operator
+  // says it when .spec.distribution.version pins an older minor.
+  void say_outdated(const daemon::Observed& observed, const RenderedInstance& instance) {
+    try {
+      std::string latest = "v" + distribution::to_string(
+                                     distribution::resolve_version(instance.distribution, "2.x"));
+      if (latest == instance.rendered.version) return;
+      std::string message = "Flux " + instance.rendered.version +
+                            " is outdated, the latest stable version is " + latest;
+      log_.info(message);
+      record(observed, {false, "OutdatedVersion", message, ""});
+    } catch (const Error&) {
+      // A distribution without a 2.x version has nothing newer to say.
+    }
+  }
+
+  const ApplyCommandOptions& options_;
+  const daemon::Logger& log_;
+  std::function<bool()> stopping_;
+  ConnectedCluster connected_;
+  daemon::EventRecorder recorder_;
+};
+
+}  // namespace
+
+void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions& apply) {
+  const WatchFlags& flags = options.daemon;
+  daemon::Logger root(
+      std::cerr, flags.log_format == "json" ? daemon::LogFormat::json : daemon::LogFormat::text);
+  std::unique_ptr<daemon::InstanceSource> source;
+  std::string ns = flags.ns;
+  if (flags.from_cluster) {
+    kube::ClusterAccess access =
+        kube::load_cluster_access({options.cluster.kubeconfig, options.cluster.context});
+    if (options.cluster.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
+    source = std::make_unique<daemon::ClusterSource>(
+        std::move(access), ns, [&root](const std::string& error) {
+          root.error("watching the FluxInstance failed", error);
+        });
+  } else {
+    std::string path = options.input.filename.empty() ? options.input.file : options.input.filename;
+    source = std::make_unique<daemon::FileSource>(
+        path, instance::LoadOptions{.allow_unknown_fields = options.input.allow_unknown_fields});
+  }
+  daemon::Logger log = root.with({{"controller", "fluxinstance"},
+                                  {"controllerGroup", "fluxcd.controlplane.io"},
+                                  {"controllerKind", "FluxInstance"}});
+  daemon::StopSignal stop;
+  auto stopping = [&stop] { return stop.received() != 0; };
+  DaemonCluster cluster(options, log, stopping);
+
+  daemon::DaemonActions actions;
+  actions.reconcile = [&](const daemon::Observed& observed) {
+    return cluster.reconcile(observed, apply);
+  };
+  actions.artifact_digest = [&](const instance::FluxInstance& flux) {
+    return cluster.artifact_digest(flux);
+  };
+  actions.event = [&](const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
+    cluster.record(observed, event);
+  };
+  daemon::Metrics metrics;
+  daemon::Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
+
+  std::optional<daemon::EndpointServer> metrics_server, health_server;
+  if (!flags.metrics_addr.empty()) {
+    metrics_server.emplace(
+        "--metrics-addr", flags.metrics_addr,
+        daemon::EndpointHandlers{.metrics = [&metrics] { return metrics.render(); }});
+    root.info("serving metrics", {{"address", flags.metrics_addr}});
+  }
+  if (!flags.health_addr.empty()) {
+    health_server.emplace("--health-addr", flags.health_addr,
+                          daemon::EndpointHandlers{.healthy = [] { return true; },
+                                                   .ready = [&loop] { return loop.started(); }});
+    root.info("serving health probes", {{"address", flags.health_addr}});
+  }
+  root.info("starting",
+            {{"source", flags.from_cluster ? "FluxInstance/" + ns + "/flux"
+                                           : options.input.file + options.input.filename}});
+  loop.run();
+  root.info("stopped", {{"signal", stop.received()}});
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,160 @@
+#include "core/daemon/daemon.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace fluxop::daemon {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long the source must stay quiet before it is read: an editor's
+// save or a ConfigMap's swap is several changes in a row.
+constexpr std::chrono::milliseconds kSettle{100};
+
+std::string seconds_text(Clock::duration elapsed) {
+  double seconds = std::chrono::duration<double>(elapsed).count();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fs", seconds);
+  return text;
+}
+
+}  // namespace
+
+Daemon::Daemon(InstanceSource& source, DaemonActions actions, Logger& log, Metrics& metrics,
+               int stop_fd, std::function<bool()> stopping)
+    : source_(source),
+      actions_(std::move(actions)),
+      log_(log),
+      metrics_(metrics),
+      stop_fd_(stop_fd),
+      stopping_(std::move(stopping)) {}
+
+void Daemon::run() {
+  observe();
+  started_ = true;
+  while (!stopping_()) {
+    Due due = observed_.flux ? schedule_.due(Clock::now()) : Due::nothing;
+    if (due == Due::reconcile) {
+      reconcile();
+    } else if (due == Due::check_artifact) {
+      check_artifact();
+    } else {
+      wait();
+    }
+  }
+}
+
+void Daemon::observe() {
+  Observed observed = source_.read();
+  if (!observed.flux) {
+    if (observed.problem != reported_problem_) {
+      log_.error("cannot read the FluxInstance", observed.problem);
+      reported_problem_ = observed.problem;
+    }
+    // A file that stopped parsing leaves the instance applied as it was; an
+    // object that is gone has nothing left to reconcile.
+    if (observed.missing) {
+      observed_ = std::move(observed);
+      metrics_.clear_instance();
+    }
+    return;
+  }
+  reported_problem_.clear();
+  const instance::FluxInstance& flux = *observed.flux;
+  if (observed.key != warned_key_) {
+    for (const std::string& warning : observed.warnings) log_.info("warning: " + warning);
+    intervals_ = read_intervals(flux, [this](const std::string& warning) { log_.info(warning); });
+    warned_key_ = observed.key;
+  }
+  bool disabled = reconcile_disabled(flux);
+  Observation change = schedule_.observe(observed.key, intervals_, disabled, Clock::now());
+  observed_ = std::move(observed);
+  if (change == Observation::disabled) {
+    log_.error("can't reconcile instance", "Reconciliation is disabled", {});
+    actions_.event(observed_, {true, "ReconciliationDisabled", "Reconciliation is disabled", ""});
+  } else if (change == Observation::enabled) {
+    log_.info("Reconciliation is enabled");
+  }
+  if (disabled) export_instance("", "");
+}
+
+void Daemon::reconcile() {
+  auto started = Clock::now();
+  Outcome outcome;
+  try {
+    applied_ = actions_.reconcile(observed_);
+    outcome = Outcome::succeeded;
+    metrics_.observe_reconcile(intervals_.every.count() > 0 ? "requeue_after" : "success",
+                               Clock::now() - started);
+    export_instance("True", "ReconciliationSucceeded");
+    log_.info("Reconciliation finished in " + seconds_text(Clock::now() - started),
+              {{"revision", applied_.revision}});
+  } catch (const reconcile::ReconcileError& e) {
+    outcome = stopping_() ? Outcome::interrupted : failure_outcome(e.reason());
+    metrics_.observe_reconcile("error", Clock::now() - started);
+    export_instance("False", e.reason());
+    log_.error("Reconciler error", e.what(), {{"reason", e.reason()}});
+  } catch (const Error& e) {
+    outcome = stopping_() ? Outcome::interrupted : Outcome::failed;
+    metrics_.observe_reconcile("error", Clock::now() - started);
+    log_.error("Reconciler error", e.what());
+  }
+  schedule_.reconciled(outcome, Clock::now(), !applied_.artifact_digest.empty());
+}
+
+void Daemon::check_artifact() {
+  ArtifactCheck result;
+  try {
+    std::string digest = actions_.artifact_digest(*observed_.flux);
+    if (digest == applied_.artifact_digest) {
+      result = ArtifactCheck::same;
+    } else {
+      log_.info("artifact revision changed, requesting a reconciliation",
+                {{"old", applied_.artifact_digest}, {"new", digest}});
+      result = ArtifactCheck::changed;
+    }
+  } catch (const Error& e) {
+    std::string message = std::string("fetch failed: ") + e.what();
+    log_.error("artifact check failed", message);
+    actions_.event(observed_, {true, "ArtifactFailed", message, ""});
+    result = ArtifactCheck::failed;
+  }
+  schedule_.artifact_checked(result, Clock::now());
+}
+
+void Daemon::wait() {
+  int timeout = -1;
+  if (std::optional<Clock::time_point> wake =
+          observed_.flux ? schedule_.next_wake() : std::nullopt) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake - Clock::now());
+    timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 24 * 3600 * 1000));
+  }
+  pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {source_.change_fd(), POLLIN, 0}};
+  if (poll(fds, 2, timeout) <= 0 || !(fds[1].revents & POLLIN)) return;
+  // Let a burst of changes end; a stop still ends the wait.
+  poll(fds, 1, static_cast<int>(kSettle.count()));
+  if (!stopping_()) observe();
+}
+
+void Daemon::export_instance(const std::string& ready, const std::string& reason) {
+  if (!observed_.flux) return;
+  const instance::FluxInstance& flux = *observed_.flux;
+  InstanceInfo info;
+  info.uid = observed_.uid.empty() ? applied_.uid : observed_.uid;
+  info.name = flux.name;
+  info.ns = flux.ns;
+  info.ready = ready.empty() ? exported_ready_ : ready;
+  info.reason = ready.empty() ? exported_reason_ : reason;
+  info.registry = flux.distribution.registry;
+  info.revision = applied_.revision;
+  info.suspended = reconcile_disabled(flux);
+  exported_ready_ = info.ready;
+  exported_reason_ = info.reason;
+  metrics_.set_instance(info);
+}
+
+}  // namespace fluxop::daemon

@@ -1,0 +1,123 @@
+#include "core/daemon/instance_source.h"
+
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/digest.h"
+#include "core/error.h"
+#include "core/kube/watch.h"
+#include "core/reconcile/apply.h"
+#include "core/yaml/json.h"
+
+namespace fluxop::daemon {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Empties a non-blocking descriptor's pending notifications.
+void drain(int fd) {
+  char buffer[4096];
+  while (::read(fd, buffer, sizeof buffer) > 0) {
+  }
+}
+
+}  // namespace
+
+FileSource::FileSource(std::string path, instance::LoadOptions options)
+    : path_(std::move(path)), options_(options) {
+  inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_ < 0) throw Error(path_ + ": inotify: " + std::strerror(errno));
+  watch_directory_of(path_);
+}
+
+FileSource::~FileSource() { close(inotify_); }
+
+void FileSource::watch_directory_of(const std::string& path) {
+  fs::path directory = fs::absolute(path).parent_path();
+  if (std::find(watched_.begin(), watched_.end(), directory.string()) != watched_.end()) return;
+  constexpr std::uint32_t kChanges =
+      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY;
+  if (inotify_add_watch(inotify_, directory.c_str(), kChanges) < 0)
+    throw Error(path_ + ": cannot watch " + directory.string() + ": " + std::strerror(errno));
+  watched_.push_back(directory.string());
+}
+
+Observed FileSource::read() {
+  drain(inotify_);
+  Observed observed;
+  try {
+    // The file a symlink resolves to may live elsewhere (a ConfigMap
+    // volume's ..data/...): its directory is watched too.
+    std::error_code error;
+    fs::path target = fs::canonical(path_, error);
+    if (!error) watch_directory_of(target.string());
+    instance::FluxInstance flux = instance::load_instance_file(path_, options_, observed.warnings);
+    observed.key = sha256_digest(reconcile::instance_object(flux).dump());
+    observed.flux = std::move(flux);
+  } catch (const Error& e) {
+    observed.problem = e.what();
+  }
+  return observed;
+}
+
+ClusterSource::ClusterSource(kube::ClusterAccess access, std::string ns,
+                             std::function<void(const std::string&)> on_error)
+    : ns_(std::move(ns)) {
+  event_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_ < 0) throw Error(std::string("eventfd: ") + std::strerror(errno));
+  watch_ = std::make_unique<kube::ObjectWatch>(
+      std::move(access),
+      kube::ObjectKey{"fluxcd.controlplane.io", "v1", "FluxInstance", ns_, "flux"},
+      [this] {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(event_, &one, sizeof one);
+      },
+      std::move(on_error));
+}
+
+ClusterSource::~ClusterSource() {
+  watch_.reset();  // its thread writes to event_
+  close(event_);
+}
+
+Observed ClusterSource::read() {
+  drain(event_);
+  Observed observed;
+  std::string name = "FluxInstance/" + ns_ + "/flux";
+  std::optional<json> live = watch_->object();
+  if (!live) {
+    observed.problem = watch_->synced() ? name + ": not found" : name + ": not listed yet";
+    observed.missing = watch_->synced();
+    return observed;
+  }
+  const json& metadata = (*live)["metadata"];
+  // What the instance is made of: the object's identity, labels,
+  // annotations and spec (not its status, nor the server's metadata).
+  json object = {{"apiVersion", live->value("apiVersion", "")},
+                 {"kind", live->value("kind", "")},
+                 {"metadata", {{"name", metadata.value("name", "")}, {"namespace", ns_}}},
+                 {"spec", live->value("spec", json::object())}};
+  for (const char* field : {"labels", "annotations"}) {
+    if (metadata.contains(field)) object["metadata"][field] = metadata[field];
+  }
+  try {
+    observed.flux = instance::load_instance(yaml::from_json(nlohmann::ordered_json(object)), name,
+                                            {.allow_unknown_fields = true}, observed.warnings);
+    observed.key = std::to_string(metadata.value("generation", 0)) + " " +
+                   metadata.value("annotations", json::object()).dump();
+    observed.uid = metadata.value("uid", "");
+  } catch (const Error& e) {
+    observed.problem = e.what();
+  }
+  return observed;
+}
+
+}  // namespace fluxop::daemon

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# End-to-end tests of `fluxopctl apply --watch`, the daemon, on a local
+# control plane (scripts/cluster) of their own and a local registry; every
+# outcome is checked with kubectl, curl and the daemon's logs. In order:
+#   1 from a file: installs it and says so (events, status, /metrics,
+#     /healthz, /readyz); an edit of the file is applied; so is a ConfigMap
+#     volume's update (its ..data symlink swapped); a deleted Deployment is
+#     restored at the next reconcileEvery; `reconcile: disabled` pauses it
+#     (an event says so, flux_instance_info says suspended) and `enabled`
+#     resumes it; a file that no longer parses is logged, and nothing
+#     changes; SIGTERM: exit 0 within 10 s
+#   2 from the cluster (--from-cluster, -n): a `kubectl patch` of the spec is
+#     applied at once and the instance's spec is never written by the daemon;
+#     reconcile.fluxcd.io/requestedAt is recorded in lastHandledReconcileAt;
+#     a newer distribution artifact pushed to the registry (a changed
+#     manifest) is rolled out by the artifact poll (reconcileArtifactEvery);
+#     --log-format json lines; SIGINT: exit 0 within 10 s
+#   3 usage: --watch with neither FILE nor --from-cluster, --from-cluster
+#     without --watch, --watch with --dry-run: exit 2, naming the flag
+#
+#   tests/e2e/daemon_test.sh BIN ROOT
+#
+# The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
+# flux-distribution. Closes with `N passed, M failed`; a skip (exit 77, a
+# failure when CI=true) only when kubectl, curl, the distribution, the
+# registry or the cluster binaries are missing.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT}")
+root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+work=$(mktemp -d)
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+
+daemon=
+cleanup() {
+  [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null
+  registry_stop_all
+  e2e_cluster_down
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ ! -x "$bin" ]; then
+  echo "FAIL no fluxopctl at $bin"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+command -v curl >/dev/null || skip_test "curl is not installed"
+[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
+
+# ---------------------------------------------------------------------------
+# The daemon
+
+# start_daemon NAME ARGS...: fluxopctl apply --watch ARGS in the background,
+# its stderr (the log) in $work/NAME.log; the metrics and health ports are
+# free ones, in $metrics_port and $health_port.
+start_daemon() {
+  local name=$1
+  shift
+  metrics_port=$(registry_free_port)
+  health_port=$(registry_free_port)
+  log=$work/$name.log
+  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$@" --kubeconfig "$KUBECONFIG" \
+    --metrics-addr "127.0.0.1:$metrics_port" --health-addr "127.0.0.1:$health_port" \
+    --timeout 3m >"$work/$name.out" 2>"$log" &
+  daemon=$!
+  show "$log"
+}
+# stop_daemon SIGNAL: sends it, waits for the daemon's exit (a bound of 10 s
+# and then SIGKILL); stopped_cleanly then says whether it exited 0 in time.
+# (Not within check: only this shell can wait for its child.)
+stop_daemon() {
+  stop_status=0 stop_late=
+  kill -"$1" "$daemon"
+  wait_until 10 eval '! running "$daemon"' || { stop_late="still running 10 s after SIG$1"; kill -9 "$daemon"; }
+  wait "$daemon" || stop_status=$?
+  daemon=
+}
+stopped_cleanly() {
+  [ -z "$stop_late" ] || { echo "$stop_late"; return 1; }
+  [ "$stop_status" = 0 ] || { echo "exit $stop_status"; return 1; }
+}
+metrics() { curl -sf --max-time 10 "http://127.0.0.1:$metrics_port/metrics"; }
+probe() { curl -sf --max-time 10 "http://127.0.0.1:$health_port/$1" >/dev/null; }
+
+ready_at() { # ready_at REVISION: the instance is Ready with that applied revision
+  [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')" = True ] &&
+    [ "$(fi_get '{.status.lastAppliedRevision}')" = "$1" ]
+}
+ready() { [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
+deployment_label() { k -n "$ns" get deployment "$1" -o jsonpath="{.metadata.labels.$2}" 2>/dev/null; }
+label_is() { [ "$(deployment_label "$1" "$2")" = "$3" ]; }
+deployment_exists() { k -n "$ns" get deployment "$1" >/dev/null 2>&1; }
+events() { # events REASON: the messages of the instance's events with REASON
+  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
+}
+has_event() { [ -n "$(events "$1")" ]; }
+logged() { grep -q -- "$1" "$log"; }
+
+# instance FILE [ANNOTATIONS_YAML] [PATCH_LABEL]: Flux 2.8 with four
+# controllers; the label test/edit=PATCH_LABEL on every Deployment when given.
+instance() {
+  local file=$1 annotations=${2:-} label=${3:-}
+  {
+    printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: %s\n' "$ns"
+    [ -z "$annotations" ] || printf '  annotations:\n%s\n' "$annotations"
+    printf 'spec:\n  distribution:\n    version: "2.8.x"\n    registry: ghcr.io/fluxcd\n'
+    [ -z "${artifact:-}" ] || printf '    artifact: %s\n' "$artifact"
+    if [ -n "$label" ]; then
+      printf '  kustomize:\n    patches:\n      - target:\n          kind: Deployment\n'
+      printf '        patch: |\n          - op: add\n            path: /metadata/labels/test~1edit\n'
+      printf '            value: "%s"\n' "$label"
+    fi
+  } >"$file"
+}
+
+# ---------------------------------------------------------------------------
+e2e_cluster_up "$work/cluster"
+k create namespace "$ns" >/dev/null
+
+# --- 1 from a file -----------------------------------------------------------
+# The file is what a ConfigMap volume mounts: DIR/instance.yaml ->
+# ..data/instance.yaml, ..data -> ..v1.
+volume=$work/volume
+mkdir -p "$volume/..v1"
+every='    fluxcd.controlplane.io/reconcileEvery: "10s"'
+instance "$volume/..v1/instance.yaml" "$every" one
+ln -s ..v1 "$volume/..data"
+ln -s ..data/instance.yaml "$volume/instance.yaml"
+start_daemon file "$volume/instance.yaml" --distribution-artifact "$dist"
+
+installed() { ready && label_is source-controller test/edit one; }
+check "file: the instance is installed and Ready" wait_until 300 installed
+revision=$(fi_get '{.status.lastAppliedRevision}')
+check "file: an event says it was installed" has_event ReconciliationSucceeded
+check "file: /healthz and /readyz answer" eval 'probe healthz && probe readyz'
+instance_metrics() {
+  local out
+  out=$(metrics) || { echo "GET /metrics failed"; return 1; }
+  grep -q '^flux_instance_info{.*name="flux".*ready="True".*' <<<"$out" ||
+    { echo "no flux_instance_info ready=True"; grep flux_instance_info <<<"$out"; return 1; }
+  grep -q '^controller_runtime_reconcile_total{controller="fluxinstance",result="requeue_after"} [1-9]' <<<"$out" ||
+    { echo "no successful reconcile counted"; grep reconcile_total <<<"$out"; return 1; }
+  grep -q '^process_start_time_seconds ' <<<"$out" || { echo "no process metrics"; return 1; }
+}
+check "file: /metrics exports the instance and its reconciles" instance_metrics
+
+# An edit in place.
+instance "$volume/..v1/instance.yaml" "$every" two
+check "file: an edit of the file is applied" wait_until 120 label_is source-controller test/edit two
+
+# A ConfigMap update: a new directory, the ..data symlink swapped.
+mkdir -p "$volume/..v2"
+instance "$volume/..v2/instance.yaml" "$every" three
+ln -s ..v2 "$volume/..data_tmp" && mv -T "$volume/..data_tmp" "$volume/..data"
+check "file: a ConfigMap volume's symlink swap is applied" wait_until 120 label_is source-controller test/edit three
+
+# Drift: a deleted Deployment comes back at the next reconcile (10 s).
+k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
+check "file: a deleted Deployment is restored" wait_until 120 deployment_exists helm-controller
+
+# Disabled: nothing is reconciled, an event and the metrics say so.
+instance "$volume/..v2/instance.yaml" "$every
+    fluxcd.controlplane.io/reconcile: disabled" three
+check "file: reconcile disabled is recorded as an event" wait_until 60 has_event ReconciliationDisabled
+suspended() { metrics | grep -q '^flux_instance_info{.*suspended="True"'; }
+check "file: flux_instance_info says suspended" wait_until 30 suspended
+k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
+# An absence can only be watched for a while: three reconcile intervals.
+stays_deleted() {
+  local deadline=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    ! deployment_exists helm-controller || { echo "restored while disabled"; return 1; }
+    sleep 1
+  done
+}
+check "file: while disabled, drift is left alone" stays_deleted
+instance "$volume/..v2/instance.yaml" "$every" three
+check "file: enabled again, the drift is corrected" wait_until 120 deployment_exists helm-controller
+
+# A file that does not parse: logged, nothing applied, the last state kept.
+echo "spec: [" >"$volume/..v2/instance.yaml"
+check "file: an unreadable file is logged" wait_until 30 logged "cannot read the FluxInstance"
+check "file: the daemon keeps running" running "$daemon"
+instance "$volume/..v2/instance.yaml" "$every" four
+check "file: a fixed file is applied" wait_until 120 label_is source-controller test/edit four
+stop_daemon TERM
+check "file: SIGTERM ends it with exit 0 within 10 s" stopped_cleanly
+
+# The instance object the file's daemon applied goes; the next daemon
+# takes the installation over from the cluster's own instance.
+k -n "$ns" delete fluxinstance flux >/dev/null
+
+# --- 2 from the cluster --------------------------------------------------------
+registry_start "$work/registry" >/dev/null || { fail "registry" "the local registry did not start"; summary; exit 1; }
+# A distribution of one version, to be changed and pushed again.
+version=$(sed -n 's/^v\([0-9.]*\)@.*/\1/p' <<<"$revision")
+small=$work/small
+mkdir -p "$small/flux" "$small/flux-images"
+cp -r "$dist/flux/v$version" "$small/flux/" && cp -r "$dist/flux-images/v$version" "$small/flux-images/"
+registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
+  { fail "registry" "pushing the distribution failed"; summary; exit 1; }
+artifact=oci://$REGISTRY_ADDR/flux-manifests:latest
+instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.yaml" >"$work/kubectl.out" 2>&1 ||
+  fail "cluster: kubectl apply of the instance" "$(head -n 1 "$work/kubectl.out")"
+start_daemon cluster --from-cluster -n "$ns" --log-format json
+check "cluster: the instance in the cluster is applied" wait_until 300 label_is source-controller test/edit five
+
+k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
+  -p '[{"op":"replace","path":"/spec/kustomize/patches/0/patch","value":"- op: add\n  path: /metadata/labels/test~1edit\n  value: \"six\"\n"}]' >/dev/null
+check "cluster: a patch of the instance is applied" wait_until 120 label_is source-controller test/edit six
+spec_managers() {
+  k -n "$ns" get fluxinstance flux -o json --show-managed-fields |
+    python3 -c 'import json,sys; print("\n".join(sorted({m["manager"] for m in json.load(sys.stdin)["metadata"]["managedFields"] if m.get("subresource") != "status"})))'
+}
+check "cluster: the daemon never writes the instance's spec" eval '[ "$(spec_managers)" = kubectl-user ] || { spec_managers; false; }'
+
+requested=$(date +%s)
+k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ]; }
+check "cluster: requestedAt is handled" wait_until 120 handled
+
+# A new artifact: a label added to source-controller's manifest.
+manifest=$small/flux/v$version/source-controller.yaml
+chmod -R u+w "$small"
+python3 - "$manifest" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+# The Deployment's labels get one more.
+text = re.sub(r"(kind: Deployment\nmetadata:\n  labels:\n)", r"\1    test/artifact: new\n", text, count=1)
+open(sys.argv[1], "w").write(text)
+PY
+registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
+  fail "cluster: pushing the new artifact" "failed"
+check "cluster: a new artifact digest is rolled out" wait_until 120 label_is source-controller test/artifact new
+json_log() { python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$log" 2>&1; }
+check "cluster: --log-format json logs JSON lines" json_log
+stop_daemon INT
+check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
+
+# --- 3 usage -------------------------------------------------------------------
+usage_error() { # usage_error WORD ARGS...: exit 2, nothing on stdout, the error names WORD
+  local word=$1
+  shift
+  fx usage "$@"
+  exit_is 2 && [ ! -s "$work/usage.out" ] && head -n 1 "$work/usage.err" | grep -q -- "$word" ||
+    { echo "exit $rc: $(head -n 1 "$work/usage.err")"; return 1; }
+}
+check "usage: --watch needs FILE or --from-cluster" usage_error --from-cluster apply --watch
+check "usage: --from-cluster needs --watch" usage_error "only with --watch" apply --from-cluster
+check "usage: --watch is not a dry run" usage_error --dry-run apply --watch "$work/cluster-instance.yaml" --dry-run=server
+
+summary
