@@ -35,7 +35,7 @@ _fluxopctl() {
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
       return ;;
-    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr)
+    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
       return ;;
   esac
   case "$command" in
@@ -52,7 +52,9 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --watch
-          --from-cluster -n --namespace --metrics-addr --health-addr --log-format -h --help" \
+          --from-cluster -n --namespace --metrics-addr --health-addr --log-format
+          --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
+          --leader-election-retry-period -h --help" \
           -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))

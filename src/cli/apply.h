@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -19,6 +20,10 @@ struct WatchFlags {
   std::string metrics_addr;
   std::string health_addr;
   std::string log_format = "text";
+  bool leader_elect = false;
+  std::string lease_duration = "35s";
+  std::string renew_deadline = "30s";
+  std::string retry_period = "5s";
 };
 
 struct ApplyCommandOptions {
@@ -33,6 +38,10 @@ struct ApplyCommandOptions {
   std::string output;
   bool verbose = false;
 };
+
+// A duration flag's value, checked by the kDuration validator at parse time
+// (a bad value is a usage error, exit 2, before anything is read).
+std::chrono::seconds duration_flag(const std::string& value);
 
 struct ReconcileRun {
   RenderedInstance instance;

@@ -17,17 +17,15 @@
 
 namespace fluxop::cli {
 
+std::chrono::seconds duration_flag(const std::string& value) {
+  return std::chrono::duration_cast<std::chrono::seconds>(*instance::parse_go_duration(value));
+}
+
 namespace {
 
 std::atomic<int> stop_signal{0};
 
 extern "C" void on_stop_signal(int signal) { stop_signal = signal; }
-
-// Checked by the Duration validator at parse time: a bad value is a usage
-// error (exit 2) before anything is read or connected to.
-std::chrono::seconds duration_flag(const std::string& value) {
-  return std::chrono::duration_cast<std::chrono::seconds>(*instance::parse_go_duration(value));
-}
 
 const CLI::Validator kDuration(
     [](const std::string& value) -> std::string {
@@ -178,9 +176,10 @@ void add_apply_command(CLI::App& app) {
       "--from-cluster", daemon.from_cluster,
       "With --watch: the FluxInstance `flux` in the cluster (--namespace), watched, instead of "
       "FILE");
-  CLI::Option* ns =
-      cmd->add_option("-n,--namespace", daemon.ns, "With --from-cluster: the instance's namespace")
-          ->option_text("NAMESPACE (default flux-system)");
+  CLI::Option* ns = cmd->add_option("-n,--namespace", daemon.ns,
+                                    "With --from-cluster: the instance's namespace; with "
+                                    "--enable-leader-election: the Lease's")
+                        ->option_text("NAMESPACE (default flux-system)");
   CLI::Option* metrics = cmd->add_option("--metrics-addr", daemon.metrics_addr,
                                          "With --watch: serve /metrics (Prometheus) on this "
                                          "address, e.g. :8080 (default: off)")
@@ -193,11 +192,29 @@ void add_apply_command(CLI::App& app) {
       cmd->add_option("--log-format", daemon.log_format, "With --watch: the log lines' format")
           ->check(CLI::IsMember({"text", "json"}))
           ->option_text("text|json (default text)");
+  CLI::Option* leader_elect = cmd->add_flag(
+      "--enable-leader-election", daemon.leader_elect,
+      "With --watch: one replica at a time reconciles, holding the Lease flux-operator in "
+      "--namespace (the operator's: a daemon and an operator never both do)");
+  std::vector<CLI::Option*> election;
+  for (auto [flag, value, what] :
+       {std::tuple{"--leader-election-lease-duration", &daemon.lease_duration,
+                   "how long standbys wait for a leader that stopped renewing"},
+        std::tuple{"--leader-election-renew-deadline", &daemon.renew_deadline,
+                   "how long the leader tries to renew before it gives up and stops"},
+        std::tuple{"--leader-election-retry-period", &daemon.retry_period,
+                   "how often the Lease is renewed, or tried for"}}) {
+    election.push_back(
+        cmd->add_option(flag, *value, std::string("With --enable-leader-election: ") + what)
+            ->check(kDuration)
+            ->option_text("DURATION (default " + *value + ")"));
+  }
   cmd->callback([=] {
     const WatchFlags& daemon = options->daemon;
     options->wait_given = wait->count() > 0;
     if (!daemon.watch) {
-      for (CLI::Option* needs_watch : {from_cluster, ns, metrics, health, log_format}) {
+      for (CLI::Option* needs_watch : {from_cluster, ns, metrics, health, log_format, leader_elect,
+                                       election[0], election[1], election[2]}) {
         if (needs_watch->count() > 0)
           throw CLI::ValidationError(needs_watch->get_name(), "only with --watch");
       }
@@ -209,8 +226,13 @@ void add_apply_command(CLI::App& app) {
     bool has_file = !options->input.file.empty() || !options->input.filename.empty();
     if (daemon.from_cluster == has_file)
       throw CLI::ValidationError("--watch", "needs FILE or --from-cluster, not both");
-    if (ns->count() > 0 && !daemon.from_cluster)
-      throw CLI::ValidationError("--namespace", "only with --from-cluster");
+    if (ns->count() > 0 && !daemon.from_cluster && !daemon.leader_elect)
+      throw CLI::ValidationError("--namespace",
+                                 "only with --from-cluster or --enable-leader-election");
+    for (CLI::Option* option : election) {
+      if (option->count() > 0 && !daemon.leader_elect)
+        throw CLI::ValidationError(option->get_name(), "only with --enable-leader-election");
+    }
     reconcile::ApplyOptions apply = apply_options(*options);
     run_watch(*options, apply);
   });

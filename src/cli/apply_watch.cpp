@@ -2,6 +2,12 @@
 // (core/daemon) decides when; this file says how: the same reconciliation as
 // a one-shot apply, events on the instance, the artifact's digest, the
 // endpoints and the log.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,6 +16,7 @@
 #include "core/daemon/daemon.h"
 #include "core/daemon/endpoints.h"
 #include "core/daemon/events.h"
+#include "core/daemon/leader.h"
 #include "core/daemon/stop_signal.h"
 #include "core/distribution/resolve.h"
 #include "core/reconcile/pull_secret.h"
@@ -140,6 +147,37 @@ class DaemonCluster {
   daemon::EventRecorder recorder_;
 };
 
+kube::ClusterAccess cluster_access(const ClusterFlags& flags) {
+  kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
+  if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
+  return access;
+}
+
+// Wakes the thread waiting for a change made by another one.
+class ScopedEventFd {
+ public:
+  ScopedEventFd() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (fd_ < 0) throw Error(std::string("eventfd: ") + std::strerror(errno));
+  }
+  ~ScopedEventFd() { close(fd_); }
+  ScopedEventFd(const ScopedEventFd&) = delete;
+  ScopedEventFd& operator=(const ScopedEventFd&) = delete;
+  void notify() {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(fd_, &one, sizeof one);
+  }
+  // Until notified or `stop_fd` is readable.
+  void wait(int stop_fd) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    poll(fds, 2, -1);
+    std::uint64_t count;
+    [[maybe_unused]] ssize_t n = read(fd_, &count, sizeof count);
+  }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions& apply) {
@@ -149,11 +187,8 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
   std::unique_ptr<daemon::InstanceSource> source;
   std::string ns = flags.ns;
   if (flags.from_cluster) {
-    kube::ClusterAccess access =
-        kube::load_cluster_access({options.cluster.kubeconfig, options.cluster.context});
-    if (options.cluster.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
     source = std::make_unique<daemon::ClusterSource>(
-        std::move(access), ns, [&root](const std::string& error) {
+        cluster_access(options.cluster), ns, [&root](const std::string& error) {
           root.error("watching the FluxInstance failed", error);
         });
   } else {
@@ -181,6 +216,26 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
   daemon::Metrics metrics;
   daemon::Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 
+  // Several replicas: one leads (the operator's Lease), the others wait for
+  // it; leadership lost stops this one, which must not act any more.
+  std::optional<daemon::LeaderElection> leader;
+  ScopedEventFd leader_changed;
+  daemon::LeaderOptions election;
+  std::string lease = ns + "/" + election.name;
+  if (flags.leader_elect) {
+    election.ns = ns;
+    election.lease_duration = duration_flag(flags.lease_duration);
+    election.renew_deadline = duration_flag(flags.renew_deadline);
+    election.retry_period = duration_flag(flags.retry_period);
+    leader.emplace(
+        cluster_access(options.cluster), election,
+        [&] {
+          if (leader && leader->lost()) stop.request();
+          leader_changed.notify();
+        },
+        [&root](const std::string& error) { root.error("leader election", error); });
+  }
+
   std::optional<daemon::EndpointServer> metrics_server, health_server;
   if (!flags.metrics_addr.empty()) {
     metrics_server.emplace(
@@ -189,15 +244,24 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
     root.info("serving metrics", {{"address", flags.metrics_addr}});
   }
   if (!flags.health_addr.empty()) {
-    health_server.emplace("--health-addr", flags.health_addr,
-                          daemon::EndpointHandlers{.healthy = [] { return true; },
-                                                   .ready = [&loop] { return loop.started(); }});
+    health_server.emplace(
+        "--health-addr", flags.health_addr,
+        daemon::EndpointHandlers{
+            .healthy = [] { return true; },
+            .ready = [&] { return loop.started() || (leader && !leader->leading()); }});
     root.info("serving health probes", {{"address", flags.health_addr}});
   }
   root.info("starting",
             {{"source", flags.from_cluster ? "FluxInstance/" + ns + "/flux"
                                            : options.input.file + options.input.filename}});
-  loop.run();
+  if (leader) {
+    root.info("attempting to acquire the leader Lease",
+              {{"lease", lease}, {"identity", leader->identity()}});
+    while (!leader->leading() && !stop.received()) leader_changed.wait(stop.fd());
+    if (leader->leading()) root.info("acquired the leader Lease", {{"lease", lease}});
+  }
+  if (!stop.received()) loop.run();
+  if (leader && leader->lost()) throw Error("the leader Lease " + lease + " was lost");
   root.info("stopped", {{"signal", stop.received()}});
 }
 

@@ -15,7 +15,10 @@
 #     a newer distribution artifact pushed to the registry (a changed
 #     manifest) is rolled out by the artifact poll (reconcileArtifactEvery);
 #     --log-format json lines; SIGINT: exit 0 within 10 s
-#   3 usage: --watch with neither FILE nor --from-cluster, --from-cluster
+#   3 two replicas with --enable-leader-election: one leads (the Lease
+#     flux-operator) and reconciles, the other does not; the leader killed,
+#     the standby takes over; SIGTERM releases the Lease at once
+#   4 usage: --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
 #
 #   tests/e2e/daemon_test.sh BIN ROOT
@@ -35,6 +38,7 @@ source "$root/tests/e2e/lib.sh"
 daemon=
 cleanup() {
   [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null
+  for pid in ${replica_1:-} ${replica_2:-}; do kill -9 "$pid" 2>/dev/null; done
   registry_stop_all
   e2e_cluster_down
   rm -rf "$work"
@@ -243,7 +247,46 @@ check "cluster: --log-format json logs JSON lines" json_log
 stop_daemon INT
 check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
 
-# --- 3 usage -------------------------------------------------------------------
+# --- 3 two replicas, one leader ---------------------------------------------------
+# Short leases, so that a takeover is quick: 4 s, renewed every second.
+election=(--enable-leader-election --leader-election-lease-duration 4s
+  --leader-election-renew-deadline 3s --leader-election-retry-period 1s)
+replica() { # replica N: a daemon from the cluster, its pid in replica_N
+  XDG_CACHE_HOME=$work/cache "$bin" apply --watch --from-cluster -n "$ns" --kubeconfig "$KUBECONFIG" \
+    --timeout 3m "${election[@]}" >/dev/null 2>"$work/replica$1.log" &
+  eval "replica_$1=$!"
+}
+replica 1
+replica 2
+holder() { k -n "$ns" get lease flux-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+leaders() { grep -l "acquired the leader Lease" "$work"/replica?.log 2>/dev/null | wc -l; }
+one_leader() { [ -n "$(holder)" ] && [ "$(leaders)" = 1 ]; }
+check "leader: one of two replicas leads" wait_until 60 one_leader
+leader_log=$(grep -l "acquired the leader Lease" "$work"/replica?.log | head -n 1)
+leader=$replica_1 standby=$replica_2 standby_log=$work/replica2.log
+[ "$leader_log" = "$work/replica1.log" ] || { leader=$replica_2 standby=$replica_1 standby_log=$work/replica1.log; }
+show "$leader_log"
+requested=$(date +%s%N)
+k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+check "leader: the leader reconciles" wait_until 120 handled
+check "leader: the standby does not" eval '! grep -q "Reconciliation finished" "$standby_log"'
+# The leader dies without releasing the Lease: the standby takes over once it
+# has seen the Lease unrenewed for its duration.
+kill -9 "$leader"
+wait "$leader" 2>/dev/null
+show "$standby_log"
+taken_over() { grep -q "acquired the leader Lease" "$standby_log"; }
+check "leader: the standby takes over from a dead leader" wait_until 60 taken_over
+requested=$(date +%s%N)
+k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+check "leader: the new leader reconciles" wait_until 120 handled
+daemon=$standby
+stop_daemon TERM
+check "leader: SIGTERM exits 0 within 10 s" stopped_cleanly
+released() { [ -z "$(holder)" ]; }
+check "leader: the Lease is released on SIGTERM" released
+
+# --- 4 usage -------------------------------------------------------------------
 usage_error() { # usage_error WORD ARGS...: exit 2, nothing on stdout, the error names WORD
   local word=$1
   shift

@@ -18,13 +18,15 @@ namespace {
 std::atomic<int> received_signal{0};
 int pipe_fds[2] = {-1, -1};
 
-extern "C" void on_stop(int signal) {
+void stop_with(int signal) {
   int expected = 0;
   received_signal.compare_exchange_strong(expected, signal);
   int saved = errno;
   [[maybe_unused]] ssize_t n = write(pipe_fds[1], "x", 1);
   errno = saved;
 }
+
+extern "C" void on_stop(int signal) { stop_with(signal); }
 
 }  // namespace
 
@@ -50,5 +52,7 @@ StopSignal::~StopSignal() {
 int StopSignal::fd() const { return pipe_fds[0]; }
 
 int StopSignal::received() const { return received_signal; }
+
+void StopSignal::request() { stop_with(-1); }
 
 }  // namespace fluxop::daemon

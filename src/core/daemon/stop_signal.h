@@ -15,8 +15,10 @@ class StopSignal {
 
   // Turns readable at the first signal, and stays so.
   int fd() const;
-  // The signal received; 0 while none was.
+  // The signal received; 0 while none was, -1 after request().
   int received() const;
+  // Stops as a signal would (leadership lost): safe from any thread.
+  void request();
 };
 
 }  // namespace fluxop::daemon

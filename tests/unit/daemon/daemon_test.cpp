@@ -1,0 +1,204 @@
+// The daemon's loop in memory: a source whose instance the test sets, and
+// actions that record what they were asked to do.
+#include "core/daemon/daemon.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "../eventually.h"
+#include "../instance/support.h"
+
+namespace fluxop::daemon {
+namespace {
+
+using fluxop::testing::eventually;
+
+// A pipe is its change descriptor: set() writes to it.
+class FakeSource : public InstanceSource {
+ public:
+  // Each change is read before the next is made: the loop reads a burst of
+  // changes once.
+  FakeSource() { REQUIRE(pipe2(fds_, O_NONBLOCK | O_CLOEXEC) == 0); }
+  ~FakeSource() override {
+    close(fds_[0]);
+    close(fds_[1]);
+  }
+  int change_fd() const override { return fds_[0]; }
+  Observed read() override {
+    ++reads;
+    char buffer[64];
+    while (::read(fds_[0], buffer, sizeof buffer) > 0) {
+    }
+    std::lock_guard lock(mutex_);
+    return observed_;
+  }
+  // No instance: it does not load.
+  void set_problem(const std::string& problem) {
+    {
+      std::lock_guard lock(mutex_);
+      observed_ = Observed{};
+      observed_.problem = problem;
+    }
+    [[maybe_unused]] ssize_t n = ::write(fds_[1], "x", 1);
+  }
+  // The instance with `annotations` (YAML lines under metadata.annotations),
+  // under `key`.
+  void set(const std::string& key, const std::string& annotations = "") {
+    std::string text(instance::testing::kMinimal);
+    // Never reconciled on a timer: only changes and retries drive the loop here.
+    std::string all = "    fluxcd.controlplane.io/reconcileEvery: \"0s\"\n" + annotations;
+    text.replace(text.find("  name: flux\n"), 12, "  name: flux\n  annotations:\n" + all);
+    Observed observed;
+    observed.flux = instance::testing::load(text);
+    observed.key = key;
+    {
+      std::lock_guard lock(mutex_);
+      observed_ = std::move(observed);
+    }
+    [[maybe_unused]] ssize_t n = ::write(fds_[1], "x", 1);
+  }
+
+  std::atomic<int> reads{0};
+
+ private:
+  int fds_[2];
+  std::mutex mutex_;
+  Observed observed_;
+};
+
+struct Harness {
+  FakeSource source;
+  std::ostringstream log_text;
+  Logger log{log_text, LogFormat::text};
+  Metrics metrics;
+  int stop_fds[2];
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::vector<std::string> reconciled;  // the key of each reconcile asked for
+  std::vector<std::string> events;      // "<reason>: <message>"
+  // What the next reconciles throw, in order; then they succeed.
+  std::vector<std::string> failures;
+  std::unique_ptr<Daemon> daemon;
+  std::thread thread;
+
+  Harness() {
+    REQUIRE(pipe2(stop_fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    DaemonActions actions;
+    actions.reconcile = [this](const Observed& observed) {
+      std::lock_guard lock(mutex);
+      reconciled.push_back(observed.key);
+      if (!failures.empty()) {
+        std::string reason = failures.front();
+        failures.erase(failures.begin());
+        throw reconcile::ReconcileError(reason, "it failed");
+      }
+      return Reconciled{"v2.9.0@sha256:0123", "", "uid-1"};
+    };
+    actions.artifact_digest = [](const instance::FluxInstance&) { return std::string(); };
+    actions.event = [this](const Observed&, const reconcile::InstanceEvent& event) {
+      std::lock_guard lock(mutex);
+      events.push_back(event.reason + ": " + event.message);
+    };
+    daemon = std::make_unique<Daemon>(source, actions, log, metrics, stop_fds[0],
+                                      [this] { return stop.load(); });
+  }
+  void start() {
+    thread = std::thread([this] { daemon->run(); });
+  }
+  // Stops the loop: what it logged can be read then.
+  std::string finish() {
+    stop = true;
+    [[maybe_unused]] ssize_t n = ::write(stop_fds[1], "x", 1);
+    if (thread.joinable()) thread.join();
+    return log_text.str();
+  }
+  ~Harness() {
+    finish();
+    close(stop_fds[0]);
+    close(stop_fds[1]);
+  }
+  // Changes the source and waits for the loop to read it.
+  template <typename Change>
+  void change(Change make) {
+    int before = source.reads;
+    make();
+    REQUIRE(eventually([&] { return source.reads > before; }));
+  }
+  std::vector<std::string> keys() {
+    std::lock_guard lock(mutex);
+    return reconciled;
+  }
+  std::vector<std::string> recorded() {
+    std::lock_guard lock(mutex);
+    return events;
+  }
+};
+
+TEST_CASE("daemon: reconciles the instance read, then each new key, not a re-read one") {
+  Harness harness;
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.keys().size() == 1; }));
+  CHECK(harness.daemon->started());
+  harness.change([&] { harness.source.set("k1"); });  // read again, the same
+  harness.change([&] { harness.source.set("k2"); });
+  REQUIRE(eventually([&] { return harness.keys().size() >= 2; }));
+  CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
+  CHECK(harness.metrics.render().find("ready=\"True\"") != std::string::npos);
+}
+
+TEST_CASE("daemon: a failed reconcile is retried after its backoff; its reason is exported") {
+  Harness harness;
+  harness.failures = {"ReconciliationFailed"};
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
+  CHECK(harness.keys() == std::vector<std::string>{"k1", "k1"});
+  CHECK(harness.finish().find("reason=ReconciliationFailed error=\"it failed\"") !=
+        std::string::npos);
+  CHECK(harness.metrics.render().find(
+            "controller_runtime_reconcile_errors_total{controller=\"fluxinstance\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("daemon: disabled, an event says so once and nothing is reconciled until enabled") {
+  Harness harness;
+  harness.source.set("k1", "    fluxcd.controlplane.io/reconcile: disabled\n");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.recorded().size() == 1; }));
+  CHECK(harness.recorded().front() == "ReconciliationDisabled: Reconciliation is disabled");
+  CHECK(harness.metrics.render().find("suspended=\"True\"") != std::string::npos);
+  harness.change(
+      [&] { harness.source.set("k2", "    fluxcd.controlplane.io/reconcile: Disabled\n"); });
+  harness.change(
+      [&] { harness.source.set("k3", "    fluxcd.controlplane.io/reconcile: enabled\n"); });
+  REQUIRE(eventually([&] { return harness.keys().size() == 1; }));
+  // Neither k1 nor k2 was reconciled, and the event was not repeated.
+  CHECK(harness.keys() == std::vector<std::string>{"k3"});
+  CHECK(harness.recorded().size() == 1);
+}
+
+TEST_CASE("daemon: an unreadable instance is logged once; the last one stays applied") {
+  Harness harness;
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.keys().size() == 1; }));
+  for (int i = 0; i < 2; ++i)
+    harness.change([&] { harness.source.set_problem("instance.yaml:3:1: bad indentation"); });
+  harness.change([&] { harness.source.set("k2"); });
+  REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
+  std::string log = harness.finish();
+  std::size_t first = log.find("cannot read the FluxInstance");
+  REQUIRE(first != std::string::npos);
+  CHECK(log.find("cannot read the FluxInstance", first + 1) == std::string::npos);
+  CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
+}
+
+}  // namespace
+}  // namespace fluxop::daemon
