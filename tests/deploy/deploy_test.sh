@@ -24,8 +24,11 @@
 #    local registry; it is pulled back (same digest), unpacked, and its own
 #    fluxopctl run from the unpacked root as the pod would run it (in_pod:
 #    chroot, read-only root, uid 65532, a writable /tmp, in-cluster
-#    credentials): `version`, and an apply of an instance whose distribution
-#    is an OCI artifact in the local registry (pulled into /tmp).
+#    credentials): `version`, an apply of an instance whose distribution
+#    is an OCI artifact in the local registry (pulled into /tmp), and the
+#    daemon as deploy/ runs it (apply --watch --from-cluster
+#    --enable-leader-election): a reconcile request handled, the leader
+#    Lease held, then released on SIGTERM with exit 0.
 #
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when it cannot run (not
 # root, no kubectl, no cluster binaries, no distribution, no umoci, skopeo or
@@ -126,7 +129,7 @@ if c is None:
 need(c.get("image") == want_image, f"image is {c.get('image')}, not {want_image}")
 need(c.get("args") == ["apply", "--watch", "--from-cluster", "--namespace=flux-system",
                        "--metrics-addr=:8080", "--health-addr=:8081", "--log-format=json",
-                       "--leader-elect"], f"args are {c.get('args')}")
+                       "--enable-leader-election"], f"args are {c.get('args')}")
 sc = c.get("securityContext", {})
 need(sc.get("runAsNonRoot") is True, "container runAsNonRoot is not true")
 need(sc.get("runAsUser") == 65532 and sc.get("runAsGroup") == 65532, "container runAsUser/Group not 65532")
@@ -616,6 +619,34 @@ if [ -x "$rootfs/usr/bin/fluxopctl" ] && pod_setup >"$work/pod-setup.why" 2>&1; 
   check "in the pod's root: an in-cluster apply, read-only root, uid 65532, distribution from the registry" \
     pod_applied
   check "in the pod's root: what it no longer renders is pruned (the OCI sync)" gone_but small pod
+
+  # The daemon as deploy/ runs it, with the service account's RBAC: the
+  # instance watched, a reconcile request handled (status, events), the
+  # leader Lease held; SIGTERM ends it with exit 0 and releases the Lease.
+  # (--no-wait: the shards' volumes are never bound here.)
+  (
+    in_pod pod-daemon apply --watch --from-cluster --namespace=flux-system --enable-leader-election \
+      --log-format=json --no-wait --timeout 3m </dev/null
+    exit "$rc"
+  ) &
+  pod_daemon=$!
+  requested=$(date +%s%N)
+  k -n flux-system annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+  show "$work/pod-daemon.err"
+  request_handled() {
+    [ "$(k -n flux-system get fluxinstance flux -o jsonpath='{.status.lastHandledReconcileAt}')" = "$requested" ] &&
+      grep -q '"Reconciliation finished' "$work/pod-daemon.err"
+  }
+  check "in the pod's root: the daemon reconciles a request" wait_until 180 request_handled
+  lease_holder() { k -n flux-system get lease flux-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+  check "in the pod's root: the daemon holds the leader Lease" eval '[ -n "$(lease_holder)" ]'
+  pkill -TERM -f '^/usr/bin/fluxopctl apply --watch --from-cluster' ||
+    fail "in the pod's root: the daemon" "no daemon process to stop"
+  pod_daemon_status=0
+  wait_until 10 eval '! kill -0 "$pod_daemon" 2>/dev/null' || kill -9 "$pod_daemon"
+  wait "$pod_daemon" || pod_daemon_status=$?
+  check "in the pod's root: SIGTERM stops the daemon (exit 0) and releases the Lease" \
+    eval '[ "$pod_daemon_status" = 0 ] && [ -z "$(lease_holder)" ] || { echo "exit $pod_daemon_status, holder $(lease_holder)"; false; }'
 else
   show "$work/pod-setup.why"
   fail "in the pod's root" "no unpacked image, or preparing its mounts failed: $(head -n 1 "$work/pod-setup.why")"
