@@ -14,6 +14,9 @@
 #     reconcile.fluxcd.io/requestedAt is recorded in lastHandledReconcileAt;
 #     a newer distribution artifact pushed to the registry (a changed
 #     manifest) is rolled out by the artifact poll (reconcileArtifactEvery);
+#     the registry down is an ArtifactFailed event, and once it is back a
+#     new artifact is found; an API server outage of 30 s is ridden out (the
+#     watch reconnects);
 #     --log-format json lines; SIGINT: exit 0 within 10 s
 #   3 two replicas with --enable-leader-election: one leads (the Lease
 #     flux-operator) and reconciles, the other does not; the leader killed,
@@ -153,8 +156,12 @@ instance_metrics() {
 }
 check "file: /metrics exports the instance and its reconciles" instance_metrics
 
-# An edit in place.
+# An edit in place: its reconcile starts within 5 s (the daemon's part;
+# the apply's own time is the cluster's) and applies it.
+changes_seen() { grep -c "the FluxInstance changed" "$log"; }
+before=$(changes_seen)
 instance "$volume/..v1/instance.yaml" "$every" two
+check "file: an edit starts a reconcile within 5 s" wait_until 5 eval '[ "$(changes_seen)" -gt "$before" ]'
 check "file: an edit of the file is applied" wait_until 120 label_is source-controller test/edit two
 
 # A ConfigMap update: a new directory, the ..data symlink swapped.
@@ -215,8 +222,11 @@ k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.ya
 start_daemon cluster --from-cluster -n "$ns" --log-format json
 check "cluster: the instance in the cluster is applied" wait_until 300 label_is source-controller test/edit five
 
-k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
-  -p '[{"op":"replace","path":"/spec/kustomize/patches/0/patch","value":"- op: add\n  path: /metadata/labels/test~1edit\n  value: \"six\"\n"}]' >/dev/null
+relabel() { # relabel VALUE: the instance's patch sets test/edit=VALUE
+  k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
+    -p '[{"op":"replace","path":"/spec/kustomize/patches/0/patch","value":"- op: add\n  path: /metadata/labels/test~1edit\n  value: \"'"$1"'\"\n"}]' >/dev/null
+}
+relabel six
 check "cluster: a patch of the instance is applied" wait_until 120 label_is source-controller test/edit six
 spec_managers() {
   k -n "$ns" get fluxinstance flux -o json --show-managed-fields |
@@ -228,6 +238,18 @@ requested=$(date +%s)
 k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
 handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ]; }
 check "cluster: requestedAt is handled" wait_until 120 handled
+
+# The registry down: the artifact check fails (an ArtifactFailed event) and
+# is retried; once it is back (same port, same storage), a new artifact is
+# found without anyone acting.
+registry_stop
+artifact_failed() { events ArtifactFailed | grep -q "fetch failed"; }
+check "cluster: a registry down is an ArtifactFailed event" wait_until 60 artifact_failed
+check "cluster: the daemon keeps running while the registry is down" running "$daemon"
+setpriv --pdeathsig TERM docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_LOG" 2>&1 &
+REGISTRY_PID=$!
+REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
+wait_until 60 eval 'curl -sf -o /dev/null --max-time 5 "$REGISTRY_URL/v2/"' || fail "registry" "did not start again"
 
 # A new artifact: a label added to source-controller's manifest.
 manifest=$small/flux/v$version/source-controller.yaml
@@ -241,7 +263,20 @@ open(sys.argv[1], "w").write(text)
 PY
 registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
   fail "cluster: pushing the new artifact" "failed"
-check "cluster: a new artifact digest is rolled out" wait_until 120 label_is source-controller test/artifact new
+check "cluster: a new artifact digest is rolled out, the registry back" wait_until 180 label_is source-controller test/artifact new
+# An API server outage of 30 s: the watch reconnects (with its backoff)
+# and a change made after it is applied.
+if "$root/scripts/cluster" stop-apiserver >/dev/null 2>"$work/stop.err"; then
+  sleep 30 # the outage itself, not a wait for a condition
+  "$root/scripts/cluster" start-apiserver >/dev/null 2>"$work/start.err" ||
+    fail "cluster: start-apiserver" "$(tail -n 1 "$work/start.err")"
+  wait_until 120 eval 'k get namespace "$ns" >/dev/null 2>&1' || fail "cluster: the API server" "not back"
+  relabel seven
+  check "cluster: after an API server outage, a change is applied" wait_until 180 label_is source-controller test/edit seven
+  check "cluster: the daemon ran through the outage" running "$daemon"
+else
+  fail "cluster: stop-apiserver" "$(tail -n 1 "$work/stop.err")"
+fi
 json_log() { python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$log" 2>&1; }
 check "cluster: --log-format json logs JSON lines" json_log
 stop_daemon INT

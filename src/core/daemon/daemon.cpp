@@ -78,6 +78,8 @@ void Daemon::observe() {
     actions_.event(observed_, {true, "ReconciliationDisabled", "Reconciliation is disabled", ""});
   } else if (change == Observation::enabled) {
     log_.info("Reconciliation is enabled");
+  } else if (change == Observation::changed) {
+    log_.info("the FluxInstance changed: reconciling");
   }
   if (disabled) export_instance("", "");
 }
