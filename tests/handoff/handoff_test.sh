@@ -17,11 +17,14 @@
 #
 # The turns cover an upgrade (2.8 -> 2.9) in both directions, the image
 # catalog of every registry the operator maps to a variant and of an explicit
-# variant, the fallback to tags, a
-# non-default namespace with sharding on persistent storage, storage, a
-# sync, patches and common metadata, the operator's storage path and the
-# distribution served as an OCI artifact from a local registry. Between the
-# namespaces the operator uninstalls Flux (the FluxInstance deleted).
+# variant, the fallback to tags, a non-default namespace with sharding on
+# persistent storage, storage, every sync kind (each tool pruning the source
+# of the other kind), patches and common metadata, the operator's storage path
+# and the distribution served as an OCI artifact from a local registry.
+# Between the namespaces the operator uninstalls Flux (the FluxInstance
+# deleted). Last, the daemon (apply --watch --from-cluster) takes the
+# operator's place and changes nothing, applies an edit of the instance in
+# the cluster, and hands it back to the operator, which changes nothing.
 #
 #   tests/handoff/handoff_test.sh BIN ROOT
 #
@@ -38,6 +41,7 @@ work=$(mktemp -d)
 op_pid=
 cleanup() {
   op_stop
+  [ -z "${dm_pid:-}" ] || kill -9 "$dm_pid" 2>/dev/null
   registry_stop_all
   e2e_cluster_down
   [ "${HANDOFF_TEST_KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
@@ -290,11 +294,6 @@ features=(
   '  sharding:'
   '    shards: [shard1, shard2]'
   '    storage: persistent'
-  '  sync:'
-  '    kind: GitRepository'
-  '    url: https://example.com/fleet.git'
-  '    ref: refs/heads/main'
-  '    path: clusters/one'
   '  commonMetadata:'
   '    labels:'
   '      team: platform'
@@ -310,11 +309,23 @@ features=(
   # PersistentVolumeClaims stay Pending here: no health wait.
   '  wait: false'
 )
-instance b1-2.8 "$ns" 2.8.x '    registry: ghcr.io/fluxcd' "${features[@]}"
+# Every sync has the same name, pullSecret and interval: a field one tool
+# applied and the next one's file lacks would stay (see a5), and then the
+# other tool would render another spec than the file's.
+sync_common=('    name: fleet' '    pullSecret: registry-auth' '    interval: 5m')
+git_sync=(
+  '  sync:'
+  '    kind: GitRepository'
+  '    url: https://example.com/fleet.git'
+  '    ref: refs/heads/main'
+  '    path: clusters/one'
+  "${sync_common[@]}"
+)
+instance b1-2.8 "$ns" 2.8.x '    registry: ghcr.io/fluxcd' "${features[@]}" "${git_sync[@]}"
 fluxopctl_turn b1-2.8
-instance b2-2.9 "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]}"
+instance b2-2.9 "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]}" "${git_sync[@]}"
 operator_turn b2-2.9
-instance b3-artifact "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "    artifact: $artifact" "${features[@]}"
+instance b3-artifact "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "    artifact: $artifact" "${features[@]}" "${git_sync[@]}"
 fluxopctl_turn b3-artifact artifact
 artifact_revision_kept() {
   local digest
@@ -322,6 +333,91 @@ artifact_revision_kept() {
   [[ "$digest" == sha256:* ]] || { echo "lastArtifactRevision is '$digest'"; return 1; }
 }
 check "b3-artifact: lastArtifactRevision is the artifact's digest" artifact_revision_kept
-instance b4-artifact "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "    artifact: $artifact" "${features[@]/size: medium/size: large}"
+instance b4-artifact "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "    artifact: $artifact" "${features[@]/size: medium/size: large}" "${git_sync[@]}"
 operator_turn b4-artifact artifact
+# The other sync kinds: the source object of one kind is pruned and one of
+# the next kind applied, by each tool in turn.
+instance b5-oci-sync "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]}" \
+  '  sync:' '    kind: OCIRepository' '    url: oci://registry.example.com/fleet/manifests' \
+  '    ref: latest' '    path: clusters/one' "${sync_common[@]}"
+fluxopctl_turn b5-oci-sync
+instance b6-bucket-sync "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]}" \
+  '  sync:' '    kind: Bucket' '    url: s3.amazonaws.com' '    ref: fleet-manifests' \
+  '    path: ./clusters/one' "${sync_common[@]}"
+operator_turn b6-bucket-sync
+instance b7-git-sync "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]}" "${git_sync[@]}"
+fluxopctl_turn b7-git-sync
+
+# --- the daemon in the operator's place, and back ----------------------------
+# fluxopctl apply --watch --from-cluster, as deploy/ runs it (no leader
+# election here: one at a time).
+dm_pid=
+dm_start() {
+  XDG_CACHE_HOME=$work/cache "$bin" apply --watch --from-cluster -n "$ns" --kubeconfig "$KUBECONFIG" \
+    --distribution-artifact "$dist" --timeout 4m >>"$work/daemon.log" 2>&1 &
+  dm_pid=$!
+}
+dm_stop() {
+  [ -n "$dm_pid" ] || return 0
+  kill "$dm_pid" 2>/dev/null
+  wait_until 30 eval '! kill -0 '"$dm_pid"' 2>/dev/null' || kill -9 "$dm_pid" 2>/dev/null
+  wait "$dm_pid" 2>/dev/null
+  dm_pid=
+}
+handled_at() { [ "$(fi_status '{.status.lastHandledReconcileAt}')" = "$1" ] && ready_for_generation; }
+remember() {
+  versions >"$work/versions"
+  inventory >"$work/inventory"
+  fi_status '{.status.lastAppliedRevision}' >"$work/revision"
+}
+
+# c1: the operator reconciles; stopped, the daemon starts in its place,
+# handles a reconcile request and changes nothing.
+instance c1-operator "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]/size: medium/size: small}" "${git_sync[@]}"
+operator_turn c1-operator
+remember
+dm_start
+requested=$(date +%s%N)
+k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+if wait_until 300 handled_at "$requested"; then
+  pass "c1: then the daemon reconciles the operator's installation"
+else
+  show "$work/daemon.log"
+  fail "c1: then the daemon reconciles the operator's installation" \
+    "lastHandledReconcileAt '$(fi_status '{.status.lastHandledReconcileAt}')', Ready: $(fi_status '{.status.conditions[?(@.type=="Ready")].message}')"
+fi
+dm_stop
+check "c1: and changes no object" unchanged
+check "c1: and keeps the operator's inventory" inventory_kept
+check "c1: and the operator's revision" revision_kept
+
+# c2: the daemon applies an edit of the instance in the cluster; stopped,
+# the operator starts in its place and changes nothing.
+instance c2-daemon "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]/size: medium/size: large}" "${git_sync[@]}"
+built c2-daemon || fail "c2-daemon: build --operator" "$(built c2-daemon)"
+dm_start
+k apply --server-side --force-conflicts --field-manager=kustomize-controller -f "$work/c2-daemon.yaml" >/dev/null 2>"$work/c2.kubectl.err" ||
+  fail "c2: kubectl apply of the instance" "$(tail -n 1 "$work/c2.kubectl.err")"
+if wait_until 300 applied_is "$(cat "$work/c2-daemon.revision")"; then
+  pass "c2: the daemon applies the instance edited in the cluster"
+else
+  show "$work/daemon.log"
+  fail "c2: the daemon applies the instance edited in the cluster" \
+    "lastAppliedRevision '$(fi_status '{.status.lastAppliedRevision}')', Ready: $(fi_status '{.status.conditions[?(@.type=="Ready")].message}')"
+fi
+dm_stop
+check "c2: the daemon's inventory is build --operator's objects" inventory_is_build c2-daemon
+remember
+before=$(fi_status '{.status.history[0].totalReconciliations}')
+op_start
+if wait_until 300 reconciled_more_than "$before"; then
+  pass "c2: then the operator reconciles it"
+else
+  show "$work/operator.log"
+  fail "c2: then the operator reconciles it" "Ready: $(fi_status '{.status.conditions[?(@.type=="Ready")].message}')"
+fi
+op_stop
+check "c2: and changes no object" unchanged
+check "c2: and keeps the daemon's inventory" inventory_kept
+check "c2: and the daemon's revision" revision_kept
 summary
