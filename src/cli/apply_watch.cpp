@@ -94,7 +94,8 @@ class DaemonCluster {
             log_.info("building", {{"revision", instance.rendered.revision}});
             say_outdated(observed, instance);
           });
-      return {run.result.revision, run.instance.artifact_digest, observed.uid};
+      return {run.result.revision, run.instance.artifact_digest, observed.uid,
+              connected.cluster->requests()};
     } catch (const reconcile::ReconcileError& e) {
       if (e.reason() == reconcile::kArtifactFailed || e.reason() == reconcile::kBuildFailed) {
         reconcile::record_failure(*connected.cluster, flux, e.reason(), failure_message(e),

@@ -23,6 +23,7 @@ struct Reconciled {
   std::string revision;         // .status.lastAppliedRevision
   std::string artifact_digest;  // of the distribution artifact; empty for a directory
   std::string uid;              // the instance object's
+  int requests = 0;             // API requests it took
 };
 
 struct DaemonActions {
