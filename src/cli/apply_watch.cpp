@@ -68,6 +68,10 @@ class DaemonCluster {
     recorder_.record({flux.name, flux.ns, uid, ""}, event);
   }
 
+  void mark_disabled(const daemon::Observed& observed) {
+    reconcile::record_disabled(*connected_.cluster, *observed.flux);
+  }
+
   // One reconciliation, as `apply` does it, with the daemon's log and events.
   daemon::Reconciled reconcile(const daemon::Observed& observed,
                                const reconcile::ApplyOptions& base) {
@@ -214,6 +218,7 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
   actions.event = [&](const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
     cluster.record(observed, event);
   };
+  actions.disabled = [&](const daemon::Observed& observed) { cluster.mark_disabled(observed); };
   daemon::Metrics metrics;
   daemon::Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 

@@ -77,6 +77,7 @@ void Daemon::observe() {
   if (change == Observation::disabled) {
     log_.error("can't reconcile instance", "Reconciliation is disabled", {});
     actions_.event(observed_, {true, "ReconciliationDisabled", "Reconciliation is disabled", ""});
+    actions_.disabled(observed_);
   } else if (change == Observation::enabled) {
     log_.info("Reconciliation is enabled");
   } else if (change == Observation::changed) {

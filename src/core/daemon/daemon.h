@@ -34,6 +34,9 @@ struct DaemonActions {
   std::function<std::string(const instance::FluxInstance&)> artifact_digest;
   // Records an event on the instance (errors are the action's to log).
   std::function<void(const Observed&, const reconcile::InstanceEvent&)> event;
+  // The instance's reconciliation was just disabled (its status, if never
+  // reconciled: reconcile::record_disabled).
+  std::function<void(const Observed&)> disabled;
 };
 
 class Daemon {

@@ -39,6 +39,9 @@ class Logger {
 
  private:
   struct Sink {
+    // (A constructor: clang 14 has no parenthesized aggregate initialization.)
+    Sink(std::ostream& out, LogFormat format, Clock clock)
+        : out(out), format(format), clock(std::move(clock)) {}
     std::ostream& out;
     LogFormat format;
     Clock clock;

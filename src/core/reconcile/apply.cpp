@@ -587,4 +587,28 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
   }
 }
 
+void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flux) {
+  if (cluster.dry_run()) return;
+  ObjectRef ref{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name};
+  try {
+    std::optional<json> live = cluster.get(ref);
+    if (!live) return;
+    json status = live->value("status", json::object());
+    // A reconciled instance keeps its last state; the event says the rest.
+    for (const json& condition : status.value("conditions", json::array())) {
+      if (condition.value("type", "") == "Ready") return;
+    }
+    std::int64_t generation =
+        live->value("metadata", json::object()).value("generation", std::int64_t{0});
+    set_condition(
+        status,
+        {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
+        generation, now_rfc3339());
+    mark_handled(status, flux);
+    cluster.apply_status(ref, status);
+  } catch (const Error&) {
+    // As for an event: the daemon goes on.
+  }
+}
+
 }  // namespace fluxop::reconcile

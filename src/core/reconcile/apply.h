@@ -89,6 +89,12 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
                     std::string_view reason, const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event);
 
+// An instance whose reconciliation is disabled before it was ever
+// reconciled: its status says so (Ready=True, ReconciliationDisabled,
+// "Initialized with reconciliation suspended"), as the operator initializes
+// it; one reconciled before keeps its status. Errors are ignored.
+void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flux);
+
 // How long an apply may take: `flag` (--timeout), else the reconcileTimeout
 // annotation, else 5m; an unparsable annotation is `warn`ed about, as the
 // operator does, and ignored.

@@ -105,6 +105,10 @@ struct Harness {
       std::lock_guard lock(mutex);
       events.push_back(event.reason + ": " + event.message);
     };
+    actions.disabled = [this](const Observed& observed) {
+      std::lock_guard lock(mutex);
+      events.push_back("status disabled: " + observed.key);
+    };
     daemon = std::make_unique<Daemon>(source, actions, log, metrics, stop_fds[0],
                                       [this] { return stop.load(); });
   }
@@ -171,8 +175,10 @@ TEST_CASE("daemon: disabled, an event says so once and nothing is reconciled unt
   Harness harness;
   harness.source.set("k1", "    fluxcd.controlplane.io/reconcile: disabled\n");
   harness.start();
-  REQUIRE(eventually([&] { return harness.recorded().size() == 1; }));
-  CHECK(harness.recorded().front() == "ReconciliationDisabled: Reconciliation is disabled");
+  REQUIRE(eventually([&] { return harness.recorded().size() == 2; }));
+  CHECK(harness.recorded() ==
+        std::vector<std::string>{"ReconciliationDisabled: Reconciliation is disabled",
+                                 "status disabled: k1"});
   CHECK(harness.metrics.render().find("suspended=\"True\"") != std::string::npos);
   harness.change(
       [&] { harness.source.set("k2", "    fluxcd.controlplane.io/reconcile: Disabled\n"); });
@@ -181,7 +187,7 @@ TEST_CASE("daemon: disabled, an event says so once and nothing is reconciled unt
   REQUIRE(eventually([&] { return harness.keys().size() == 1; }));
   // Neither k1 nor k2 was reconciled, and the event was not repeated.
   CHECK(harness.keys() == std::vector<std::string>{"k3"});
-  CHECK(harness.recorded().size() == 1);
+  CHECK(harness.recorded().size() == 2);
 }
 
 TEST_CASE("daemon: an unreadable instance is logged once; the last one stays applied") {

@@ -343,6 +343,32 @@ TEST_CASE("policy: an instance read from the cluster is never written but for it
   CHECK(run.instance()["status"]["conditions"][0]["observedGeneration"] == 2);
 }
 
+TEST_CASE("policy: disabled before any reconcile, the status says so; after, it is kept") {
+  Run run;
+  json never_reconciled = {
+      {"apiVersion", "fluxcd.controlplane.io/v1"},
+      {"kind", "FluxInstance"},
+      {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}, {"generation", 1}}},
+      {"spec", json::object()}};
+  run.cluster.put(never_reconciled);
+  instance::FluxInstance flux = instance::testing::load(std::string(instance::testing::kMinimal));
+  record_disabled(run.cluster, flux);
+  CHECK(run.ready() == "True ReconciliationDisabled");
+  CHECK(run.instance()["status"]["conditions"][0]["message"] ==
+        "Initialized with reconciliation suspended");
+  // Reconciled once: its Ready condition stays as it was.
+  run.cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  run.apply("  wait: false\n");
+  REQUIRE(run.ready() == "True ReconciliationSucceeded");
+  record_disabled(run.cluster, flux);
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  // Nothing absent is written.
+  Run empty;
+  record_disabled(empty.cluster, flux);
+  CHECK(empty.cluster.objects.empty());
+}
+
 TEST_CASE("policy: a lower minor than the one applied is refused: BuildFailed, Stalled") {
   Run run;
   run.cluster.put(
