@@ -2,14 +2,17 @@
 # End-to-end tests of `fluxopctl apply --watch`, the daemon, on a local
 # control plane (scripts/cluster) of their own and a local registry; every
 # outcome is checked with kubectl, curl and the daemon's logs. In order:
-#   1 from a file: installs it and says so (events, status, /metrics,
-#     /healthz, /readyz); an edit of the file is applied; so is a ConfigMap
+#   1 from a file: installs it and says so (events, OutdatedVersion among
+#     them, status, /metrics, /healthz, /readyz); an edit of the file starts
+#     a reconcile within 5 s and is applied; so is a ConfigMap
 #     volume's update (its ..data symlink swapped); a deleted Deployment is
 #     restored at the next reconcileEvery; `reconcile: disabled` pauses it
 #     (an event says so, flux_instance_info says suspended) and `enabled`
 #     resumes it; a file that no longer parses is logged, and nothing
 #     changes; SIGTERM: exit 0 within 10 s
-#   2 from the cluster (--from-cluster, -n): a `kubectl patch` of the spec is
+#   2 from the cluster (--from-cluster, -n): disabled before any reconcile,
+#     the status says so (as the operator initializes it), enabled it is
+#     reconciled; a `kubectl patch` of the spec is
 #     applied at once and the instance's spec is never written by the daemon;
 #     reconcile.fluxcd.io/requestedAt is recorded in lastHandledReconcileAt;
 #     a newer distribution artifact pushed to the registry (a changed
@@ -144,6 +147,8 @@ installed() { ready && label_is source-controller test/edit one; }
 check "file: the instance is installed and Ready" wait_until 300 installed
 revision=$(fi_get '{.status.lastAppliedRevision}')
 check "file: an event says it was installed" has_event ReconciliationSucceeded
+outdated() { events OutdatedVersion | grep -q "^Flux v2\.8\.[0-9]* is outdated, the latest stable version is v"; }
+check "file: an event says Flux 2.8 is outdated" outdated
 check "file: /healthz and /readyz answer" eval 'probe healthz && probe readyz'
 instance_metrics() {
   local out
@@ -216,10 +221,21 @@ cp -r "$dist/flux/v$version" "$small/flux/" && cp -r "$dist/flux-images/v$versio
 registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
   { fail "registry" "pushing the distribution failed"; summary; exit 1; }
 artifact=oci://$REGISTRY_ADDR/flux-manifests:latest
-instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+# Disabled before any reconcile: the status says so, as the operator
+# initializes it; enabled, it is reconciled.
+instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"
+    fluxcd.controlplane.io/reconcile: disabled' five
 k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.yaml" >"$work/kubectl.out" 2>&1 ||
   fail "cluster: kubectl apply of the instance" "$(head -n 1 "$work/kubectl.out")"
 start_daemon cluster --from-cluster -n "$ns" --log-format json
+initialized_disabled() {
+  [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].reason}')" = ReconciliationDisabled ] &&
+    [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].message}')" = "Initialized with reconciliation suspended" ]
+}
+check "cluster: disabled before any reconcile, the status says so" wait_until 60 initialized_disabled
+instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.yaml" >"$work/kubectl.out" 2>&1 ||
+  fail "cluster: kubectl apply of the instance" "$(head -n 1 "$work/kubectl.out")"
 check "cluster: the instance in the cluster is applied" wait_until 300 label_is source-controller test/edit five
 
 relabel() { # relabel VALUE: the instance's patch sets test/edit=VALUE
