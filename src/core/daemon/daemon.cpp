@@ -102,7 +102,8 @@ void Daemon::reconcile() {
     metrics_.observe_reconcile("error", Clock::now() - started);
     export_instance("False", e.reason());
     log_.error("Reconciler error", e.what(), {{"reason", e.reason()}});
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
+    // Retried like any failure: the daemon outlives a bad reconcile.
     outcome = stopping_() ? Outcome::interrupted : Outcome::failed;
     metrics_.observe_reconcile("error", Clock::now() - started);
     log_.error("Reconciler error", e.what());
@@ -124,7 +125,7 @@ void Daemon::check_artifact() {
                 {{"old", applied_.artifact_digest}, {"new", digest}});
       result = ArtifactCheck::changed;
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::string message = std::string("fetch failed: ") + e.what();
     log_.error("artifact check failed", message);
     actions_.event(observed_, {true, "ArtifactFailed", message, ""});

@@ -111,9 +111,11 @@ Observed ClusterSource::read() {
   try {
     observed.flux = instance::load_instance(yaml::from_json(nlohmann::ordered_json(object)), name,
                                             {.allow_unknown_fields = true}, observed.warnings);
-    observed.key = std::to_string(metadata.value("generation", 0)) + " " +
-                   metadata.value("annotations", json::object()).dump();
+    // The uid too: an instance deleted and created again starts at the
+    // same generation.
     observed.uid = metadata.value("uid", "");
+    observed.key = observed.uid + " " + std::to_string(metadata.value("generation", 0)) + " " +
+                   metadata.value("annotations", json::object()).dump();
   } catch (const Error& e) {
     observed.problem = e.what();
   }
