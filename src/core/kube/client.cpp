@@ -142,6 +142,9 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
 
 std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
                                        const RequestCredentials& credentials) {
+  // A request sent once the stop is asked (an apply's release of its lock)
+  // is neither cancelled nor retried through an outage: it ends in seconds.
+  bool after_stop = options_.cancelled && options_.cancelled();
   std::vector<net::HttpRequest> http_requests;
   for (const Request& one : requests) {
     net::HttpRequest request;
@@ -153,8 +156,8 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     request.body = one.body;
     request.max_body = kMaxResponse;
     request.idempotent = one.method != "POST";
-    request.cancelled = options_.cancelled;
-    if (answered_ && options_.retry_until) {
+    if (!after_stop) request.cancelled = options_.cancelled;
+    if (answered_ && options_.retry_until && !after_stop) {
       request.retry_for = std::max(std::chrono::milliseconds(0),
                                    std::chrono::duration_cast<std::chrono::milliseconds>(
                                        *options_.retry_until - std::chrono::steady_clock::now()));

@@ -47,7 +47,9 @@ struct ClientOptions {
   // Requests sent together (apply_all) go at most this many at a time.
   std::size_t concurrency = 8;
   // Polled while a request runs or waits to be retried: true ends it with
-  // an Error (SIGTERM does not wait for an outage to end).
+  // an Error (SIGTERM does not wait for an outage to end). A request sent
+  // when it is already true (cleanup, such as releasing a lock) is not
+  // cancelled, and not retried beyond `attempts`.
   std::function<bool()> cancelled;
 };
 

@@ -157,7 +157,7 @@ TEST_CASE("daemon: reconciles the instance read, then each new key, not a re-rea
   CHECK(harness.metrics.render().find("ready=\"True\"") != std::string::npos);
 }
 
-TEST_CASE("daemon: a failed reconcile is retried after its backoff; its reason is exported") {
+TEST_CASE("daemon: a failed reconcile is retried after its backoff, its reason exported") {
   Harness harness;
   harness.failures = {"ReconciliationFailed"};
   harness.source.set("k1");
@@ -190,7 +190,7 @@ TEST_CASE("daemon: disabled, an event says so once and nothing is reconciled unt
   CHECK(harness.recorded().size() == 2);
 }
 
-TEST_CASE("daemon: an unreadable instance is logged once; the last one stays applied") {
+TEST_CASE("daemon: an unreadable instance is logged once, the last one stays applied") {
   Harness harness;
   harness.source.set("k1");
   harness.start();

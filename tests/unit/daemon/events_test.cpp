@@ -99,7 +99,7 @@ TEST_CASE("daemon events: an Event as the operator's recorder writes it") {
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("daemon events: no annotations without a revision; empty fields omitted") {
+TEST_CASE("daemon events: no annotations without a revision, empty fields omitted") {
   Recording recording;
   recording.recorder.record({.name = "flux", .ns = "", .uid = "", .resource_version = ""},
                             failed("timeout waiting for: [Deployment/flux-system/helm]"));

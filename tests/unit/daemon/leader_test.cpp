@@ -88,7 +88,7 @@ LeaderOptions quick(const std::string& identity) {
 
 }  // namespace
 
-TEST_CASE("leader: one replica leads, the other waits; a release hands over at once") {
+TEST_CASE("leader: one replica leads, the other waits, a release hands over at once") {
   LeaseServer server;
   std::atomic<int> changes{0};
   auto first = std::make_unique<LeaderElection>(

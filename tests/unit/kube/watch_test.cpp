@@ -147,7 +147,7 @@ TEST_CASE("watch: the object as the last event left it, with its apiVersion and 
   CHECK(object["data"]["value"] == "new");
 }
 
-TEST_CASE("watch: errors are reported and retried with backoff; the kind's discovery is redone") {
+TEST_CASE("watch: errors are reported and retried with backoff, the kind's discovery redone") {
   std::atomic<int> lists{0};
   FakeApiServer server([&](const FakeRequest& request) -> FakeResponse {
     if (auto answer = discovery(request)) return *answer;

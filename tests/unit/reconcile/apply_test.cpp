@@ -343,7 +343,7 @@ TEST_CASE("policy: an instance read from the cluster is never written but for it
   CHECK(run.instance()["status"]["conditions"][0]["observedGeneration"] == 2);
 }
 
-TEST_CASE("policy: disabled before any reconcile, the status says so; after, it is kept") {
+TEST_CASE("policy: disabled before any reconcile, the status says so, after it is kept") {
   Run run;
   json never_reconciled = {
       {"apiVersion", "fluxcd.controlplane.io/v1"},
