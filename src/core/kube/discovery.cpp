@@ -105,9 +105,13 @@ std::string RestMapper::get(const std::string& path, std::string_view accept) {
 
 void RestMapper::add_resource_list(const std::string& path) {
   for (ResourceMapping& mapping : parse_resource_list(get(path, "application/json"))) {
-    mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
-                          std::move(mapping));
+    add(std::move(mapping));
   }
+}
+
+void RestMapper::add(ResourceMapping mapping) {
+  Key key = mapping_key(mapping.group, mapping.version, mapping.kind);
+  if (mappings_.try_emplace(key, std::move(mapping)).second) order_.push_back(std::move(key));
 }
 
 // /api answered APIVersions, /apis an APIGroupList: then one request per
@@ -132,10 +136,7 @@ void RestMapper::load_aggregated_or_legacy(const std::string& path, const Respon
   if (!response.ok()) throw api_error("discovery " + path, response.status, response.body);
   const std::string& body = response.body;
   if (std::optional<std::vector<ResourceMapping>> mappings = parse_aggregated_discovery(body)) {
-    for (ResourceMapping& mapping : *mappings) {
-      mappings_.try_emplace(mapping_key(mapping.group, mapping.version, mapping.kind),
-                            std::move(mapping));
-    }
+    for (ResourceMapping& mapping : *mappings) add(std::move(mapping));
     return;
   }
   load_legacy_group_versions(path, body);  // the server ignored the aggregated types
@@ -143,6 +144,7 @@ void RestMapper::load_aggregated_or_legacy(const std::string& path, const Respon
 
 void RestMapper::load() {
   mappings_.clear();
+  order_.clear();
   missing_.clear();
   // Both roots together: one round trip.
   std::vector<Response> roots = client_.request_all(
@@ -152,6 +154,19 @@ void RestMapper::load() {
   load_aggregated_or_legacy("/api", roots[0]);
   load_aggregated_or_legacy("/apis", roots[1]);
   loaded_ = true;
+}
+
+std::vector<ResourceMapping> RestMapper::preferred_kinds(
+    const std::function<bool(std::string_view group)>& in_group) {
+  if (!loaded_) load();
+  std::vector<ResourceMapping> kinds;
+  std::set<std::string> seen;  // "group/kind"
+  for (const Key& key : order_) {
+    const ResourceMapping& mapping = mappings_.at(key);
+    if (in_group(mapping.group) && seen.insert(mapping.group + "/" + mapping.kind).second)
+      kinds.push_back(mapping);
+  }
+  return kinds;
 }
 
 void RestMapper::refresh() {

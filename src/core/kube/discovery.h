@@ -4,6 +4,7 @@
 // group-version lists on servers without them), and the URL paths of objects.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -49,6 +50,10 @@ class RestMapper {
   // The same, nullopt instead of the error.
   std::optional<ResourceMapping> find(std::string_view group, std::string_view version,
                                       std::string_view kind);
+  // The kinds served in the groups `in_group` accepts, each once, in its
+  // preferred version (the first the server lists).
+  std::vector<ResourceMapping> preferred_kinds(
+      const std::function<bool(std::string_view group)>& in_group);
   // Forgets discovery: the next lookup asks the server again.
   void refresh();
 
@@ -65,8 +70,11 @@ class RestMapper {
 
   KubeClient& client_;
   bool loaded_ = false;
+  void add(ResourceMapping mapping);
+
   std::map<Key, ResourceMapping> mappings_;
-  std::set<Key> missing_;  // unknown even after a refresh, until the next refresh()
+  std::vector<Key> order_;  // the mappings as the server listed them: preferred versions first
+  std::set<Key> missing_;   // unknown even after a refresh, until the next refresh()
   int requests_ = 0;
 };
 

@@ -145,4 +145,10 @@ void LeaseLock::release() {
   write_ours(false);  // a lease that moved is someone else's now
 }
 
+void LeaseLock::remove() {
+  if (!held_) return;
+  held_ = false;
+  cluster_.remove(ref_);
+}
+
 }  // namespace fluxop::reconcile

@@ -35,6 +35,8 @@ class LeaseLock {
   // Renews when a third of the duration has passed since the last renewal.
   void renew();
   void release();
+  // Deletes the lease when it is held (an uninstall leaves none behind).
+  void remove();
   // False once renew() found the lease taken by another apply.
   bool held() const { return held_; }
 

@@ -5,10 +5,12 @@
 // scripted.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/kube/client.h"
@@ -64,6 +66,14 @@ class ClusterApi {
   virtual bool has_kind(const ObjectKey& key) = 0;
   // Forgets discovery, e.g. after CRDs were applied.
   virtual void refresh_kinds() = 0;
+  // The kinds served in the groups `in_group` accepts, each once, in its
+  // preferred version (ObjectKey without name or namespace).
+  virtual std::vector<ObjectKey> served_kinds(
+      const std::function<bool(std::string_view group)>& in_group) = 0;
+  // The API server's version, as /version's gitVersion says it ("v1.31.2").
+  virtual std::string server_version() = 0;
+  // Its os/arch, as /version's platform says it ("linux/amd64").
+  virtual std::string server_platform() = 0;
 
   // Every write is a server dry run (`apply --dry-run=server`, diff).
   virtual bool dry_run() const = 0;

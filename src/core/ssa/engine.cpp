@@ -318,15 +318,61 @@ Applied Engine::recreate(const json& object) {
   progress(display_name(key) + ": immutable field changed, recreating");
   before_request();
   cluster_.remove(key);
-  auto gone_by = std::chrono::steady_clock::now() + kRecreateTimeout;
-  while (cluster_.get(key)) {
-    if (std::chrono::steady_clock::now() > gone_by) {
-      throw Error(display_name(key) + ": still terminating after 60s; cannot recreate it");
-    }
-    std::this_thread::sleep_for(kPollInterval);
-    before_request();
-  }
+  wait_deleted({key}, "the object to be recreated",
+               std::chrono::steady_clock::now() + kRecreateTimeout);
   return {{key, Action::Replaced}, cluster_.apply(object)};
+}
+
+namespace {
+
+// Why an object being deleted is still there: its finalizers, and for a CRD
+// the condition the API server sets while it removes its custom resources.
+std::string held_by(const json& live) {
+  std::string reasons;
+  const json& metadata = live.value("metadata", json::object());
+  std::string finalizers;
+  for (const json& finalizer : metadata.value("finalizers", json::array())) {
+    if (finalizer.is_string())
+      finalizers += (finalizers.empty() ? "" : ", ") + finalizer.get<std::string>();
+  }
+  if (!finalizers.empty()) reasons = "finalizers: " + finalizers;
+  for (const json& condition :
+       live.value("status", json::object()).value("conditions", json::array())) {
+    if (condition.value("type", "") == "Terminating" && condition.value("status", "") == "True")
+      reasons += (reasons.empty() ? "" : "; ") + condition.value("message", "");
+  }
+  if (!metadata.contains("deletionTimestamp"))
+    reasons += std::string(reasons.empty() ? "" : "; ") + "not being deleted";
+  return reasons.empty() ? "terminating" : reasons;
+}
+
+}  // namespace
+
+void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
+                          std::chrono::steady_clock::time_point deadline) {
+  std::vector<ObjectKey> pending = keys;
+  std::chrono::milliseconds poll = kFirstPoll;
+  while (!pending.empty()) {
+    before_request();
+    std::vector<ClusterApi::ListQuery> queries;
+    for (const ObjectKey& key : pending) {
+      queries.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
+    }
+    std::vector<std::vector<json>> found = cluster_.list_all(queries);
+    std::vector<ObjectKey> still;
+    std::string message;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      if (found[i].empty()) continue;
+      still.push_back(pending[i]);
+      message += " " + display_name(pending[i]) + " (" + held_by(found[i].front()) + ")";
+    }
+    pending = std::move(still);
+    if (pending.empty()) break;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error("timeout waiting for " + what + ":" + message);
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, kPollInterval);
+  }
 }
 
 std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,

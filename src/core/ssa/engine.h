@@ -102,6 +102,10 @@ class Engine {
   // them), or throws when one fails or the deadline passes, naming them.
   void wait(const std::vector<nlohmann::json>& objects, const std::string& what,
             std::chrono::steady_clock::time_point deadline);
+  // Until none of the objects exists any more, or throws when the deadline
+  // passes, naming those left with what holds them (finalizers, conditions).
+  void wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
+                    std::chrono::steady_clock::time_point deadline);
   // Deletes what plan_prune decides; a kept object is reported Skipped.
   std::vector<Change> prune(const std::vector<ObjectKey>& stale, const Owner& owner,
                             const std::function<void(const Change&)>& on_change);

@@ -88,6 +88,33 @@ bool KubeCluster::has_kind(const ObjectKey& ref) {
 
 void KubeCluster::refresh_kinds() { client_.mapper().refresh(); }
 
+std::vector<ObjectKey> KubeCluster::served_kinds(
+    const std::function<bool(std::string_view group)>& in_group) {
+  std::vector<ObjectKey> kinds;
+  for (const kube::ResourceMapping& mapping : client_.mapper().preferred_kinds(in_group)) {
+    kinds.push_back({mapping.group, mapping.version, mapping.kind, "", ""});
+  }
+  return kinds;
+}
+
+namespace {
+
+// A string field of the API server's /version answer.
+std::string version_field(kube::KubeClient& client, const char* field) {
+  kube::Response response = client.request("GET", "/version");
+  if (!response.ok()) throw kube::api_error("GET /version", response.status, response.body);
+  json version = json::parse(response.body, nullptr, false);
+  if (!version.is_object() || !version.contains(field) || !version[field].is_string())
+    throw Error(std::string("GET /version: no ") + field + " in the answer");
+  return version[field].get<std::string>();
+}
+
+}  // namespace
+
+std::string KubeCluster::server_version() { return version_field(client_, "gitVersion"); }
+
+std::string KubeCluster::server_platform() { return version_field(client_, "platform"); }
+
 int KubeCluster::requests() const { return client_.requests_sent(); }
 
 }  // namespace fluxop::ssa

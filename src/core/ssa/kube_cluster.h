@@ -29,6 +29,10 @@ class KubeCluster : public ClusterApi {
   bool remove(const ObjectKey& key) override;
   bool has_kind(const ObjectKey& key) override;
   void refresh_kinds() override;
+  std::vector<ObjectKey> served_kinds(
+      const std::function<bool(std::string_view group)>& in_group) override;
+  std::string server_version() override;
+  std::string server_platform() override;
 
   bool dry_run() const override { return dry_run_; }
   const std::string& field_manager() const override { return field_manager_; }

@@ -42,6 +42,7 @@ class FakeCluster : public ssa::ClusterApi {
   std::function<void()> on_refresh;           // what a refresh of discovery finds new
   bool establish = true;                      // whether applied CRDs are established at once
   std::function<void(const json&)> on_apply;  // after each apply, with the object applied
+  std::set<std::string> stuck;  // by key(): deleted, they stay, terminating (a finalizer)
 
   static std::string key(const ssa::ObjectKey& k) { return kube::display_name(k); }
 
@@ -150,6 +151,10 @@ class FakeCluster : public ssa::ClusterApi {
   bool remove(const ssa::ObjectKey& k) override {
     log("DELETE", k);
     if (dry_run_) return objects.contains(key(k));
+    if (auto held = objects.find(key(k)); held != objects.end() && stuck.contains(key(k))) {
+      held->second["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+      return true;
+    }
     return objects.erase(key(k)) > 0;
   }
   bool has_kind(const ssa::ObjectKey& k) override {
@@ -160,6 +165,25 @@ class FakeCluster : public ssa::ClusterApi {
     requests_log.push_back("REFRESH");
     if (on_refresh) on_refresh();
   }
+  // Every kind of `served` in an accepted group (the fake serves one
+  // version of each).
+  std::vector<ssa::ObjectKey> served_kinds(
+      const std::function<bool(std::string_view group)>& in_group) override {
+    std::vector<ssa::ObjectKey> kinds;
+    for (const std::string& served_kind : served) {
+      std::size_t version_at = served_kind.find('/');
+      std::size_t kind_at = served_kind.find('/', version_at + 1);
+      ssa::ObjectKey kind{served_kind.substr(0, version_at),
+                          served_kind.substr(version_at + 1, kind_at - version_at - 1),
+                          served_kind.substr(kind_at + 1), "", ""};
+      if (in_group(kind.group)) kinds.push_back(kind);
+    }
+    return kinds;
+  }
+  std::string kubernetes_version = "v1.31.0";  // the server's
+  std::string server_version() override { return kubernetes_version; }
+  std::string platform = "linux/amd64";  // the server's
+  std::string server_platform() override { return platform; }
   bool dry_run() const override { return dry_run_; }
   const std::string& field_manager() const override { return manager_; }
   int requests() const override { return static_cast<int>(requests_log.size()); }

@@ -1,0 +1,235 @@
+#include "core/reconcile/uninstall.h"
+
+#include <map>
+#include <optional>
+
+#include "core/error.h"
+#include "core/instance/duration.h"
+#include "core/reconcile/apply.h"
+#include "core/reconcile/lease_lock.h"
+#include "core/ssa/engine.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+using ssa::Action;
+using ssa::Change;
+
+// A finalizer-removing patch is refused when the finalizers changed since
+// they were read; they are read again this many times.
+constexpr int kFinalizerAttempts = 3;
+
+json finalizers_of(const json& object) {
+  json finalizers = object.value("metadata", json::object()).value("finalizers", json::array());
+  return finalizers.is_array() ? finalizers : json::array();
+}
+
+bool is_crd(const ObjectRef& key) {
+  return key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition";
+}
+
+class Uninstall {
+ public:
+  Uninstall(ssa::ClusterApi& cluster, const ObjectRef& ref, const UninstallOptions& options)
+      : cluster_(cluster),
+        ref_(ref),
+        options_(options),
+        engine_(cluster_,
+                {.before_request = [this] { before_request(); },
+                 .on_progress = [this](const std::string& line) { progress(line); }},
+                owner_labels(ref)),
+        started_(std::chrono::steady_clock::now()),
+        deadline_(started_ + options.timeout) {}
+
+  UninstallResult run();
+
+ private:
+  void before_request() {
+    if (options_.interrupted && options_.interrupted()) throw Error("interrupted");
+    if (lock_) lock_->renew();
+  }
+  void progress(const std::string& line) const {
+    if (options_.on_progress) options_.on_progress(line);
+  }
+  void report(const Change& change) {
+    result_.changes.push_back(change);
+    if (options_.on_change) options_.on_change(change);
+  }
+  // Runs one step; in a best-effort uninstall its failure is a warning and
+  // the next step runs.
+  void step(const std::string& what, const std::function<void()>& action);
+  // Deletes the objects (those the prune rules allow) and waits for them.
+  void remove(const std::vector<ObjectRef>& keys, const std::string& what, bool wait);
+  void remove_flux_finalizers();
+  // Removes `finalizers` of the object (all when nullopt), retried when
+  // they changed meanwhile; false when the object is gone.
+  bool remove_finalizers(const ObjectRef& key, json live,
+                         const std::optional<std::string>& finalizer);
+  void remove_instance(const json& live);
+
+  ssa::ClusterApi& cluster_;
+  const ObjectRef& ref_;
+  const UninstallOptions& options_;
+  ssa::Engine engine_;
+  std::optional<LeaseLock> lock_;
+  std::chrono::steady_clock::time_point started_, deadline_;
+  UninstallResult result_;
+};
+
+void Uninstall::step(const std::string& what, const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    if (!options_.best_effort) throw;
+    result_.warnings.push_back(what + ": " + e.what());
+    progress("warning: " + result_.warnings.back());
+  }
+}
+
+void Uninstall::remove(const std::vector<ObjectRef>& keys, const std::string& what, bool wait) {
+  std::vector<ObjectRef> deleted;
+  for (const Change& change :
+       engine_.prune(keys, owner_labels(ref_), [this](const Change& c) { report(c); })) {
+    if (change.action == Action::Deleted) deleted.push_back(change.ref);
+  }
+  if (wait && !deleted.empty() && !cluster_.dry_run())
+    engine_.wait_deleted(deleted, what, deadline_);
+}
+
+bool Uninstall::remove_finalizers(const ObjectRef& key, json live,
+                                  const std::optional<std::string>& finalizer) {
+  for (int attempt = 1;; ++attempt) {
+    json finalizers = finalizers_of(live);
+    json patch = json::array();
+    for (std::size_t i = finalizers.size(); i-- > 0;) {
+      if (finalizer && finalizers[i] != *finalizer) continue;
+      std::string path = "/metadata/finalizers/" + std::to_string(i);
+      patch.push_back({{"op", "test"}, {"path", path}, {"value", finalizers[i]}});
+      patch.push_back({{"op", "remove"}, {"path", path}});
+    }
+    if (patch.empty()) return true;
+    try {
+      before_request();
+      cluster_.json_patch(key, patch);
+      return true;
+    } catch (const kube::ApiError& e) {
+      // 422: a test failed, the finalizers moved; 409: the object changed.
+      if (attempt == kFinalizerAttempts || (e.status() != 422 && e.status() != 409)) throw;
+    }
+    before_request();
+    std::optional<json> again = cluster_.get(key);
+    if (!again) return false;
+    live = std::move(*again);
+  }
+}
+
+void Uninstall::remove_flux_finalizers() {
+  std::vector<ObjectRef> kinds = cluster_.served_kinds(is_flux_group);
+  std::vector<ssa::ClusterApi::ListQuery> queries;
+  for (const ObjectRef& kind : kinds) queries.push_back({kind, {}, ""});
+  before_request();
+  std::vector<std::vector<json>> lists = cluster_.list_all(queries);
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    int removed = 0;
+    for (json& object : lists[i]) {
+      if (finalizers_of(object).empty()) continue;
+      ObjectRef key = kinds[i];
+      key.ns = object["metadata"].value("namespace", "");
+      key.name = object["metadata"].value("name", "");
+      if (remove_finalizers(key, std::move(object), std::nullopt)) ++removed;
+    }
+    if (removed > 0)
+      progress("removed the finalizers of " + std::to_string(removed) + " " + kinds[i].kind +
+               (removed == 1 ? "" : " objects"));
+  }
+}
+
+void Uninstall::remove_instance(const json& live) {
+  std::optional<json> now = live;
+  if (!finalizers_of(live).empty()) {
+    // The finalizer is the uninstall this is: nobody else is to run it.
+    if (!remove_finalizers(ref_, live, std::string(kInstanceFinalizer))) return;
+  }
+  if (options_.best_effort) return;  // being deleted: it goes once released
+  before_request();
+  if (!cluster_.remove(ref_)) return;
+  report({ref_, Action::Deleted});
+  if (options_.wait && !cluster_.dry_run())
+    engine_.wait_deleted({ref_}, "the FluxInstance to be gone", deadline_);
+}
+
+UninstallResult Uninstall::run() {
+  before_request();
+  std::optional<json> live = cluster_.get(ref_);
+  if (!live) {
+    result_.message = display_name(ref_) + " not found: nothing to uninstall";
+    return result_;
+  }
+  result_.found = true;
+  if (!cluster_.dry_run()) {
+    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
+                  [this](const std::string& line) { progress(line); });
+    ObjectRef lease{"coordination.k8s.io", "v1", "Lease", ref_.ns, LeaseLock::name_for(ref_.name)};
+    lock_->acquire(options_.lock_timeout, cluster_.get(lease));
+  }
+
+  std::vector<ObjectRef> inventory =
+      read_inventory(live->value("status", json::object()).value("inventory", json::object()));
+  std::vector<ObjectRef> controllers, rest;
+  std::size_t kept = 0;
+  for (const ObjectRef& key : inventory) {
+    if (key.group == "apps" && key.kind == "Deployment")
+      controllers.push_back(key);
+    else if (options_.keep_crds && (is_crd(key) || is_flux_group(key.group)))
+      ++kept;
+    else
+      rest.push_back(key);
+  }
+
+  step("deleting the controllers",
+       [&] { remove(controllers, "the controllers to stop", /*wait=*/true); });
+  if (options_.keep_crds) {
+    progress("keeping " + std::to_string(kept) +
+             " CRDs and Flux objects of the inventory, and the Flux custom resources");
+  } else {
+    step("removing the finalizers of the Flux custom resources", [&] { remove_flux_finalizers(); });
+  }
+  step("deleting the inventory",
+       [&] { remove(rest, "the deleted objects to be gone", options_.wait); });
+  step("removing the FluxInstance", [&] { remove_instance(*live); });
+  if (lock_) lock_->remove();
+
+  auto elapsed =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  result_.message = "Uninstallation completed in " + instance::format_go_duration(elapsed);
+  return result_;
+}
+
+}  // namespace
+
+bool is_flux_group(std::string_view group) { return group.ends_with(".toolkit.fluxcd.io"); }
+
+UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                                   const UninstallOptions& options) {
+  return Uninstall(cluster, ref, options).run();
+}
+
+void ensure_finalizer(ssa::ClusterApi& cluster, const json& live) {
+  json finalizers = finalizers_of(live);
+  for (const json& finalizer : finalizers) {
+    if (finalizer == kInstanceFinalizer) return;
+  }
+  json patch = live.value("metadata", json::object()).contains("finalizers")
+                   ? json::array({{{"op", "add"},
+                                   {"path", "/metadata/finalizers/-"},
+                                   {"value", std::string(kInstanceFinalizer)}}})
+                   : json::array({{{"op", "add"},
+                                   {"path", "/metadata/finalizers"},
+                                   {"value", {std::string(kInstanceFinalizer)}}}});
+  cluster.json_patch(object_ref(live), patch);
+}
+
+}  // namespace fluxop::reconcile

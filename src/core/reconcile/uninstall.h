@@ -1,0 +1,64 @@
+// `fluxopctl delete`, and the daemon's answer to a FluxInstance being
+// deleted: the clean uninstall the Flux Operator performs behind its
+// finalizer. The controllers go first and are waited for, so that none runs
+// while the finalizers of the Flux custom resources are removed; then the
+// inventory goes (its CRDs take the custom resources with them) and is waited
+// for; the FluxInstance last, so that an uninstall stopped half-way is done
+// by running it again. Objects annotated `fluxcd.controlplane.io/prune:
+// disabled` (the namespace) stay, and nothing outside the inventory is
+// deleted: the workloads Flux deployed are never touched.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/reconcile/inventory.h"
+#include "core/ssa/change_set.h"
+#include "core/ssa/cluster_api.h"
+
+namespace fluxop::reconcile {
+
+// The FluxInstance finalizer, the operator's.
+inline constexpr std::string_view kInstanceFinalizer = "fluxcd.controlplane.io/finalizer";
+
+struct UninstallOptions {
+  // Keep the CRDs and the Flux custom resources (with their finalizers), so
+  // that a reinstall resumes where it stopped.
+  bool keep_crds = false;
+  // Wait for what was deleted to be gone (the controllers are always waited
+  // for: none may run once the finalizers are removed).
+  bool wait = true;
+  std::chrono::seconds timeout{300};
+  std::chrono::seconds lock_timeout{60};
+  // The daemon's uninstall, as the operator's: every step is tried, what
+  // fails is a warning, and the instance (being deleted) is released by
+  // removing its finalizer rather than deleted.
+  bool best_effort = false;
+  std::function<void(const ssa::Change&)> on_change;
+  std::function<void(const std::string&)> on_progress;
+  std::function<bool()> interrupted;
+};
+
+struct UninstallResult {
+  bool found = false;  // whether there was an instance to uninstall
+  std::vector<ssa::Change> changes;
+  std::string message;                // "Uninstallation completed in 12s"
+  std::vector<std::string> warnings;  // of a best-effort uninstall
+};
+
+// Uninstalls what the instance `ref` installed. Throws fluxop::Error naming
+// the object that blocks (unless best_effort); nothing is then lost: the
+// instance and its inventory stay for the next attempt.
+UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                                   const UninstallOptions& options);
+
+// Whether an API group is one of Flux's (source.toolkit.fluxcd.io, ...).
+bool is_flux_group(std::string_view group);
+
+// Adds the finalizer to the live instance when it lacks it, as the operator
+// does before its first reconcile, so that deleting the instance uninstalls.
+void ensure_finalizer(ssa::ClusterApi& cluster, const nlohmann::json& live);
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,213 @@
+// The uninstall on a cluster in memory: what goes, in which order, what stays,
+// and what a stuck object makes of it.
+#include "core/reconcile/uninstall.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "../ssa/fake_cluster.h"
+#include "core/error.h"
+#include "core/reconcile/inventory.h"
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+using testing::FakeCluster;
+
+const ObjectRef kInstance{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system", "flux"};
+const json kOwner = {{"fluxcd.controlplane.io/name", "flux"},
+                     {"fluxcd.controlplane.io/namespace", "flux-system"}};
+
+json object(std::string api_version, std::string kind, std::string ns, std::string name,
+            bool owned = true) {
+  json metadata = {{"name", name}};
+  if (!ns.empty()) metadata["namespace"] = ns;
+  if (owned) metadata["labels"] = kOwner;
+  return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", metadata}};
+}
+
+// Flux installed by the instance: a namespace kept by its annotation, a
+// controller, a CRD and a custom resource of the sync in the inventory; a
+// Kustomization of the user's with a finalizer, and a workload it deployed.
+struct Installed {
+  FakeCluster cluster;
+  std::vector<std::string> progress;
+  UninstallOptions options;
+
+  Installed() {
+    cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+    cluster.served.insert("kustomize.toolkit.fluxcd.io/v1/Kustomization");
+    json ns = object("v1", "Namespace", "", "flux-system");
+    ns["metadata"]["annotations"] = {{"fluxcd.controlplane.io/prune", "disabled"}};
+    std::vector<json> inventory = {
+        ns,
+        object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+               "kustomizations.kustomize.toolkit.fluxcd.io"),
+        object("v1", "ServiceAccount", "flux-system", "kustomize-controller"),
+        object("apps/v1", "Deployment", "flux-system", "kustomize-controller"),
+        object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", "flux-system")};
+    std::vector<ObjectRef> refs;
+    for (const json& one : inventory) {
+      cluster.put(one);
+      refs.push_back(object_ref(one));
+    }
+    json instance = object("fluxcd.controlplane.io/v1", "FluxInstance", "flux-system", "flux",
+                           /*owned=*/false);
+    instance["status"] = {{"inventory", inventory_json(refs)}};
+    cluster.put(instance);
+    json apps = object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", "apps", false);
+    apps["metadata"]["finalizers"] = {"finalizers.fluxcd.io"};
+    cluster.put(apps);
+    json workload = object("apps/v1", "Deployment", "apps", "podinfo", false);
+    workload["metadata"]["labels"] = {{"kustomize.toolkit.fluxcd.io/name", "apps"}};
+    cluster.put(workload);
+    options.timeout = std::chrono::seconds(1);
+    options.on_progress = [this](const std::string& line) { progress.push_back(line); };
+  }
+
+  bool has(const std::string& key) const { return cluster.objects.contains(key); }
+  std::size_t position(const std::string& request) const {
+    auto at = std::find(cluster.requests_log.begin(), cluster.requests_log.end(), request);
+    REQUIRE_MESSAGE(at != cluster.requests_log.end(), request);
+    return static_cast<std::size_t>(at - cluster.requests_log.begin());
+  }
+};
+
+TEST_CASE("uninstall: the controllers, then the finalizers, then the inventory and the instance") {
+  Installed installed;
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.found);
+  CHECK(result.message.starts_with("Uninstallation completed in "));
+  CHECK_FALSE(installed.has("Deployment/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+  CHECK_FALSE(installed.has("ServiceAccount/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("Kustomization/flux-system/flux-system"));
+  CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
+  CHECK_FALSE(installed.has("Lease/flux-system/fluxopctl-flux"));
+  // What the instance did not install stays; the annotated namespace too.
+  CHECK(installed.has("Namespace/flux-system"));
+  CHECK(installed.has("Deployment/apps/podinfo"));
+  CHECK(installed.cluster.objects.at("Kustomization/apps/apps")["metadata"]["finalizers"].empty());
+
+  std::size_t controller = installed.position("DELETE Deployment/flux-system/kustomize-controller");
+  std::size_t finalizers = installed.position("PATCH Kustomization/apps/apps");
+  std::size_t crd = installed.position(
+      "DELETE CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io");
+  CHECK(controller < finalizers);
+  CHECK(finalizers < crd);
+  CHECK(crd < installed.position("DELETE FluxInstance/flux-system/flux"));
+
+  std::vector<std::string> lines;
+  for (const ssa::Change& change : result.changes) lines.push_back(ssa::change_line(change));
+  CHECK(std::find(lines.begin(), lines.end(), "Namespace/flux-system skipped") != lines.end());
+  CHECK(std::find(lines.begin(), lines.end(), "FluxInstance/flux-system/flux deleted") !=
+        lines.end());
+  CHECK(std::find(installed.progress.begin(), installed.progress.end(),
+                  "removed the finalizers of 1 Kustomization") != installed.progress.end());
+}
+
+TEST_CASE("uninstall: run again once done, there is nothing to do") {
+  Installed installed;
+  uninstall_instance(installed.cluster, kInstance, installed.options);
+  installed.cluster.requests_log.clear();
+  UninstallResult again = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK_FALSE(again.found);
+  CHECK(again.changes.empty());
+  CHECK(installed.cluster.logged("DELETE").empty());
+  CHECK(installed.cluster.logged("PATCH").empty());
+}
+
+TEST_CASE("uninstall: stopped half-way, run again it finishes") {
+  Installed installed;
+  // The controllers went, then it stopped.
+  installed.cluster.objects.erase("Deployment/flux-system/kustomize-controller");
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.found);
+  CHECK_FALSE(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+  CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
+}
+
+TEST_CASE(
+    "uninstall: keep-crds keeps the CRDs and the Flux custom resources with their finalizers") {
+  Installed installed;
+  installed.options.keep_crds = true;
+  uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK_FALSE(installed.has("Deployment/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("ServiceAccount/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
+  CHECK(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+  CHECK(installed.has("Kustomization/flux-system/flux-system"));
+  CHECK(installed.cluster.objects.at("Kustomization/apps/apps")["metadata"]["finalizers"].size() ==
+        1);
+}
+
+TEST_CASE("uninstall: an object that does not go is named with what holds it") {
+  Installed installed;
+  std::string crd = "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io";
+  installed.cluster.stuck.insert(crd);
+  installed.cluster.objects.at(crd)["metadata"]["finalizers"] = {
+      "customresourcecleanup.apiextensions.k8s.io"};
+  std::string error;
+  try {
+    uninstall_instance(installed.cluster, kInstance, installed.options);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  CHECK(error == "timeout waiting for the deleted objects to be gone: " + crd +
+                     " (finalizers: customresourcecleanup.apiextensions.k8s.io)");
+  // The instance stays, with its inventory, for the next attempt.
+  CHECK(installed.has("FluxInstance/flux-system/flux"));
+}
+
+TEST_CASE("uninstall: best effort goes on past a failure and releases the instance") {
+  Installed installed;
+  installed.options.best_effort = true;
+  std::string crd = "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io";
+  installed.cluster.stuck.insert(crd);
+  installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] = {
+      "example.com/other", std::string(kInstanceFinalizer)};
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  REQUIRE(result.warnings.size() == 1);
+  CHECK(result.warnings[0].starts_with("deleting the inventory: timeout waiting for"));
+  // Being deleted, it is only released: ours goes, another's stays.
+  REQUIRE(installed.has("FluxInstance/flux-system/flux"));
+  CHECK(installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] ==
+        json::array({"example.com/other"}));
+  std::vector<std::string> deleted = installed.cluster.logged("DELETE");
+  CHECK(std::find(deleted.begin(), deleted.end(), "FluxInstance/flux-system/flux") ==
+        deleted.end());
+  CHECK(std::find(deleted.begin(), deleted.end(), "Lease/flux-system/fluxopctl-flux") !=
+        deleted.end());
+}
+
+TEST_CASE("uninstall: a dry run changes nothing and says what would go") {
+  Installed installed;
+  FakeCluster& cluster = installed.cluster;
+  FakeCluster dry(/*dry_run=*/true);
+  dry.served = cluster.served;
+  dry.objects = cluster.objects;
+  UninstallResult result = uninstall_instance(dry, kInstance, installed.options);
+  CHECK(dry.objects == cluster.objects);
+  CHECK(dry.logged("CREATE").empty());  // no lock taken
+  CHECK(std::count_if(result.changes.begin(), result.changes.end(),
+                      [](const ssa::Change& c) { return c.action == ssa::Action::Deleted; }) == 5);
+}
+
+TEST_CASE("uninstall: the finalizer is added once") {
+  FakeCluster cluster;
+  cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+  cluster.put(object("fluxcd.controlplane.io/v1", "FluxInstance", "flux-system", "flux", false));
+  ensure_finalizer(cluster, cluster.objects.at("FluxInstance/flux-system/flux"));
+  ensure_finalizer(cluster, cluster.objects.at("FluxInstance/flux-system/flux"));
+  CHECK(cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] ==
+        json::array({std::string(kInstanceFinalizer)}));
+  CHECK(cluster.logged("PATCH").size() == 1);
+  CHECK(is_flux_group("source.toolkit.fluxcd.io"));
+  CHECK_FALSE(is_flux_group("fluxcd.controlplane.io"));
+  CHECK_FALSE(is_flux_group("toolkit.fluxcd.io.example.com"));
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile
