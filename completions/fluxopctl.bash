@@ -3,9 +3,20 @@ _fluxopctl() {
   local cur prev command
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  command=${COMP_WORDS[1]}
-  if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "build apply diff kustomize pull push version --help --version" -- "$cur"))
+  # --color VALUE goes before the command or after it
+  if [ "$prev" = --color ]; then
+    COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+    return
+  fi
+  local i=1
+  while [ "$i" -lt "$COMP_CWORD" ] && [[ "${COMP_WORDS[i]}" == -* ]]; do
+    [ "${COMP_WORDS[i]}" = --color ] && i=$((i + 1))
+    i=$((i + 1))
+  done
+  command=${COMP_WORDS[i]}
+  if [ "$i" -eq "$COMP_CWORD" ]; then
+    COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull push version help completion --color
+      --help --version" -- "$cur"))
     return
   fi
   # --dry-run=VALUE: bash splits the word at '=' (COMP_WORDBREAKS)
@@ -21,6 +32,10 @@ _fluxopctl() {
     -o|--output)
       if [ "$command" = apply ]; then
         COMPREPLY=($(compgen -W "json" -- "$cur"))
+      elif [ "$command" = delete ]; then
+        COMPREPLY=($(compgen -W "json" -- "$cur"))
+      elif [ "$command" = report ] || [ "$command" = get ]; then
+        COMPREPLY=($(compgen -W "table yaml json" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
       fi
@@ -51,7 +66,7 @@ _fluxopctl() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
-          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --watch
+          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
           --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
           --leader-election-retry-period -h --help" \
@@ -68,6 +83,59 @@ _fluxopctl() {
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
+      ;;
+    delete)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context
+          --insecure-skip-tls-verify --field-manager --keep-crds --wait --no-wait --timeout
+          --lock-timeout --dry-run -o --output -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    get)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+          -o --output -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    wait)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+          --timeout -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    reconcile)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+          --field-manager --force --wait --no-wait --timeout -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    suspend)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+          --field-manager -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    resume)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+          --field-manager --wait --no-wait --timeout -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    report)
+      COMPREPLY=($(compgen -W "--kubeconfig --context --insecure-skip-tls-verify --field-manager -n
+        --namespace -o --output --write -h --help" -- "$cur"))
       ;;
     kustomize)
       if [[ "$cur" == -* ]]; then
@@ -87,7 +155,16 @@ _fluxopctl() {
         COMPREPLY=($(compgen -d -- "$cur"))
       fi
       ;;
-    version) COMPREPLY=($(compgen -W "-h --help" -- "$cur")) ;;
+    version) COMPREPLY=($(compgen -W "-o --output --color -h --help" -- "$cur")) ;;
+    help)
+      COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull
+        push version help completion" -- "$cur"))
+      ;;
+    completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
   esac
+  # --color, fluxopctl's own, is taken after any command too
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY+=($(compgen -W "--color" -- "$cur"))
+  fi
 }
 complete -F _fluxopctl fluxopctl

@@ -7,7 +7,9 @@
 #include <functional>
 #include <string>
 
+#include "cli/change_output.h"
 #include "cli/cluster_flags.h"
+#include "cli/duration_check.h"
 #include "cli/instance_input.h"
 #include "core/reconcile/apply.h"
 
@@ -33,15 +35,10 @@ struct ApplyCommandOptions {
   bool wait = true;
   bool wait_given = false;  // else .spec.wait decides
   std::string timeout;
-  std::string lock_timeout = "1m";
-  std::string dry_run = "none";
-  std::string output;
+  ChangeSetFlags writes;
   bool verbose = false;
+  bool force = false;
 };
-
-// A duration flag's value, checked by the kDuration validator at parse time
-// (a bad value is a usage error, exit 2, before anything is read).
-std::chrono::seconds duration_flag(const std::string& value);
 
 struct ReconcileRun {
   RenderedInstance instance;

@@ -1,12 +1,10 @@
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <iostream>
 #include <memory>
 
 #include "cli/apply.h"
 #include "cli/commands.h"
+#include "cli/duration_check.h"
+#include "cli/interrupt.h"
 #include "core/distribution/crd_versions.h"
 #include "core/error.h"
 #include "core/instance/duration.h"
@@ -17,30 +15,15 @@
 
 namespace fluxop::cli {
 
-std::chrono::seconds duration_flag(const std::string& value) {
-  return std::chrono::duration_cast<std::chrono::seconds>(*instance::parse_go_duration(value));
-}
-
 namespace {
-
-std::atomic<int> stop_signal{0};
-
-extern "C" void on_stop_signal(int signal) { stop_signal = signal; }
-
-const CLI::Validator kDuration(
-    [](const std::string& value) -> std::string {
-      std::optional<std::chrono::nanoseconds> duration = instance::parse_go_duration(value);
-      if (duration && duration->count() >= 0) return "";
-      return "'" + value + "' is not a duration such as 5m or 90s";
-    },
-    "DURATION");
 
 // What every apply sets from the flags, once or in the loop.
 reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
   reconcile::ApplyOptions apply;
   if (options.wait_given) apply.wait = options.wait;
   if (!options.timeout.empty()) apply.timeout = duration_flag(options.timeout);
-  apply.lock_timeout = duration_flag(options.lock_timeout);
+  apply.lock_timeout = duration_flag(options.writes.lock_timeout);
+  apply.force = options.force;
   return apply;
 }
 
@@ -51,49 +34,26 @@ void run_apply(const ApplyCommandOptions& options) {
   // deadline: what is applied so far must not be left half-done for a blip.
   // (The policy warns about a bad annotation; it is not said twice.)
   ConnectedCluster connected = connect(
-      options.cluster, options.dry_run == "server",
+      options.cluster, options.writes.server_dry_run(),
       std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
-      [] { return stop_signal != 0; });
+      interrupted);
+  catch_interrupts();
 
-  signal(SIGINT, on_stop_signal);
-  signal(SIGTERM, on_stop_signal);
-
-  bool json_output = options.output == "json";
-  bool dry_run = options.dry_run == "server";
-  std::string suffix = dry_run ? " (server dry run)" : "";
-  std::vector<ssa::Change> changes;
-  apply.interrupted = [] { return stop_signal != 0; };
+  ChangeSetOutput output(options.writes, options.verbose);
+  apply.interrupted = interrupted;
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
-  apply.on_change = [&](const ssa::Change& change) {
-    changes.push_back(change);
-    if (json_output) return;
-    if (change.action == ssa::Action::Unchanged && !options.verbose) return;
-    std::cout << ssa::change_line(change) << suffix << "\n" << std::flush;
-  };
-  // With -o json, a failed apply prints the changes it made too, beside its
-  // error: they happened, and are recorded nowhere else.
-  nlohmann::json document = {{"dryRun", dry_run}, {"changes", nullptr}};
-  try {
+  apply.on_change = output.on_change();
+  output.run([&] {
     reconcile::ApplyResult result =
         reconcile_input(connected, options.input, std::move(flux), apply,
                         [&](const RenderedInstance& instance) {
                           say_distribution(instance);
-                          document["revision"] = instance.rendered.revision;
+                          output.document()["revision"] = instance.rendered.revision;
                         })
             .result;
     std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
-    document["message"] = result.message;
-  } catch (const Error& error) {
-    if (!json_output) throw;
-    document["error"] = error.what();
-    document["changes"] = ssa::change_set_json(changes);
-    std::cout << document.dump(4) << "\n";
-    throw;
-  }
-  if (json_output) {
-    document["changes"] = ssa::change_set_json(changes);
-    std::cout << document.dump(4) << "\n";
-  }
+    output.document()["message"] = result.message;
+  });
 }
 
 }  // namespace
@@ -153,20 +113,13 @@ void add_apply_command(CLI::App& app) {
   cmd->add_option("--timeout", options->timeout,
                   "How long to wait for the components (default: the reconcileTimeout "
                   "annotation, else 5m)")
-      ->check(kDuration)
+      ->check(duration_check("5m"))
       ->option_text("DURATION");
-  cmd->add_option("--lock-timeout", options->lock_timeout,
-                  "How long to wait for another apply of the instance to finish")
-      ->check(kDuration)
-      ->option_text("DURATION (default 1m)");
-  cmd->add_option("--dry-run", options->dry_run,
-                  "server: send every write as an API server dry run; nothing changes")
-      ->check(CLI::IsMember({"none", "server"}))
-      ->option_text("none|server");
-  cmd->add_option("-o,--output", options->output, "json: the change set as a JSON document")
-      ->check(CLI::IsMember({"json"}))
-      ->option_text("json");
+  add_change_set_flags(*cmd, options->writes);
   cmd->add_flag("-v,--verbose", options->verbose, "Also list unchanged objects");
+  cmd->add_flag("--force", options->force,
+                "Apply an instance whose reconciliation is disabled (fluxopctl suspend, the "
+                "fluxcd.controlplane.io/reconcile: disabled annotation)");
   WatchFlags& daemon = options->daemon;
   cmd->add_flag(
       "--watch", daemon.watch,
@@ -206,7 +159,7 @@ void add_apply_command(CLI::App& app) {
                    "how often the Lease is renewed, or tried for"}}) {
     election.push_back(
         cmd->add_option(flag, *value, std::string("With --enable-leader-election: ") + what)
-            ->check(kDuration)
+            ->check(duration_check("5m"))
             ->option_text("DURATION (default " + *value + ")"));
   }
   cmd->callback([=] {
@@ -221,7 +174,7 @@ void add_apply_command(CLI::App& app) {
       run_apply(*options);
       return;
     }
-    if (options->dry_run != "none" || !options->output.empty())
+    if (options->writes.server_dry_run() || !options->writes.output.empty())
       throw CLI::ValidationError("--watch", "not with --dry-run or --output");
     bool has_file = !options->input.file.empty() || !options->input.filename.empty();
     if (daemon.from_cluster == has_file)

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,17 +20,16 @@
 #include "core/daemon/leader.h"
 #include "core/daemon/stop_signal.h"
 #include "core/distribution/resolve.h"
+#include "core/file.h"
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
+#include "core/reconcile/uninstall.h"
+#include "core/report/write.h"
 #include "core/ssa/change_set.h"
 
 namespace fluxop::cli {
 
 namespace {
-
-kube::ObjectKey instance_key(const instance::FluxInstance& flux) {
-  return {"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
-}
 
 // The upstream operator's message for a failure before the apply.
 std::string failure_message(const reconcile::ReconcileError& error) {
@@ -39,6 +39,9 @@ std::string failure_message(const reconcile::ReconcileError& error) {
     return std::string("build failed: ") + error.what();
   return error.what();
 }
+
+// How long a report may take, its API server outages ridden out included.
+constexpr std::chrono::minutes kReportTimeout{2};
 
 // What the daemon needs to act on the cluster, for the whole run.
 class DaemonCluster {
@@ -59,7 +62,8 @@ class DaemonCluster {
     std::string uid = observed.uid;
     if (uid.empty()) {
       try {
-        if (std::optional<nlohmann::json> live = connected_.cluster->get(instance_key(flux)))
+        if (std::optional<nlohmann::json> live =
+                connected_.cluster->get(reconcile::instance_ref(flux.ns, flux.name)))
           uid = (*live)["metadata"].value("uid", "");
       } catch (const Error& e) {
         log_.error("cannot read the FluxInstance", e.what());
@@ -108,6 +112,45 @@ class DaemonCluster {
       }
       throw;
     }
+  }
+
+  // The uninstall behind the instance's finalizer, as the operator's.
+  void uninstall(const daemon::Observed& observed) {
+    const instance::FluxInstance& flux = *observed.flux;
+    reconcile::UninstallOptions uninstall;
+    uninstall.behind_finalizer = true;
+    uninstall.interrupted = stopping_;
+    uninstall.on_progress = [this](const std::string& line) { log_.info(line); };
+    uninstall.on_change = [this](const ssa::Change& change) {
+      log_.info(ssa::change_line(change));
+    };
+    ConnectedCluster connected =
+        connect(options_.cluster, /*dry_run=*/false,
+                std::chrono::steady_clock::now() + uninstall.timeout, stopping_);
+    reconcile::UninstallResult result = reconcile::uninstall_instance(
+        *connected.cluster, reconcile::instance_ref(flux.ns, flux.name), uninstall);
+    log_.info(result.message, {{"requests", connected.cluster->requests()}});
+  }
+
+  // The FluxReport of the instance's namespace, written as `report --write`
+  // writes it; its resources exported as flux_resource_info.
+  void report(const daemon::Observed& observed, daemon::Metrics& metrics) {
+    const std::string& ns = observed.flux->ns;
+    auto started = std::chrono::steady_clock::now();
+    // A connection per report: discovery is fresh (CRDs change with upgrades).
+    ConnectedCluster connected =
+        connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
+    report::Report computed =
+        report::compute(*connected.cluster, ns, options_.cluster.field_manager);
+    for (const std::string& error : computed.errors)
+      log_.error("report computed with errors", error);
+    auto took = std::chrono::steady_clock::now() - started;
+    for (const ssa::Change& change :
+         report::write(*connected.cluster, computed.spec, ns,
+                       {took, utc_rfc3339(std::time(nullptr)), started + kReportTimeout})) {
+      if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
+    }
+    metrics.set_resources(std::move(computed.resources));
   }
 
   // The digest the distribution artifact has now; the layer is pulled into
@@ -219,7 +262,9 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
     cluster.record(observed, event);
   };
   actions.disabled = [&](const daemon::Observed& observed) { cluster.mark_disabled(observed); };
+  actions.uninstall = [&](const daemon::Observed& observed) { cluster.uninstall(observed); };
   daemon::Metrics metrics;
+  actions.report = [&](const daemon::Observed& observed) { cluster.report(observed, metrics); };
   daemon::Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 
   // Several replicas: one leads (the operator's Lease), the others wait for

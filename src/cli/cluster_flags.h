@@ -20,8 +20,9 @@ struct ClusterFlags {
   std::string field_manager = "flux-operator";  // the in-cluster operator's
 };
 
-// --kubeconfig, --context, --insecure-skip-tls-verify, --field-manager.
-void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
+// --kubeconfig, --context, --insecure-skip-tls-verify, and for a command
+// that `writes`, --field-manager (its default: flags.field_manager's value).
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes = true);
 
 struct ConnectedCluster {
   std::unique_ptr<kube::KubeClient> client;

@@ -8,6 +8,9 @@
 
 namespace fluxop::cli {
 
+// A usage error: a bad flag or argument, an unknown command.
+inline constexpr int kExitUsage = 2;
+
 // Ends a command with this exit code and nothing more to say (e.g. diff's 1:
 // there are differences).
 struct ExitStatus {
@@ -25,11 +28,18 @@ class CommandError : public Error {
 };
 
 void add_version_command(CLI::App& app);
+// `help [COMMAND]` (it finds the commands when it runs) and `completion SHELL`.
+void add_help_command(CLI::App& app);
+void add_completion_command(CLI::App& app);
 void add_kustomize_command(CLI::App& app);
 void add_build_command(CLI::App& app);
 void add_pull_command(CLI::App& app);
 void add_push_command(CLI::App& app);
 void add_apply_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
+void add_delete_command(CLI::App& app);
+// get, wait, reconcile, suspend, resume.
+void add_instance_commands(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace fluxop::cli

@@ -1,9 +1,8 @@
-#include <unistd.h>
-
 #include <iostream>
 #include <memory>
 
 #include "cli/cluster_flags.h"
+#include "cli/color.h"
 #include "cli/commands.h"
 #include "cli/instance_input.h"
 #include "core/error.h"
@@ -17,7 +16,6 @@ namespace {
 struct DiffCommandOptions {
   InstanceInput input;
   ClusterFlags cluster;
-  std::string version;
 };
 
 // kubectl diff's exit codes: 0 no differences, 1 differences, 2 or more errors.
@@ -25,12 +23,12 @@ constexpr int kDiffError = 2;
 
 void run_diff(const DiffCommandOptions& options) {
   try {
-    RenderedInstance instance = render_input(options.input, /*revision=*/false, options.version);
+    RenderedInstance instance = render_input(options.input, /*revision=*/false);
     say_distribution(instance);
     ConnectedCluster connected = connect(options.cluster, /*dry_run=*/true);
-    reconcile::InstanceDiff diff = reconcile::diff_instance(
-        *connected.cluster, instance.flux, instance.rendered, isatty(STDOUT_FILENO) != 0);
-    std::cout << diff.text;
+    reconcile::InstanceDiff diff =
+        reconcile::diff_instance(*connected.cluster, instance.flux, instance.rendered);
+    std::cout << color::diff(diff.text);
     std::cerr << diff.changed << " objects would change\n";
     if (diff.changed > 0) throw ExitStatus{1};
   } catch (const Error& e) {
@@ -49,7 +47,7 @@ void add_diff_command(CLI::App& app) {
   add_instance_flags(*cmd, options->input);
   options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster);
-  cmd->add_option("--version", options->version,
+  cmd->add_option("--version", options->input.version,
                   "Diff against this Flux version instead of .spec.distribution.version (an "
                   "upgrade preview), e.g. 2.9.x")
       ->option_text("VERSION");

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/distribution/locate.h"
+#include "core/distribution/resolve.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/status.h"
 
@@ -18,8 +19,8 @@ void add_instance_flags(CLI::App& command, InstanceInput& input) {
   command
       .add_option("--distribution-artifact", input.distribution_artifact,
                   "Flux distribution: oci://HOST/REPO[:TAG|@DIGEST], a directory or file://DIR "
-                  "(default: the instance's .spec.distribution.artifact, the cache, "
-                  "FLUXOPCTL_DISTRIBUTION)")
+                  "(default: the instance's .spec.distribution.artifact, "
+                  "FLUXOPCTL_DISTRIBUTION, what `fluxopctl pull` fetched, the cache)")
       ->option_text("URL|DIR");
   add_registry_flags(command, input.registry, /*offline=*/true);
   command.add_flag("--allow-unknown-fields", input.allow_unknown_fields,
@@ -49,8 +50,26 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
       throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
     }
   };
-  distribution::Distribution dist = distribution::locate(
-      input.distribution_artifact, flux, distribution::Environment::current(), pull);
+  // What `fluxopctl pull` fetched last, without the network: a new machine
+  // builds offline after one pull.
+  distribution::PulledDefault pulled_default = [&]() -> std::string {
+    std::optional<oci::PullResult> pulled;
+    try {
+      pulled = pulled_default_artifact();
+    } catch (const Error& e) {
+      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
+    }
+    if (!pulled) return "";
+    artifact_digest = pulled->artifact.digest;
+    return pulled->artifact.content();
+  };
+  distribution::Distribution dist =
+      distribution::locate(input.distribution_artifact, flux, distribution::Environment::current(),
+                           pull, pulled_default);
+  if (!input.version.empty()) {
+    distribution::resolve_version(dist, input.version, "--version");
+    flux.distribution.version = input.version;
+  }
   render::Rendered rendered =
       render::render(flux, dist, {.revision = revision, .mode = input.mode});
   for (const std::string& warning : rendered.warnings) {
@@ -62,11 +81,8 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
   return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
 }
 
-RenderedInstance render_input(const InstanceInput& input, bool revision,
-                              const std::string& version) {
-  instance::FluxInstance flux = load_input(input);
-  if (!version.empty()) flux.distribution.version = version;
-  return render_loaded(input, std::move(flux), revision);
+RenderedInstance render_input(const InstanceInput& input, bool revision) {
+  return render_loaded(input, load_input(input), revision);
 }
 
 void say_distribution(const RenderedInstance& instance) {

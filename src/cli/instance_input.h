@@ -19,6 +19,8 @@ struct InstanceInput {
   std::string distribution_artifact;
   RegistryFlags registry;
   bool allow_unknown_fields = false;
+  // diff --version: replaces .spec.distribution.version; errors name the flag.
+  std::string version;
   // build: the CLI's rendering unless --operator; apply and diff: the
   // operator's, since they install what the operator would.
   render::Mode mode = render::Mode::cli;
@@ -46,9 +48,8 @@ instance::FluxInstance load_input(const InstanceInput& input);
 RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
                                bool revision);
 
-// Both; `version` overrides .spec.distribution.version when not empty.
-RenderedInstance render_input(const InstanceInput& input, bool revision,
-                              const std::string& version = "");
+// Both.
+RenderedInstance render_input(const InstanceInput& input, bool revision);
 
 // "using distribution DIR (Flux vX.Y.Z)" on stderr.
 void say_distribution(const RenderedInstance& instance);

@@ -1,12 +1,23 @@
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
+#include "cli/color.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/error.h"
 
 namespace {
 
-constexpr int kExitUsage = 2;
+using fluxop::cli::kExitUsage;
+
+// Every error is one line on stderr: a message that spans lines (from a
+// library) is joined.
+int fail(std::string message, int code) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  std::cerr << "error: " << message << "\n";
+  return code;
+}
 
 }  // namespace
 
@@ -14,6 +25,9 @@ int main(int argc, char** argv) {
   CLI::App app{"fluxopctl: render, apply and diff Flux installations from a FluxInstance"};
   app.name("fluxopctl");
   app.require_subcommand(1);
+  // Options of the app (--color) are taken after a command too.
+  app.fallthrough();
+  fluxop::cli::color::add_color_flag(app);
   app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
   fluxop::cli::add_version_command(app);
   fluxop::cli::add_kustomize_command(app);
@@ -22,24 +36,26 @@ int main(int argc, char** argv) {
   fluxop::cli::add_push_command(app);
   fluxop::cli::add_apply_command(app);
   fluxop::cli::add_diff_command(app);
+  fluxop::cli::add_delete_command(app);
+  fluxop::cli::add_instance_commands(app);
+  fluxop::cli::add_report_command(app);
+  fluxop::cli::add_help_command(app);
+  fluxop::cli::add_completion_command(app);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = fluxop::cli::command_line(app, argc, argv);
+    app.parse(args);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    return fail(fluxop::cli::usage_message(app, e), kExitUsage);
   } catch (const fluxop::cli::ExitStatus& status) {
     return status.code;
   } catch (const fluxop::cli::CommandError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return e.code();
+    return fail(e.what(), e.code());
   } catch (const fluxop::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    return fail(e.what(), 1);
   } catch (const std::exception& e) {
-    std::cerr << "error: internal: " << e.what() << "\n";
-    return 1;
+    return fail(std::string("internal: ") + e.what(), 1);
   }
   return 0;
 }

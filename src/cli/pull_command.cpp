@@ -1,7 +1,9 @@
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/duration_check.h"
 #include "cli/output.h"
 #include "cli/registry_flags.h"
 #include "core/distribution/distribution.h"
@@ -45,6 +47,15 @@ ordered_json describe(const oci::CachedArtifact& artifact,
           {"versions", versions(artifact)},     {"path", artifact.content()}};
 }
 
+// What build uses when nothing else names a distribution (see
+// distribution/locate.h): FLUXOPCTL_DISTRIBUTION when it is an oci:// URL,
+// else the default artifact.
+std::string default_url() {
+  const char* env = std::getenv("FLUXOPCTL_DISTRIBUTION");
+  if (env != nullptr && std::string_view(env).starts_with("oci://")) return env;
+  return std::string(oci::kDefaultDistribution);
+}
+
 void print(const ordered_json& document, OutputFormat format) {
   std::cout << render_document(document, format);
 }
@@ -64,17 +75,15 @@ void run_pull(const PullCommandOptions& options) {
     return;
   }
   if (options.prune) {
-    std::optional<std::chrono::nanoseconds> age = instance::parse_go_duration(options.older_than);
-    if (!age || age->count() < 0)
-      throw Error("--older-than: '" + options.older_than + "' is not a duration such as 720h");
+    std::chrono::nanoseconds age = *instance::parse_go_duration(options.older_than);
     oci::ArtifactCache cache = default_artifact_cache();
     for (const std::string& digest :
-         cache.prune(std::chrono::duration_cast<std::chrono::seconds>(*age))) {
+         cache.prune(std::chrono::duration_cast<std::chrono::seconds>(age))) {
       std::cout << "deleted " << digest << "\n";
     }
     return;
   }
-  std::string url = options.url.empty() ? std::string(oci::kDefaultDistribution) : options.url;
+  std::string url = options.url.empty() ? default_url() : options.url;
   oci::PullResult result = pull_url(url, "", options.registry);
   ordered_json document = {{"url", result.ref.str()}};
   document.update(describe(result.artifact, result.annotations));
@@ -88,8 +97,10 @@ void add_pull_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "pull", "Pull a Flux distribution artifact into fluxopctl's cache, or list or prune it");
   auto* url = cmd->add_option("URL", options->url,
-                              "oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST] (default " +
-                                  std::string(oci::kDefaultDistribution) + ")")
+                              "oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST] (default: "
+                              "FLUXOPCTL_DISTRIBUTION when it is an oci:// URL, else " +
+                                  std::string(oci::kDefaultDistribution) +
+                                  ", which build then uses offline)")
                   ->option_text(" ");
   auto* list = cmd->add_flag("--list", options->list, "List the cached artifacts")->excludes(url);
   cmd->add_flag("--prune", options->prune,
@@ -99,6 +110,7 @@ void add_pull_command(CLI::App& app) {
       ->excludes(list);
   cmd->add_option("--older-than", options->older_than,
                   "With --prune: drop references unused for this long")
+      ->check(duration_check("720h"))
       ->option_text("DURATION (default 720h)");
   add_registry_flags(*cmd, options->registry, /*offline=*/true);
   add_output_flag(*cmd, options->format);

@@ -27,13 +27,36 @@ oci::RegistryOptions registry_options(const RegistryFlags& flags) {
   return options;
 }
 
-oci::ArtifactCache default_artifact_cache() {
+namespace {
+
+std::string default_cache_root() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  std::string root = oci::ArtifactCache::default_root(xdg ? xdg : "", home ? home : "");
+  return oci::ArtifactCache::default_root(xdg ? xdg : "", home ? home : "");
+}
+
+}  // namespace
+
+oci::ArtifactCache default_artifact_cache() {
+  std::string root = default_cache_root();
   if (root.empty())
     throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
   return oci::ArtifactCache(root);
+}
+
+std::optional<oci::PullResult> pulled_default_artifact() {
+  std::string root = default_cache_root();
+  if (root.empty()) return std::nullopt;
+  oci::ArtifactCache cache(root);
+  oci::Reference ref = oci::Reference::parse(oci::kDefaultDistribution);
+  if (!cache.resolve(ref)) return std::nullopt;
+  oci::PullOptions options;
+  options.offline = true;
+  try {
+    return oci::pull(cache, ref, options);
+  } catch (const Error& e) {
+    throw Error(ref.str() + " (as last pulled): " + e.what());
+  }
 }
 
 oci::PullResult pull_url(std::string_view url, std::string_view origin, const RegistryFlags& flags,

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ oci::RegistryOptions registry_options(const RegistryFlags& flags);
 
 // $XDG_CACHE_HOME/fluxopctl/oci.
 oci::ArtifactCache default_artifact_cache();
+
+// oci::kDefaultDistribution from the cache alone, as `fluxopctl pull` last
+// fetched it; nothing when it was never pulled (or there is no cache).
+std::optional<oci::PullResult> pulled_default_artifact();
 
 // Pulls `url` (errors prefixed with `origin` when given), says on stderr what
 // was downloaded or resolved offline, and returns the result.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fluxopctl build`: file, -f and stdin input, -o json, --output-dir, -v, the
-# order in which the distribution is chosen (flag, instance artifact, cache,
-# FLUXOPCTL_DISTRIBUTION), and errors as one line on stderr, exit 1, nothing
+# order in which the distribution is chosen (flag, instance artifact,
+# FLUXOPCTL_DISTRIBUTION, the pulled default artifact (tests/oci/oci_test.sh),
+# the cache directory), and errors as one line on stderr, exit 1, nothing
 # on stdout. Renders from the small distribution under tests/cli/distribution.
 set -uo pipefail
 bin=$1
@@ -107,7 +108,8 @@ done
 
 # --- distribution errors ---------------------------------------------------------
 check "no distribution" 1 quiet -- "$bin" build "$work/minimal.yaml"
-expect_err "no distribution" "^error: no Flux distribution: .*--distribution-artifact DIR.*FLUXOPCTL_DISTRIBUTION"
+expect_err "no distribution" '^error: no Flux distribution: run `fluxopctl pull` .*--distribution-artifact.*FLUXOPCTL_DISTRIBUTION'
+! grep -q 'scripts/setup' "$work/err" || fail "no distribution: the error sends a user to scripts/setup"
 # (tests/oci/oci_test.sh pulls from real registries; here --offline keeps it local)
 check "oci flag" 1 quiet -- "$bin" build "$work/minimal.yaml" --offline --distribution-artifact oci://ghcr.io/x/y:latest
 expect_err "oci flag" "^error: --distribution-artifact: oci://ghcr.io/x/y:latest: not in the cache .*--offline"
@@ -175,11 +177,21 @@ cp -R "$dist" "$cache"
 cp -R "$dist/." "$work/env"
 instance artifact.yaml
 sed -i 's|registry: ghcr.io/fluxcd|&\n    artifact: oci://ghcr.io/x/manifests:latest|' "$work/artifact.yaml"
+check "cache without env" 0 - -- "$bin" build "$work/minimal.yaml"
+expect_err "cache without env" "^using distribution $cache \("
 export FLUXOPCTL_DISTRIBUTION=$work/env
-check "cache before env" 0 - -- "$bin" build "$work/minimal.yaml"
-expect_err "cache before env" "^using distribution $cache \("
-check "flag before cache" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
-expect_err "flag before cache" "^using distribution $dist \("
+check "env before cache" 0 - -- "$bin" build "$work/minimal.yaml"
+expect_err "env before cache" "^using distribution $work/env \("
+cmp -s "$work/out" "$work/file.out" || fail "env before cache: renders differently"
+check "env as file://" 0 - -- env FLUXOPCTL_DISTRIBUTION="file://$dist" "$bin" build "$work/minimal.yaml"
+expect_err "env as file://" "^using distribution $dist \("
+check "env as oci://, offline" 1 quiet -- env FLUXOPCTL_DISTRIBUTION=oci://ghcr.io/x/y:latest "$bin" build \
+  "$work/minimal.yaml" --offline
+expect_err "env as oci://, offline" "^error: FLUXOPCTL_DISTRIBUTION: oci://ghcr.io/x/y:latest: not in the cache "
+check "env not a distribution" 1 quiet -- env FLUXOPCTL_DISTRIBUTION="$work" "$bin" build "$work/minimal.yaml"
+expect_err "env not a distribution" "^error: FLUXOPCTL_DISTRIBUTION: $work/flux: not a directory"
+check "flag before env" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_err "flag before env" "^using distribution $dist \("
 check "instance artifact before cache" 1 quiet -- "$bin" build "$work/artifact.yaml" --offline
 expect_err "instance artifact before cache" "^error: $work/artifact.yaml: \.spec\.distribution\.artifact: oci://ghcr.io/x/manifests:latest: not in the cache"
 check "flag before instance artifact" 0 - -- "$bin" build "$work/artifact.yaml" --distribution-artifact "$dist"
@@ -187,6 +199,7 @@ expect_err "flag before instance artifact" "^using distribution $dist \("
 cmp -s "$work/out" "$work/file.out" || fail "flag before instance artifact: renders differently"
 check "env without cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
 expect_err "env without cache" "^using distribution $work/env \("
+unset FLUXOPCTL_DISTRIBUTION
 mkdir -p "$work/xdg/fluxopctl"
 cp -R "$dist" "$work/xdg/fluxopctl/distribution"
 check "XDG cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"

@@ -4,6 +4,7 @@
 set -uo pipefail
 bin=$1
 fixtures=$2
+root=$(cd "$fixtures/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
@@ -25,7 +26,8 @@ stream_holds() {
 shown() { if [ "$1" = empty ]; then echo empty; else echo "/$1/"; fi; }
 
 # check NAME EXIT STDOUT STDERR -- COMMAND...: the exit status and what each
-# stream holds (see stream_holds). An error (exit 1) is one stderr line.
+# stream holds (see stream_holds). An error (exit 1) or a usage error (exit 2)
+# is one stderr line starting with "error: ".
 check() {
   local name=$1 want=$2 out=$3 err=$4
   shift 5
@@ -37,8 +39,9 @@ check() {
     fail "$name: stdout is not $(shown "$out")"
   elif ! stream_holds "$work/err" "$err"; then
     fail "$name: stderr is not $(shown "$err")"
-  elif [ "$want" -eq 1 ] && [ "$(wc -l <"$work/err")" -ne 1 ]; then
-    fail "$name: an error is one line on stderr"
+  elif [ "$want" -eq 1 ] || [ "$want" -eq 2 ] &&
+    { [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q '^error: ' "$work/err"; }; then
+    fail "$name: an error is one line on stderr, starting with 'error: '"
   else
     passed=$((passed + 1))
     echo "ok $name"
@@ -50,14 +53,96 @@ check "kustomize --help" 0 '^Usage: .*kustomize' empty -- "$bin" kustomize --hel
 check "version --help" 0 '^Usage: .*version' empty -- "$bin" version --help
 check "version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" version
 check "--version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" --version
-# Usage errors: CLI11's words on stderr, naming what is wrong; nothing on stdout.
-check "no subcommand" 2 empty 'subcommand' -- "$bin"
-check "unknown flag" 2 empty '--bogus' -- "$bin" kustomize --bogus
-check "bad -o" 2 empty '--output: xml not in \{yaml,json\}' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
-check "apply --timeout abc" 2 empty "--timeout: 'abc' is not a duration such as 5m or 90s" -- \
-  "$bin" apply --timeout abc "$work/none.yaml"
-check "apply --lock-timeout xyz" 2 empty "--lock-timeout: 'xyz' is not a duration" -- \
+# Usage errors: one line naming what is wrong, nothing on stdout, exit 2.
+check "no subcommand" 2 empty '^error: a subcommand is required$' -- "$bin"
+check "unknown flag" 2 empty '^error: .*--bogus' -- "$bin" kustomize --bogus
+check "bad -o" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
+check "bad -o=" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o=xml "$fixtures/01-resources-files"
+check "apply --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m" -- \
+  "$bin" apply --timeout 5x "$work/none.yaml"
+check "apply --lock-timeout xyz" 2 empty "^error: --lock-timeout: 'xyz' is not a duration" -- \
   "$bin" apply --lock-timeout xyz "$work/none.yaml"
+check "pull --older-than 5x" 2 empty "^error: --older-than: '5x' is not a duration such as 720h$" -- \
+  "$bin" pull --prune --older-than 5x
+check "missing FILE" 2 empty '^error: FILE or -f FILE is required$' -- "$bin" build
+check "FILE and -f" 2 empty '^error: FILE excludes --filename$' -- "$bin" build a.yaml -f b.yaml
+# diff --version: a constraint nothing matches, or no constraint, names the flag.
+check "diff --version 3.x" 2 empty '^error: --version: no Flux version in .* matches "3\.x"' -- \
+  "$bin" diff --version 3.x "$root/tests/oci/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
+check "diff --version not a constraint" 2 empty '^error: --version: ' -- \
+  "$bin" diff --version 'x.y!' "$root/tests/oci/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
+
+# An unknown command is named, with the closest one; before or after flags.
+check "unknown command" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- \
+  "$bin" aply instance.yaml
+check "unknown command after --color" 2 empty '^error: unknown command "versoin" for "fluxopctl"; did you mean "version"\?$' -- \
+  "$bin" --color never versoin
+check "unknown command, nothing close" 2 empty '^error: unknown command "frobnicate" for "fluxopctl"; see .fluxopctl --help.' -- \
+  "$bin" frobnicate
+
+# help [COMMAND]
+check "help" 0 '^Subcommands:' empty -- "$bin" help
+grep -q '^  apply ' "$work/out" || fail "help: the commands are not listed"
+check "help apply" 0 '^Usage: fluxopctl apply ' empty -- "$bin" help apply
+grep -q -- '--dry-run' "$work/out" || fail "help apply: not apply's flags"
+check "help unknown" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- "$bin" help aply
+
+# completion SHELL: the scripts of completions/, compiled in, loadable.
+for shell in bash zsh fish; do
+  file=$(case $shell in bash) echo fluxopctl.bash ;; zsh) echo _fluxopctl ;; fish) echo fluxopctl.fish ;; esac)
+  check "completion $shell" 0 'fluxopctl' empty -- "$bin" completion "$shell"
+  cmp -s "$work/out" "$root/completions/$file" || fail "completion $shell: not completions/$file"
+  if command -v "$shell" >/dev/null; then
+    "$shell" -n "$work/out" 2>"$work/err" || fail "completion $shell: $shell -n: $(head -1 "$work/err")"
+  else
+    echo "(no $shell: its script's syntax is not checked)"
+  fi
+done
+# Sourced, the bash script completes commands and their flags.
+got=$(bash -c 'source "$1"; COMP_WORDS=(fluxopctl --color always ap); COMP_CWORD=3; _fluxopctl
+  echo "${COMPREPLY[*]}"; COMP_WORDS=(fluxopctl completion ""); COMP_CWORD=2; _fluxopctl
+  echo "${COMPREPLY[*]}"' _ <("$bin" completion bash))
+[ "$got" = $'apply\nbash zsh fish' ] || fail "completion bash: sourced, it completes '$got'"
+if command -v zsh >/dev/null; then
+  zsh -c 'autoload -U compinit && compinit -u -d "$2/zcompdump" && source "$1" && [[ $_comps[fluxopctl] == _fluxopctl ]]' \
+    _ <("$bin" completion zsh) "$work" >/dev/null 2>&1 || fail "completion zsh: sourced, it does not register _fluxopctl"
+fi
+check "completion tcsh" 2 empty '^error: SHELL: tcsh not in \{bash,zsh,fish\}$' -- "$bin" completion tcsh
+
+# version -o json|yaml: the version, the commit and date the build knew, the libraries.
+check "version -o json" 0 '"gitCommit"' empty -- "$bin" version -o json
+python3 - "$work/out" <<'PY' || fail "version -o json: not the document"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+assert list(d) == ["version", "gitCommit", "gitTreeState", "buildDate", "libraries"], list(d)
+assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", d["version"]), d["version"]
+assert d["gitCommit"] == "unknown" or re.fullmatch(r"[0-9a-f]{40}", d["gitCommit"]), d["gitCommit"]
+assert d["gitTreeState"] in ("clean", "dirty", "unknown"), d["gitTreeState"]
+assert d["buildDate"] == "unknown" or re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["buildDate"]), d["buildDate"]
+libraries = ["yaml-cpp", "nlohmann-json", "libcurl", "libarchive", "OpenSSL", "CLI11"]
+assert sorted(d["libraries"]) == sorted(libraries), d["libraries"]
+for name in libraries:
+    assert re.match(r"[0-9]+\.[0-9]+", d["libraries"][name]), (name, d["libraries"][name])
+PY
+if git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gitCommit"])' "$work/out" >"$work/commit"
+  # The build may be older than the last commit: the commit is one of the repository's.
+  git -C "$root" cat-file -e "$(cat "$work/commit")^{commit}" 2>/dev/null ||
+    fail "version -o json: gitCommit $(cat "$work/commit") is no commit of $root"
+fi
+cp "$work/out" "$work/version.json"
+for form in "-o=json" "--output=json" "-ojson" "--output json"; do
+  # shellcheck disable=SC2086 # "--output json" is two words
+  check "version $form" 0 '"gitCommit"' empty -- "$bin" version $form
+  cmp -s "$work/out" "$work/version.json" || fail "version $form: differs from -o json"
+done
+check "version -o yaml" 0 '^gitCommit: ' empty -- "$bin" version -o yaml
+check "version -o xml" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" version -o xml
+
+# --color takes auto, always or never, before the command or after it.
+check "--color bogus" 2 empty '^error: --color: bogus not in \{auto,always,never\}$' -- "$bin" --color bogus version
+check "--color after the command" 0 '^fluxopctl [0-9]' empty -- "$bin" version --color always
+check "--color=never" 0 '^fluxopctl [0-9]' empty -- "$bin" --color=never version
 check "missing dir" 1 empty "^error: $work/nope: not a directory\$" -- "$bin" kustomize "$work/nope"
 
 mkdir -p "$work/k"
@@ -82,6 +167,27 @@ assert [i["kind"] for i in d["items"]] == ["ConfigMap", "Service", "Deployment"]
 (cd "$fixtures/01-resources-files" && timeout 60 "$bin" kustomize >"$work/cwd.yaml") &&
   timeout 60 "$bin" kustomize "$fixtures/01-resources-files" | cmp -s - "$work/cwd.yaml" ||
   fail "default dir: kustomize without DIR differs from kustomize ."
+
+# The commands on the instance in a cluster: usage before any connection,
+# and a cluster that cannot be reached is one error line.
+printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >"$work/empty.kubeconfig"
+check "delete FILE and -n" 2 empty '^error: .*(FILE|--namespace) excludes' -- "$bin" delete a.yaml -n flux-system
+check "delete --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m$" -- \
+  "$bin" delete --timeout 5x
+check "delete --dry-run=client" 2 empty '^error: --dry-run: client not in \{none,server\}$' -- \
+  "$bin" delete --dry-run=client
+check "get -o wide" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- "$bin" get -o wide
+check "get --field-manager" 2 empty '^error: .*--field-manager' -- "$bin" get --field-manager x
+check "wait --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- "$bin" wait --timeout 1x
+check "reconcile --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- \
+  "$bin" reconcile --timeout 1x
+check "suspend --timeout" 2 empty '^error: .*--timeout' -- "$bin" suspend --timeout 1m
+for command in delete get wait reconcile suspend resume; do
+  check "$command without a cluster" 1 empty '^error: ' -- \
+    "$bin" "$command" --kubeconfig "$work/empty.kubeconfig"
+done
+check "delete: a FILE that is no FluxInstance" 1 empty "^error: $work/empty.kubeconfig: " -- \
+  "$bin" delete "$work/empty.kubeconfig" --kubeconfig "$work/empty.kubeconfig"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

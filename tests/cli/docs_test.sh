@@ -17,15 +17,27 @@ declare -A docs=([man]=$man [bash]=$bash_completion [zsh]=$zsh_completion [fish]
 man_items() { awk -v s="$1" '/^\.SH / {section = $2} tp && section == s {print} {tp = ($0 == ".TP")}' "$man"; }
 
 # The arm of a completion's `case` on the subcommand: from "    COMMAND)" to
-# its ";;". zsh arms use the shared arrays $instance_flags and $cluster_flags:
-# their definitions are added when the arm names them.
+# its ";;". zsh arms use shared arrays ($instance_flags, $cluster_flags, ...),
+# which may name others: their definitions are added when the arm names them.
 case_arm() {
   local doc=$1 command=$2 arm
   arm=$(awk -v c="$command" '$0 ~ "^    " c "\\)" {on = 1} on {print} on && /;;/ {exit}' "$doc")
   printf '%s\n' "$arm"
-  local array
-  for array in $(grep -oE '\$[a-z_]+_flags' <<<"$arm" | tr -d '$' | sort -u); do
-    awk -v a="$array" '$0 ~ "^  " a "=\\(" {on = 1} on {print} on && /^  \)/ {exit}' "$doc"
+  # The arrays it names, and those these name in turn.
+  local array arrays seen=
+  arrays=$(grep -oE '\$[a-z_]+_flags' <<<"$arm" | tr -d '$' | sort -u)
+  while [ -n "$arrays" ]; do
+    local next=
+    for array in $arrays; do
+      [[ " $seen " == *" $array "* ]] && continue
+      seen+=" $array"
+      local definition
+      definition=$(awk -v a="$array" '$0 ~ "^  " a "=\\(" {on = 1} on {print} on && /^  \)/ {exit}' "$doc")
+      printf '%s\n' "$definition"
+      next+=" $(grep -oE '\$[a-z_]+_flags' <<<"$definition" | tr -d '$' | sort -u | tr '\n' ' ')"
+    done
+    arrays=$next
+    [ -n "${arrays// /}" ] || arrays=
   done
 }
 

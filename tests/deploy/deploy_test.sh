@@ -465,8 +465,10 @@ create fluxinstances.fluxcd.controlplane.io -n default
 create gitrepositories.source.toolkit.fluxcd.io -n default
 delete kustomizations.kustomize.toolkit.fluxcd.io -n apps
 delete leases.coordination.k8s.io -n flux-system
+delete leases.coordination.k8s.io/flux-operator -n flux-system
 create leases.coordination.k8s.io -n kube-system
 get configmaps -n kube-system
+get nodes/node-1
 create validatingwebhookconfigurations.admissionregistration.k8s.io
 create serviceaccounts --subresource=token -n flux-system
 * *
@@ -479,6 +481,10 @@ escalate clusterroles/crd-controller-flux-system
 patch fluxinstances.fluxcd.controlplane.io --subresource=status -n flux-system
 update fluxinstances.fluxcd.controlplane.io --subresource=finalizers -n flux-system
 update leases.coordination.k8s.io -n flux-system
+delete leases.coordination.k8s.io/fluxopctl-flux -n flux-system
+list nodes
+create fluxreports.fluxcd.controlplane.io -n flux-system
+patch fluxreports.fluxcd.controlplane.io --subresource=status -n flux-system
 create events -n flux-system
 create events.events.k8s.io -n flux-system
 update helmreleases.helm.toolkit.fluxcd.io -n apps

@@ -12,7 +12,8 @@
 #   versions 2.2 stored objects as: refused before any object is written,
 #   naming a version to go through;
 # - diff before the first apply (every object new, the FluxInstance too,
-#   nothing written);
+#   nothing written), and its colours: --color always, none in a pipe, on a
+#   terminal unless NO_COLOR; apply's change lines coloured by action;
 # - drift: a spec field patched into the live FluxInstance by hand, and a
 #   Deployment given an env var and then stripped of its managed fields:
 #   diff shows each, one apply removes them, the next changes nothing.
@@ -87,6 +88,32 @@ diff_on_empty() {
 }
 check "diff on an empty cluster: exit 1, every object new, nothing written" diff_on_empty
 
+# --color: ANSI colours with `always` (given after the command, or NO_COLOR
+# set), on a terminal (script(1)'s) unless NO_COLOR, never in a pipe.
+esc=$'\x1b'
+colours() {  # NAME: $work/NAME.out has the diff's colours
+  grep -q "^$esc\[1m--- /dev/null$esc\[0m$" "$work/$1.out" &&
+    grep -q "^$esc\[32m+apiVersion: " "$work/$1.out" &&
+    grep -q "^$esc\[36m@@ " "$work/$1.out"
+}
+diff_colours() {
+  ! grep -q "$esc" "$work/diff.out" || { echo "a piped diff has colours"; return 1; }
+  fx diff-always diff --color always "$work/instance.yaml" --distribution-artifact "$dist"
+  exit_is 1 && colours diff-always || { echo "--color always: no colours"; return 1; }
+  NO_COLOR=1 fx diff-no-color-always --color=always diff "$work/instance.yaml" --distribution-artifact "$dist"
+  colours diff-no-color-always || { echo "--color=always with NO_COLOR: no colours"; return 1; }
+  local command="XDG_CACHE_HOME=$work/cache timeout -k 5 300 $bin diff $work/instance.yaml --distribution-artifact $dist"
+  timeout -k 5 330 script -qec "$command" /dev/null >"$work/diff-terminal.out" 2>&1
+  tr -d '\r' <"$work/diff-terminal.out" >"$work/diff-terminal.lines"
+  grep -q "^$esc\[32m+apiVersion: " "$work/diff-terminal.lines" || { echo "on a terminal: no colours"; return 1; }
+  NO_COLOR=1 timeout -k 5 330 script -qec "$command" /dev/null >"$work/diff-terminal-no-color.out" 2>&1
+  grep -q "+apiVersion: " "$work/diff-terminal-no-color.out" || { echo "on a terminal with NO_COLOR: no diff"; return 1; }
+  ! grep -q "$esc\[3" "$work/diff-terminal-no-color.out" || { echo "on a terminal with NO_COLOR: colours"; return 1; }
+  timeout -k 5 330 script -qec "$command --color never" /dev/null >"$work/diff-terminal-never.out" 2>&1
+  ! grep -q "$esc\[3" "$work/diff-terminal-never.out" || { echo "on a terminal with --color never: colours"; return 1; }
+}
+check "diff --color: always, never in a pipe, on a terminal unless NO_COLOR or never" diff_colours
+
 # A kustomize-controller Deployment made by hand, with another selector.
 k create namespace flux-system >/dev/null
 k apply -f - >/dev/null <<'YAML'
@@ -100,10 +127,13 @@ spec:
     spec: {containers: [{name: pause, image: registry.k8s.io/pause:3.10}]}
 YAML
 replaced() {
-  edge replace "$work/instance.yaml"
+  edge replace "$work/instance.yaml" --color always
   exit_is 0 || return 1
-  grep -qx "Deployment/flux-system/kustomize-controller replaced" "$work/replace.out" ||
-    { echo "stdout does not say Deployment/flux-system/kustomize-controller replaced"; return 1; }
+  # Coloured by action: replaced yellow, created green.
+  grep -qx "$esc\[33mDeployment/flux-system/kustomize-controller replaced$esc\[0m" "$work/replace.out" ||
+    { echo "stdout does not say Deployment/flux-system/kustomize-controller replaced, in yellow"; return 1; }
+  grep -qx "$esc\[32mCustomResourceDefinition/[a-z.]* created$esc\[0m" "$work/replace.out" ||
+    { echo "stdout does not say the CRDs were created, in green"; return 1; }
   local app
   app=$(k -n flux-system get deployment kustomize-controller -o jsonpath='{.spec.selector.matchLabels.app}')
   [ "$app" = kustomize-controller ] || { echo "the selector's app is '$app'"; return 1; }

@@ -11,6 +11,10 @@
 #                         the upstream `flux-operator build instance` of
 #                         INSTANCE into OUT (see below)
 #   e2e_upstream_stop     stops the registry e2e_upstream_render started
+#   e2e_operator_start LOG / e2e_operator_stop
+#                         the upstream Flux Operator's controller run out of
+#                         cluster (after sourcing scripts/lib/upstream-operator.sh)
+#   e2e_stop PID          stops a background process of the test, and reaps it
 #
 # The reporting and the checks use $work (the test's temporary directory),
 # $bin (fluxopctl), $dist (the distribution directory) and $ns.
@@ -97,6 +101,31 @@ PY
 e2e_upstream_stop() {
   registry_stop_all
   e2e_upstream_artifact=
+}
+
+# The operator against $KUBECONFIG, for $ns, its distribution in $dist: FIPS
+# mode (it refuses to start otherwise), no leader election, no listeners; its
+# output appended to LOG. Stopped with SIGTERM, SIGKILL after 30 s.
+e2e_operator_pid=
+e2e_operator_start() {
+  GODEBUG=fips140=on RUNTIME_NAMESPACE=$ns KUBECONFIG=$KUBECONFIG \
+    "$upstream_operator" --storage-path="$dist" --enable-leader-election=false \
+    --metrics-addr=0 --health-addr=0 --web-server-port=0 --log-encoding=console \
+    >>"$1" 2>&1 &
+  e2e_operator_pid=$!
+}
+e2e_operator_stop() {
+  e2e_stop "$e2e_operator_pid"
+  e2e_operator_pid=
+}
+
+# e2e_stop PID: a background process of the test stopped with SIGTERM (SIGKILL
+# after 30 s) and reaped; nothing for an empty PID.
+e2e_stop() {
+  [ -n "$1" ] || return 0
+  kill "$1" 2>/dev/null
+  wait_until 30 eval '! kill -0 '"$1"' 2>/dev/null' || kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
 }
 
 # ---------------------------------------------------------------------------

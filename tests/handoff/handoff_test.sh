@@ -38,7 +38,6 @@ source "$root/tests/e2e/lib.sh"
 # shellcheck source=scripts/lib/upstream-operator.sh
 source "$root/scripts/lib/upstream-operator.sh"
 work=$(mktemp -d)
-op_pid=
 cleanup() {
   op_stop
   [ -z "${dm_pid:-}" ] || kill -9 "$dm_pid" 2>/dev/null
@@ -79,23 +78,10 @@ registry_start "$work/registry" >/dev/null 2>&1 &&
 artifact=oci://$REGISTRY_ADDR/flux-operator-manifests:latest
 
 # ---------------------------------------------------------------------------
-# The operator, out of cluster: FIPS mode (it refuses to start otherwise),
-# no leader election, no listeners.
+# The operator, out of cluster (tests/e2e/lib.sh).
 
-op_start() {
-  GODEBUG=fips140=on RUNTIME_NAMESPACE=$ns KUBECONFIG=$KUBECONFIG \
-    "$upstream_operator" --storage-path="$dist" --enable-leader-election=false \
-    --metrics-addr=0 --health-addr=0 --web-server-port=0 --log-encoding=console \
-    >>"$work/operator.log" 2>&1 &
-  op_pid=$!
-}
-op_stop() {
-  [ -n "$op_pid" ] || return 0
-  kill "$op_pid" 2>/dev/null
-  wait_until 30 eval '! kill -0 '"$op_pid"' 2>/dev/null' || kill -9 "$op_pid" 2>/dev/null
-  wait "$op_pid" 2>/dev/null
-  op_pid=
-}
+op_start() { e2e_operator_start "$work/operator.log"; }
+op_stop() { e2e_operator_stop; }
 
 # instance NAME NAMESPACE VERSION [SPEC LINES...]: writes $work/NAME.yaml.
 instance() {
@@ -358,10 +344,7 @@ dm_start() {
   dm_pid=$!
 }
 dm_stop() {
-  [ -n "$dm_pid" ] || return 0
-  kill "$dm_pid" 2>/dev/null
-  wait_until 30 eval '! kill -0 '"$dm_pid"' 2>/dev/null' || kill -9 "$dm_pid" 2>/dev/null
-  wait "$dm_pid" 2>/dev/null
+  e2e_stop "$dm_pid"
   dm_pid=
 }
 handled_at() { [ "$(fi_status '{.status.lastHandledReconcileAt}')" = "$1" ] && ready_for_generation; }

@@ -212,6 +212,47 @@ TEST_CASE("daemon metrics: flux_instance_info with upstream's labels, replaced a
   CHECK(parse(text).types.count("flux_instance_info") == 0);
 }
 
+TEST_CASE("daemon metrics: flux_resource_info for each resource of the report, replaced") {
+  Metrics metrics;
+  CHECK(metrics.render().find("flux_resource_info") == std::string::npos);
+  auto resource = [](std::string kind, std::string name, std::string ready) {
+    return std::map<std::string, std::string>{{"uid", "uid-" + name},
+                                              {"kind", std::move(kind)},
+                                              {"name", name},
+                                              {"exported_namespace", "apps"},
+                                              {"ready", std::move(ready)},
+                                              {"reason", ""},
+                                              {"suspended", "False"},
+                                              {"revision", ""},
+                                              {"url", ""},
+                                              {"ref", ""},
+                                              {"source_name", ""},
+                                              {"path", ""}};
+  };
+  metrics.set_resources({resource("Kustomization", "b", "True"),
+                         resource("GitRepository", "a", "False"),
+                         resource("GitRepository", "c", "True")});
+  std::string text = metrics.render();
+  Exposition parsed = parse(text);
+  CHECK(parsed.types["flux_resource_info"] == "gauge");
+  std::vector<Sample> info = parsed.named("flux_resource_info");
+  REQUIRE(info.size() == 3);
+  // Sorted by the values of the labels in name order (exported_namespace,
+  // kind, name, ...), as the Go client sorts them.
+  CHECK(info[0].labels == resource("GitRepository", "a", "False"));
+  CHECK(info[1].labels.at("name") == "c");
+  CHECK(info[2].labels.at("kind") == "Kustomization");
+  CHECK(text.find("flux_resource_info{exported_namespace=\"apps\",kind=\"GitRepository\","
+                  "name=\"a\",path=\"\",ready=\"False\",reason=\"\",ref=\"\",revision=\"\","
+                  "source_name=\"\",suspended=\"False\",uid=\"uid-a\",url=\"\"} 1\n") !=
+        std::string::npos);
+
+  metrics.set_resources({resource("Bucket", "d", "True")});
+  REQUIRE(parse(metrics.render()).named("flux_resource_info").size() == 1);
+  metrics.set_resources({});
+  CHECK(metrics.render().find("flux_resource_info") == std::string::npos);
+}
+
 TEST_CASE("daemon metrics: reconciles counted by result, their durations in cumulative buckets") {
   Metrics metrics;
   using seconds = std::chrono::duration<double>;

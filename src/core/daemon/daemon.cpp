@@ -16,6 +16,9 @@ using Clock = std::chrono::steady_clock;
 // save or a ConfigMap's swap is several changes in a row.
 constexpr std::chrono::milliseconds kSettle{100};
 
+// The operator's default reporting interval.
+constexpr std::chrono::minutes kReportEvery{5};
+
 std::string seconds_text(Clock::duration elapsed) {
   double seconds = std::chrono::duration<double>(elapsed).count();
   char text[32];
@@ -43,6 +46,8 @@ void Daemon::run() {
       reconcile();
     } else if (due == Due::check_artifact) {
       check_artifact();
+    } else if (observed_.flux && actions_.report && Clock::now() >= next_report_) {
+      report();
     } else {
       wait();
     }
@@ -71,10 +76,13 @@ void Daemon::observe() {
     intervals_ = read_intervals(flux, [this](const std::string& warning) { log_.info(warning); });
     warned_key_ = observed.key;
   }
-  bool disabled = reconcile_disabled(flux);
+  // Being deleted, a disabled instance is released (the uninstall's part).
+  bool disabled = reconcile_disabled(flux) && !observed.deleting;
   Observation change = schedule_.observe(observed.key, intervals_, disabled, Clock::now());
   observed_ = std::move(observed);
-  if (change == Observation::disabled) {
+  if (observed_.deleting && change != Observation::unchanged) {
+    log_.info("the FluxInstance is being deleted: uninstalling");
+  } else if (change == Observation::disabled) {
     log_.error("can't reconcile instance", "Reconciliation is disabled", {});
     actions_.event(observed_, {true, "ReconciliationDisabled", "Reconciliation is disabled", ""});
     actions_.disabled(observed_);
@@ -86,7 +94,22 @@ void Daemon::observe() {
   if (disabled) export_instance("", "");
 }
 
+void Daemon::uninstall() {
+  Outcome outcome = Outcome::succeeded;
+  try {
+    actions_.uninstall(observed_);
+  } catch (const std::exception& e) {
+    outcome = stopping_() ? Outcome::interrupted : Outcome::failed;
+    log_.error("Uninstall error", e.what());
+  }
+  schedule_.reconciled(outcome, Clock::now(), /*has_artifact=*/false);
+}
+
 void Daemon::reconcile() {
+  if (observed_.deleting) {
+    uninstall();
+    return;
+  }
   auto started = Clock::now();
   Outcome outcome;
   try {
@@ -95,6 +118,7 @@ void Daemon::reconcile() {
     metrics_.observe_reconcile(intervals_.every.count() > 0 ? "requeue_after" : "success",
                                Clock::now() - started);
     export_instance("True", "ReconciliationSucceeded");
+    next_report_ = Clock::now();  // what it changed, reported at once
     log_.info("Reconciliation finished in " + seconds_text(Clock::now() - started),
               {{"revision", applied_.revision}, {"requests", applied_.requests}});
   } catch (const reconcile::ReconcileError& e) {
@@ -134,10 +158,20 @@ void Daemon::check_artifact() {
   schedule_.artifact_checked(result, Clock::now());
 }
 
+void Daemon::report() {
+  next_report_ = Clock::now() + kReportEvery;
+  try {
+    actions_.report(observed_);
+  } catch (const std::exception& e) {
+    log_.error("report failed", e.what());
+  }
+}
+
 void Daemon::wait() {
   int timeout = -1;
-  if (std::optional<Clock::time_point> wake =
-          observed_.flux ? schedule_.next_wake() : std::nullopt) {
+  std::optional<Clock::time_point> wake = observed_.flux ? schedule_.next_wake() : std::nullopt;
+  if (observed_.flux && actions_.report) wake = std::min(wake.value_or(next_report_), next_report_);
+  if (wake) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake - Clock::now());
     timeout = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 24 * 3600 * 1000));
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -34,9 +35,16 @@ struct DaemonActions {
   std::function<std::string(const instance::FluxInstance&)> artifact_digest;
   // Records an event on the instance (errors are the action's to log).
   std::function<void(const Observed&, const reconcile::InstanceEvent&)> event;
+  // Uninstalls what the instance being deleted installed, and releases it
+  // (its finalizer); throws fluxop::Error to be retried.
+  std::function<void(const Observed&)> uninstall;
   // The instance's reconciliation was just disabled (its status, if never
   // reconciled: reconcile::record_disabled).
   std::function<void(const Observed&)> disabled;
+  // Computes the FluxReport of the instance's namespace, writes it and
+  // exports its flux_resource_info; throws fluxop::Error (logged). None: no
+  // report.
+  std::function<void(const Observed&)> report;
 };
 
 class Daemon {
@@ -55,7 +63,11 @@ class Daemon {
   // Reads the instance and tells the schedule.
   void observe();
   void reconcile();
+  void uninstall();
   void check_artifact();
+  // The FluxReport, as the operator refreshes it: at the start, after each
+  // successful reconcile, and every kReportEvery.
+  void report();
   // Waits until the source changes (and settles), the next deadline, or a stop.
   void wait();
   // flux_instance_info; an empty `ready` keeps the last Ready status.
@@ -75,6 +87,7 @@ class Daemon {
   Reconciled applied_;                      // by the last successful reconcile
   std::string exported_ready_ = "Unknown";  // flux_instance_info's as last exported
   std::string exported_reason_;
+  std::chrono::steady_clock::time_point next_report_{};  // the epoch: at once
   std::atomic<bool> started_{false};
 };
 

@@ -114,8 +114,10 @@ Observed ClusterSource::read() {
     // The uid too: an instance deleted and created again starts at the
     // same generation.
     observed.uid = metadata.value("uid", "");
+    observed.deleting = metadata.contains("deletionTimestamp");
     observed.key = observed.uid + " " + std::to_string(metadata.value("generation", 0)) + " " +
-                   metadata.value("annotations", json::object()).dump();
+                   metadata.value("annotations", json::object()).dump() +
+                   (observed.deleting ? " deleting" : "");
   } catch (const Error& e) {
     observed.problem = e.what();
   }

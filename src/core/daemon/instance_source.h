@@ -25,7 +25,8 @@ struct Observed {
   // Changes when what decides a reconcile does (the spec, the annotations);
   // empty when there is no instance.
   std::string key;
-  std::string uid;  // the object's, when read from the cluster
+  std::string uid;        // the object's, when read from the cluster
+  bool deleting = false;  // the object is being deleted: uninstall
   // When there is no instance: why (one line), and whether that is because
   // it does not exist (rather than failing to load).
   std::string problem;

@@ -199,6 +199,13 @@ void Metrics::clear_instance() {
   instance_.reset();
 }
 
+void Metrics::set_resources(std::vector<report::ResourceLabels> resources) {
+  // By their label values in label name order, as the Go client gathers them.
+  std::sort(resources.begin(), resources.end());
+  std::lock_guard lock(mutex_);
+  resources_ = std::move(resources);
+}
+
 void Metrics::observe_reconcile(std::string_view result, std::chrono::duration<double> seconds) {
   auto known = std::find(kResults.begin(), kResults.end(), result);
   if (known == kResults.end()) {
@@ -214,12 +221,14 @@ void Metrics::observe_reconcile(std::string_view result, std::chrono::duration<d
 // The families in name order, as the Go client gathers them.
 std::string Metrics::render() const {
   std::optional<InstanceInfo> instance;
+  std::vector<report::ResourceLabels> resources;
   std::array<std::uint64_t, kResults.size()> reconciles{};
   std::array<std::uint64_t, kBuckets.size() + 1> observations{};
   double seconds_sum = 0;
   {
     std::lock_guard lock(mutex_);
     instance = instance_;
+    resources = resources_;
     reconciles = reconciles_;
     observations = observations_;
     seconds_sum = seconds_sum_;
@@ -275,6 +284,15 @@ std::string Metrics::render() const {
                   {"suspended", instance->suspended ? "True" : "False"},
                   {"uid", instance->uid}},
                  1);
+  }
+
+  if (!resources.empty()) {
+    write_family(out, "flux_resource_info", "The current status of a Flux resource reconciliation.",
+                 "gauge");
+    for (const report::ResourceLabels& resource : resources) {
+      // A std::map: the labels in name order, as the Go client writes them.
+      write_sample(out, "flux_resource_info", Labels(resource.begin(), resource.end()), 1);
+    }
   }
 
   write_process_metrics(out);

@@ -11,6 +11,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/report/report.h"
 
 namespace fluxop::daemon {
 
@@ -40,6 +43,9 @@ class Metrics {
   void set_instance(const InstanceInfo& info);
   // None exported any more: the instance is gone.
   void clear_instance();
+  // Replaces the Flux resources exported as flux_resource_info (the
+  // report's), as upstream does with each report.
+  void set_resources(std::vector<report::ResourceLabels> resources);
   // One reconcile ended with `result` (one of kResults; std::invalid_argument
   // otherwise), after `seconds`.
   void observe_reconcile(std::string_view result, std::chrono::duration<double> seconds);
@@ -56,6 +62,7 @@ class Metrics {
 
   mutable std::mutex mutex_;
   std::optional<InstanceInfo> instance_;
+  std::vector<report::ResourceLabels> resources_;            // sorted as the Go client sorts them
   std::array<std::uint64_t, kResults.size()> reconciles_{};  // by kResults' index
   // Observations per bucket: in the first bucket whose bound they do not
   // exceed, kBuckets.size() for those above every bound.

@@ -7,12 +7,11 @@
 #include <utility>
 
 #include "core/instance/duration.h"
+#include "core/reconcile/instance_requests.h"
 
 namespace fluxop::daemon {
 
 namespace {
-
-constexpr std::string_view kDisabledAnnotation = "fluxcd.controlplane.io/reconcile";
 
 // One interval annotation and the default an absent or bad value leaves.
 struct IntervalAnnotation {
@@ -52,12 +51,7 @@ Intervals read_intervals(const instance::FluxInstance& flux,
 }
 
 bool reconcile_disabled(const instance::FluxInstance& flux) {
-  auto found = flux.annotations.find(std::string(kDisabledAnnotation));
-  if (found == flux.annotations.end()) return false;
-  std::string value = found->second;
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return value == "disabled";
+  return reconcile::reconcile_disabled(flux.annotations);
 }
 
 Outcome failure_outcome(std::string_view reason) {

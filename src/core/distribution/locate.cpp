@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/oci/reference.h"
 
 namespace fluxop::distribution {
 namespace fs = std::filesystem;
@@ -71,7 +72,8 @@ std::string artifact_dir(std::string_view artifact, std::string_view origin,
 }
 
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
-                    const Environment& env, const OciResolver& oci) {
+                    const Environment& env, const OciResolver& oci,
+                    const PulledDefault& pulled_default) {
   if (!flag.empty()) {
     constexpr std::string_view origin = "--distribution-artifact";
     return open(artifact_dir(flag, origin, oci), origin);
@@ -80,15 +82,20 @@ Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
     std::string origin = flux.file + ": .spec.distribution.artifact";
     return open(artifact_dir(flux.distribution.artifact, origin, oci), origin);
   }
+  if (!env.distribution.empty()) {
+    constexpr std::string_view origin = "FLUXOPCTL_DISTRIBUTION";
+    return open(artifact_dir(env.distribution, origin, oci), origin);
+  }
+  if (pulled_default) {
+    if (std::string pulled = pulled_default(); !pulled.empty()) return open(pulled, "");
+  }
   std::string cache = cache_dir(env);
   std::error_code error;
   if (!cache.empty() && fs::is_directory(cache, error)) return open(cache, "");
-  if (!env.distribution.empty()) return open(env.distribution, "FLUXOPCTL_DISTRIBUTION");
-  throw Error(
-      "no Flux distribution: give a directory with --distribution-artifact DIR or "
-      "FLUXOPCTL_DISTRIBUTION=DIR, or seed the cache " +
-      (cache.empty() ? std::string("(set HOME)") : cache) +
-      " (scripts/setup copies ../shared/flux-distribution there)");
+  throw Error("no Flux distribution: run `fluxopctl pull` to fetch the default one (" +
+              std::string(oci::kDefaultDistribution) +
+              "), or give one with --distribution-artifact or FLUXOPCTL_DISTRIBUTION (a "
+              "directory or an oci:// URL)");
 }
 
 }  // namespace fluxop::distribution

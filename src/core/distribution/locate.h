@@ -1,8 +1,9 @@
 // Where `fluxopctl build` reads the Flux distribution from. In order: the
 // --distribution-artifact flag, the instance's .spec.distribution.artifact,
-// fluxopctl's cache directory (when it exists), FLUXOPCTL_DISTRIBUTION.
-// oci:// artifacts are handed to a resolver that pulls them into a local
-// directory; this module itself never reaches the network.
+// FLUXOPCTL_DISTRIBUTION, the default artifact as `fluxopctl pull` last
+// fetched it, fluxopctl's cache directory (when it exists; scripts/setup
+// seeds it). oci:// artifacts are handed to a resolver that pulls them into a
+// local directory; this module itself never reaches the network.
 #pragma once
 
 #include <functional>
@@ -38,10 +39,15 @@ using OciResolver = std::function<std::string(std::string_view url, std::string_
 std::string artifact_dir(std::string_view artifact, std::string_view origin,
                          const OciResolver& oci = {});
 
+// The local directory of the default artifact (oci::kDefaultDistribution) as
+// last pulled, from the cache alone; empty when it was never pulled.
+using PulledDefault = std::function<std::string()>;
+
 // Opens the distribution the first source above names (`flag` empty when the
 // flag is not given). Throws fluxop::Error naming the source when it is not a
 // distribution, or saying how to give one when there is none.
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
-                    const Environment& env, const OciResolver& oci = {});
+                    const Environment& env, const OciResolver& oci = {},
+                    const PulledDefault& pulled_default = {});
 
 }  // namespace fluxop::distribution

@@ -10,9 +10,11 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/instance/duration.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/reconcile/lease_lock.h"
 #include "core/reconcile/migrate.h"
 #include "core/reconcile/status.h"
+#include "core/reconcile/uninstall.h"
 #include "core/share.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
@@ -30,10 +32,7 @@ using ssa::Action;
 using ssa::Change;
 
 constexpr std::chrono::minutes kDefaultTimeout{5};
-constexpr std::string_view kInstanceGroup = "fluxcd.controlplane.io";
 constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout";
-constexpr std::string_view kRequestedAtAnnotation = "reconcile.fluxcd.io/requestedAt";
-constexpr std::string_view kForceAtAnnotation = "reconcile.fluxcd.io/forceAt";
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 
@@ -78,13 +77,12 @@ class Reconciliation {
         flux_(flux),
         rendered_(rendered),
         options_(options),
-        engine_(
-            cluster,
-            {.before_request = [this] { before_request(); },
-             .on_progress = [this](const std::string& line) { progress(line); }},
-            owner_labels({std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name})),
+        engine_(cluster,
+                {.before_request = [this] { before_request(); },
+                 .on_progress = [this](const std::string& line) { progress(line); }},
+                owner_labels(instance_ref(flux.ns, flux.name))),
         objects_(rendered_json(rendered)),
-        ref_{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name},
+        ref_(instance_ref(flux.ns, flux.name)),
         started_(std::chrono::steady_clock::now()),
         deadline_(started_ + apply_timeout(flux, options.timeout, options.on_progress)) {}
 
@@ -117,6 +115,9 @@ class Reconciliation {
   // Another instance than this one; this one's absence when it is read
   // from the cluster (there is nothing to reconcile).
   void refuse_another_instance(const std::vector<json>& instances);
+  // Suspended (`fluxopctl suspend`, the file's annotation): not applied
+  // unless forced. The daemon decides this itself.
+  void refuse_suspended(const std::vector<json>& instances) const;
   void ensure_namespace(const std::optional<json>& live);
   // Applies the FluxInstance CRD unless another stays; the CRD when it is
   // not established yet.
@@ -182,6 +183,21 @@ void Reconciliation::refuse_another_instance(const std::vector<json>& instances)
   }
   if (options_.instance_from_cluster && !found)
     throw Error("FluxInstance/" + ref_.ns + "/" + ref_.name + ": not found");
+}
+
+void Reconciliation::refuse_suspended(const std::vector<json>& instances) const {
+  if (options_.force || options_.instance_from_cluster) return;
+  bool suspended = reconcile_disabled(flux_.annotations);
+  for (const json& live : instances) {
+    ObjectRef key = object_ref(live);
+    if (key.ns == ref_.ns && key.name == ref_.name)
+      suspended = suspended || reconcile_disabled(live);
+  }
+  if (suspended)
+    throw ReconcileError("ReconciliationDisabled",
+                         display_name(ref_) + ": its reconciliation is disabled (" +
+                             std::string(kReconcileAnnotation) +
+                             ": disabled); `fluxopctl resume` it, or apply --force");
 }
 
 void Reconciliation::ensure_namespace(const std::optional<json>& live) {
@@ -328,6 +344,7 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
 ApplyResult Reconciliation::run() {
   Start start = read_start();
   refuse_another_instance(start.instances);
+  refuse_suspended(start.instances);
   ensure_namespace(start.ns);
   if (!cluster_.dry_run()) {
     lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
@@ -352,6 +369,8 @@ ApplyResult Reconciliation::run() {
     // Its users own it; only its status is written.
     if (!live_instance) throw Error(display_name(object_ref(instance)) + ": not found");
     read_instance(*live_instance);
+    // As the operator's: deleting the instance is then its uninstall.
+    if (!cluster_.dry_run()) ensure_finalizer(cluster_, *live_instance);
   } else if (!instance_later) {
     instance_changed = apply_instance_object(instance, live_instance);
   }
@@ -563,7 +582,7 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
                     std::string_view reason, const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
-  ObjectRef ref{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name};
+  ObjectRef ref = instance_ref(flux.ns, flux.name);
   try {
     std::optional<json> live = cluster.get(ref);
     if (!live) return;
@@ -589,7 +608,7 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
 
 void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flux) {
   if (cluster.dry_run()) return;
-  ObjectRef ref{std::string(kInstanceGroup), "v1", "FluxInstance", flux.ns, flux.name};
+  ObjectRef ref = instance_ref(flux.ns, flux.name);
   try {
     std::optional<json> live = cluster.get(ref);
     if (!live) return;

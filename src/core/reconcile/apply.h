@@ -50,6 +50,8 @@ struct ApplyOptions {
   std::optional<bool> wait;                     // else .spec.wait
   std::optional<std::chrono::seconds> timeout;  // else the reconcileTimeout annotation, else 5m
   std::chrono::seconds lock_timeout{60};
+  // Apply an instance whose reconciliation is disabled (refused otherwise).
+  bool force = false;
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
@@ -101,6 +103,11 @@ void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flu
 std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
                                    std::optional<std::chrono::seconds> flag,
                                    const std::function<void(const std::string&)>& warn);
+
+// The FluxInstance object so named.
+inline ObjectRef instance_ref(std::string ns, std::string name) {
+  return {"fluxcd.controlplane.io", "v1", "FluxInstance", std::move(ns), std::move(name)};
+}
 
 // The labels of the objects the instance installed: only those are pruned.
 ssa::Owner owner_labels(const ObjectRef& instance);

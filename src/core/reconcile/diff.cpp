@@ -119,14 +119,9 @@ void mask_secrets(json& before, json& after) {
 }
 
 std::string unified_diff(const std::string& before, const std::string& after,
-                         const std::string& before_label, const std::string& after_label,
-                         bool color) {
+                         const std::string& before_label, const std::string& after_label) {
   if (before == after) return "";
   std::vector<Edit> edits = edit_script(split_lines(before), split_lines(after));
-  const char* red = color ? "\x1b[31m" : "";
-  const char* green = color ? "\x1b[32m" : "";
-  const char* cyan = color ? "\x1b[36m" : "";
-  const char* reset = color ? "\x1b[0m" : "";
   std::string out = std::string("--- ") + before_label + "\n+++ " + after_label + "\n";
   std::size_t k = 0;
   while (k < edits.size()) {
@@ -152,11 +147,10 @@ std::string unified_diff(const std::string& before, const std::string& after,
     for (std::size_t e = start; e < end; ++e) {
       if (edits[e].op != '+') ++old_count;
       if (edits[e].op != '-') ++new_count;
-      const char* tint = edits[e].op == '-' ? red : edits[e].op == '+' ? green : "";
-      body += tint + std::string(1, edits[e].op) + edits[e].line + (*tint ? reset : "") + "\n";
+      body += std::string(1, edits[e].op) + edits[e].line + "\n";
     }
-    out += std::string(cyan) + "@@ -" + hunk_range(old_start, old_count) + " +" +
-           hunk_range(new_start, new_count) + " @@" + reset + "\n" + body;
+    out += "@@ -" + hunk_range(old_start, old_count) + " +" + hunk_range(new_start, new_count) +
+           " @@\n" + body;
     k = end;
   }
   return out;

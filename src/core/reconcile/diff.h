@@ -15,10 +15,9 @@ nlohmann::json comparable(nlohmann::json object);
 // does: "***" when equal, "*** (before)" / "*** (after)" when not.
 void mask_secrets(nlohmann::json& before, nlohmann::json& after);
 
-// A unified diff of two texts (3 lines of context); empty when equal.
-// `color` adds ANSI colours for a terminal.
+// A unified diff of two texts (3 lines of context); empty when equal. Plain
+// text: the CLI colours it for a terminal (cli/color.h).
 std::string unified_diff(const std::string& before, const std::string& after,
-                         const std::string& before_label, const std::string& after_label,
-                         bool color = false);
+                         const std::string& before_label, const std::string& after_label);
 
 }  // namespace fluxop::reconcile

@@ -23,30 +23,30 @@ std::string as_yaml(const json& object) {
 }  // namespace
 
 InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
-                           const render::Rendered& rendered, bool color) {
+                           const render::Rendered& rendered) {
   if (!cluster.dry_run()) throw Error("diff needs a dry-run cluster");
-  ObjectRef instance_ref{"fluxcd.controlplane.io", "v1", "FluxInstance", flux.ns, flux.name};
-  ssa::Engine engine(cluster, {}, owner_labels(instance_ref));
+  ObjectRef ref = instance_ref(flux.ns, flux.name);
+  ssa::Engine engine(cluster, {}, owner_labels(ref));
   InstanceDiff result;
   // The instance is compared too: what the apply makes of it is the file.
   std::vector<json> objects = rendered_json(rendered);
-  std::optional<json> live_instance = cluster.get(instance_ref);
+  std::optional<json> live_instance = cluster.get(ref);
   json instance = instance_object(flux);
   if (!live_instance || !instance_in_place(instance, *live_instance, cluster.field_manager())) {
     objects.push_back(std::move(instance));
   }
   std::vector<ObjectRef> current;
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
-    if (planned.key != instance_ref) current.push_back(planned.key);
+    if (planned.key != ref) current.push_back(planned.key);
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
     json before = planned.live.is_null() ? json() : comparable(planned.live);
     json after = comparable(planned.merged);
     mask_secrets(before, after);
     std::string name = display_name(planned.key);
-    std::string text = unified_diff(as_yaml(before), as_yaml(after),
-                                    planned.live.is_null() ? "/dev/null" : "live " + name,
-                                    "merged " + name, color);
+    std::string text =
+        unified_diff(as_yaml(before), as_yaml(after),
+                     planned.live.is_null() ? "/dev/null" : "live " + name, "merged " + name);
     if (planned.action == ssa::Action::Replaced) {
       text = "replace " + name + " (an immutable field changes)\n" + text;
     } else if (text.empty()) {
@@ -59,7 +59,7 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
     std::vector<ObjectRef> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));
     for (const ssa::PlannedPrune& prune :
-         engine.plan_prune(stale_objects(inventory, current), owner_labels(instance_ref))) {
+         engine.plan_prune(stale_objects(inventory, current), owner_labels(ref))) {
       if (prune.action != ssa::PruneAction::Delete) continue;
       ++result.changed;
       result.text += "prune " + display_name(prune.key) + "\n";

@@ -21,6 +21,6 @@ struct InstanceDiff {
 
 // `cluster` must be in dry-run mode.
 InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
-                           const render::Rendered& rendered, bool color);
+                           const render::Rendered& rendered);
 
 }  // namespace fluxop::reconcile

@@ -1,11 +1,12 @@
 #include "core/reconcile/uninstall.h"
 
-#include <map>
+#include <algorithm>
 #include <optional>
 
 #include "core/error.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/reconcile/lease_lock.h"
 #include "core/ssa/engine.h"
 
@@ -58,8 +59,8 @@ class Uninstall {
     result_.changes.push_back(change);
     if (options_.on_change) options_.on_change(change);
   }
-  // Runs one step; in a best-effort uninstall its failure is a warning and
-  // the next step runs.
+  // Runs one step; behind the finalizer its failure is a warning and the
+  // next step runs.
   void step(const std::string& what, const std::function<void()>& action);
   // Deletes the objects (those the prune rules allow) and waits for them.
   void remove(const std::vector<ObjectRef>& keys, const std::string& what, bool wait);
@@ -83,7 +84,7 @@ void Uninstall::step(const std::string& what, const std::function<void()>& actio
   try {
     action();
   } catch (const Error& e) {
-    if (!options_.best_effort) throw;
+    if (!options_.behind_finalizer) throw;
     result_.warnings.push_back(what + ": " + e.what());
     progress("warning: " + result_.warnings.back());
   }
@@ -153,7 +154,7 @@ void Uninstall::remove_instance(const json& live) {
     // The finalizer is the uninstall this is: nobody else is to run it.
     if (!remove_finalizers(ref_, live, std::string(kInstanceFinalizer))) return;
   }
-  if (options_.best_effort) return;  // being deleted: it goes once released
+  if (options_.behind_finalizer) return;  // being deleted: it goes once released
   before_request();
   if (!cluster_.remove(ref_)) return;
   report({ref_, Action::Deleted});
@@ -169,6 +170,18 @@ UninstallResult Uninstall::run() {
     return result_;
   }
   result_.found = true;
+  if (options_.behind_finalizer) {
+    json finalizers = finalizers_of(*live);
+    if (std::find(finalizers.begin(), finalizers.end(), kInstanceFinalizer) == finalizers.end()) {
+      result_.message = display_name(ref_) + " has no finalizer of ours: nothing to uninstall";
+      return result_;
+    }
+    if (reconcile_disabled(*live)) {
+      remove_finalizers(ref_, *live, std::string(kInstanceFinalizer));
+      result_.message = display_name(ref_) + " released: its reconciliation is disabled";
+      return result_;
+    }
+  }
   if (!cluster_.dry_run()) {
     lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
                   [this](const std::string& line) { progress(line); });

@@ -32,10 +32,12 @@ struct UninstallOptions {
   bool wait = true;
   std::chrono::seconds timeout{300};
   std::chrono::seconds lock_timeout{60};
-  // The daemon's uninstall, as the operator's: every step is tried, what
-  // fails is a warning, and the instance (being deleted) is released by
-  // removing its finalizer rather than deleted.
-  bool best_effort = false;
+  // The daemon's uninstall of an instance being deleted, as the operator's
+  // behind its finalizer: nothing to do without the finalizer; a disabled
+  // instance is only released (its finalizer removed); else every step is
+  // tried, what fails is a warning, and the instance is released rather
+  // than deleted.
+  bool behind_finalizer = false;
   std::function<void(const ssa::Change&)> on_change;
   std::function<void(const std::string&)> on_progress;
   std::function<bool()> interrupted;
@@ -45,11 +47,11 @@ struct UninstallResult {
   bool found = false;  // whether there was an instance to uninstall
   std::vector<ssa::Change> changes;
   std::string message;                // "Uninstallation completed in 12s"
-  std::vector<std::string> warnings;  // of a best-effort uninstall
+  std::vector<std::string> warnings;  // of an uninstall behind the finalizer
 };
 
 // Uninstalls what the instance `ref` installed. Throws fluxop::Error naming
-// the object that blocks (unless best_effort); nothing is then lost: the
+// the object that blocks (unless behind_finalizer); nothing is then lost: the
 // instance and its inventory stay for the next attempt.
 UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
                                    const UninstallOptions& options);

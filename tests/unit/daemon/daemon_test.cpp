@@ -49,7 +49,7 @@ class FakeSource : public InstanceSource {
   }
   // The instance with `annotations` (YAML lines under metadata.annotations),
   // under `key`.
-  void set(const std::string& key, const std::string& annotations = "") {
+  void set(const std::string& key, const std::string& annotations = "", bool deleting = false) {
     std::string text(instance::testing::kMinimal);
     // Never reconciled on a timer: only changes and retries drive the loop here.
     std::string all = "    fluxcd.controlplane.io/reconcileEvery: \"0s\"\n" + annotations;
@@ -57,6 +57,7 @@ class FakeSource : public InstanceSource {
     Observed observed;
     observed.flux = instance::testing::load(text);
     observed.key = key;
+    observed.deleting = deleting;
     {
       std::lock_guard lock(mutex_);
       observed_ = std::move(observed);
@@ -82,6 +83,7 @@ struct Harness {
   std::mutex mutex;
   std::vector<std::string> reconciled;  // the key of each reconcile asked for
   std::vector<std::string> events;      // "<reason>: <message>"
+  std::vector<std::string> reports;     // the key of each report asked for
   // What the next reconciles throw, in order; then they succeed.
   std::vector<std::string> failures;
   std::unique_ptr<Daemon> daemon;
@@ -108,6 +110,18 @@ struct Harness {
     actions.disabled = [this](const Observed& observed) {
       std::lock_guard lock(mutex);
       events.push_back("status disabled: " + observed.key);
+    };
+    actions.uninstall = [this](const Observed& observed) {
+      std::lock_guard lock(mutex);
+      reconciled.push_back("uninstall " + observed.key);
+      if (!failures.empty()) {
+        failures.erase(failures.begin());
+        throw Error("it failed");
+      }
+    };
+    actions.report = [this](const Observed& observed) {
+      std::lock_guard lock(mutex);
+      reports.push_back(observed.key);
     };
     daemon = std::make_unique<Daemon>(source, actions, log, metrics, stop_fds[0],
                                       [this] { return stop.load(); });
@@ -142,6 +156,10 @@ struct Harness {
     std::lock_guard lock(mutex);
     return events;
   }
+  std::vector<std::string> reported() {
+    std::lock_guard lock(mutex);
+    return reports;
+  }
 };
 
 TEST_CASE("daemon: reconciles the instance read, then each new key, not a re-read one") {
@@ -155,6 +173,27 @@ TEST_CASE("daemon: reconciles the instance read, then each new key, not a re-rea
   REQUIRE(eventually([&] { return harness.keys().size() >= 2; }));
   CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
   CHECK(harness.metrics.render().find("ready=\"True\"") != std::string::npos);
+}
+
+TEST_CASE("daemon: the report is made after each reconcile, and while reconciliation is disabled") {
+  Harness harness;
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.reported().size() == 1; }));
+  CHECK(harness.keys() == std::vector<std::string>{"k1"});
+  harness.change([&] { harness.source.set("k2"); });
+  REQUIRE(eventually([&] { return harness.reported().size() == 2; }));
+  CHECK(harness.reported() == std::vector<std::string>{"k1", "k2"});
+  // Not again before its interval (5 minutes) when nothing is reconciled.
+  harness.change(
+      [&] { harness.source.set("k3", "    fluxcd.controlplane.io/reconcile: disabled\n"); });
+  CHECK(harness.reported().size() == 2);
+
+  Harness disabled;
+  disabled.source.set("k1", "    fluxcd.controlplane.io/reconcile: disabled\n");
+  disabled.start();
+  REQUIRE(eventually([&] { return disabled.reported().size() == 1; }));
+  CHECK(disabled.keys().empty());
 }
 
 TEST_CASE("daemon: a failed reconcile is retried after its backoff, its reason exported") {
@@ -204,6 +243,24 @@ TEST_CASE("daemon: an unreadable instance is logged once, the last one stays app
   REQUIRE(first != std::string::npos);
   CHECK(log.find("cannot read the FluxInstance", first + 1) == std::string::npos);
   CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
+}
+
+TEST_CASE("daemon: an instance being deleted is uninstalled, disabled or not, retried on failure") {
+  Harness harness;
+  harness.source.set("k1", "    fluxcd.controlplane.io/reconcile: disabled\n");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.recorded().size() == 2; }));
+  harness.failures = {"once"};
+  harness.change([&] {
+    harness.source.set("k1 deleting", "    fluxcd.controlplane.io/reconcile: disabled\n", true);
+  });
+  REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
+  CHECK(harness.keys() ==
+        std::vector<std::string>{"uninstall k1 deleting", "uninstall k1 deleting"});
+  std::string log = harness.finish();
+  CHECK_MESSAGE(log.find("the FluxInstance is being deleted: uninstalling") != std::string::npos,
+                log);
+  CHECK(log.find("Uninstall error") != std::string::npos);
 }
 
 }  // namespace

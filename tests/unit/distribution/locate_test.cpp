@@ -53,19 +53,35 @@ TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs throu
                        Error);
 }
 
-TEST_CASE("locate: flag, then instance artifact, then cache, then FLUXOPCTL_DISTRIBUTION") {
+TEST_CASE(
+    "locate: flag, instance artifact, FLUXOPCTL_DISTRIBUTION, pulled default artifact, cache") {
   testing::TempDir dir;
-  for (const char* name : {"flag", "env", "xdg/fluxopctl/distribution"})
+  for (const char* name : {"flag", "env", "pulled", "xdg/fluxopctl/distribution"})
     make_distribution(dir, name);
   const std::string flag = dir.str() + "/flag";
+  const std::string cache = dir.str() + "/xdg/fluxopctl/distribution";
   const Environment env{dir.str() + "/xdg", "", dir.str() + "/env"};
+  const Environment no_env{dir.str() + "/xdg", "", ""};
   const instance::FluxInstance plain = instance_with_artifact("");
+  PulledDefault pulled = [&] { return dir.str() + "/pulled"; };
+  PulledDefault never_pulled = [] { return std::string(); };
 
-  CHECK(locate(flag, plain, env).root() == flag);
+  CHECK(locate(flag, plain, env, {}, pulled).root() == flag);
   CHECK(locate("file://" + flag, plain, env).root() == flag);
-  CHECK(locate("", plain, env).root() == dir.str() + "/xdg/fluxopctl/distribution");
+  CHECK(locate("", plain, env, {}, pulled).root() == dir.str() + "/env");
+  CHECK(locate("", plain, no_env, {}, pulled).root() == dir.str() + "/pulled");
+  CHECK(locate("", plain, no_env, {}, never_pulled).root() == cache);
+  CHECK(locate("", plain, no_env).root() == cache);
   CHECK(locate("", plain, {dir.str() + "/no-cache", "", dir.str() + "/env"}).root() ==
         dir.str() + "/env");
+  // FLUXOPCTL_DISTRIBUTION takes what the flag takes: file:// and oci:// URLs.
+  CHECK(locate("", plain, {"", "", "file://" + flag}).root() == flag);
+  OciResolver env_to_flag = [&](std::string_view url, std::string_view origin) {
+    CHECK(url == "oci://127.0.0.1:5000/flux:v1");
+    CHECK(origin == "FLUXOPCTL_DISTRIBUTION");
+    return flag;
+  };
+  CHECK(locate("", plain, {"", "", "oci://127.0.0.1:5000/flux:v1"}, env_to_flag).root() == flag);
   // The flag wins over an instance artifact that would fail.
   CHECK(locate(flag, instance_with_artifact("oci://ghcr.io/x"), env).root() == flag);
   // The instance artifact comes before the cache.
@@ -100,18 +116,25 @@ TEST_CASE("locate: a source that is no distribution is named in the error") {
   dir.write("xdg/fluxopctl/distribution/README", "");
   const std::string cache = dir.str() + "/xdg/fluxopctl/distribution";
   CHECK_THROWS_WITH_AS(
-      locate("", plain, {dir.str() + "/xdg", "", missing}),
+      locate("", plain, {dir.str() + "/xdg", "", ""}),
       (cache + "/flux: not a directory (expected a Flux distribution at " + cache + ")").c_str(),
       Error);
+  // So is a broken FLUXOPCTL_DISTRIBUTION, before the cache.
+  CHECK_THROWS_WITH_AS(locate("", plain, {dir.str() + "/xdg", "", missing}),
+                       ("FLUXOPCTL_DISTRIBUTION: " + missing + "/flux: not a directory " +
+                        "(expected a Flux distribution at " + missing + ")")
+                           .c_str(),
+                       Error);
 }
 
-TEST_CASE("locate: without any source the error says how to give one") {
-  CHECK_THROWS_WITH_AS(locate("", instance_with_artifact(""), {"", "/nonexistent-home", ""}),
-                       "no Flux distribution: give a directory with --distribution-artifact DIR "
-                       "or FLUXOPCTL_DISTRIBUTION=DIR, or seed the cache "
-                       "/nonexistent-home/.cache/fluxopctl/distribution (scripts/setup copies "
-                       "../shared/flux-distribution there)",
-                       Error);
+TEST_CASE("locate: without any source the error says to run fluxopctl pull") {
+  PulledDefault never_pulled = [] { return std::string(); };
+  CHECK_THROWS_WITH_AS(
+      locate("", instance_with_artifact(""), {"", "/nonexistent-home", ""}, {}, never_pulled),
+      "no Flux distribution: run `fluxopctl pull` to fetch the default one "
+      "(oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest), or give one with "
+      "--distribution-artifact or FLUXOPCTL_DISTRIBUTION (a directory or an oci:// URL)",
+      Error);
 }
 
 }  // namespace

@@ -176,7 +176,7 @@ TEST_CASE("policy: diff and apply agree on what is pruned") {
 
   FakeCluster planned(/*dry_run=*/true);
   seed(planned);
-  InstanceDiff diff = diff_instance(planned, flux, rendered(), false);
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
   CHECK(diff.text.find("prune ConfigMap/flux-system/old\n") != std::string::npos);
   CHECK(diff.text.find("kept") == std::string::npos);
 

@@ -35,12 +35,6 @@ TEST_CASE("diff: distant changes make separate hunks, as diff -u prints them") {
   CHECK(unified_diff("", "new\n", "a", "b") == "--- a\n+++ b\n@@ -0,0 +1 @@\n+new\n");
 }
 
-TEST_CASE("diff: colours for a terminal") {
-  std::string out = unified_diff("a\n", "b\n", "x", "y", true);
-  CHECK(out.find("\x1b[31m-a\x1b[0m") != std::string::npos);
-  CHECK(out.find("\x1b[32m+b\x1b[0m") != std::string::npos);
-}
-
 TEST_CASE("diff: fields the API server owns are not compared") {
   json live = {{"kind", "ConfigMap"},
                {"metadata",

@@ -161,9 +161,9 @@ TEST_CASE("uninstall: an object that does not go is named with what holds it") {
   CHECK(installed.has("FluxInstance/flux-system/flux"));
 }
 
-TEST_CASE("uninstall: best effort goes on past a failure and releases the instance") {
+TEST_CASE("uninstall: behind the finalizer it goes on past a failure and releases the instance") {
   Installed installed;
-  installed.options.best_effort = true;
+  installed.options.behind_finalizer = true;
   std::string crd = "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io";
   installed.cluster.stuck.insert(crd);
   installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] = {
@@ -180,6 +180,24 @@ TEST_CASE("uninstall: best effort goes on past a failure and releases the instan
         deleted.end());
   CHECK(std::find(deleted.begin(), deleted.end(), "Lease/flux-system/fluxopctl-flux") !=
         deleted.end());
+}
+
+TEST_CASE("uninstall: behind the finalizer, nothing without it, only a release when disabled") {
+  Installed installed;
+  installed.options.behind_finalizer = true;
+  json& instance = installed.cluster.objects.at("FluxInstance/flux-system/flux");
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.changes.empty());
+  CHECK(installed.cluster.logged("DELETE").empty());
+
+  instance["metadata"]["finalizers"] = {std::string(kInstanceFinalizer)};
+  instance["metadata"]["annotations"] = {{"fluxcd.controlplane.io/reconcile", "disabled"}};
+  result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.changes.empty());
+  CHECK(installed.cluster.logged("DELETE").empty());
+  CHECK(installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"]
+            .empty());
+  CHECK(installed.has("Deployment/flux-system/kustomize-controller"));
 }
 
 TEST_CASE("uninstall: a dry run changes nothing and says what would go") {

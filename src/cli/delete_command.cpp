@@ -1,0 +1,72 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/change_output.h"
+#include "cli/cluster_flags.h"
+#include "cli/commands.h"
+#include "cli/duration_check.h"
+#include "cli/instance_target.h"
+#include "cli/interrupt.h"
+#include "core/reconcile/uninstall.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+struct DeleteCommandOptions {
+  InstanceTarget target;
+  ClusterFlags cluster;
+  bool keep_crds = false;
+  bool wait = true;
+  std::string timeout = "5m";
+  ChangeSetFlags writes;
+};
+
+void run_delete(const DeleteCommandOptions& options) {
+  kube::ObjectKey ref = target_key(options.target);
+  reconcile::UninstallOptions uninstall;
+  uninstall.keep_crds = options.keep_crds;
+  uninstall.wait = options.wait;
+  uninstall.timeout = duration_flag(options.timeout);
+  uninstall.lock_timeout = duration_flag(options.writes.lock_timeout);
+  ConnectedCluster connected =
+      connect(options.cluster, options.writes.server_dry_run(),
+              std::chrono::steady_clock::now() + uninstall.timeout, interrupted);
+  catch_interrupts();
+  uninstall.interrupted = interrupted;
+  uninstall.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  ChangeSetOutput output(options.writes, /*verbose=*/false);
+  uninstall.on_change = output.on_change();
+  output.run([&] {
+    reconcile::UninstallResult result =
+        reconcile::uninstall_instance(*connected.cluster, ref, uninstall);
+    std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+    output.document()["message"] = result.message;
+  });
+}
+
+}  // namespace
+
+void add_delete_command(CLI::App& app) {
+  auto options = std::make_shared<DeleteCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "delete",
+      "Uninstall Flux as the operator does when its FluxInstance is deleted: the controllers, "
+      "the Flux custom resources' finalizers, the inventory (CRDs included), the instance; the "
+      "namespace and what Flux deployed stay");
+  add_instance_target(*cmd, options->target);
+  add_cluster_flags(*cmd, options->cluster);
+  cmd->add_flag("--keep-crds", options->keep_crds,
+                "Keep the CRDs and the Flux custom resources, so that a reinstall resumes where "
+                "it stopped");
+  cmd->add_flag("--wait,!--no-wait", options->wait,
+                "Wait for what is deleted to be gone (default true; the controllers are always "
+                "waited for)");
+  cmd->add_option("--timeout", options->timeout, "How long the uninstall may take")
+      ->check(duration_check("5m"))
+      ->option_text("DURATION (default 5m)");
+  add_change_set_flags(*cmd, options->writes);
+  cmd->callback([options] { run_delete(*options); });
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,225 @@
+// The commands on the FluxInstance in the cluster, as the upstream CLI has
+// them for `instance`: get (its status at a glance), wait (until Ready),
+// reconcile, suspend and resume (its annotations, which the operator and
+// `apply --watch` honour).
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include "cli/cluster_flags.h"
+#include "cli/commands.h"
+#include "cli/duration_check.h"
+#include "cli/instance_target.h"
+#include "cli/interrupt.h"
+#include "cli/output.h"
+#include "cli/table.h"
+#include "core/error.h"
+#include "core/reconcile/apply.h"
+#include "core/reconcile/instance_requests.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct InstanceCommandOptions {
+  InstanceTarget target;
+  ClusterFlags cluster;
+  std::string output = "table";  // get
+  std::string timeout = "5m";    // wait, reconcile, resume
+  bool wait = true;              // reconcile, resume
+  bool force = false;            // reconcile
+};
+
+std::string text_at(const json& object, std::initializer_list<const char*> path) {
+  const json* at = &object;
+  for (const char* key : path) {
+    auto found = at->find(key);
+    if (found == at->end()) return "";
+    at = &*found;
+  }
+  if (at->is_string()) return at->get<std::string>();
+  return at->is_null() ? "" : at->dump();
+}
+
+json condition(const json& live, const std::string& type) {
+  for (const json& one : live.value("status", json::object()).value("conditions", json::array())) {
+    if (one.value("type", "") == type) return one;
+  }
+  return json::object();
+}
+
+// The status at a glance: the instance, its components, its history.
+std::string status_tables(const json& live) {
+  const json& status = live.value("status", json::object());
+  json ready = condition(live, "Ready");
+  std::size_t resources =
+      status.value("inventory", json::object()).value("entries", json::array()).size();
+  std::string suspended = reconcile::reconcile_disabled(live) ? "True" : "False";
+  std::string out = render_table(
+      {{"NAME", "NAMESPACE", "READY", "SUSPENDED", "REVISION", "RESOURCES", "LAST RECONCILED"},
+       {text_at(live, {"metadata", "name"}), text_at(live, {"metadata", "namespace"}),
+        ready.value("status", "Unknown"), suspended, status.value("lastAppliedRevision", "-"),
+        std::to_string(resources), ready.value("lastTransitionTime", "Unknown")}});
+  std::string message = ready.value("message", "");
+  if (!message.empty()) out += "message: " + message + "\n";
+
+  std::vector<std::vector<std::string>> components = {{"COMPONENT", "IMAGE", "DIGEST"}};
+  for (const json& component : status.value("components", json::array())) {
+    components.push_back({component.value("name", ""),
+                          component.value("repository", "") + ":" + component.value("tag", ""),
+                          component.value("digest", "-")});
+  }
+  if (components.size() > 1) out += "\n" + render_table(components);
+
+  std::vector<std::vector<std::string>> history = {
+      {"VERSION", "STATUS", "RECONCILES", "LAST RECONCILED", "DURATION", "DIGEST"}};
+  for (const json& entry : status.value("history", json::array())) {
+    history.push_back(
+        {text_at(entry, {"metadata", "flux"}), entry.value("lastReconciledStatus", ""),
+         std::to_string(entry.value("totalReconciliations", 0)), entry.value("lastReconciled", ""),
+         entry.value("lastReconciledDuration", ""), entry.value("digest", "")});
+  }
+  if (history.size() > 1) out += "\n" + render_table(history);
+  return out;
+}
+
+json live_instance(ssa::ClusterApi& cluster, const kube::ObjectKey& ref) {
+  std::optional<json> live = cluster.get(ref);
+  if (!live) throw Error(display_name(ref) + ": not found");
+  return std::move(*live);
+}
+
+void run_get(const InstanceCommandOptions& options) {
+  kube::ObjectKey ref = target_key(options.target);
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  json live = live_instance(*connected.cluster, ref);
+  if (options.output == "table") {
+    std::cout << status_tables(live);
+    return;
+  }
+  live["metadata"].erase("managedFields");  // as kubectl get shows it
+  std::cout << render_document(nlohmann::ordered_json::parse(live.dump()),
+                               options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+}
+
+// Waits for the answer to the request at `requested_at` ("" for none).
+void wait_for(const InstanceCommandOptions& options, ConnectedCluster& connected,
+              const kube::ObjectKey& ref, const std::string& requested_at) {
+  catch_interrupts();
+  std::cerr << "waiting for " << display_name(ref)
+            << (requested_at.empty() ? " to be ready" : " to be reconciled") << "\n";
+  std::cerr << reconcile::wait_ready(
+                   *connected.cluster, ref, requested_at,
+                   std::chrono::steady_clock::now() + duration_flag(options.timeout), interrupted)
+            << "\n";
+}
+
+void run_wait(const InstanceCommandOptions& options) {
+  kube::ObjectKey ref = target_key(options.target);
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  wait_for(options, connected, ref, "");
+}
+
+// reconcile, suspend and resume: the annotations, then the wait when asked.
+void run_request(const InstanceCommandOptions& options, const std::string& command) {
+  kube::ObjectKey ref = target_key(options.target);
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  std::string now = reconcile::request_time(std::chrono::system_clock::now());
+  std::map<std::string, std::string> annotations;
+  if (command == "suspend") {
+    annotations[std::string(reconcile::kReconcileAnnotation)] = "disabled";
+  } else {
+    annotations[std::string(reconcile::kRequestedAtAnnotation)] = now;
+    if (options.force) annotations[std::string(reconcile::kForceAtAnnotation)] = now;
+    if (command == "resume") annotations[std::string(reconcile::kReconcileAnnotation)] = "enabled";
+  }
+  reconcile::annotate_instance(*connected.cluster, ref, annotations);
+  if (command == "suspend") {
+    std::cerr << display_name(ref) << ": reconciliation suspended\n";
+    return;
+  }
+  std::cerr << display_name(ref) << ": reconciliation "
+            << (command == "resume" ? "resumed" : "requested") << " at " << now << "\n";
+  if (options.wait) wait_for(options, connected, ref, now);
+}
+
+CLI::App* add_instance_command(CLI::App& app, const std::string& name,
+                               const std::string& description,
+                               std::shared_ptr<InstanceCommandOptions> options, bool writes) {
+  auto* cmd = app.add_subcommand(name, description);
+  add_instance_target(*cmd, options->target);
+  if (writes) options->cluster.field_manager = std::string(reconcile::kCliFieldManager);
+  add_cluster_flags(*cmd, options->cluster, writes);
+  return cmd;
+}
+
+void add_timeout_flag(CLI::App& cmd, InstanceCommandOptions& options) {
+  cmd.add_option("--timeout", options.timeout, "How long to wait for the instance to be ready")
+      ->check(duration_check("5m"))
+      ->option_text("DURATION (default 5m)");
+}
+
+void add_wait_flag(CLI::App& cmd, InstanceCommandOptions& options) {
+  cmd.add_flag("--wait,!--no-wait", options.wait,
+               "Wait for the reconciliation to finish and the instance to be ready (default "
+               "true)");
+  add_timeout_flag(cmd, options);
+}
+
+}  // namespace
+
+void add_instance_commands(CLI::App& app) {
+  auto get = std::make_shared<InstanceCommandOptions>();
+  auto* cmd = add_instance_command(
+      app, "get",
+      "Show the FluxInstance's status at a glance: ready, revision, components with their "
+      "images and digests, last reconcile, history",
+      get, /*writes=*/false);
+  cmd->add_option("-o,--output", get->output,
+                  "table: readable tables; yaml or json: the FluxInstance object")
+      ->check(CLI::IsMember({"table", "yaml", "json"}))
+      ->option_text("table|yaml|json (default table)");
+  cmd->callback([get] { run_get(*get); });
+
+  auto wait = std::make_shared<InstanceCommandOptions>();
+  cmd = add_instance_command(
+      app, "wait",
+      "Wait until the FluxInstance is ready; a failure, its suspension or the timeout is an "
+      "error naming what is not ready",
+      wait, /*writes=*/false);
+  add_timeout_flag(*cmd, *wait);
+  cmd->callback([wait] { run_wait(*wait); });
+
+  auto reconcile = std::make_shared<InstanceCommandOptions>();
+  cmd = add_instance_command(
+      app, "reconcile",
+      "Request a reconciliation of the FluxInstance (reconcile.fluxcd.io/requestedAt), as "
+      "`flux-operator reconcile instance` does, and wait for it",
+      reconcile, /*writes=*/true);
+  cmd->add_flag("--force", reconcile->force,
+                "Also migrate every Flux custom resource to its latest API version "
+                "(reconcile.fluxcd.io/forceAt)");
+  add_wait_flag(*cmd, *reconcile);
+  cmd->callback([reconcile] { run_request(*reconcile, "reconcile"); });
+
+  auto suspend = std::make_shared<InstanceCommandOptions>();
+  cmd = add_instance_command(
+      app, "suspend",
+      "Suspend the FluxInstance's reconciliation (fluxcd.controlplane.io/reconcile: disabled): "
+      "the operator and the daemon pause, a one-shot apply refuses it unless forced",
+      suspend, /*writes=*/true);
+  cmd->callback([suspend] { run_request(*suspend, "suspend"); });
+
+  auto resume = std::make_shared<InstanceCommandOptions>();
+  cmd = add_instance_command(
+      app, "resume",
+      "Resume the FluxInstance's reconciliation (fluxcd.controlplane.io/reconcile: enabled, "
+      "and a reconcile requested), and wait for it",
+      resume, /*writes=*/true);
+  add_wait_flag(*cmd, *resume);
+  cmd->callback([resume] { run_request(*resume, "resume"); });
+}
+
+}  // namespace fluxop::cli

@@ -1,0 +1,137 @@
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include "cli/cluster_flags.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/table.h"
+#include "core/file.h"
+#include "core/names.h"
+#include "core/report/report.h"
+#include "core/report/write.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+struct ReportCommandOptions {
+  ClusterFlags cluster;
+  std::string ns = "flux-system";
+  std::string output = "table";
+  bool write = false;
+};
+
+// How long --write waits for the FluxReport CRD it installs to be served.
+constexpr std::chrono::minutes kCrdTimeout{2};
+
+std::string yes_no(bool ready) { return ready ? "True" : "False"; }
+
+// A message on one line of a table: a sync's status may hold its source's
+// error on a second line.
+std::string one_line(std::string text) {
+  for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at))
+    text.replace(at, 1, "; ");
+  return text;
+}
+
+std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+// The report as tables, one per part, as `flux get` shows them.
+std::string report_table(const report::ReportSpec& spec) {
+  const report::Distribution& distribution = spec.distribution;
+  std::vector<std::vector<std::string>> overview{
+      {"DISTRIBUTION", "STATUS", "MANAGED BY", "ENTITLEMENT", "KUBERNETES", "PLATFORM", "NODES"}};
+  overview.push_back({or_dash(distribution.version), distribution.status,
+                      or_dash(distribution.managed_by), distribution.entitlement,
+                      spec.cluster ? spec.cluster->server_version : "-",
+                      spec.cluster ? spec.cluster->platform : "-",
+                      spec.cluster ? std::to_string(spec.cluster->nodes) : "-"});
+  std::string out = render_table(overview) + "\n";
+
+  if (spec.components.empty()) {
+    out += "No Flux components.\n\n";
+  } else {
+    std::vector<std::vector<std::string>> components{{"COMPONENT", "READY", "STATUS", "IMAGE"}};
+    for (const report::Component& component : spec.components) {
+      components.push_back(
+          {component.name, yes_no(component.ready), component.status, component.image});
+    }
+    out += render_table(components) + "\n";
+  }
+
+  if (spec.reconcilers.empty()) {
+    out += "No Flux reconcilers.\n\n";
+  } else {
+    std::vector<std::vector<std::string>> reconcilers{
+        {"API VERSION", "KIND", "RUNNING", "FAILING", "SUSPENDED", "STORAGE"}};
+    for (const report::Reconciler& reconciler : spec.reconcilers) {
+      const report::ReconcilerStats& stats = reconciler.stats;
+      reconcilers.push_back({reconciler.api_version, reconciler.kind, std::to_string(stats.running),
+                             std::to_string(stats.failing), std::to_string(stats.suspended),
+                             or_dash(stats.total_size)});
+    }
+    out += render_table(reconcilers) + "\n";
+  }
+
+  if (!spec.sync) return out + "No cluster sync.\n";
+  const report::Sync& sync = *spec.sync;
+  return out + render_table({{"SYNC", "READY", "PATH", "SOURCE", "STATUS"},
+                             {sync.id, yes_no(sync.ready), or_dash(sync.path), or_dash(sync.source),
+                              one_line(sync.status)}});
+}
+
+void run_report(const ReportCommandOptions& options) {
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  auto started = std::chrono::steady_clock::now();
+  report::Report computed =
+      report::compute(*connected.cluster, options.ns, options.cluster.field_manager);
+  auto took = std::chrono::steady_clock::now() - started;
+  // What could not be computed is said, and the rest reported, as the
+  // operator writes a partial report.
+  for (const std::string& error : computed.errors) std::cerr << "warning: " << error << "\n";
+  // Written before anything is printed: a failed write leaves stdout empty.
+  std::vector<ssa::Change> changes;
+  if (options.write) {
+    changes = report::write(
+        *connected.cluster, computed.spec, options.ns,
+        {took, utc_rfc3339(std::time(nullptr)), std::chrono::steady_clock::now() + kCrdTimeout});
+  }
+  if (options.output == "table") {
+    std::cout << report_table(computed.spec);
+  } else {
+    std::cout << render_document(
+        report::report_object(computed.spec, options.ns),
+        options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+  }
+  for (const ssa::Change& change : changes) std::cerr << ssa::change_line(change) << "\n";
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Show the FluxReport of the Flux installation, as the Flux Operator computes it: "
+      "distribution, cluster, components, reconcilers' statistics, cluster sync");
+  add_cluster_flags(*cmd, options->cluster);
+  cmd->add_option("-n,--namespace", options->ns, "The namespace Flux is installed in")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return is_dns_label(value) ? std::string()
+                                       : "'" + value + "' " + std::string(kDnsLabel.requirement);
+          },
+          "NAMESPACE"))
+      ->option_text("NAMESPACE (default flux-system)");
+  cmd->add_option("-o,--output", options->output,
+                  "table: readable tables; yaml or json: the FluxReport object")
+      ->check(CLI::IsMember({"table", "yaml", "json"}))
+      ->option_text("table|yaml|json (default table)");
+  cmd->add_flag("--write", options->write,
+                "Also server-side apply the report as the FluxReport `flux` in the namespace "
+                "(installing the FluxReport CRD when the cluster has none)");
+  cmd->callback([options] { run_report(*options); });
+}
+
+}  // namespace fluxop::cli

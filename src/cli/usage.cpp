@@ -1,0 +1,79 @@
+#include "cli/usage.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "core/suggest.h"
+
+namespace fluxop::cli {
+
+namespace {
+
+const CLI::App* find_command(const CLI::App& app, const std::string& word) {
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->check_name(word)) return command;
+  }
+  return nullptr;
+}
+
+// The option `-X` of `command` or of an app it falls through to.
+const CLI::Option* find_short_option(const CLI::App* command, char name) {
+  for (; command != nullptr; command = command->get_parent()) {
+    if (const CLI::Option* option = command->get_option_no_throw(std::string{'-', name}))
+      return option;
+    if (!command->get_fallthrough()) break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> command_line(const CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  const CLI::App* command = &app;
+  bool options_end = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (options_end || arg == "--") {
+      options_end = true;
+    } else if (const CLI::App* sub = find_command(*command, arg)) {
+      command = sub;
+    } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && arg[2] == '=') {
+      const CLI::Option* option = find_short_option(command, arg[1]);
+      if (option != nullptr && option->get_type_size_max() > 0) {
+        args.push_back(arg.substr(0, 2));
+        arg = arg.substr(3);
+      }
+    }
+    args.push_back(std::move(arg));
+  }
+  std::reverse(args.begin(), args.end());
+  return args;
+}
+
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands({})) names.push_back(command->get_name());
+  std::string message = "unknown command \"" + word + "\" for \"" + app.get_name() + "\"";
+  if (std::optional<std::string> suggestion = closest(word, names))
+    return message + "; did you mean \"" + *suggestion + "\"?";
+  return message + "; see '" + app.get_name() + " --help' for the commands";
+}
+
+std::string usage_message(const CLI::App& app, const CLI::ParseError& error) {
+  if (app.get_subcommands().empty()) {
+    for (const std::string& word : app.remaining()) {
+      if (!word.starts_with("-")) return unknown_command(app, word);
+    }
+  }
+  // CLI11's sentences start with a capital ("A subcommand is required"); a
+  // name in capitals ("FILE or -f FILE is required") stays.
+  std::string message = error.what();
+  if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+      !std::isupper(static_cast<unsigned char>(message[1])))
+    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  return message;
+}
+
+}  // namespace fluxop::cli

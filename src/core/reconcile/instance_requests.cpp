@@ -1,0 +1,178 @@
+#include "core/reconcile/instance_requests.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "core/error.h"
+#include "core/ssa/health.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+// A wait polls this often once the first readings showed nothing yet.
+constexpr std::chrono::milliseconds kPollInterval{2000};
+constexpr std::chrono::milliseconds kFirstPoll{250};
+
+// "/" is "~1" and "~" is "~0" in a JSON pointer.
+std::string pointer_token(std::string_view key) {
+  std::string token;
+  for (char c : key) {
+    if (c == '~')
+      token += "~0";
+    else if (c == '/')
+      token += "~1";
+    else
+      token += c;
+  }
+  return token;
+}
+
+const json& metadata_of(const json& object) {
+  static const json empty = json::object();
+  auto found = object.find("metadata");
+  return found != object.end() && found->is_object() ? *found : empty;
+}
+
+std::map<std::string, std::string> annotations_of(const json& object) {
+  std::map<std::string, std::string> annotations;
+  json all = metadata_of(object).value("annotations", json::object());
+  for (const auto& [key, value] : all.items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
+}
+
+// A pointer into `live`, whose lifetime it shares.
+const json* ready_condition(const json& live) {
+  auto status = live.find("status");
+  if (status == live.end() || !status->is_object()) return nullptr;
+  auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return nullptr;
+  for (const json& condition : *conditions) {
+    if (condition.is_object() && condition.value("type", "") == "Ready") return &condition;
+  }
+  return nullptr;
+}
+
+// The components of the instance's inventory that are not rolled out.
+std::string components_not_ready(ssa::ClusterApi& cluster, const json& live) {
+  std::string text;
+  for (const ObjectRef& ref :
+       read_inventory(live.value("status", json::object()).value("inventory", json::object()))) {
+    if (ref.group != "apps" || ref.kind != "Deployment") continue;
+    std::optional<json> deployment = cluster.get(ref);
+    std::string why = deployment ? ssa::object_health(*deployment).message : "not found";
+    if (deployment && ssa::object_health(*deployment).ready) continue;
+    text += (text.empty() ? "" : ", ") + display_name(ref) + " (" + why + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string request_time(std::chrono::system_clock::time_point now) {
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());
+  std::time_t seconds = static_cast<std::time_t>(nanos.count() / 1'000'000'000);
+  long long fraction = nanos.count() % 1'000'000'000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::string time(text, n);
+  if (fraction > 0) {
+    std::snprintf(text, sizeof text, ".%09lld", fraction);
+    std::string digits = text;
+    digits.erase(digits.find_last_not_of('0') + 1);
+    time += digits;
+  }
+  return time + "Z";
+}
+
+void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                       const std::map<std::string, std::string>& annotations) {
+  std::optional<json> live = cluster.get(ref);
+  if (!live) throw Error(display_name(ref) + ": not found");
+  json patch = json::array();
+  // The resourceVersion read: a concurrent write makes the patch fail
+  // rather than be applied to what was not read.
+  patch.push_back({{"op", "test"},
+                   {"path", "/metadata/resourceVersion"},
+                   {"value", metadata_of(*live).value("resourceVersion", "")}});
+  if (!metadata_of(*live).contains("annotations")) {
+    patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", annotations}});
+  } else {
+    for (const auto& [key, value] : annotations) {
+      patch.push_back({{"op", "add"},
+                       {"path", "/metadata/annotations/" + pointer_token(key)},
+                       {"value", value}});
+    }
+  }
+  cluster.json_patch(ref, patch);
+}
+
+bool reconcile_disabled(const std::map<std::string, std::string>& annotations) {
+  auto found = annotations.find(std::string(kReconcileAnnotation));
+  if (found == annotations.end()) return false;
+  std::string value = found->second;
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return value == "disabled";
+}
+
+bool reconcile_disabled(const json& object) { return reconcile_disabled(annotations_of(object)); }
+
+Readiness instance_readiness(const json& live, const std::string& requested_at) {
+  using State = Readiness::State;
+  std::string name = metadata_of(live).value("name", "");
+  if (reconcile_disabled(live)) return {State::failed, "Reconciliation is disabled for " + name};
+  if (!requested_at.empty()) {
+    std::string handled = live.value("status", json::object()).value("lastHandledReconcileAt", "");
+    if (handled != requested_at)
+      return {State::waiting, "the reconcile requested at " + requested_at + " is not handled yet"};
+  }
+  const json* ready = ready_condition(live);
+  if (!ready) return {State::waiting, "no Ready condition yet"};
+  std::int64_t generation = metadata_of(live).value("generation", std::int64_t{0});
+  if (ready->value("observedGeneration", std::int64_t{0}) != generation)
+    return {State::waiting, "generation " + std::to_string(generation) + " not reconciled yet"};
+  std::string status = ready->value("status", "");
+  std::string reason = ready->value("reason", "");
+  std::string message = ready->value("message", "");
+  if (status == "True") return {State::ready, message};
+  if (status == "False" && reason != "HealthCheckCanceled")
+    return {State::failed, reason + ": " + message};
+  return {State::waiting, (reason.empty() ? "" : reason + ": ") + message};
+}
+
+std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                       const std::string& requested_at,
+                       std::chrono::steady_clock::time_point deadline,
+                       const std::function<bool()>& interrupted) {
+  std::chrono::milliseconds poll = kFirstPoll;
+  for (;;) {
+    if (interrupted && interrupted()) throw Error("interrupted");
+    std::optional<json> live = cluster.get(ref);
+    Readiness readiness = live ? instance_readiness(*live, requested_at)
+                               : Readiness{Readiness::State::waiting, "not found"};
+    if (readiness.state == Readiness::State::ready) return readiness.message;
+    if (readiness.state == Readiness::State::failed)
+      throw Error(display_name(ref) + ": " + readiness.message);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string components = live ? components_not_ready(cluster, *live) : "";
+      throw Error("timeout waiting for " + display_name(ref) + " to be ready: " +
+                  readiness.message + (components.empty() ? "" : "; not ready: " + components));
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    std::this_thread::sleep_for(std::clamp(left, std::chrono::milliseconds(0), poll));
+    poll = std::min(poll * 2, kPollInterval);
+  }
+}
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,61 @@
+// What users ask of a FluxInstance through its annotations, as the upstream
+// CLI asks it (`flux-operator reconcile|suspend|resume instance`), and the
+// wait for the answer: a reconcile requested at a time is answered once the
+// status's lastHandledReconcileAt says that time and Ready is True for the
+// current generation.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/reconcile/inventory.h"
+#include "core/ssa/cluster_api.h"
+
+namespace fluxop::reconcile {
+
+inline constexpr std::string_view kReconcileAnnotation = "fluxcd.controlplane.io/reconcile";
+inline constexpr std::string_view kRequestedAtAnnotation = "reconcile.fluxcd.io/requestedAt";
+inline constexpr std::string_view kForceAtAnnotation = "reconcile.fluxcd.io/forceAt";
+// The field manager of the upstream CLI's writes, which these are.
+inline constexpr std::string_view kCliFieldManager = "flux-operator-ctl";
+
+// Now, as the time of a request: RFC 3339 in UTC with nanoseconds, trailing
+// zeros trimmed (Go's RFC3339Nano).
+std::string request_time(std::chrono::system_clock::time_point now);
+
+// Sets the annotations on the live instance (the others stay); throws
+// fluxop::Error naming it when it does not exist.
+void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                       const std::map<std::string, std::string>& annotations);
+
+// Whether the `reconcile` annotation among `annotations` disables the
+// reconciliation (`disabled`, in any case, as the operator reads it).
+bool reconcile_disabled(const std::map<std::string, std::string>& annotations);
+// The same, of an object.
+bool reconcile_disabled(const nlohmann::json& object);
+
+// One reading of the instance, for a wait.
+struct Readiness {
+  enum class State { waiting, ready, failed } state = State::waiting;
+  std::string message;  // Ready's message when ready; why it failed, or what it waits for
+};
+
+// As the upstream CLI reads it: suspended is a failure; a reconcile asked
+// at `requested_at` (when not empty) not handled yet is waiting; then
+// Ready for the current generation: True is ready, False is a failure
+// (unless its health check was canceled), else waiting.
+Readiness instance_readiness(const nlohmann::json& live, const std::string& requested_at);
+
+// Polls the instance until it is ready (its Ready message returned) or
+// failed (thrown), or `deadline` passes: then throws naming what is not
+// ready, the instance's Ready condition and its components not rolled out.
+// `interrupted` ends the wait early (thrown).
+std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
+                       const std::string& requested_at,
+                       std::chrono::steady_clock::time_point deadline,
+                       const std::function<bool()>& interrupted);
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,483 @@
+#include "core/report/report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+#include "core/base64.h"
+
+namespace fluxop::report {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kPartOf = "app.kubernetes.io/part-of";
+// The instance name the operator's reporter selects the Flux objects by,
+// whatever the FluxInstance is called (it can only be called "flux").
+constexpr const char* kInstance = "flux";
+constexpr const char* kOperatorGroup = "fluxcd.controlplane.io";
+// The operator's own reconcilers, reported beside Flux's (suspended by
+// annotation instead of .spec.suspend, no artifacts).
+constexpr std::string_view kOperatorKinds[] = {"FluxInstance", "ResourceSet",
+                                               "ResourceSetInputProvider"};
+
+const json* at(const json& object, const char* pointer) {
+  json::json_pointer path(pointer);
+  return object.contains(path) ? &object.at(path) : nullptr;
+}
+
+// A field found only when it has the type asked for, as unstructured's
+// Nested* accessors find them.
+std::optional<std::string> string_at(const json& object, const char* pointer) {
+  const json* value = at(object, pointer);
+  return value && value->is_string() ? std::optional(value->get<std::string>()) : std::nullopt;
+}
+
+std::optional<std::int64_t> integer_at(const json& object, const char* pointer) {
+  const json* value = at(object, pointer);
+  return value && value->is_number_integer() ? std::optional(value->get<std::int64_t>())
+                                             : std::nullopt;
+}
+
+bool true_at(const json& object, const char* pointer) {
+  const json* value = at(object, pointer);
+  return value && value->is_boolean() && value->get<bool>();
+}
+
+std::string text(const json& object, const char* field) {
+  auto found = object.find(field);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+// The conditions of .status.conditions that are objects.
+std::vector<json> conditions(const json& object) {
+  std::vector<json> found;
+  const json* list = at(object, "/status/conditions");
+  if (!list || !list->is_array()) return found;
+  for (const json& condition : *list) {
+    if (condition.is_object()) found.push_back(condition);
+  }
+  return found;
+}
+
+// Counted as failing: a Ready condition False for another reason than a
+// dependency not ready yet.
+bool failing(const json& object) {
+  std::vector<json> found = conditions(object);
+  return std::any_of(found.begin(), found.end(), [](const json& c) {
+    return text(c, "type") == "Ready" && text(c, "status") == "False" &&
+           text(c, "reason") != "DependencyNotReady";
+  });
+}
+
+std::string name_of(const json& object) {
+  return text(object.value("metadata", json::object()), "name");
+}
+
+std::string namespace_of(const json& object) {
+  return text(object.value("metadata", json::object()), "namespace");
+}
+
+Distribution distribution(const std::optional<json>& gitrepositories_crd,
+                          const std::optional<json>& entitlement_secret) {
+  Distribution result;
+  if (gitrepositories_crd) {
+    result.status = "Installed";
+    json labels =
+        gitrepositories_crd->value("metadata", json::object()).value("labels", json::object());
+    if (labels.contains("app.kubernetes.io/version"))
+      result.version = text(labels, "app.kubernetes.io/version");
+    if (labels.contains("app.kubernetes.io/managed-by"))
+      result.managed_by = text(labels, "app.kubernetes.io/managed-by");
+    else if (labels.contains("kustomize.toolkit.fluxcd.io/name"))
+      result.managed_by = "flux bootstrap";
+  } else {
+    result.status = "Not Installed";
+  }
+  if (entitlement_secret) {
+    json data = entitlement_secret->value("data", json::object());
+    if (data.contains("token")) {
+      result.entitlement = "Issued";
+      if (data.contains("vendor")) {
+        result.entitlement += " by " + base64_decode(text(data, "vendor")).value_or("");
+      }
+    }
+  }
+  return result;
+}
+
+// A Flux kind the reporter lists: from a Flux CRD, in its newest stored
+// version, or one of the operator's.
+struct ReportedKind {
+  ssa::ObjectKey key;
+  bool operator_kind = false;
+};
+
+// The kinds of the CRDs labelled as part of the instance, each in the last
+// of its stored versions; nullopt and the error when there are none.
+std::optional<std::vector<ReportedKind>> flux_kinds(const std::vector<json>& crds,
+                                                    std::vector<std::string>& errors) {
+  if (crds.empty()) {
+    errors.push_back("failed to list CRDs: no Flux CRDs found");
+    return std::nullopt;
+  }
+  std::vector<ReportedKind> kinds;
+  for (const json& crd : crds) {
+    const json* stored = at(crd, "/status/storedVersions");
+    if (!stored || !stored->is_array() || stored->empty() || !stored->back().is_string()) {
+      errors.push_back("failed to list CRDs: no stored versions found for CRD " + name_of(crd));
+      return std::nullopt;
+    }
+    kinds.push_back({{string_at(crd, "/spec/group").value_or(""), stored->back().get<std::string>(),
+                      string_at(crd, "/spec/names/kind").value_or(""), "", ""},
+                     false});
+  }
+  return kinds;
+}
+
+Component component(const json& deployment) {
+  DeploymentStatus status = deployment_status(deployment);
+  Component result{name_of(deployment), status.status == "Current",
+                   status.status + " " + status.message, ""};
+  const json* containers = at(deployment, "/spec/template/spec/containers");
+  if (containers && containers->is_array() && !containers->empty() &&
+      containers->front().is_object()) {
+    result.image = text(containers->front(), "image");
+  }
+  return result;
+}
+
+Reconciler reconciler(const ReportedKind& kind, const std::vector<json>& objects) {
+  int total = static_cast<int>(objects.size());
+  int suspended = 0;
+  int failed = 0;
+  std::int64_t size = 0;
+  for (const json& object : objects) {
+    // Suspended wins over the Ready condition.
+    bool is_suspended =
+        kind.operator_kind ? reconcile_disabled(object) : true_at(object, "/spec/suspend");
+    if (is_suspended)
+      ++suspended;
+    else if (failing(object))
+      ++failed;
+    if (!kind.operator_kind) size += integer_at(object, "/status/artifact/size").value_or(0);
+  }
+  return {kind.key.group + "/" + kind.key.version,
+          kind.key.kind,
+          {total - suspended, failed, suspended, format_size(size)}};
+}
+
+// The labels upstream gives flux_resource_info for one object.
+ResourceLabels resource_labels(const json& object) {
+  std::string kind = text(object, "kind");
+  json metadata = object.value("metadata", json::object());
+  ResourceLabels labels{{"uid", text(metadata, "uid")},
+                        {"kind", kind},
+                        {"name", text(metadata, "name")},
+                        {"exported_namespace", text(metadata, "namespace")},
+                        {"ready", "Unknown"},
+                        {"reason", ""},
+                        {"suspended", true_at(object, "/spec/suspend") ? "True" : "False"},
+                        {"revision", ""},
+                        {"url", ""},
+                        {"ref", ""},
+                        {"source_name", ""},
+                        {"path", ""}};
+  for (const json& condition : conditions(object)) {
+    if (text(condition, "type") != "Ready") continue;
+    labels["ready"] = text(condition, "status");
+    labels["reason"] = text(condition, "reason");
+    break;
+  }
+  // Later fields win over earlier ones, as upstream sets them in turn.
+  auto set = [&](const char* label, const char* pointer) {
+    if (std::optional<std::string> value = string_at(object, pointer)) labels[label] = *value;
+  };
+  set("source_name", "/spec/sourceRef/name");
+  set("revision", "/status/artifact/revision");
+  set("revision", "/status/lastAttemptedRevision");
+  set("url", "/spec/url");
+  if (kind == "Kustomization") {
+    set("path", "/spec/path");
+  } else if (kind == "GitRepository") {
+    for (const char* ref :
+         {"/spec/ref/branch", "/spec/ref/tag", "/spec/ref/semver", "/spec/ref/name"})
+      set("ref", ref);
+  } else if (kind == "OCIRepository") {
+    for (const char* ref : {"/spec/ref/tag", "/spec/ref/semver"}) set("ref", ref);
+  } else if (kind == "Bucket") {
+    set("url", "/spec/endpoint");
+    set("ref", "/spec/bucketName");
+  } else if (kind == "HelmRelease") {
+    set("source_name", "/spec/chartRef/name");
+    set("source_name", "/spec/chart/spec/sourceRef/name");
+  } else if (kind == "HelmRepository") {
+    if (string_at(object, "/spec/type") == "oci") labels["ready"] = "True";
+  } else if (kind == "Alert" || kind == "Provider") {
+    labels["ready"] = "True";  // they have no Ready condition any more
+  } else if (kind == "Receiver") {
+    set("url", "/status/webhookPath");
+  } else if (kind == "ImageRepository") {
+    set("url", "/spec/image");
+  } else if (kind == "ImagePolicy") {
+    set("source_name", "/spec/imageRepositoryRef/name");
+  }
+  return labels;
+}
+
+const json* find_object(const std::vector<json>& objects, const std::string& ns,
+                        const std::string& name) {
+  for (const json& object : objects) {
+    if (namespace_of(object) == ns && name_of(object) == name) return &object;
+  }
+  return nullptr;
+}
+
+// The objects of the first Flux kind called `kind`; null when no Flux CRD
+// has it.
+const std::vector<json>* objects_of_kind(const std::vector<ReportedKind>& kinds,
+                                         const std::vector<std::vector<json>>& lists,
+                                         std::string_view kind) {
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (!kinds[i].operator_kind && kinds[i].key.kind == kind) return &lists[i];
+  }
+  return nullptr;
+}
+
+// The instance's sync: its Kustomization (named as .spec.sync.name says,
+// else after the namespace) and the source of the same name.
+std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
+                         const std::vector<std::vector<json>>& lists,
+                         const std::vector<json>& instances, const std::string& ns,
+                         std::vector<std::string>& errors) {
+  std::string sync_name = ns;
+  if (!instances.empty()) {
+    std::string named = string_at(instances.front(), "/spec/sync/name").value_or("");
+    if (!named.empty()) sync_name = named;
+  }
+  const std::vector<json>* kustomizations = objects_of_kind(kinds, lists, "Kustomization");
+  if (!kustomizations) {
+    errors.push_back("failed to compute sync status: source kind Kustomization not found");
+    return std::nullopt;
+  }
+  const json* kustomization = find_object(*kustomizations, ns, sync_name);
+  if (!kustomization) return std::nullopt;  // no sync configured
+
+  Sync result{"kustomization/" + sync_name, string_at(*kustomization, "/spec/path").value_or(""),
+              false, "not initialized", ""};
+  for (const json& condition : conditions(*kustomization)) {
+    if (text(condition, "type") != "Ready") continue;
+    result.ready = text(condition, "status") != "False";
+    result.status = text(condition, "message");
+  }
+  if (std::optional<std::string> source_kind = string_at(*kustomization, "/spec/sourceRef/kind")) {
+    const std::vector<json>* sources = objects_of_kind(kinds, lists, *source_kind);
+    if (!sources) {
+      errors.push_back("failed to compute sync status: source kind " + *source_kind + " not found");
+      return std::nullopt;
+    }
+    // Upstream looks the source up by the sync's name, not by the sourceRef.
+    if (const json* source = find_object(*sources, ns, sync_name)) {
+      if (*source_kind == "Bucket") {
+        if (std::optional<std::string> endpoint = string_at(*source, "/spec/endpoint"))
+          result.source = *endpoint + "/" + string_at(*source, "/spec/bucketName").value_or("");
+      } else if (std::optional<std::string> url = string_at(*source, "/spec/url")) {
+        result.source = *url;
+      }
+      for (const json& condition : conditions(*source)) {
+        if (text(condition, "type") == "Ready" && text(condition, "status") == "False") {
+          result.ready = false;
+          result.status += "\n" + text(condition, "message");
+        }
+      }
+    }
+  }
+  if (true_at(*kustomization, "/spec/suspend")) result.status = "Suspended " + result.status;
+  return result;
+}
+
+}  // namespace
+
+bool reconcile_disabled(const json& object) {
+  constexpr std::string_view kDisabled = "disabled";
+  for (const char* field : {"/metadata/labels", "/metadata/annotations"}) {
+    const json* map = at(object, field);
+    if (!map || !map->is_object()) continue;
+    std::string value = text(*map, "fluxcd.controlplane.io/reconcile");
+    if (std::equal(value.begin(), value.end(), kDisabled.begin(), kDisabled.end(),
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+      return true;
+  }
+  return false;
+}
+
+DeploymentStatus deployment_status(const json& deployment) {
+  if (!string_at(deployment, "/metadata/deletionTimestamp").value_or("").empty())
+    return {"Terminating", "Resource scheduled for deletion"};
+  std::optional<std::int64_t> generation = integer_at(deployment, "/metadata/generation");
+  std::optional<std::int64_t> observed = integer_at(deployment, "/status/observedGeneration");
+  if (generation && observed && *generation != *observed) {
+    return {"InProgress", "Deployment generation is " + std::to_string(*generation) +
+                              ", but latest observed generation is " + std::to_string(*observed)};
+  }
+  std::vector<json> found = conditions(deployment);
+  for (const json& condition : found) {
+    if (text(condition, "status") != "True") continue;
+    if (text(condition, "type") == "Reconciling") return {"InProgress", text(condition, "message")};
+    if (text(condition, "type") == "Stalled") return {"Failed", text(condition, "message")};
+  }
+  // Without a progress deadline the controller sets no Progressing
+  // condition: the rollout counts as progressing.
+  bool progressing = !integer_at(deployment, "/spec/progressDeadlineSeconds") ||
+                     integer_at(deployment, "/spec/progressDeadlineSeconds") ==
+                         std::numeric_limits<std::int32_t>::max();
+  bool available = false;
+  for (const json& condition : found) {
+    std::string type = text(condition, "type");
+    if (type == "Progressing") {
+      if (text(condition, "reason") == "ProgressDeadlineExceeded")
+        return {"Failed", "Progress deadline exceeded"};
+      if (text(condition, "status") == "True" &&
+          text(condition, "reason") == "NewReplicaSetAvailable")
+        progressing = true;
+    } else if (type == "Available" && text(condition, "status") == "True") {
+      available = true;
+    }
+  }
+  std::int64_t wanted = integer_at(deployment, "/spec/replicas").value_or(1);
+  std::int64_t replicas = integer_at(deployment, "/status/replicas").value_or(0);
+  std::int64_t updated = integer_at(deployment, "/status/updatedReplicas").value_or(0);
+  std::int64_t ready = integer_at(deployment, "/status/readyReplicas").value_or(0);
+  std::int64_t available_replicas = integer_at(deployment, "/status/availableReplicas").value_or(0);
+  auto ratio = [](std::int64_t have, std::int64_t of) {
+    return std::to_string(have) + "/" + std::to_string(of);
+  };
+  if (wanted > replicas) return {"InProgress", "Replicas: " + ratio(replicas, wanted)};
+  if (wanted > updated) return {"InProgress", "Updated: " + ratio(updated, wanted)};
+  if (replicas > wanted)
+    return {"InProgress", "Pending termination: " + std::to_string(replicas - wanted)};
+  if (updated > available_replicas)
+    return {"InProgress", "Available: " + ratio(available_replicas, updated)};
+  if (wanted > ready) return {"InProgress", "Ready: " + ratio(ready, wanted)};
+  if (!progressing) return {"InProgress", "ReplicaSet not Available"};
+  if (!available) return {"InProgress", "Deployment not Available"};
+  return {"Current", "Deployment is available. Replicas: " + std::to_string(replicas)};
+}
+
+std::string format_size(std::int64_t bytes) {
+  if (bytes == 0) return "";
+  constexpr std::int64_t kUnit = 1024;
+  if (bytes < kUnit) return std::to_string(bytes) + " B";
+  std::int64_t divisor = kUnit;
+  int exponent = 0;
+  for (std::int64_t n = bytes / kUnit; n >= kUnit; n /= kUnit) {
+    divisor *= kUnit;
+    ++exponent;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %ciB",
+                static_cast<double>(bytes) / static_cast<double>(divisor), "KMGTPE"[exponent]);
+  return text;
+}
+
+Report compute(ssa::ClusterApi& cluster, const std::string& ns, const std::string& manager) {
+  Report report;
+  ssa::ObjectKey crd_kind{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""};
+  ssa::Labels flux_objects{{kPartOf, kInstance}};
+  std::vector<std::vector<json>> found = cluster.list_all({
+      {crd_kind, {}, "gitrepositories.source.toolkit.fluxcd.io"},
+      {crd_kind, flux_objects, ""},
+      {{"apps", "v1", "Deployment", ns, ""}, flux_objects, ""},
+      {{"", "v1", "Node", "", ""}, {}, ""},
+      {{kOperatorGroup, "v1", "FluxInstance", ns, ""}, {}, ""},
+  });
+  // Upstream reads the entitlement whatever may go wrong: no access to
+  // secrets leaves it Unknown.
+  std::optional<json> entitlement;
+  try {
+    entitlement = cluster.get({"", "v1", "Secret", ns, manager + "-entitlement"});
+  } catch (const kube::ApiError&) {
+  }
+  report.spec.distribution =
+      distribution(found[0].empty() ? std::nullopt : std::optional(found[0].front()), entitlement);
+  report.spec.cluster = Cluster{cluster.server_version(), cluster.server_platform(),
+                                static_cast<int>(found[3].size())};
+
+  std::optional<std::vector<ReportedKind>> kinds = flux_kinds(found[1], report.errors);
+  if (!kinds) return report;
+
+  for (const json& deployment : found[2]) report.spec.components.push_back(component(deployment));
+  std::stable_sort(report.spec.components.begin(), report.spec.components.end(),
+                   [](const Component& a, const Component& b) { return a.name < b.name; });
+
+  // The operator's kinds that are served (no operator, no ResourceSets).
+  for (const ssa::ObjectKey& served :
+       cluster.served_kinds([](std::string_view group) { return group == kOperatorGroup; })) {
+    if (std::find(std::begin(kOperatorKinds), std::end(kOperatorKinds), served.kind) !=
+        std::end(kOperatorKinds))
+      kinds->push_back({served, true});
+  }
+  std::vector<ssa::ClusterApi::ListQuery> queries;
+  for (const ReportedKind& kind : *kinds) queries.push_back({kind.key, {}, ""});
+  std::vector<std::vector<json>> lists = cluster.list_all(queries);
+  for (std::size_t i = 0; i < kinds->size(); ++i) {
+    const ReportedKind& kind = (*kinds)[i];
+    report.spec.reconcilers.push_back(reconciler(kind, lists[i]));
+    if (kind.operator_kind) continue;
+    for (const json& object : lists[i]) report.resources.push_back(resource_labels(object));
+  }
+  std::stable_sort(report.spec.reconcilers.begin(), report.spec.reconcilers.end(),
+                   [](const Reconciler& a, const Reconciler& b) {
+                     return a.api_version + a.kind < b.api_version + b.kind;
+                   });
+  report.spec.sync = sync(*kinds, lists, found[4], ns, report.errors);
+  return report;
+}
+
+json spec_json(const ReportSpec& spec) {
+  json out = json::object();
+  json distribution = {{"entitlement", spec.distribution.entitlement},
+                       {"status", spec.distribution.status}};
+  if (!spec.distribution.version.empty()) distribution["version"] = spec.distribution.version;
+  if (!spec.distribution.managed_by.empty())
+    distribution["managedBy"] = spec.distribution.managed_by;
+  out["distribution"] = std::move(distribution);
+  if (spec.cluster) {
+    json cluster = {{"serverVersion", spec.cluster->server_version},
+                    {"platform", spec.cluster->platform}};
+    if (spec.cluster->nodes != 0) cluster["nodes"] = spec.cluster->nodes;
+    out["cluster"] = std::move(cluster);
+  }
+  for (const Component& component : spec.components) {
+    out["components"].push_back({{"name", component.name},
+                                 {"ready", component.ready},
+                                 {"status", component.status},
+                                 {"image", component.image}});
+  }
+  for (const Reconciler& reconciler : spec.reconcilers) {
+    json stats = {{"running", reconciler.stats.running},
+                  {"failing", reconciler.stats.failing},
+                  {"suspended", reconciler.stats.suspended}};
+    if (!reconciler.stats.total_size.empty()) stats["totalSize"] = reconciler.stats.total_size;
+    out["reconcilers"].push_back(
+        {{"apiVersion", reconciler.api_version}, {"kind", reconciler.kind}, {"stats", stats}});
+  }
+  if (spec.sync) {
+    json sync = {{"id", spec.sync->id}, {"ready", spec.sync->ready}, {"status", spec.sync->status}};
+    if (!spec.sync->path.empty()) sync["path"] = spec.sync->path;
+    if (!spec.sync->source.empty()) sync["source"] = spec.sync->source;
+    out["sync"] = std::move(sync);
+  }
+  return out;
+}
+
+json report_object(const ReportSpec& spec, const std::string& ns) {
+  return {{"apiVersion", "fluxcd.controlplane.io/v1"},
+          {"kind", "FluxReport"},
+          {"metadata", {{"name", kInstance}, {"namespace", ns}}},
+          {"spec", spec_json(spec)}};
+}
+
+}  // namespace fluxop::report

@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# End-to-end tests of the lifecycle commands (delete, the uninstall; get,
+# wait, suspend, resume, reconcile) on a local control plane of their own;
+# every outcome is checked with kubectl. In order:
+#   1 Flux installed with a sync, Flux custom resources of a user's with
+#     finalizers (as the controllers leave them) and a workload they deployed
+#     (labelled as kustomize-controller labels it); --dry-run=server changes
+#     nothing; an object of the inventory held by a finalizer of someone
+#     else's makes the uninstall fail naming it, within --timeout, and keeps
+#     the instance; released, a second run converges: the controllers, the
+#     CRDs and the custom resources gone, nothing left terminating, the
+#     namespace and the workload kept; run again, there is nothing to do
+#   2 reinstalled: `delete --keep-crds` killed half-way, then run again,
+#     converges; the CRDs and the custom resources stay with their
+#     finalizers; a reinstall adopts them
+#   3 with `apply --watch --from-cluster` running: it adds the operator's
+#     finalizer to the instance; `get` shows what kubectl shows (table and
+#     -o json); `wait` returns once ready; `suspend` makes `wait` fail and a
+#     one-shot `apply` refuse (`--force` applies); `resume` and `reconcile`
+#     (--force) are answered by the daemon (lastHandledReconcileAt,
+#     lastHandledForceAt); `kubectl delete fluxinstance` is the uninstall
+#   4 usage: FILE with -n, a bad --timeout, a bad -o: exit 2
+#
+#   tests/e2e/delete_test.sh BIN ROOT
+#
+# The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
+# flux-distribution. Closes with `N passed, M failed`; a skip (exit 77, a
+# failure when CI=true) only when kubectl, the distribution or the cluster
+# binaries are missing.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT}")
+root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+work=$(mktemp -d)
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+
+background=
+cleanup() {
+  [ -z "$background" ] || kill -9 "$background" 2>/dev/null
+  e2e_cluster_down
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ ! -x "$bin" ]; then
+  echo "FAIL no fluxopctl at $bin"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+command -v jq >/dev/null || skip_test "jq is not installed"
+[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+
+instance=$root/tests/e2e/instances/flux-2.9-four-git-sync.yaml
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: $ns
+spec:
+  distribution:
+    version: "2.9.x"
+    registry: ghcr.io/fluxcd
+  components: [source-controller, kustomize-controller, helm-controller, notification-controller]
+  sync:
+    kind: GitRepository
+    url: https://git.example.com/fleet.git
+    ref: refs/heads/main
+    path: clusters/one
+EOF
+
+install() {
+  fx install apply "$instance" $(common_flags) --timeout 5m
+  [ "$rc" = 0 ] || { echo "apply: exit $rc"; tail -3 "$work/install.err"; return 1; }
+}
+# The user's: a source and a Kustomization with the controllers' finalizers,
+# and the workload the Kustomization deployed.
+user_objects() {
+  k create namespace apps --dry-run=client -o yaml | k apply -f - >/dev/null || return 1
+  k apply -f - >/dev/null <<EOF
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: apps
+  namespace: apps
+  finalizers: [finalizers.fluxcd.io]
+spec:
+  interval: 10m
+  url: https://git.example.com/apps.git
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: apps
+  finalizers: [finalizers.fluxcd.io]
+spec:
+  interval: 10m
+  path: ./apps
+  prune: true
+  sourceRef: {kind: GitRepository, name: apps}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: podinfo
+  namespace: apps
+  labels:
+    kustomize.toolkit.fluxcd.io/name: apps
+    kustomize.toolkit.fluxcd.io/namespace: apps
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: podinfo}}
+  template:
+    metadata: {labels: {app: podinfo}}
+    spec:
+      containers: [{name: podinfo, image: ghcr.io/stefanprodan/podinfo:6.7.0}]
+EOF
+}
+exists() { k get "$@" >/dev/null 2>&1; }
+controllers() { k -n "$ns" get deployments -l app.kubernetes.io/part-of=flux -o name 2>/dev/null; }
+flux_crds() { k get crds -o name 2>/dev/null | grep 'toolkit\.fluxcd\.io' ; }
+# Namespaces and CRDs being deleted: none may be left so.
+terminating() {
+  k get namespaces,crds -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' |
+    awk 'NF > 1 {print $1}'
+}
+
+# ---------------------------------------------------------------------------
+e2e_cluster_up "$work/cluster"
+
+# --- 1 the uninstall -----------------------------------------------------------
+check "install: Flux with a sync" install
+check "install: the user's custom resources with finalizers and a workload" user_objects
+
+dry_run() {
+  fx dry delete -n "$ns" --kubeconfig "$KUBECONFIG" --dry-run=server
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  grep -q '^Deployment/flux-system/source-controller deleted (server dry run)$' "$work/dry.out" ||
+    { echo "no dry-run deletion of source-controller on stdout"; return 1; }
+  grep -q '^CustomResourceDefinition/gitrepositories.source.toolkit.fluxcd.io deleted (server dry run)$' "$work/dry.out" ||
+    { echo "no dry-run deletion of the GitRepository CRD on stdout"; return 1; }
+  [ -n "$(controllers)" ] || { echo "the controllers are gone"; return 1; }
+  [ "$(k -n apps get kustomization apps -o jsonpath='{.metadata.finalizers[0]}')" = finalizers.fluxcd.io ] ||
+    { echo "the finalizers were removed"; return 1; }
+  exists -n "$ns" fluxinstance flux || { echo "the instance is gone"; return 1; }
+}
+check "dry run: says what would go, nothing changes" dry_run
+
+# A finalizer nobody will remove holds an object of the inventory.
+k -n "$ns" patch serviceaccount kustomize-controller --type merge \
+  -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
+stuck() {
+  local start=$SECONDS
+  fx stuck delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 20s
+  [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
+  [ "$((SECONDS - start))" -lt 90 ] || { echo "took $((SECONDS - start)) s with --timeout 20s"; return 1; }
+  [ "$(wc -l <"$work/stuck.err" | tr -d ' ')" -ge 1 ] || return 1
+  grep -q '^error: timeout waiting for the deleted objects to be gone: .*ServiceAccount/flux-system/kustomize-controller (finalizers: example.com/hold)' "$work/stuck.err" ||
+    { echo "the error does not name the held ServiceAccount and its finalizer"; return 1; }
+  exists -n "$ns" fluxinstance flux || { echo "the instance is gone: nothing to resume from"; return 1; }
+}
+check "a finalizer holding an object: the error names it, the instance stays" stuck
+k -n "$ns" patch serviceaccount kustomize-controller --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+
+uninstalled() {
+  fx delete delete "$instance" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  grep -q '^Uninstallation completed in ' "$work/delete.err" || { echo "no completion message"; return 1; }
+}
+check "delete: run again, it converges" uninstalled
+check "delete: the controllers are gone" eval '[ -z "$(controllers)" ]'
+check "delete: the Flux CRDs are gone" eval '[ -z "$(flux_crds)" ]'
+check "delete: the instance and its lock are gone" eval '! exists -n "$ns" fluxinstance flux && ! exists -n "$ns" lease fluxopctl-flux'
+check "delete: nothing is left terminating" eval '[ -z "$(terminating)" ]'
+check "delete: the namespace stays" exists namespace "$ns"
+check "delete: the workload Flux deployed stays" exists -n apps deployment podinfo
+again() {
+  fx again delete -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  grep -q 'not found: nothing to uninstall' "$work/again.err" || { echo "does not say there was nothing to do"; return 1; }
+  [ ! -s "$work/again.out" ] || { echo "stdout is not empty"; return 1; }
+}
+check "delete: run once more, there is nothing to do" again
+
+# --- 2 --keep-crds, killed half-way ----------------------------------------------
+check "reinstall" install
+check "reinstall: the user's custom resources" user_objects
+# Held by a finalizer, the uninstall waits there (up to --timeout): it is
+# killed half-way for certain.
+kill_half_way() {
+  k -n "$ns" patch serviceaccount kustomize-controller --type merge \
+    -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null || return 1
+  XDG_CACHE_HOME=$work/cache "$bin" delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds \
+    >"$work/killed.out" 2>"$work/killed.err" &
+  background=$!
+  show "$work/killed.err"
+  wait_until 120 grep -q '^ServiceAccount/flux-system/kustomize-controller deleted$' "$work/killed.out" ||
+    { echo "the held ServiceAccount not deleted in 120 s"; return 1; }
+  kill -9 "$background"
+  wait "$background" 2>/dev/null
+  background=
+  exists -n "$ns" fluxinstance flux || { echo "the instance is gone"; return 1; }
+  k -n "$ns" patch serviceaccount kustomize-controller --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+}
+check "delete --keep-crds: killed half-way" kill_half_way
+resumed() {
+  fx resumed delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+}
+check "delete --keep-crds: run again, it converges" resumed
+check "delete --keep-crds: the controllers and the instance are gone" eval '[ -z "$(controllers)" ] && ! exists -n "$ns" fluxinstance flux'
+check "delete --keep-crds: the CRDs stay" exists crd kustomizations.kustomize.toolkit.fluxcd.io gitrepositories.source.toolkit.fluxcd.io
+kept_finalizer() { [ "$(k -n apps get kustomization apps -o jsonpath='{.metadata.finalizers[0]}')" = finalizers.fluxcd.io ]; }
+check "delete --keep-crds: the custom resources stay, with their finalizers" kept_finalizer
+check "delete --keep-crds: the sync's objects stay" exists -n "$ns" gitrepository flux-system
+check "reinstall after --keep-crds" install
+check "reinstall: the custom resources are still there" kept_finalizer
+
+# --- 3 the daemon: kubectl delete fluxinstance -------------------------------------
+XDG_CACHE_HOME=$work/cache "$bin" apply --watch --from-cluster -n "$ns" --kubeconfig "$KUBECONFIG" \
+  --distribution-artifact "$dist" >"$work/daemon.out" 2>"$work/daemon.log" &
+background=$!
+show "$work/daemon.log"
+has_finalizer() { [ "$(k -n "$ns" get fluxinstance flux -o jsonpath='{.metadata.finalizers}')" = '["fluxcd.controlplane.io/finalizer"]' ]; }
+check "daemon: the instance gets the operator's finalizer" wait_until 120 has_finalizer
+
+status_of() { k -n "$ns" get fluxinstance flux -o jsonpath="$1"; }
+get_table() {
+  fx get get -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  local revision ready
+  revision=$(status_of '{.status.lastAppliedRevision}')
+  ready=$(status_of '{.status.conditions[?(@.type=="Ready")].status}')
+  grep -qE "^NAME +NAMESPACE +READY +SUSPENDED +REVISION +RESOURCES +LAST RECONCILED$" "$work/get.out" ||
+    { echo "no header"; return 1; }
+  grep -qE "^flux +$ns +$ready +False +$revision +[1-9][0-9]* " "$work/get.out" ||
+    { echo "the instance's row is not ready=$ready revision=$revision"; cat "$work/get.out"; return 1; }
+  local image
+  image=$(k -n "$ns" get deployment source-controller -o jsonpath='{.spec.template.spec.containers[0].image}')
+  grep -qE "^source-controller +${image%@*} +${image#*@}$" "$work/get.out" ||
+    { echo "no source-controller row with ${image}"; cat "$work/get.out"; return 1; }
+  grep -qE "^VERSION +STATUS +RECONCILES " "$work/get.out" || { echo "no history"; return 1; }
+}
+check "get: the status at a glance, as kubectl shows it" get_table
+get_json() {
+  fx get_json get -n "$ns" --kubeconfig "$KUBECONFIG" -o json
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  [ "$(jq -r .status.lastAppliedRevision "$work/get_json.out")" = "$(status_of '{.status.lastAppliedRevision}')" ] ||
+    { echo "another revision than kubectl's"; return 1; }
+  jq -e '.metadata.managedFields == null' "$work/get_json.out" >/dev/null || { echo "managedFields shown"; return 1; }
+}
+check "get -o json: the object, as kubectl gets it" get_json
+waited() {
+  fx wait wait -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 2m
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  grep -q "^Reconciliation finished in " "$work/wait.err" || { echo "no Ready message"; return 1; }
+}
+check "wait: returns once ready" waited
+
+suspended() {
+  fx suspend suspend -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  [ "$(status_of '{.metadata.annotations.fluxcd\.controlplane\.io/reconcile}')" = disabled ] ||
+    { echo "the annotation is not set"; return 1; }
+}
+check "suspend: the annotation says disabled" suspended
+refused() {
+  fx refused apply "$instance" $(common_flags)
+  [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
+  grep -q "^error: FluxInstance/$ns/flux: its reconciliation is disabled .*fluxopctl resume.*--force" "$work/refused.err" ||
+    { echo "the error does not say it is suspended"; return 1; }
+  [ ! -s "$work/refused.out" ] || { echo "stdout is not empty"; return 1; }
+  fx wait_suspended wait -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 1m
+  [ "$rc" = 1 ] || { echo "wait: exit $rc (want 1)"; return 1; }
+  grep -q "Reconciliation is disabled for flux" "$work/wait_suspended.err" || { echo "wait does not say it is suspended"; return 1; }
+}
+check "suspended: apply refuses it, wait says so" refused
+forced() {
+  fx forced apply "$instance" $(common_flags) --force
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+}
+check "suspended: apply --force applies it" forced
+resumed_by_daemon() {
+  fx resume resume -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 3m
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  local requested
+  requested=$(status_of '{.metadata.annotations.reconcile\.fluxcd\.io/requestedAt}')
+  [ -n "$requested" ] && [ "$(status_of '{.status.lastHandledReconcileAt}')" = "$requested" ] ||
+    { echo "lastHandledReconcileAt is not the request's time $requested"; return 1; }
+  [ "$(status_of '{.metadata.annotations.fluxcd\.controlplane\.io/reconcile}')" = enabled ] ||
+    { echo "the annotation does not say enabled"; return 1; }
+}
+check "resume: the daemon reconciles, resume waits for it" resumed_by_daemon
+reconciled_by_daemon() {
+  fx reconcile reconcile -n "$ns" --kubeconfig "$KUBECONFIG" --force --timeout 3m
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  local requested
+  requested=$(status_of '{.metadata.annotations.reconcile\.fluxcd\.io/forceAt}')
+  [ -n "$requested" ] && [ "$(status_of '{.status.lastHandledForceAt}')" = "$requested" ] ||
+    { echo "lastHandledForceAt is not the request's time $requested"; return 1; }
+  grep -q "^Reconciliation finished in " "$work/reconcile.err" || { echo "no Ready message"; return 1; }
+}
+check "reconcile --force: the daemon handles it, reconcile waits for it" reconciled_by_daemon
+
+k -n "$ns" delete fluxinstance flux --wait=false >/dev/null
+check "daemon: kubectl delete fluxinstance uninstalls" wait_until 300 eval '! exists -n "$ns" fluxinstance flux'
+check "daemon: the controllers and the CRDs are gone" eval '[ -z "$(controllers)" ] && [ -z "$(flux_crds)" ]'
+check "daemon: nothing is left terminating" eval '[ -z "$(terminating)" ]'
+check "daemon: the workload Flux deployed stays" exists -n apps deployment podinfo
+kill -TERM "$background"
+wait_until 10 eval '! kill -0 "$background" 2>/dev/null'
+background=
+
+# --- 4 usage -----------------------------------------------------------------------
+usage() {
+  fx usage delete "$@"
+  [ "$rc" = 2 ] || { echo "exit $rc (want 2)"; return 1; }
+  [ ! -s "$work/usage.out" ] || { echo "stdout is not empty"; return 1; }
+}
+check "usage: FILE with -n" usage "$instance" -n "$ns"
+check "usage: a bad --timeout" usage -n "$ns" --timeout 5x
+usage_get() {
+  fx usage get -n "$ns" -o wide
+  [ "$rc" = 2 ] || { echo "exit $rc (want 2)"; return 1; }
+}
+check "usage: get -o wide" usage_get
+
+summary

@@ -1,0 +1,111 @@
+// The requests of users through the instance's annotations, and what a wait
+// for their answer makes of the instance.
+#include "core/reconcile/instance_requests.h"
+
+#include <doctest/doctest.h>
+
+#include "../ssa/fake_cluster.h"
+#include "core/error.h"
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+using State = Readiness::State;
+
+const ObjectRef kRef{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system", "flux"};
+
+json instance(std::string ready, std::string reason = "ReconciliationSucceeded",
+              std::int64_t observed = 2) {
+  json object = json::parse(R"({
+    "apiVersion": "fluxcd.controlplane.io/v1", "kind": "FluxInstance",
+    "metadata": {"name": "flux", "namespace": "flux-system", "generation": 2},
+    "status": {"lastHandledReconcileAt": "t1", "conditions": [
+      {"type": "Ready", "message": "Reconciliation finished in 3s"}]}})");
+  json& condition = object["status"]["conditions"][0];
+  condition["status"] = ready;
+  condition["reason"] = reason;
+  condition["observedGeneration"] = observed;
+  return object;
+}
+
+TEST_CASE("requests: request times are Go's RFC3339Nano in UTC") {
+  using namespace std::chrono;
+  system_clock::time_point at = system_clock::from_time_t(1795426500);  // 2026-11-23T09:35:00Z
+  CHECK(request_time(at) == "2026-11-23T09:35:00Z");
+  CHECK(request_time(at + nanoseconds(120'000'000)) == "2026-11-23T09:35:00.12Z");
+  CHECK(request_time(at + nanoseconds(1)) == "2026-11-23T09:35:00.000000001Z");
+}
+
+TEST_CASE("requests: readiness as the upstream CLI reads it") {
+  CHECK(instance_readiness(instance("True"), "").state == State::ready);
+  CHECK(instance_readiness(instance("True"), "").message == "Reconciliation finished in 3s");
+  CHECK(instance_readiness(instance("True"), "t1").state == State::ready);
+  // Asked at another time: not handled yet.
+  CHECK(instance_readiness(instance("True"), "t2").state == State::waiting);
+  // An older generation's Ready says nothing of this one.
+  CHECK(instance_readiness(instance("True", "x", 1), "").state == State::waiting);
+  CHECK(instance_readiness(instance("Unknown", "Progressing"), "").state == State::waiting);
+  Readiness failed = instance_readiness(instance("False", "HealthCheckFailed"), "");
+  CHECK(failed.state == State::failed);
+  CHECK(failed.message == "HealthCheckFailed: Reconciliation finished in 3s");
+  CHECK(instance_readiness(instance("False", "HealthCheckCanceled"), "").state == State::waiting);
+  json suspended = instance("True");
+  suspended["metadata"]["annotations"] = {{"fluxcd.controlplane.io/reconcile", "Disabled"}};
+  CHECK(instance_readiness(suspended, "").state == State::failed);
+  CHECK(instance_readiness(suspended, "").message == "Reconciliation is disabled for flux");
+  CHECK(instance_readiness(json::object(), "").state == State::waiting);
+}
+
+TEST_CASE("requests: annotations are added beside the others, at the version read") {
+  testing::FakeCluster cluster;
+  cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+  CHECK_THROWS_WITH_AS(annotate_instance(cluster, kRef, {{"a", "b"}}),
+                       "FluxInstance/flux-system/flux: not found", Error);
+  json live = instance("True");
+  cluster.put(live);
+  annotate_instance(cluster, kRef, {{std::string(kReconcileAnnotation), "disabled"}});
+  annotate_instance(cluster, kRef,
+                    {{std::string(kRequestedAtAnnotation), "t2"},
+                     {std::string(kReconcileAnnotation), "enabled"}});
+  CHECK(cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["annotations"] ==
+        json({{"fluxcd.controlplane.io/reconcile", "enabled"},
+              {"reconcile.fluxcd.io/requestedAt", "t2"}}));
+  CHECK_FALSE(reconcile_disabled(cluster.objects.at("FluxInstance/flux-system/flux")));
+}
+
+TEST_CASE("requests: a wait ends ready, failed, or at its deadline naming what is not ready") {
+  testing::FakeCluster cluster;
+  cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+  auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(300); };
+  cluster.put(instance("True"));
+  CHECK(wait_ready(cluster, kRef, "", soon(), {}) == "Reconciliation finished in 3s");
+
+  cluster.put(instance("False", "BuildFailed"));
+  CHECK_THROWS_WITH_AS(wait_ready(cluster, kRef, "", soon(), {}),
+                       "FluxInstance/flux-system/flux: BuildFailed: Reconciliation finished in 3s",
+                       Error);
+
+  json progressing = instance("Unknown", "Progressing");
+  progressing["status"]["inventory"] = {
+      {"entries", {{{"id", "flux-system_source-controller_apps_Deployment"}, {"v", "v1"}}}}};
+  cluster.put(progressing);
+  cluster.put({{"apiVersion", "apps/v1"},
+               {"kind", "Deployment"},
+               {"metadata", {{"name", "source-controller"}, {"namespace", "flux-system"}}},
+               {"spec", {{"replicas", 1}}},
+               {"status", {{"replicas", 1}}}});
+  std::string error;
+  try {
+    wait_ready(cluster, kRef, "", soon(), {});
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  CHECK(
+      error.starts_with("timeout waiting for FluxInstance/flux-system/flux to be ready: "
+                        "Progressing: Reconciliation finished in 3s; not ready: "
+                        "Deployment/flux-system/source-controller ("));
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile

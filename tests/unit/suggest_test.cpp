@@ -1,0 +1,33 @@
+#include "core/suggest.h"
+
+#include <doctest/doctest.h>
+
+namespace fluxop {
+namespace {
+
+TEST_CASE("suggest: edit distance counts insertions, deletions and substitutions") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("apply", "apply") == 0);
+  CHECK(edit_distance("aply", "apply") == 1);
+  CHECK(edit_distance("appply", "apply") == 1);
+  CHECK(edit_distance("apple", "apply") == 1);
+  CHECK(edit_distance("versoin", "version") == 2);
+  CHECK(edit_distance("", "diff") == 4);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+}
+
+TEST_CASE("suggest: the closest command to a typo, none to another word") {
+  const std::vector<std::string> commands{"build", "apply", "diff", "pull", "push", "version"};
+  CHECK(closest("aply", commands) == "apply");
+  CHECK(closest("buidl", commands) == "build");
+  CHECK(closest("versoin", commands) == "version");
+  CHECK(closest("ver", commands) == "version");  // a prefix
+  CHECK(closest("pus", commands) == "push");
+  // "pu" starts both pull and push: the earlier one wins.
+  CHECK(closest("pu", commands) == "pull");
+  CHECK_FALSE(closest("frobnicate", commands).has_value());
+  CHECK_FALSE(closest("x", {}).has_value());
+}
+
+}  // namespace
+}  // namespace fluxop
