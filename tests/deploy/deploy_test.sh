@@ -483,8 +483,6 @@ update fluxinstances.fluxcd.controlplane.io --subresource=finalizers -n flux-sys
 update leases.coordination.k8s.io -n flux-system
 delete leases.coordination.k8s.io/fluxopctl-flux -n flux-system
 list nodes
-create fluxreports.fluxcd.controlplane.io -n flux-system
-patch fluxreports.fluxcd.controlplane.io --subresource=status -n flux-system
 create events -n flux-system
 create events.events.k8s.io -n flux-system
 update helmreleases.helm.toolkit.fluxcd.io -n apps

@@ -11,6 +11,7 @@
 #include "core/file.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/instance_requests.h"
+#include "core/reconcile/instance_run.h"
 #include "core/reconcile/lease_lock.h"
 #include "core/reconcile/migrate.h"
 #include "core/reconcile/status.h"
@@ -77,10 +78,9 @@ class Reconciliation {
         flux_(flux),
         rendered_(rendered),
         options_(options),
-        engine_(cluster,
-                {.before_request = [this] { before_request(); },
-                 .on_progress = [this](const std::string& line) { progress(line); }},
-                owner_labels(instance_ref(flux.ns, flux.name))),
+        run_(cluster, instance_ref(flux.ns, flux.name), options.interrupted, options.on_progress,
+             options.on_change),
+        engine_(cluster, run_.engine_hooks(), owner_labels(instance_ref(flux.ns, flux.name))),
         objects_(rendered_json(rendered)),
         ref_(instance_ref(flux.ns, flux.name)),
         started_(std::chrono::steady_clock::now()),
@@ -89,17 +89,8 @@ class Reconciliation {
   ApplyResult run();
 
  private:
-  void before_request() {
-    if (options_.interrupted && options_.interrupted()) throw Error("interrupted");
-    if (lock_) lock_->renew();
-  }
-  void progress(const std::string& line) const {
-    if (options_.on_progress) options_.on_progress(line);
-  }
-  void report(const Change& change) {
-    result_.changes.push_back(change);
-    if (options_.on_change) options_.on_change(change);
-  }
+  void progress(const std::string& line) const { run_.progress(line); }
+  void report(const Change& change) { run_.report(change); }
   void event(bool warning, std::string_view reason, const std::string& message,
              const std::string& revision) const {
     if (options_.on_event && !cluster_.dry_run())
@@ -137,12 +128,12 @@ class Reconciliation {
   const instance::FluxInstance& flux_;
   const render::Rendered& rendered_;
   const ApplyOptions& options_;
+  InstanceRun run_;
   ssa::Engine engine_;
   std::vector<json> objects_;
   ObjectRef ref_;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point deadline_;
-  std::optional<LeaseLock> lock_;
   json status_ = json::object();  // as last written
   std::int64_t generation_ = 0;
   std::vector<ObjectRef> previous_inventory_;
@@ -325,7 +316,7 @@ void Reconciliation::write_status(const std::function<void(json&)>& edit) {
 void Reconciliation::fail(std::string_view reason, const std::string& message) {
   // The apply that took the lease owns the status now: ours would overwrite
   // its conditions and inventory.
-  if (cluster_.dry_run() || (lock_ && !lock_->held())) return;
+  if (cluster_.dry_run() || (run_.held_lock() && !run_.held_lock()->held())) return;
   event(true, reason, message, status_.value("lastAttemptedRevision", ""));
   try {
     write_status([&](json& status) {
@@ -346,11 +337,7 @@ ApplyResult Reconciliation::run() {
   refuse_another_instance(start.instances);
   refuse_suspended(start.instances);
   ensure_namespace(start.ns);
-  if (!cluster_.dry_run()) {
-    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
-                  [this](const std::string& line) { progress(line); });
-    lock_->acquire(options_.lock_timeout, std::move(start.lease));
-  }
+  run_.lock(options_.lock_timeout, std::move(start.lease));
   std::optional<json> new_crd = ensure_instance_crd(start.crd);
 
   // The instance and every object, read together once the lease is held.
@@ -466,7 +453,8 @@ ApplyResult Reconciliation::run() {
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});
   });
-  if (lock_) lock_->release();
+  if (LeaseLock* lock = run_.held_lock()) lock->release();
+  result_.changes = run_.changes();
   event(false, kSucceeded, result_.message, rendered_.revision);
   return result_;
 }

@@ -7,7 +7,7 @@
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
-#include "core/reconcile/lease_lock.h"
+#include "core/reconcile/instance_run.h"
 #include "core/ssa/engine.h"
 
 namespace fluxop::reconcile {
@@ -38,27 +38,17 @@ class Uninstall {
       : cluster_(cluster),
         ref_(ref),
         options_(options),
-        engine_(cluster_,
-                {.before_request = [this] { before_request(); },
-                 .on_progress = [this](const std::string& line) { progress(line); }},
-                owner_labels(ref)),
+        run_(cluster, ref, options.interrupted, options.on_progress, options.on_change),
+        engine_(cluster_, run_.engine_hooks(), owner_labels(ref)),
         started_(std::chrono::steady_clock::now()),
         deadline_(started_ + options.timeout) {}
 
   UninstallResult run();
 
  private:
-  void before_request() {
-    if (options_.interrupted && options_.interrupted()) throw Error("interrupted");
-    if (lock_) lock_->renew();
-  }
-  void progress(const std::string& line) const {
-    if (options_.on_progress) options_.on_progress(line);
-  }
-  void report(const Change& change) {
-    result_.changes.push_back(change);
-    if (options_.on_change) options_.on_change(change);
-  }
+  void before_request() { run_.before_request(); }
+  void progress(const std::string& line) const { run_.progress(line); }
+  void report(const Change& change) { run_.report(change); }
   // Runs one step; behind the finalizer its failure is a warning and the
   // next step runs.
   void step(const std::string& what, const std::function<void()>& action);
@@ -74,8 +64,8 @@ class Uninstall {
   ssa::ClusterApi& cluster_;
   const ObjectRef& ref_;
   const UninstallOptions& options_;
+  InstanceRun run_;
   ssa::Engine engine_;
-  std::optional<LeaseLock> lock_;
   std::chrono::steady_clock::time_point started_, deadline_;
   UninstallResult result_;
 };
@@ -183,10 +173,8 @@ UninstallResult Uninstall::run() {
     }
   }
   if (!cluster_.dry_run()) {
-    lock_.emplace(cluster_, ref_.ns, LeaseLock::name_for(ref_.name),
-                  [this](const std::string& line) { progress(line); });
     ObjectRef lease{"coordination.k8s.io", "v1", "Lease", ref_.ns, LeaseLock::name_for(ref_.name)};
-    lock_->acquire(options_.lock_timeout, cluster_.get(lease));
+    run_.lock(options_.lock_timeout, cluster_.get(lease));
   }
 
   std::vector<ObjectRef> inventory =
@@ -213,7 +201,8 @@ UninstallResult Uninstall::run() {
   step("deleting the inventory",
        [&] { remove(rest, "the deleted objects to be gone", options_.wait); });
   step("removing the FluxInstance", [&] { remove_instance(*live); });
-  if (lock_) lock_->remove();
+  if (LeaseLock* lock = run_.held_lock()) lock->remove();
+  result_.changes = run_.changes();
 
   auto elapsed =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);

@@ -1,0 +1,43 @@
+#include "core/reconcile/instance_run.h"
+
+#include "core/error.h"
+
+namespace fluxop::reconcile {
+
+InstanceRun::InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance,
+                         std::function<bool()> interrupted,
+                         std::function<void(const std::string&)> on_progress,
+                         std::function<void(const ssa::Change&)> on_change)
+    : cluster_(cluster),
+      instance_(std::move(instance)),
+      interrupted_(std::move(interrupted)),
+      on_progress_(std::move(on_progress)),
+      on_change_(std::move(on_change)) {}
+
+void InstanceRun::before_request() {
+  if (interrupted_ && interrupted_()) throw Error("interrupted");
+  if (lock_) lock_->renew();
+}
+
+void InstanceRun::progress(const std::string& line) const {
+  if (on_progress_) on_progress_(line);
+}
+
+void InstanceRun::report(const ssa::Change& change) {
+  changes_.push_back(change);
+  if (on_change_) on_change_(change);
+}
+
+ssa::EngineHooks InstanceRun::engine_hooks() {
+  return {.before_request = [this] { before_request(); },
+          .on_progress = [this](const std::string& line) { progress(line); }};
+}
+
+void InstanceRun::lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease) {
+  if (cluster_.dry_run()) return;
+  lock_.emplace(cluster_, instance_.ns, LeaseLock::name_for(instance_.name),
+                [this](const std::string& line) { progress(line); });
+  lock_->acquire(timeout, std::move(lease));
+}
+
+}  // namespace fluxop::reconcile

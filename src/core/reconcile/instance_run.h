@@ -1,0 +1,56 @@
+// What every run of a policy on one FluxInstance (an apply, an uninstall)
+// does between its steps: it stops at its next request once interrupted,
+// holds the instance's lock (renewed as it goes), and reports its progress
+// and its changes as they happen.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/reconcile/inventory.h"
+#include "core/reconcile/lease_lock.h"
+#include "core/ssa/change_set.h"
+#include "core/ssa/cluster_api.h"
+#include "core/ssa/engine.h"
+
+namespace fluxop::reconcile {
+
+class InstanceRun {
+ public:
+  InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance, std::function<bool()> interrupted,
+              std::function<void(const std::string&)> on_progress,
+              std::function<void(const ssa::Change&)> on_change);
+  InstanceRun(const InstanceRun&) = delete;
+  InstanceRun& operator=(const InstanceRun&) = delete;
+
+  // Before each request: throws fluxop::Error once interrupted; renews the
+  // lock when it is held.
+  void before_request();
+  void progress(const std::string& line) const;
+  // Reports the change, and keeps it.
+  void report(const ssa::Change& change);
+  const std::vector<ssa::Change>& changes() const { return changes_; }
+  // The hooks of an engine working for this run.
+  ssa::EngineHooks engine_hooks();
+
+  // Takes the instance's lock (none on a dry-run cluster), `lease` being
+  // what was just read of it.
+  void lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
+  // The lock, once taken.
+  LeaseLock* held_lock() { return lock_ ? &*lock_ : nullptr; }
+
+ private:
+  ssa::ClusterApi& cluster_;
+  ObjectRef instance_;
+  std::function<bool()> interrupted_;
+  std::function<void(const std::string&)> on_progress_;
+  std::function<void(const ssa::Change&)> on_change_;
+  std::vector<ssa::Change> changes_;
+  std::optional<LeaseLock> lock_;
+};
+
+}  // namespace fluxop::reconcile
