@@ -1,11 +1,27 @@
 // Whole-file reads and writes for caches and scratch files.
 #pragma once
 
+#include <cstddef>
 #include <ctime>
+#include <istream>
 #include <optional>
 #include <string>
 
 namespace fluxop {
+
+// The most an input (a FluxInstance, a manifest, a distribution file) may
+// hold: a larger one is refused once that much is read, never read whole.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+
+// An input file's bytes. It must be a regular file (symlinks followed), or
+// a pipe when `pipes` (`<(...)`, /dev/stdin); a device, a socket or a
+// directory is refused, as is more than kMaxInputBytes. Throws fluxop::Error
+// naming the path.
+std::string read_input_file(const std::string& path, bool pipes = false);
+
+// The bytes of a stream (standard input), at most kMaxInputBytes; `name`
+// names it in the error.
+std::string read_input_stream(std::istream& in, const std::string& name);
 
 // The file's bytes; nullopt when it cannot be opened.
 std::optional<std::string> read_file_if_exists(const std::string& path);

@@ -168,6 +168,22 @@ assert [i["kind"] for i in d["items"]] == ["ConfigMap", "Service", "Deployment"]
   timeout 60 "$bin" kustomize "$fixtures/01-resources-files" | cmp -s - "$work/cwd.yaml" ||
   fail "default dir: kustomize without DIR differs from kustomize ."
 
+# Unbounded inputs are refused before they are read whole: a device, a
+# manifest that is a FIFO or a symlink to a device, an endless stdin.
+check "build /dev/zero" 1 empty '^error: /dev/zero: not a regular file$' -- "$bin" build /dev/zero
+check "build: stdin larger than 64 MiB" 1 empty '^error: -: larger than 64 MiB' -- \
+  bash -c 'head -c 70000000 /dev/zero | tr "\\0" x | "$0" build -' "$bin"
+mkdir -p "$work/special"
+printf 'resources: [zero.yaml, fifo.yaml]\n' >"$work/special/kustomization.yaml"
+ln -s /dev/zero "$work/special/zero.yaml"
+# (kustomize's load restrictor refuses the link first: /dev/zero is outside the root)
+check "kustomize: a manifest linked to /dev/zero" 1 empty "^error: .*file '/dev/zero' is not in or below " -- \
+  "$bin" kustomize "$work/special"
+printf 'resources: [fifo.yaml]\n' >"$work/special/kustomization.yaml"
+mkfifo "$work/special/fifo.yaml"
+check "kustomize: a manifest that is a FIFO" 1 empty "^error: .*fifo.yaml: not a regular file\$" -- \
+  "$bin" kustomize "$work/special"
+
 # The commands on the instance in a cluster: usage before any connection,
 # and a cluster that cannot be reached is one error line.
 printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >"$work/empty.kubeconfig"

@@ -2,10 +2,10 @@
 
 #include <array>
 #include <iostream>
-#include <iterator>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/instance/defaults.h"
 #include "core/instance/reader.h"
 #include "core/instance/rules.h"
@@ -69,8 +69,9 @@ void read_metadata(MapReader& root, FluxInstance& instance) {
 }
 
 std::string read_input(const std::string& path) {
-  if (path != "-") return yaml::read_file(path);
-  return std::string(std::istreambuf_iterator<char>(std::cin), {});
+  // A pipe is fine for the instance (`build <(...)`), bounded as stdin is.
+  if (path != "-") return read_input_file(path, /*pipes=*/true);
+  return read_input_stream(std::cin, "-");
 }
 
 }  // namespace

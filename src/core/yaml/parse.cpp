@@ -5,14 +5,11 @@
 #include <yaml-cpp/parser.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/yaml/scalar.h"
 #include "core/yaml/utf8.h"
 
@@ -289,15 +286,6 @@ Node parse_document(std::string_view text, std::string_view source) {
   return docs.empty() ? Node() : std::move(docs.front());
 }
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error");
-  return content.str();
-}
+std::string read_file(const std::string& path) { return read_input_file(path); }
 
 }  // namespace fluxop::yaml

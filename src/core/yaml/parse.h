@@ -16,7 +16,8 @@ std::vector<Node> parse_documents(std::string_view text, std::string_view source
 // Parses a stream that must hold exactly one (possibly empty) document.
 Node parse_document(std::string_view text, std::string_view source);
 
-// Reads a whole file; errors name the path.
+// Reads a whole input file (a regular file of at most kMaxInputBytes:
+// read_input_file); errors name the path.
 std::string read_file(const std::string& path);
 
 }  // namespace fluxop::yaml
