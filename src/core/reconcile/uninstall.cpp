@@ -212,7 +212,9 @@ UninstallResult Uninstall::run() {
 
 }  // namespace
 
-bool is_flux_group(std::string_view group) { return group.ends_with(".toolkit.fluxcd.io"); }
+bool is_flux_group(std::string_view group) {
+  return group.ends_with(".toolkit.fluxcd.io") || group.ends_with(".extensions.fluxcd.io");
+}
 
 UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
                                    const UninstallOptions& options) {

@@ -56,7 +56,8 @@ struct UninstallResult {
 UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
                                    const UninstallOptions& options);
 
-// Whether an API group is one of Flux's (source.toolkit.fluxcd.io, ...).
+// Whether an API group is one of Flux's: *.toolkit.fluxcd.io, and
+// *.extensions.fluxcd.io (source-watcher's ArtifactGenerator).
 bool is_flux_group(std::string_view group);
 
 // Adds the finalizer to the live instance when it lacks it, as the operator

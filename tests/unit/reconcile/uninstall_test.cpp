@@ -223,6 +223,7 @@ TEST_CASE("uninstall: the finalizer is added once") {
         json::array({std::string(kInstanceFinalizer)}));
   CHECK(cluster.logged("PATCH").size() == 1);
   CHECK(is_flux_group("source.toolkit.fluxcd.io"));
+  CHECK(is_flux_group("source.extensions.fluxcd.io"));
   CHECK_FALSE(is_flux_group("fluxcd.controlplane.io"));
   CHECK_FALSE(is_flux_group("toolkit.fluxcd.io.example.com"));
 }
