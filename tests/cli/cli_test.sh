@@ -184,6 +184,39 @@ mkfifo "$work/special/fifo.yaml"
 check "kustomize: a manifest that is a FIFO" 1 empty "^error: .*fifo.yaml: not a regular file\$" -- \
   "$bin" kustomize "$work/special"
 
+# Patch targets are Go regular expressions matched by RE2: in linear time and
+# without recursion (std::regex hung on nested quantifiers and overflowed the
+# stack, exit 139, on a long name); what RE2 refuses is one error naming the field.
+mkdir -p "$work/regex"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %sb\n' "$(head -c 200000 /dev/zero | tr '\0' a)" \
+  >"$work/regex/cm.yaml"
+target_patch() {
+  printf 'resources: [cm.yaml]\npatches:\n- target: {name: %s}\n  patch: |-\n    - {op: add, path: /data, value: {patched: "yes"}}\n' \
+    "$1" >"$work/regex/kustomization.yaml"
+}
+target_patch "'.*'"
+check "kustomize: target .* on a 200k name" 0 '^  patched: "yes"$' empty -- "$bin" kustomize "$work/regex"
+for pattern in '(a+)+$' '(a|aa)+' '(a*)*c'; do
+  target_patch "'$pattern'"
+  check "kustomize: target $pattern on a 200k name" 0 '^  name: a+b$' empty -- "$bin" kustomize "$work/regex"
+  ! grep -q patched "$work/out" || fail "kustomize: target $pattern selects a name it does not match"
+done
+target_patch "'(?=a)'"
+check "kustomize: a lookahead target" 1 empty \
+  "^error: $work/regex/kustomization.yaml: patches\[0\]\.target\.name: invalid regular expression \"\(\?=a\)\": invalid perl operator: \(\?=\$" \
+  -- "$bin" kustomize "$work/regex"
+target_patch "'(a)\\1'"
+check "kustomize: a backreference target" 1 empty \
+  '^error: .*patches\[0\]\.target\.name: invalid regular expression "\(a\)\\1": invalid escape sequence: \\1$' \
+  -- "$bin" kustomize "$work/regex"
+{
+  cat "$root/tests/oci/instance.yaml"
+  printf '  kustomize:\n    patches:\n    - target: {kind: Deployment, name: "(?!x)"}\n      patch: "[]"\n'
+} >"$work/regex/instance.yaml"
+check "build: a lookahead target" 1 empty \
+  '^error: .*instance\.yaml: \.spec\.kustomize\.patches\[0\]\.target\.name: invalid regular expression "\(\?!x\)": invalid perl operator: \(\?!' \
+  -- "$bin" build "$work/regex/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
+
 # The commands on the instance in a cluster: usage before any connection,
 # and a cluster that cannot be reached is one error line.
 printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >"$work/empty.kubeconfig"

@@ -1,6 +1,6 @@
 #include "core/kustomize/images.h"
 
-#include <regex>
+#include <algorithm>
 
 #include "core/error.h"
 #include "core/kustomize/builtin_fieldspecs.h"
@@ -14,18 +14,18 @@ namespace {
 // digest. kustomize pastes the name into a Go regular expression it searches
 // with, where "^*" is an optional anchor: a name starting with "*" (as "*"
 // itself) matches unanchored.
-std::regex reference_pattern(const std::string& image, const Context& context,
-                             const std::string& field) {
-  std::string name = image;
-  std::string anchor = "^";
+Regex reference_pattern(const std::string& image, const Context& context,
+                        const std::string& field) {
+  std::string_view name = image;
+  std::string_view anchor = "^";
   if (name.starts_with('*')) {
-    name.erase(0, name.find_first_not_of('*'));
-    anchor.clear();
+    name.remove_prefix(std::min(name.find_first_not_of('*'), name.size()));
+    anchor = {};
   }
   try {
-    return std::regex(anchor + name + "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
-  } catch (const std::regex_error&) {
-    context.fail(field + ".name", "invalid image name \"" + image + "\"");
+    return Regex(name, anchor, "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
+  } catch (const Error& e) {
+    context.fail(field + ".name", "invalid image name \"" + image + "\": " + e.what());
   }
 }
 
@@ -98,7 +98,7 @@ class ImageUpdate {
       throw Error(field_location(object_, {{}, path}) + ": expected a string, found " +
                   describe_value(image));
     }
-    if (!std::regex_search(image.text(), change_.matches)) return;
+    if (!change_.matches.search(image.text())) return;
     image = yaml::Node::string(changed_reference(change_.image, image.text()));
   }
 
@@ -124,7 +124,7 @@ ImageRef split_image(const std::string& reference) {
 }
 
 ImageChange compile_image_change(ImageOverride image, const Context& context, std::string field) {
-  std::regex matches = reference_pattern(image.name, context, field);
+  Regex matches = reference_pattern(image.name, context, field);
   return {std::move(field), std::move(image), std::move(matches)};
 }
 

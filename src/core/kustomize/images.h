@@ -1,11 +1,11 @@
 // The `images` field: rewrites container image references by image name.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/kustomize/context.h"
+#include "core/kustomize/regex.h"
 
 namespace fluxop::kustomize {
 
@@ -30,7 +30,7 @@ struct ImageOverride {
 struct ImageChange {
   std::string field;  // "images[0]", for errors
   ImageOverride image;
-  std::regex matches;  // references of the image, with any tag and digest
+  Regex matches;  // references of the image, with any tag and digest
 };
 
 // Errors name `field`.name when the name makes no regular expression.

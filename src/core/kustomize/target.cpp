@@ -9,42 +9,14 @@ namespace fluxop::kustomize {
 
 namespace {
 
-std::string_view regex_problem(std::regex_constants::error_type code) {
-  namespace rc = std::regex_constants;
-  switch (code) {
-    case rc::error_paren:
-      return "unbalanced parentheses";
-    case rc::error_brack:
-      return "missing ]";
-    case rc::error_brace:
-    case rc::error_badbrace:
-      return "invalid repetition count";
-    case rc::error_badrepeat:
-      return "missing argument to repetition operator";
-    case rc::error_range:
-      return "invalid character class range";
-    case rc::error_escape:
-      return "invalid escape sequence";
-    case rc::error_ctype:
-    case rc::error_collate:
-      return "invalid character class";
-    case rc::error_complexity:
-    case rc::error_stack:
-      return "expression too complex";
-    default:
-      return "syntax error";
-  }
-}
-
 Pattern compile(const std::string& text, const Context& context, const std::string& field) {
   Pattern pattern{text, {}};
   if (text.empty()) return pattern;
   try {
-    // regex_match anchors the expression at both ends, as kustomize's ^(?:...)$.
-    pattern.regex = std::regex("(?:" + text + ")", std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    context.fail(field, "invalid regular expression \"" + text +
-                            "\": " + std::string(regex_problem(e.code())));
+    // kustomize's anchoring, pasted around the text as it is.
+    pattern.regex = Regex(text, "^(?:", ")$");
+  } catch (const Error& e) {
+    context.fail(field, "invalid regular expression \"" + text + "\": " + e.what());
   }
   return pattern;
 }
@@ -70,9 +42,7 @@ std::string effective_namespace(const ResourceId& id) {
   return id.ns.empty() ? "default" : id.ns;
 }
 
-bool Pattern::matches(const std::string& value) const {
-  return text.empty() || std::regex_match(value, regex);
-}
+bool Pattern::matches(const std::string& value) const { return !regex || regex->search(value); }
 
 Target make_target(const TargetSpec& spec, const Context& context, std::string_view field) {
   auto at = [&](std::string_view key) { return std::string(field) + "." + std::string(key); };

@@ -3,11 +3,12 @@
 // annotation selectors, as kustomize selects them.
 #pragma once
 
-#include <regex>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/kustomize/context.h"
+#include "core/kustomize/regex.h"
 #include "core/kustomize/resource.h"
 #include "core/kustomize/selector.h"
 #include "core/yaml/node.h"
@@ -17,7 +18,7 @@ namespace fluxop::kustomize {
 // A regular expression that must match a whole value; empty matches anything.
 struct Pattern {
   std::string text;
-  std::regex regex;
+  std::optional<Regex> regex;  // none for the empty text
 
   bool matches(const std::string& value) const;
 };

@@ -300,13 +300,34 @@ TEST_CASE("images entries are validated") {
   check_error(transform_images, "- name: nginx\n  tag: x", pod,
               "kustomization.yaml: images[0]: unknown field \"tag\"");
   check_error(transform_images, "- name: \"nginx(\"\n  newTag: x", pod,
-              "kustomization.yaml: images[0].name: invalid image name \"nginx(\"");
+              "kustomization.yaml: images[0].name: invalid image name \"nginx(\": unbalanced "
+              "parentheses");
   check_error(transform_images, "- name: nginx\n  newTag: x",
               "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: "
               "{name: nginx}\n",
               "kustomization.yaml: images[0]: Pod/p: containers[].image: expected a string, found "
               "a map");
   check_transform(transform_images, "", pod, pod);
+}
+
+TEST_CASE("images: names are Go regular expressions, matched in linear time") {
+  check_error(transform_images, "- name: \"nginx(?=x)\"\n  newTag: x", pod,
+              "kustomization.yaml: images[0].name: invalid image name \"nginx(?=x)\": invalid "
+              "perl operator: (?=");
+  auto pod_with = [](const std::string& image) {
+    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n  - image: " +
+           image + "\n    name: app\n";
+  };
+  // Exponential for a backtracking engine.
+  std::string long_image = std::string(100, 'a') + "!";
+  check_transform(transform_images, "- name: (a+)+\n  newTag: x", pod_with(long_image),
+                  pod_with(long_image));
+  // A 1 MiB reference, searched unanchored ("*") and anchored.
+  std::string huge_image(1 << 20, 'n');
+  check_transform(transform_images, "- name: '*'\n  newTag: x", pod_with(huge_image),
+                  pod_with(huge_image + ":x"));
+  check_transform(transform_images, "- name: n.*\n  newTag: x", pod_with(huge_image),
+                  pod_with(huge_image + ":x"));
 }
 
 }  // namespace fluxop::kustomize

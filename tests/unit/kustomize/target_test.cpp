@@ -99,5 +99,42 @@ TEST_CASE("target parse errors name the field") {
   CHECK(target_of("{name: null}").name.text.empty());
 }
 
+TEST_CASE("target patterns are Go's dialect, refused by RE2 with the field") {
+  const std::string prefix = "kustomization.yaml: patches[0].target.";
+  CHECK(error_of("{name: '(?=a)'}") ==
+        prefix + "name: invalid regular expression \"(?=a)\": invalid perl operator: (?=");
+  CHECK(error_of("{namespace: '(a)\\1'}") ==
+        prefix + "namespace: invalid regular expression \"(a)\\1\": invalid escape sequence: \\1");
+  CHECK(error_of("{kind: 'a\\Cb'}") ==
+        prefix + "kind: invalid regular expression \"a\\Cb\": invalid escape sequence: \\C");
+  CHECK(selects("{kind: '\\QDeploy\\Cment\\E|Deployment'}"));  // \C quoted is no escape
+  CHECK(error_of("{group: 'a**'}") ==
+        prefix + "group: invalid regular expression \"a**\": bad repetition operator: **");
+  CHECK(error_of("{version: '(a{100}){100}'}").starts_with(prefix + "version: invalid regular"));
+  // kustomize pastes the text between ^(?: and )$, unbalanced or not.
+  CHECK(selects("{name: 'x)|(pp'}"));
+  std::string longest(kMaxRegexBytes, 'a');
+  CHECK_FALSE(selects("{name: " + longest + "}"));
+  CHECK(error_of("{name: a" + longest + "}").ends_with("\": longer than 4096 bytes"));
+}
+
+TEST_CASE("target patterns take linear time and no stack on long values") {
+  // A backtracking engine takes exponential time on these; RE2 takes
+  // milliseconds.
+  Resource long_name = resource(
+      "{apiVersion: v1, kind: ConfigMap, metadata: {name: " + std::string(100, 'a') + "!}}");
+  CHECK_FALSE(selects("{name: '(a+)+$'}", long_name));
+  CHECK(selects("{name: '(a+)+!'}", long_name));
+  Resource xs = resource(
+      "{apiVersion: v1, kind: ConfigMap, metadata: {name: " + std::string(5000, 'x') + "}}");
+  CHECK_FALSE(selects("{name: '(x+x+)+y'}", xs));
+  // std::regex recursed once per character here and overflowed the stack.
+  Resource huge_name = resource(
+      "{apiVersion: v1, kind: ConfigMap, metadata: {name: " + std::string(1 << 20, 'n') + "}}");
+  CHECK(selects("{name: '.*'}", huge_name));
+  CHECK(selects("{name: 'n(n|m)*'}", huge_name));
+  CHECK_FALSE(selects("{name: '.*m'}", huge_name));
+}
+
 }  // namespace
 }  // namespace fluxop::kustomize
