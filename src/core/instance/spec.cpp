@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <regex>
 #include <string_view>
 
 #include "core/instance/duration.h"
@@ -134,11 +133,37 @@ std::optional<Sharding> read_sharding(MapReader& spec) {
   return out;
 }
 
+// The CRD's pattern for an interval, ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$, read
+// in one pass: a list of numbers, each with its unit.
+bool matches_interval_pattern(std::string_view text) {
+  auto take_digits = [&text] {
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    text.remove_prefix(digits);
+    return digits > 0;
+  };
+  do {
+    if (!take_digits()) return false;
+    if (text.starts_with('.')) {
+      text.remove_prefix(1);
+      if (!take_digits()) return false;
+    }
+    // "ms" before "m": after a unit comes a digit, never an "s".
+    if (text.starts_with("ms")) {
+      text.remove_prefix(2);
+    } else if (text.starts_with('s') || text.starts_with('m') || text.starts_with('h')) {
+      text.remove_prefix(1);
+    } else {
+      return false;
+    }
+  } while (!text.empty());
+  return true;
+}
+
 std::chrono::nanoseconds read_interval(MapReader& sync) {
-  static const std::regex kPattern(R"(([0-9]+(\.[0-9]+)?(ms|s|m|h))+)");
   std::string text = sync.string("interval").value_or("");
   std::optional<std::chrono::nanoseconds> interval;
-  if (std::regex_match(text, kPattern)) interval = parse_go_duration(text);
+  if (matches_interval_pattern(text)) interval = parse_go_duration(text);
   if (!interval) {
     sync.diagnostics().fail(
         sync.path_of("interval"),

@@ -165,6 +165,24 @@ TEST_CASE("patterns and limits") {
         "instance.yaml: .spec.sync.name: " + std::string(kDnsSubdomain.requirement));
 }
 
+TEST_CASE("interval: the CRD's pattern, read in one pass") {
+  for (std::string_view interval : {".5s", "5.s", "1m1", "1sm", "ms", "1.5.5s"}) {
+    CHECK_MESSAGE(
+        error_with(std::string(kSync) + "    interval: \"" + std::string(interval) + "\"\n")
+            .starts_with("instance.yaml: .spec.sync.interval: must be a duration"),
+        interval);
+  }
+  CHECK(load_minimal_with(std::string(kSync) + "    interval: 1h1m1s1ms1.5s\n").sync->interval ==
+        std::chrono::milliseconds{3662501});
+  // std::regex recursed once per character of this and overflowed the stack.
+  std::string many;
+  for (int i = 0; i < 100000; ++i) many += "1s";
+  CHECK(load_minimal_with(std::string(kSync) + "    interval: " + many + "\n").sync->interval ==
+        std::chrono::seconds{100000});
+  CHECK(error_with(std::string(kSync) + "    interval: " + many + "x\n")
+            .starts_with("instance.yaml: .spec.sync.interval: must be a duration"));
+}
+
 TEST_CASE("type errors name the path and the expected type") {
   CHECK(error_with("  components: [source-controller, helm-controller, {a: b}]\n") ==
         "instance.yaml: .spec.components[2]: expected a string, got map");
