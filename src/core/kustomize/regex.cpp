@@ -14,19 +14,51 @@ namespace {
 // costs time in proportion to the text, never memory beyond this.
 constexpr std::int64_t kMaxMemory = 1 << 20;
 
-// RE2 accepts \C (any byte), which Go refuses as an invalid escape; \Q...\E
-// quotes its text in both.
-bool has_any_byte_escape(std::string_view pattern) {
-  for (std::size_t at = 0; at + 1 < pattern.size(); ++at) {
-    if (pattern[at] != '\\') continue;
-    if (pattern[at + 1] == 'C') return true;
-    if (pattern[at + 1] == 'Q') {
-      at = pattern.find("\\E", at + 2);
-      if (at == std::string_view::npos) return false;
+bool is_name_character(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Go's syntax in RE2's, where they differ: Go refuses \C (any byte), which
+// RE2 accepts; Go (since 1.22) names a group (?<name>...) as well as
+// (?P<name>...), RE2 only the latter. The rest is copied as it is: escapes,
+// \Q...\E quoted text and character classes, where neither applies.
+std::string in_re2_syntax(std::string_view go) {
+  std::string re2;
+  re2.reserve(go.size() + 8);
+  std::size_t at = 0;
+  auto copy_to = [&](std::size_t end) {
+    re2.append(go.substr(at, end - at));
+    at = end;
+  };
+  bool in_class = false;
+  while (at < go.size()) {
+    std::string_view rest = go.substr(at);
+    if (rest.size() > 1 && rest[0] == '\\') {
+      if (rest[1] == 'C') throw Error("invalid escape sequence: \\C");
+      std::size_t end = at + 2;
+      if (rest[1] == 'Q' && !in_class) {
+        std::size_t quote_end = go.find("\\E", end);
+        end = quote_end == std::string_view::npos ? go.size() : quote_end + 2;
+      }
+      copy_to(end);
+    } else if (in_class) {
+      std::size_t posix_end =
+          rest.starts_with("[:") ? go.find(":]", at + 2) : std::string_view::npos;
+      in_class = posix_end != std::string_view::npos || rest[0] != ']';
+      copy_to(posix_end != std::string_view::npos ? posix_end + 2 : at + 1);
+    } else if (rest[0] == '[') {
+      in_class = true;
+      // A ']' first in a class, after any '^', is one of its characters.
+      std::size_t first = rest.starts_with("[^") ? at + 2 : at + 1;
+      copy_to(first < go.size() && go[first] == ']' ? first + 1 : first);
+    } else if (rest.size() > 3 && rest.starts_with("(?<") && is_name_character(rest[3])) {
+      re2 += "(?P<";
+      at += 3;
+    } else {
+      copy_to(at + 1);
     }
-    ++at;
   }
-  return false;
+  return re2;
 }
 
 std::string problem(const re2::RE2& regex) {
@@ -51,10 +83,8 @@ Regex::Regex(std::string_view written, std::string_view before, std::string_view
   if (written.size() > kMaxRegexBytes) {
     throw Error("longer than " + std::to_string(kMaxRegexBytes) + " bytes");
   }
-  if (has_any_byte_escape(written)) throw Error("invalid escape sequence: \\C");
-  std::string pattern;
-  pattern.reserve(before.size() + written.size() + after.size());
-  pattern.append(before).append(written).append(after);
+  std::string pattern(before);
+  pattern.append(in_re2_syntax(written)).append(after);
   re2::RE2::Options options;  // Go's Perl-like syntax, UTF-8
   options.set_max_mem(kMaxMemory);
   options.set_log_errors(false);  // refusals are errors of ours, not lines on stderr

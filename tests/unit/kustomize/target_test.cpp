@@ -111,6 +111,16 @@ TEST_CASE("target patterns are Go's dialect, refused by RE2 with the field") {
   CHECK(error_of("{group: 'a**'}") ==
         prefix + "group: invalid regular expression \"a**\": bad repetition operator: **");
   CHECK(error_of("{version: '(a{100}){100}'}").starts_with(prefix + "version: invalid regular"));
+  // Go names groups (?<name>...) too, RE2 only (?P<name>...); not in a
+  // class or quoted text.
+  CHECK(selects("{name: '(?<first>a)(?P<rest>pp)'}"));
+  Resource p = resource("{apiVersion: v1, kind: ConfigMap, metadata: {name: P}}");
+  CHECK_FALSE(selects("{name: '[(?<x>]'}", p));
+  CHECK_FALSE(selects("{name: '[](?<x>]'}", p));
+  CHECK_FALSE(selects("{name: '[[:digit:](?<x>]'}", p));
+  CHECK(selects("{name: '\\Q(?<x>\\E'}",
+                resource("{apiVersion: v1, kind: ConfigMap, metadata: {name: '(?<x>'}}")));
+  CHECK(error_of("{name: '(?<=a)'}").ends_with("invalid perl operator: (?<"));
   // kustomize pastes the text between ^(?: and )$, unbalanced or not.
   CHECK(selects("{name: 'x)|(pp'}"));
   std::string longest(kMaxRegexBytes, 'a');
