@@ -12,6 +12,7 @@
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
 #include "core/yaml/json.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::cli {
 
@@ -70,12 +71,18 @@ ReconcileRun reconcile_input(ConnectedCluster& connected, const InstanceInput& i
       throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
     }
   }
+  // What a render parsed is cached once it succeeded, not on a failure: a
+  // daemon's next render starts clean.
   auto render = [&] {
     try {
-      return render_loaded(with_secret, std::move(flux), /*revision=*/true);
+      RenderedInstance instance = render_loaded(with_secret, std::move(flux), /*revision=*/true);
+      yaml::user_parse_cache().commit();
+      return instance;
     } catch (const reconcile::ReconcileError&) {
+      yaml::user_parse_cache().discard();
       throw;
     } catch (const Error& e) {
+      yaml::user_parse_cache().discard();
       throw reconcile::ReconcileError(reconcile::kBuildFailed, e.what());
     }
   };

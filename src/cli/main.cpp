@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "core/error.h"
+#include "core/yaml/parse_cache.h"
 
 namespace {
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(fluxop::cli::usage_message(app, e), kExitUsage);
   } catch (const fluxop::cli::ExitStatus& status) {
+    fluxop::yaml::user_parse_cache().commit();  // diff: changes found, all read
     return status.code;
   } catch (const fluxop::cli::CommandError& e) {
     return fail(e.what(), e.code());
@@ -57,5 +59,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(std::string("internal: ") + e.what(), 1);
   }
+  fluxop::yaml::user_parse_cache().commit();
   return 0;
 }

@@ -226,5 +226,18 @@ check "sharded build, TMPDIR watched" 0 - -- env TMPDIR="$work/tmp" "$bin" build
 # Every parse tree cached went to the test's own caches, none elsewhere.
 [ -d "$XDG_CACHE_HOME/fluxopctl/parsed" ] || fail "no parse cache under the test's XDG_CACHE_HOME"
 
+# A build that fails after reading the distribution caches nothing; the same
+# build made good caches what it parsed.
+instance patch-fails.yaml 'kustomize:' '  patches:' '    - target: {kind: Deployment}' \
+  '      patch: |' '        - op: replace' '          path: /spec/no/such/field' '          value: 1'
+check "failing build" 1 quiet -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
+  "$work/patch-fails.yaml" --distribution-artifact "$dist"
+[ -z "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
+  fail "a failing build wrote the parse cache: $(ls "$work/cache-fail/fluxopctl/parsed")"
+check "the build made good" 0 - -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
+  "$work/minimal.yaml" --distribution-artifact "$dist"
+[ -n "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
+  fail "a successful build cached nothing"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

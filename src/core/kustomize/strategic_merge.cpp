@@ -49,7 +49,7 @@ Ref to_cell(const Node& node) {
 
 Node to_node(const Cell& cell) {
   Node node = cell.node;
-  for (const auto& [key, value] : cell.fields) node.entries().emplace_back(key, to_node(*value));
+  for (const auto& [key, value] : cell.fields) node.append(key, to_node(*value));
   for (const Ref& item : cell.items) node.push_back(to_node(*item));
   return node;
 }

@@ -57,8 +57,7 @@ Node from_json(const nlohmann::ordered_json& json) {
   switch (json.type()) {
     case nlohmann::json::value_t::object: {
       Node map = Node::map();
-      for (const auto& [key, value] : json.items())
-        map.entries().emplace_back(key, from_json(value));
+      for (const auto& [key, value] : json.items()) map.append(key, from_json(value));
       return map;
     }
     case nlohmann::json::value_t::array: {

@@ -41,11 +41,31 @@ Node Node::integer(std::int64_t value) { return scalar(std::to_string(value), Ta
 
 Node Node::boolean(bool value) { return scalar(value ? "true" : "false", Tag::Bool); }
 
-const Node* Node::get(std::string_view key) const {
-  for (const auto& [k, v] : entries_) {
-    if (k == key) return &v;
+const std::unordered_map<std::string, std::size_t>& Node::key_index() const {
+  auto& positions = index_.positions;
+  if (!positions || positions->size() != entries_.size()) {
+    positions = std::make_unique<std::unordered_map<std::string, std::size_t>>();
+    positions->reserve(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) positions->emplace(entries_[i].first, i);
   }
-  return nullptr;
+  return *positions;
+}
+
+const Node* Node::get(std::string_view key) const {
+  if (entries_.size() < kIndexedSize) {
+    for (const auto& [k, v] : entries_) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+  // Heterogeneous lookup needs C++20 transparent hashing, which libstdc++ 12
+  // lacks for unordered_map::find: one string per lookup.
+  auto found = key_index().find(std::string(key));
+  if (found == index_.positions->end()) return nullptr;
+  if (found->second < entries_.size() && entries_[found->second].first == key)
+    return &entries_[found->second].second;
+  index_.positions.reset();  // reordered behind the index (a sort)
+  return get(key);
 }
 
 Node* Node::get(std::string_view key) {
@@ -57,14 +77,19 @@ Node& Node::set(std::string_view key, Node value) {
     *existing = std::move(value);
     return *existing;
   }
-  entries_.emplace_back(std::string(key), std::move(value));
+  return append(std::string(key), std::move(value));
+}
+
+Node& Node::append(std::string key, Node value) {
+  if (index_.positions && index_.positions->size() == entries_.size())
+    index_.positions->emplace(key, entries_.size());
+  entries_.emplace_back(std::move(key), std::move(value));
   return entries_.back().second;
 }
 
 Node& Node::get_or_insert(std::string_view key, Node init) {
   if (Node* existing = get(key)) return *existing;
-  entries_.emplace_back(std::string(key), std::move(init));
-  return entries_.back().second;
+  return append(std::string(key), std::move(init));
 }
 
 bool Node::remove(std::string_view key) {
@@ -72,6 +97,7 @@ bool Node::remove(std::string_view key) {
                          [&](const Entry& e) { return e.first == key; });
   if (it == entries_.end()) return false;
   entries_.erase(it);
+  index_.positions.reset();
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "core/yaml/parse.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
@@ -18,6 +19,13 @@ namespace fluxop::yaml {
 namespace {
 
 constexpr std::string_view kYamlTagPrefix = "tag:yaml.org,2002:";
+
+// The nodes of one stream, aliases expanded, so that no input costs more
+// than about 250 MiB of them ("billion laughs" included): Flux's largest
+// manifest holds about 7,000. Go's yaml.v3 refuses "excessive aliasing" only
+// past 400,000 nodes, at a share of aliases that takes more than a million.
+// Nesting is bounded by yaml-cpp (DeepRecursion).
+constexpr std::size_t kMaxNodes = 1'000'000;
 
 [[noreturn]] void fail_at(std::string_view source, const YAML::Mark& mark, std::string_view what) {
   throw Error(std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
@@ -116,13 +124,18 @@ class Builder : public YAML::EventHandler {
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     Node n = Node::null(null_text_at(text_, mark));
     n.mark = to_mark(mark);
-    add(std::move(n), anchor, mark);
+    count(1, mark);
+    add(std::move(n), anchor, mark, 1);
   }
 
+  // The anchored node is copied: counted first, so that an expansion too
+  // large is refused before it is made.
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) fail_at(source_, mark, "unknown anchor");
-    add(it->second, YAML::NullAnchor, mark);
+    const auto& [node, size] = it->second;
+    count(size, mark);
+    add(node, YAML::NullAnchor, mark, 0);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -135,10 +148,12 @@ class Builder : public YAML::EventHandler {
     } else {
       resolved = explicit_tag(tag);
     }
-    Node n =
-        resolved ? Node::scalar(repair_escapes(value), *resolved, style_at(text_, mark)) : Node();
+    Style style = style_at(text_, mark);
+    if (style == Style::DoubleQuoted || style == Style::SingleQuoted) check_closed(mark, style);
+    Node n = resolved ? Node::scalar(repair_escapes(value), *resolved, style) : Node();
     n.mark = to_mark(mark);
-    add(std::move(n), anchor, mark);
+    count(1, mark);
+    add(std::move(n), anchor, mark, 1);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -158,6 +173,7 @@ class Builder : public YAML::EventHandler {
     Node node;
     YAML::anchor_t anchor;
     YAML::Mark mark;
+    std::size_t counted_at_open;
     std::optional<std::string> pending_key;  // maps: a key waiting for its value
     bool pending_merge = false;              // the pending key is the merge key "<<"
     std::vector<Node> merges;                // maps: what "<<" merges in, first wins
@@ -167,14 +183,38 @@ class Builder : public YAML::EventHandler {
 
   void open(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
     node.mark = to_mark(mark);
-    stack_.push_back({std::move(node), anchor, mark, std::nullopt, false, {}});
+    std::size_t at_open = counted_;
+    count(1, mark);
+    stack_.push_back({std::move(node), anchor, mark, at_open, std::nullopt, false, {}});
   }
 
   void close() {
     Open top = std::move(stack_.back());
     stack_.pop_back();
     apply_merges(top);
-    add(std::move(top.node), top.anchor, top.mark);
+    add(std::move(top.node), top.anchor, top.mark, counted_ - top.counted_at_open);
+  }
+
+  void count(std::size_t nodes, const YAML::Mark& mark) {
+    counted_ += nodes;
+    if (counted_ > kMaxNodes)
+      fail_at(source_, mark,
+              "more than " + std::to_string(kMaxNodes) + " nodes (aliases expanded)");
+  }
+
+  // yaml-cpp 0.7 ends a quoted scalar that is never closed at the end of the
+  // stream, silently; Go's yaml.v3 refuses it.
+  void check_closed(const YAML::Mark& mark, Style style) const {
+    char quote = style == Style::DoubleQuoted ? '"' : '\'';
+    for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == quote) {
+        if (quote == '"' || i + 1 >= text_.size() || text_[i + 1] != '\'') return;
+        ++i;  // '' is a quote inside single quotes
+      }
+    }
+    fail_at(source_, mark, "found unexpected end of stream while scanning a quoted scalar");
   }
 
   // The merge key: the map's own keys win over merged ones, and an earlier
@@ -182,7 +222,7 @@ class Builder : public YAML::EventHandler {
   static void apply_merges(Open& map) {
     for (Node& source : map.merges) {
       for (auto& [key, value] : source.entries()) {
-        if (!map.node.get(key)) map.node.entries().emplace_back(key, std::move(value));
+        if (!map.node.get(key)) map.node.append(key, std::move(value));
       }
     }
   }
@@ -197,8 +237,9 @@ class Builder : public YAML::EventHandler {
     for (Node& item : value.items()) map.merges.push_back(std::move(item));
   }
 
-  void add(Node node, YAML::anchor_t anchor, const YAML::Mark& mark) {
-    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+  // `size`: the nodes of `node`, for an alias of it to count.
+  void add(Node node, YAML::anchor_t anchor, const YAML::Mark& mark, std::size_t size) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = {node, size};
     if (stack_.empty()) {
       root_ = std::move(node);
       return;
@@ -218,7 +259,7 @@ class Builder : public YAML::EventHandler {
       if (parent.node.get(*parent.pending_key)) {
         fail_at(source_, mark, "mapping key \"" + *parent.pending_key + "\" already defined");
       }
-      parent.node.entries().emplace_back(std::move(*parent.pending_key), std::move(node));
+      parent.node.append(std::move(*parent.pending_key), std::move(node));
       parent.pending_key.reset();
     }
   }
@@ -232,7 +273,8 @@ class Builder : public YAML::EventHandler {
   std::string_view text_;
   std::string_view source_;
   std::vector<Open> stack_;
-  std::map<YAML::anchor_t, Node> anchors_;
+  std::map<YAML::anchor_t, std::pair<Node, std::size_t>> anchors_;  // node, size
+  std::size_t counted_ = 0;  // nodes built in the stream, aliases expanded
   Node root_;
   std::optional<Mark> last_null_document_;
 };
@@ -272,6 +314,8 @@ std::vector<Node> parse_documents(std::string_view text, std::string_view source
     YAML::Parser parser(stream);
     Builder builder(text, source);
     while (parser.HandleNextDocument(builder)) docs.push_back(builder.take_document());
+  } catch (const YAML::DeepRecursion& e) {
+    fail_at(source, e.mark, "nested too deeply");
   } catch (const YAML::Exception& e) {
     fail_at(source, e.mark, e.msg);
   }

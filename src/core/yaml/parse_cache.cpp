@@ -130,7 +130,7 @@ class Decoder {
       auto child = node(depth + 1);
       if (!child) return std::nullopt;
       if (is_map) {
-        out.entries().emplace_back(std::move(*key), std::move(*child));
+        out.append(std::move(*key), std::move(*child));
       } else {
         out.push_back(std::move(*child));
       }
@@ -178,8 +178,7 @@ std::optional<std::vector<Node>> decode_documents(std::string_view data) {
 
 ParseCache::ParseCache(fs::path dir) : dir_(std::move(dir)) {}
 
-std::vector<Node> ParseCache::parse_documents(std::string_view text,
-                                              std::string_view source) const {
+std::vector<Node> ParseCache::parse_documents(std::string_view text, std::string_view source) {
   if (dir_.empty() || text.size() < kMinimumSize) return yaml::parse_documents(text, source);
   std::string digest = sha256_digest(text);
   fs::path entry = dir_ / digest.substr(digest.find(':') + 1);
@@ -187,12 +186,17 @@ std::vector<Node> ParseCache::parse_documents(std::string_view text,
     if (auto documents = decode_documents(*data)) return std::move(*documents);
   }
   auto documents = yaml::parse_documents(text, source);
-  write_entry(entry, encode_documents(documents));
+  pending_.emplace_back(std::move(entry), encode_documents(documents));
   return documents;
 }
 
-const ParseCache& user_parse_cache() {
-  static const ParseCache cache = [] {
+void ParseCache::commit() {
+  for (const auto& [entry, data] : pending_) write_entry(entry, data);
+  pending_.clear();
+}
+
+ParseCache& user_parse_cache() {
+  static ParseCache cache = [] {
     if (std::getenv("FLUXOPCTL_NO_PARSE_CACHE")) return ParseCache({});
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
       return ParseCache(fs::path(xdg) / "fluxopctl" / "parsed");

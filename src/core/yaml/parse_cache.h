@@ -22,19 +22,27 @@ class ParseCache {
   explicit ParseCache(std::filesystem::path dir);
 
   // The documents of `text`, as parse_documents() gives them. A missing or
-  // damaged entry is parsed anew and rewritten; failing to write is not an
-  // error (the cache only saves time).
-  std::vector<Node> parse_documents(std::string_view text, std::string_view source) const;
+  // damaged entry is parsed anew, and its new entry kept for commit().
+  std::vector<Node> parse_documents(std::string_view text, std::string_view source);
+
+  // Writes the entries parsed since the last commit or discard, each whole
+  // or not at all; called once what read them succeeded, so that a run that
+  // fails writes nothing. Failing to write is not an error (the cache only
+  // saves time).
+  void commit();
+  // Forgets them (a daemon's render that failed).
+  void discard() { pending_.clear(); }
 
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
   std::filesystem::path dir_;
+  std::vector<std::pair<std::filesystem::path, std::string>> pending_;  // entry, data
 };
 
 // The user's cache: $XDG_CACHE_HOME/fluxopctl/parsed, else
 // ~/.cache/fluxopctl/parsed; disabled when FLUXOPCTL_NO_PARSE_CACHE is set.
-const ParseCache& user_parse_cache();
+ParseCache& user_parse_cache();
 
 // Encoding of documents for the cache (exposed for tests).
 std::string encode_documents(const std::vector<Node>& documents);

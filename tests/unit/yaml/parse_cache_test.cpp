@@ -66,6 +66,8 @@ TEST_CASE("the cache stores big texts by digest and reads them back") {
   ParseCache cache(dir.path() / "parsed");
   std::string text = big_text();
   auto first = cache.parse_documents(text, "big.yaml");
+  CHECK(entries(dir.path() / "parsed").empty());  // not before commit()
+  cache.commit();
   auto stored = entries(dir.path() / "parsed");
   REQUIRE(stored.size() == 1);
   CHECK(stored[0].filename().string().size() == 64);
@@ -75,7 +77,17 @@ TEST_CASE("the cache stores big texts by digest and reads them back") {
   // A damaged entry is parsed anew and rewritten.
   std::ofstream(stored[0], std::ios::trunc) << "garbage";
   CHECK(cache.parse_documents(text, "big.yaml") == first);
+  cache.commit();
   CHECK(fs::file_size(stored[0]) > 100);
+}
+
+TEST_CASE("what a failed run parsed is never written") {
+  fluxop::testing::TempDir dir;
+  ParseCache cache(dir.path() / "parsed");
+  (void)cache.parse_documents(big_text(), "big.yaml");
+  cache.discard();
+  cache.commit();
+  CHECK(entries(dir.path() / "parsed").empty());
 }
 
 TEST_CASE("small texts and parse errors are not cached") {
@@ -85,6 +97,7 @@ TEST_CASE("small texts and parse errors are not cached") {
   CHECK(entries(dir.path() / "parsed").empty());
   std::string bad = big_text() + "x: [\n";
   CHECK_THROWS_AS(cache.parse_documents(bad, "bad.yaml"), fluxop::Error);
+  cache.commit();
   CHECK(entries(dir.path() / "parsed").empty());
   ParseCache disabled({});
   CHECK(disabled.parse_documents(big_text(), "big.yaml").size() == 400);

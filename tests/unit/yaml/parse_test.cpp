@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/yaml/json.h"
 #include "core/yaml/scalar.h"
@@ -131,4 +133,88 @@ TEST_CASE("merge keys: own keys win, then earlier merged maps") {
 
 TEST_CASE("the escapes \\N and \\_ decode to U+0085 and U+00A0") {
   CHECK(parse_document("a: \"x\\Ny\\_z\"", "e.yaml").get("a")->text() == "x\xC2\x85y\xC2\xA0z");
+}
+
+namespace {
+
+// "Billion laughs": `levels` anchors, each a list of ten aliases of the last.
+std::string nested_aliases(int levels) {
+  std::string text = "a0: &a0 lol\n";
+  for (int i = 1; i <= levels; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("alias expansion is bounded before it is made") {
+  // Five levels expand to about 100,000 nodes: allowed, as yaml.v3 allows it.
+  Node five = parse_document(nested_aliases(5), "five.yaml");
+  CHECK(five.get("a5")->items()[9].items()[9].items()[9].items()[9].items()[9].text() == "lol");
+  // Nine would be a billion: refused at the alias that crosses the bound.
+  CHECK_THROWS_WITH_AS(parse_document(nested_aliases(9), "laughs.yaml"),
+                       "laughs.yaml:7:45: more than 1000000 nodes (aliases expanded)",
+                       fluxop::Error);
+  // Merge keys copy too.
+  std::string merges = "a: &a {";
+  for (int k = 0; k < 1000; ++k) merges += "k" + std::to_string(k) + ": 1, ";
+  merges += "z: 1}\nb: [";
+  for (int k = 0; k < 1000; ++k) merges += "{<<: *a}, ";
+  merges += "{<<: *a}]\n";
+  CHECK_THROWS_WITH_AS(parse_document(merges, "merges.yaml"),
+                       doctest::Contains("more than 1000000 nodes"), fluxop::Error);
+}
+
+TEST_CASE("a flat stream of more than a million nodes is refused") {
+  std::string list = "[";
+  for (int k = 0; k < 1'000'001; ++k) list += "1,";
+  list += "1]\n";
+  CHECK_THROWS_WITH_AS(parse_document(list, "flat.yaml"), doctest::Contains("flat.yaml:1:"),
+                       fluxop::Error);
+}
+
+TEST_CASE("nesting too deep is named, not yaml-cpp's bad file") {
+  std::string deep = "a: " + std::string(3000, '[') + std::string(3000, ']') + "\n";
+  CHECK_THROWS_WITH_AS(parse_document(deep, "deep.yaml"), doctest::Contains("nested too deeply"),
+                       fluxop::Error);
+}
+
+TEST_CASE("a quoted scalar never closed is refused, as yaml.v3 refuses it") {
+  CHECK_THROWS_WITH_AS(parse_document("a: \"2.x\nb: c\n", "q.yaml"),
+                       "q.yaml:1:4: found unexpected end of stream while scanning a quoted scalar",
+                       fluxop::Error);
+  CHECK_THROWS_WITH_AS(parse_document("a: 'it''s\n", "q.yaml"),
+                       doctest::Contains("q.yaml:1:4: found unexpected end"), fluxop::Error);
+  Node closed = parse_document("a: \"x\\\"y\"\nb: 'it''s'\nc: ''''\n", "q.yaml");
+  CHECK(closed.get("a")->text() == "x\"y");
+  CHECK(closed.get("b")->text() == "it's");
+  CHECK(closed.get("c")->text() == "'");
+}
+
+TEST_CASE("large maps: set, get and remove stay right through the key index") {
+  Node map = Node::map();
+  for (int k = 0; k < 100; ++k) map.set("k" + std::to_string(k), Node::integer(k));
+  map.set("k7", Node::string("seven"));
+  CHECK(map.size() == 100);
+  CHECK(map.get("k7")->text() == "seven");
+  CHECK(map.get("k99")->text() == "99");
+  CHECK(map.get("k100") == nullptr);
+  CHECK(map.remove("k0"));
+  CHECK(map.get("k1")->text() == "1");
+  CHECK(map.get("k0") == nullptr);
+  // Reordered behind the index: lookups still find every key.
+  std::reverse(map.entries().begin(), map.entries().end());
+  CHECK(map.get("k1")->text() == "1");
+  CHECK(map.get("k98")->text() == "98");
+  Node copy = map;
+  copy.set("k1", Node::string("one"));
+  CHECK(map.get("k1")->text() == "1");
+  CHECK(copy.get("k1")->text() == "one");
+  std::string many = "{";
+  for (int k = 0; k < 100; ++k) many += "k" + std::to_string(k) + ": 1, ";
+  CHECK_THROWS_WITH_AS(parse_document(many + "k5: 2}", "d.yaml"),
+                       doctest::Contains("mapping key \"k5\" already defined"), fluxop::Error);
 }
