@@ -210,6 +210,35 @@ cp -R "$dist" "$HOME/.cache/fluxopctl/distribution"
 check "HOME cache without XDG_CACHE_HOME" 0 - -- env -u XDG_CACHE_HOME "$bin" build "$work/minimal.yaml"
 expect_err "HOME cache without XDG_CACHE_HOME" "^using distribution $HOME/.cache/fluxopctl/distribution \("
 
+# --- hostile YAML: bounded time and memory -----------------------------------
+# Generated here; each guarded by `timeout`, so that a hang fails the case
+# instead of the run. The bounds are a hundred times what the work takes.
+{
+  printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n'
+  printf '  annotations:\n    a0: &a0 lol\n'
+  for i in 1 2 3 4 5 6 7 8 9; do
+    printf '    a%d: &a%d [%s]\n' "$i" "$i" "$(printf '*a%d,' $(seq 10 | sed "s/.*/$((i - 1))/") | sed 's/,$//')"
+  done
+  printf 'spec:\n  distribution:\n    version: "2.x"\n    registry: ghcr.io/fluxcd\n'
+} >"$work/laughs.yaml"
+check "billion laughs" 1 quiet -- timeout 30 "$bin" build "$work/laughs.yaml" --distribution-artifact "$dist"
+expect_err "billion laughs" "laughs.yaml:[0-9]+:[0-9]+: more than 1000000 nodes \(aliases expanded\)$"
+instance unclosed.yaml 'cluster:' '  domain: "cluster.local'
+check "unclosed quote" 1 quiet -- "$bin" build "$work/unclosed.yaml" --distribution-artifact "$dist"
+expect_err "unclosed quote" "unclosed.yaml:10:13: found unexpected end of stream while scanning a quoted scalar$"
+# 50,000 labels and 20,000 JSON patch operations: linear work (quadratic took
+# 30 s for 20,000 labels).
+instance labels.yaml 'commonMetadata:' '  labels:'
+seq 50000 | sed 's/.*/      k&: v/' >>"$work/labels.yaml"
+check "50,000 commonMetadata labels" 0 - -- timeout 60 "$bin" build "$work/labels.yaml" \
+  --distribution-artifact "$dist"
+grep -q "k49999: v" "$work/out" || fail "50,000 commonMetadata labels: the last is not rendered"
+instance patches.yaml 'kustomize:' '  patches:' '    - target: {kind: Deployment}' '      patch: |'
+seq 20000 | sed 's|.*|          - {op: add, path: /metadata/annotations/k&, value: v}|' >>"$work/patches.yaml"
+check "20,000 JSON patch operations" 0 - -- timeout 60 "$bin" build "$work/patches.yaml" \
+  --distribution-artifact "$dist"
+grep -q "k19999: v" "$work/out" || fail "20,000 JSON patch operations: the last is not rendered"
+
 # --- nothing written outside what was asked --------------------------------
 # The render is composed in memory: no temporary directory is made, so an
 # interrupted build can leave none behind, and an unusable TMPDIR is no
