@@ -50,14 +50,15 @@ _fluxopctl() {
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
       return ;;
-    --insecure-registry|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
+    --insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
       return ;;
   esac
   case "$command" in
     build)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
-          --operator --allow-unknown-fields --offline --insecure-registry -v --verbose -h --help" -- "$cur"))
+          --operator --allow-unknown-fields --offline --insecure-registry --request-timeout -v --verbose
+          -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -65,7 +66,7 @@ _fluxopctl() {
     apply)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
-          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
           --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
@@ -78,7 +79,7 @@ _fluxopctl() {
     diff)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
-          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --field-manager
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --version -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -87,7 +88,7 @@ _fluxopctl() {
     delete)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context
-          --insecure-skip-tls-verify --field-manager --keep-crds --wait --no-wait --timeout
+          --insecure-skip-tls-verify --request-timeout --field-manager --keep-crds --wait --no-wait --timeout
           --lock-timeout --dry-run -o --output -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -96,7 +97,7 @@ _fluxopctl() {
     get)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          -o --output -h --help" -- "$cur"))
+          --request-timeout -o --output -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -104,7 +105,7 @@ _fluxopctl() {
     wait)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --timeout -h --help" -- "$cur"))
+          --request-timeout --timeout -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -112,7 +113,7 @@ _fluxopctl() {
     reconcile)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --field-manager --force --wait --no-wait --timeout -h --help" -- "$cur"))
+          --request-timeout --field-manager --force --wait --no-wait --timeout -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -120,7 +121,7 @@ _fluxopctl() {
     suspend)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --field-manager -h --help" -- "$cur"))
+          --request-timeout --field-manager -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -128,13 +129,14 @@ _fluxopctl() {
     resume)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --field-manager --wait --no-wait --timeout -h --help" -- "$cur"))
+          --request-timeout --field-manager --wait --no-wait --timeout -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
       ;;
     report)
-      COMPREPLY=($(compgen -W "--kubeconfig --context --insecure-skip-tls-verify --field-manager -n
+      COMPREPLY=($(compgen -W "--kubeconfig --context --insecure-skip-tls-verify --request-timeout
+        --field-manager -n
         --namespace -o --output --write -h --help" -- "$cur"))
       ;;
     kustomize)
@@ -145,12 +147,14 @@ _fluxopctl() {
       fi
       ;;
     pull)
-      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry -o --output
+      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry --request-timeout
+        -o --output
         -h --help" -- "$cur"))
       ;;
     push)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--source --revision --insecure-registry -h --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--source --revision --insecure-registry --request-timeout -h
+          --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -d -- "$cur"))
       fi

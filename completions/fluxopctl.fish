@@ -34,6 +34,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull" -l offline -d 'Use only the cache'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push delete get wait reconcile suspend resume report" -l request-timeout -x -d 'The bound of one request, retries included'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -s f -l filename -r -F -d 'FluxInstance file'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'

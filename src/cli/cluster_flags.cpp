@@ -14,6 +14,7 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
       ->option_text("NAME");
   command.add_flag("--insecure-skip-tls-verify", flags.insecure_skip_tls_verify,
                    "Do not verify the API server's certificate (insecure)");
+  add_request_timeout_flag(command, flags.request_timeout);
   if (!writes) return;
   command
       .add_option("--field-manager", flags.field_manager,
@@ -31,6 +32,7 @@ ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
   if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
   ConnectedCluster connected;
   kube::ClientOptions options;
+  options.request_timeout = flags.request_timeout;
   options.retry_until = retry_until;
   options.cancelled = std::move(cancelled);
   connected.client = std::make_unique<kube::KubeClient>(std::move(access), options);

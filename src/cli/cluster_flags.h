@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/request_timeout_flag.h"
 #include "core/kube/client.h"
 #include "core/ssa/kube_cluster.h"
 
@@ -17,10 +18,11 @@ struct ClusterFlags {
   std::string kubeconfig;
   std::string context;
   bool insecure_skip_tls_verify = false;
+  std::chrono::milliseconds request_timeout = kDefaultRequestTimeout;
   std::string field_manager = "flux-operator";  // the in-cluster operator's
 };
 
-// --kubeconfig, --context, --insecure-skip-tls-verify, and for a command
+// --kubeconfig, --context, --insecure-skip-tls-verify, --request-timeout, and for a command
 // that `writes`, --field-manager (its default: flags.field_manager's value).
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes = true);
 

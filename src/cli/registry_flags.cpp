@@ -14,6 +14,7 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
                   "may)")
       ->option_text("HOST[:PORT]")
       ->allow_extra_args(false);
+  add_request_timeout_flag(command, flags.request_timeout);
   if (offline) {
     command.add_flag("--offline", flags.offline,
                      "Use only fluxopctl's cache; a tag resolves to the digest it last had");
@@ -24,6 +25,7 @@ oci::RegistryOptions registry_options(const RegistryFlags& flags) {
   oci::RegistryOptions options;
   options.insecure_registries = flags.insecure_registries;
   options.credentials = flags.credentials ? flags.credentials : oci::default_docker_credentials();
+  options.http.request_timeout = flags.request_timeout;
   return options;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/request_timeout_flag.h"
 #include "core/oci/cache.h"
 #include "core/oci/pull.h"
 
@@ -16,11 +17,12 @@ namespace fluxop::cli {
 struct RegistryFlags {
   std::vector<std::string> insecure_registries;
   bool offline = false;
+  std::chrono::milliseconds request_timeout = kDefaultRequestTimeout;
   // Registry credentials; the Docker config's when unset.
   std::function<oci::Credential(std::string_view registry)> credentials;
 };
 
-// --insecure-registry, and --offline when `offline` is set.
+// --insecure-registry, --request-timeout, and --offline when `offline` is set.
 void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline);
 
 oci::RegistryOptions registry_options(const RegistryFlags& flags);

@@ -208,7 +208,7 @@ Response KubeClient::request(std::string_view method, const std::string& path,
 }
 
 Response KubeClient::stream(const std::string& path, const std::string& query, net::BodySink& sink,
-                            std::chrono::milliseconds timeout,
+                            std::chrono::milliseconds timeout, std::chrono::seconds stall_timeout,
                             const std::function<bool()>& cancelled) {
   auto once = [&](const RequestCredentials& credentials) {
     net::HttpRequest request;
@@ -216,6 +216,7 @@ Response KubeClient::stream(const std::string& path, const std::string& query, n
     request.headers.push_back("Accept: application/json");
     request.authorization = credentials.authorization;
     request.timeout = timeout;
+    request.stall = net::StallBound{.bytes_per_second = 1, .time = stall_timeout};
     request.cancelled = cancelled;
     net::HttpResponse response = http_for(credentials).send(request, &sink);
     return Response{response.status, response.header("content-type"), std::move(response.body)};

@@ -30,7 +30,9 @@ namespace fluxop::kube {
 
 struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5'000};
-  std::chrono::milliseconds request_timeout{30'000};  // one attempt
+  // A request's bound, its retries included (net::HttpOptions::request_timeout);
+  // zero: none, the connect and stall bounds still apply.
+  std::chrono::milliseconds request_timeout{30'000};
   // An API server that is down is reported after about 3 s: the first
   // attempt and three retries, 250 ms apart and doubling.
   int attempts = 4;
@@ -157,10 +159,12 @@ class KubeClient {
                    std::string_view accept = "application/json");
 
   // A GET whose 2xx body streams into `sink` as it arrives (a watch) for at
-  // most `timeout`, ended with an Error as soon as `cancelled` turns true. A
-  // non-2xx answer is returned with its body.
+  // most `timeout`, ended with an Error when nothing arrives for
+  // `stall_timeout` (the stream is dead) or as soon as `cancelled` turns
+  // true. A non-2xx answer is returned with its body.
   Response stream(const std::string& path, const std::string& query, net::BodySink& sink,
-                  std::chrono::milliseconds timeout, const std::function<bool()>& cancelled);
+                  std::chrono::milliseconds timeout, std::chrono::seconds stall_timeout,
+                  const std::function<bool()>& cancelled);
 
   // The object; nullopt when it does not exist.
   std::optional<nlohmann::json> get(const ObjectKey& key);

@@ -135,7 +135,7 @@ std::string ObjectWatch::watch(KubeClient& client, std::string version) {
   ++requests_;
   Response response = client.stream(resource_path(mapping, key_.ns), query, sink,
                                     options_.watch_timeout + std::chrono::seconds(60),
-                                    [this] { return stopping_.load(); });
+                                    options_.stall_timeout, [this] { return stopping_.load(); });
   if (response.status == 410 || gone) return "";
   if (!response.ok()) throw api_error(display_name(key_), response.status, response.body);
   return version;

@@ -24,6 +24,9 @@ struct WatchOptions {
   // How long one watch request lasts before it is made again (the server
   // ends it then; the client gives it a minute more).
   std::chrono::seconds watch_timeout{300};
+  // A watch that receives nothing for this long, not even the bookmark the
+  // API server sends every minute, is dead: it is made again.
+  std::chrono::seconds stall_timeout{150};
   std::chrono::milliseconds first_backoff{1'000};
   std::chrono::milliseconds max_backoff{30'000};
 };

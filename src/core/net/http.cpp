@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/instance/duration.h"
 
 namespace fluxop::net {
 
@@ -137,6 +138,10 @@ struct HttpClient::Attempt {
   BodySink* sink = nullptr;
   std::size_t max_body = 0;
   std::size_t max_error_body = 0;
+  // The bounds it runs under, for the message when one ends it.
+  std::chrono::milliseconds request_timeout{0};
+  StallBound stall;
+  bool answered = false;  // a status line arrived
   bool body_too_large = false;
   std::exception_ptr sink_error;
   std::string progress;
@@ -152,6 +157,7 @@ struct HttpClient::Attempt {
     auto* attempt = static_cast<Attempt*>(self);
     std::string_view line(data, size * count);
     if (line.starts_with("HTTP/")) {
+      attempt->answered = true;
       attempt->response->headers.clear();  // an interim (1xx) response came first
     } else if (std::size_t colon = line.find(':'); colon != std::string_view::npos) {
       attempt->response->headers[lowercase(trim(line.substr(0, colon)))] =
@@ -269,13 +275,17 @@ struct HttpClient::Exchange {
   std::chrono::milliseconds delay{0};
   std::chrono::steady_clock::time_point retry_until;
   std::chrono::steady_clock::time_point not_before;  // of the next attempt
+  std::chrono::milliseconds timeout{0};              // the request's bound; zero: none
+  std::chrono::steady_clock::time_point deadline;    // when it has one
+  StallBound stall;
   HttpResponse response;
   Failure failure;
   bool running = false;  // an attempt is under way
   bool done = false;
 };
 
-void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& request) const {
+void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& request,
+                       std::chrono::milliseconds attempt_timeout) const {
   CURL* curl = handle(easy_handle);
   curl_easy_reset(curl);
   attempt.curl = curl;
@@ -289,9 +299,11 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "fluxopctl/" FLUXOPCTL_VERSION);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  std::chrono::milliseconds timeout =
-      request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(attempt_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, attempt.stall.bytes_per_second);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(attempt.stall.time.count()));
+  // A peer that vanished without a word (a host down) ends the connection.
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   set_tls_options(curl);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Attempt::on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
@@ -323,6 +335,28 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   }
 }
 
+std::string HttpClient::timeout_message(const Attempt& attempt) const {
+  // Which bound ended it, from libcurl's words (stable since 7.x): a stall
+  // ("Operation too slow"), connecting ("Connection timed out", "Failed to
+  // connect", "Resolving timed out"), else the attempt's own bound.
+  std::string_view curl_words = attempt.error_buffer;
+  auto go = [](std::chrono::milliseconds duration) {
+    return instance::format_go_duration(duration);
+  };
+  if (curl_words.starts_with("Operation too slow")) {
+    const StallBound& stall = attempt.stall;
+    return stall.bytes_per_second <= 1
+               ? "stalled: nothing received for " + go(stall.time)
+               : "stalled: less than " + std::to_string(stall.bytes_per_second) + " bytes/s for " +
+                     go(stall.time);
+  }
+  if (!curl_words.starts_with("Operation timed out"))
+    return "no connection within " + go(options_.connect_timeout);
+  // The attempt's bound is what was left of the request's.
+  return (attempt.answered ? "response not complete within " : "no response within ") +
+         go(attempt.request_timeout);
+}
+
 void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result,
                         HttpResponse& response, Failure& failure) const {
   auto code = static_cast<CURLcode>(result);
@@ -336,7 +370,9 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
   }
   if (code != CURLE_OK) {
     response.status = 0;
-    failure.message = *attempt.error_buffer ? attempt.error_buffer : curl_easy_strerror(code);
+    failure.message = code == CURLE_OPERATION_TIMEDOUT ? timeout_message(attempt)
+                      : *attempt.error_buffer          ? attempt.error_buffer
+                                                       : curl_easy_strerror(code);
     // A name mismatch says so in curl's own words; the hints are for an
     // untrusted signer.
     bool name_mismatch = failure.message.find("host name") != std::string::npos;
@@ -357,6 +393,16 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
     return;
   }
   curl_easy_getinfo(handle(attempt.curl), CURLINFO_RESPONSE_CODE, &response.status);
+}
+
+std::chrono::milliseconds HttpClient::attempt_timeout(
+    const Exchange& exchange, std::chrono::steady_clock::time_point now) const {
+  if (exchange.timeout.count() == 0) return exchange.timeout;
+  // What is left of the request's time, or of an outage's retry window,
+  // each attempt bounded by the request's timeout all the same.
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::max(exchange.deadline, exchange.retry_until) - now);
+  return std::clamp(left, std::chrono::milliseconds(1), exchange.timeout);
 }
 
 bool HttpClient::should_retry(const HttpRequest& request, const HttpResponse& response,
@@ -386,7 +432,9 @@ void HttpClient::after_attempt(Exchange& exchange) const {
   // or one saying "later" (a 500 may well be the same every time).
   bool outage =
       response.status <= 0 || (retryable_status(response.status) && response.status != 500);
-  bool more = exchange.attempt < options_.attempts || (outage && now + wait < exchange.retry_until);
+  bool in_time = exchange.timeout.count() == 0 || now + wait < exchange.deadline;
+  bool more = (exchange.attempt < options_.attempts && in_time) ||
+              (outage && now + wait < exchange.retry_until);
   if (more && should_retry(exchange.current, response, exchange.failure)) {
     ++exchange.attempt;
     exchange.not_before = now + wait;
@@ -434,6 +482,10 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
     exchange.delay = options_.backoff;
     exchange.retry_until = now + exchange.current.retry_for;
     exchange.not_before = now;
+    exchange.timeout =
+        exchange.current.timeout.count() > 0 ? exchange.current.timeout : options_.request_timeout;
+    exchange.deadline = now + exchange.timeout;
+    exchange.stall = exchange.current.stall.value_or(options_.stall);
   }
   max_concurrent = std::clamp<std::size_t>(max_concurrent, 1, exchanges.size());
   while (easy_.size() < max_concurrent) {
@@ -484,7 +536,9 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
         attempt.max_body = exchange.current.max_body;
         attempt.max_error_body = options_.max_error_body;
         attempt.progress = exchange.progress;
-        start(easy_[slot], attempt, exchange.current);
+        attempt.request_timeout = exchange.timeout;
+        attempt.stall = exchange.stall;
+        start(easy_[slot], attempt, exchange.current, attempt_timeout(exchange, now));
         curl_multi_add_handle(multi, handle(easy_[slot]));
         running[slot] = &exchange;
         ++active;

@@ -1,13 +1,15 @@
 // HTTP for the registry and Kubernetes clients, over libcurl: one connection
 // pool per client, redirects followed by hand so that credentials never reach
 // another host, retries with backoff on 429, 5xx and network errors, and
-// timeouts on everything.
+// timeouts on everything: connecting, a transfer that stalls, and the
+// request as a whole, its retries included.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,16 +27,29 @@ struct TlsOptions {
   // no option to set the SNI and verified name apart from the URL's host.
 };
 
+// A transfer (the wait for the response included) that moves fewer than
+// `bytes_per_second` for `time` has stalled: the attempt fails, and may be
+// retried.
+struct StallBound {
+  long bytes_per_second = 1024;
+  std::chrono::seconds time{30};
+};
+
 struct HttpOptions {
   // Whether a URL's HOST[:PORT] may be reached over plain HTTP; HTTPS otherwise,
   // redirects included.
   std::function<bool(std::string_view host_port)> plain_http_allowed;
   std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds request_timeout{600'000};  // one attempt, transfer included
-  int attempts = 5;                                    // the first and four retries
-  std::chrono::milliseconds backoff{200};              // doubled after every retry
-  std::chrono::milliseconds max_retry_after{30'000};   // the longest Retry-After honoured
-  std::size_t max_error_body = 64 * 1024;              // kept of a non-2xx body
+  // A request's bound from its first attempt to its response, transfer,
+  // retries, waits between them and redirects included (HttpRequest::retry_for
+  // extends it for an outage, each attempt still bounded by it). Zero: none,
+  // and the connect and stall bounds still end a request nothing answers.
+  std::chrono::milliseconds request_timeout{30'000};
+  StallBound stall;
+  int attempts = 5;                                   // the first and four retries
+  std::chrono::milliseconds backoff{200};             // doubled after every retry
+  std::chrono::milliseconds max_retry_after{30'000};  // the longest Retry-After honoured
+  std::size_t max_error_body = 64 * 1024;             // kept of a non-2xx body
   TlsOptions tls;
 };
 
@@ -53,9 +68,11 @@ struct HttpRequest {
   // 503, 504) are retried until this long has passed since the first
   // attempt, beyond HttpOptions::attempts.
   std::chrono::milliseconds retry_for{0};
-  // One attempt's bound, transfer included, when not HttpOptions's (a watch
-  // streams for minutes).
+  // The request's bound when not HttpOptions::request_timeout, and its stall
+  // bound when not HttpOptions::stall (a watch streams for minutes, quiet
+  // between its events).
   std::chrono::milliseconds timeout{0};
+  std::optional<StallBound> stall;
   // Polled about ten times a second while the request runs or waits to be
   // retried: true ends it with an Error ("...: cancelled").
   std::function<bool()> cancelled;
@@ -116,7 +133,14 @@ class HttpClient {
   // started as soon as one ends and it is due.
   std::vector<HttpResponse> exchange_all(std::vector<Exchange>& exchanges,
                                          std::size_t max_concurrent);
-  void start(void* curl, Attempt& attempt, const HttpRequest& request) const;
+  // `attempt_timeout`: the attempt's bound, zero for none.
+  void start(void* curl, Attempt& attempt, const HttpRequest& request,
+             std::chrono::milliseconds attempt_timeout) const;
+  // What is left of the exchange's time for its next attempt; zero for none.
+  std::chrono::milliseconds attempt_timeout(const Exchange& exchange,
+                                            std::chrono::steady_clock::time_point now) const;
+  // Why the attempt timed out: the connect, stall or request bound.
+  std::string timeout_message(const Attempt& attempt) const;
   // The attempt's outcome: a response's status, or 0 and `failure` set when
   // no response arrived.
   void finish(Attempt& attempt, const HttpRequest& request, int result, HttpResponse& response,

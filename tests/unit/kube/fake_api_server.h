@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "../loopback_listener.h"
+
 namespace fluxop::testing {
 
 struct FakeRequest {
@@ -50,15 +52,7 @@ class FakeApiServer {
   FakeApiServer(Handler handler, const std::optional<FakeTlsIdentity>& tls)
       : handler_(std::move(handler)) {
     if (tls) tls_ = server_context(*tls);
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    listen(listener_, 16);
+    listener_ = listen_on_loopback(port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~FakeApiServer() {

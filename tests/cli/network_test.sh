@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Servers that accept a connection and then misbehave (never answer, answer
+# after minutes, trickle a byte a second) end a command within its
+# --request-timeout: exit 1, one error line naming the host, never a hang.
+set -uo pipefail
+bin=$1
+root=$2
+work=$(mktemp -d)
+server_pids=()
+cleanup() {
+  for pid in "${server_pids[@]}"; do kill "$pid" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+passed=0 failed=0
+export XDG_CACHE_HOME=$work/cache HOME=$work
+
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL $*"
+  sed 's/^/  stdout: /' "$work/out" | head -5
+  sed 's/^/  stderr: /' "$work/err" | head -5
+}
+
+# The misbehaving server: `serve MODE` listens on a free loopback port, and
+# writes it to $work/MODE.port once it listens. Each connection's request is
+# read, then: silent, no answer ever; late, an answer after 10 minutes;
+# trickle, a status line and headers, then a byte a second of a large body
+# (the headers too to a HEAD).
+cat >"$work/server.py" <<'PY'
+import socket, sys, threading, time
+
+mode, port_file = sys.argv[1], sys.argv[2]
+
+def handle(conn):
+    try:
+        request = conn.recv(65536)
+        if mode == "trickle":
+            head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000000\r\n\r\n")
+            # A HEAD has no body to trickle: its headers are.
+            if request.startswith(b"HEAD"):
+                for byte in head:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(1)
+            conn.sendall(head)
+            while True:
+                conn.sendall(b" ")
+                time.sleep(1)
+        time.sleep(600)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        time.sleep(600)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(listener.getsockname()[1]))
+import os
+os.rename(port_file + ".tmp", port_file)
+while True:
+    conn, _ = listener.accept()
+    threading.Thread(target=handle, args=(conn,), daemon=True).start()
+PY
+
+for mode in silent late trickle; do
+  python3 "$work/server.py" "$mode" "$work/$mode.port" &
+  server_pids+=($!)
+done
+for mode in silent late trickle; do
+  for _ in $(seq 100); do [ -s "$work/$mode.port" ] && break; sleep 0.1; done
+  [ -s "$work/$mode.port" ] || { echo "FAIL the $mode server did not start"; exit 1; }
+done
+
+# bounded NAME HOST -- COMMAND...: exit 1 within 60 s (the guard of 120 s
+# makes a hang a failure), nothing on stdout, one error line on stderr (the
+# last, after the warnings of a render) naming HOST and the bound.
+bounded() {
+  local name=$1 host=$2
+  shift 3
+  local started=$SECONDS
+  timeout 120 "$@" >"$work/out" 2>"$work/err"
+  local got=$? took=$((SECONDS - started))
+  if [ "$got" -ne 1 ]; then
+    fail "$name: exit $got after ${took}s (want 1)"
+  elif [ "$took" -ge 60 ]; then
+    fail "$name: took ${took}s"
+  elif [ -s "$work/out" ]; then
+    fail "$name: stdout is not empty"
+  elif [ "$(grep -c '^error: ' "$work/err")" -ne 1 ] || ! tail -1 "$work/err" | grep -q '^error: '; then
+    fail "$name: the error is not one line on stderr (the last), starting with 'error: '"
+  elif ! tail -1 "$work/err" | grep -qE "$host/.*: (no response|response not complete) within 2s"; then
+    fail "$name: the error does not name $host and the bound"
+  else
+    passed=$((passed + 1))
+    echo "ok $name (${took}s)"
+  fi
+}
+
+{
+  printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n'
+  printf '  namespace: flux-system\nspec:\n  distribution:\n    version: "2.x"\n'
+  printf '    registry: ghcr.io/fluxcd\n'
+} >"$work/instance.yaml"
+kubeconfig() {  # kubeconfig MODE: a kubeconfig whose API server is the MODE server
+  printf 'apiVersion: v1\nkind: Config\ncurrent-context: c\n'
+  printf 'clusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:%s\n' "$(cat "$work/$1.port")"
+  printf 'contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n'
+  printf 'users:\n- name: u\n  user:\n    token: t\n'
+}
+
+for mode in silent late trickle; do
+  host=127.0.0.1:$(cat "$work/$mode.port")
+  bounded "pull, a $mode registry" "$host" -- \
+    "$bin" pull "oci://$host/flux:v1" --request-timeout 2s
+  bounded "build, a $mode registry" "$host" -- \
+    "$bin" build "$work/instance.yaml" --distribution-artifact "oci://$host/flux:v1" \
+    --request-timeout 2s
+  bounded "push, a $mode registry" "$host" -- \
+    "$bin" push "$root/tests/cli/distribution" "oci://$host/flux:v1" --request-timeout 2s
+  kubeconfig "$mode" >"$work/$mode.kubeconfig"
+  bounded "get, a $mode API server" "$host" -- \
+    "$bin" get --kubeconfig "$work/$mode.kubeconfig" --request-timeout 2s
+  bounded "apply, a $mode API server" "$host" -- \
+    "$bin" apply "$work/instance.yaml" --kubeconfig "$work/$mode.kubeconfig" \
+    --distribution-artifact "$root/tests/cli/distribution" --request-timeout 2s
+done
+
+# The flag's value is checked before anything is reached.
+timeout 60 "$bin" pull oci://127.0.0.1:1/flux:v1 --request-timeout 2x >"$work/out" 2>"$work/err"
+if [ $? -eq 2 ] && grep -qx "error: --request-timeout: '2x' is not a duration such as 30s" "$work/err"; then
+  passed=$((passed + 1))
+  echo "ok --request-timeout 2x"
+else
+  fail "--request-timeout 2x: not a usage error naming the flag"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,189 @@
+// The HTTP client's bounds against servers that accept and then misbehave:
+// never answer, trickle, or stream slowly but steadily (a watch).
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../loopback_listener.h"
+#include "core/error.h"
+#include "core/net/http.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// A loopback server whose connections (each on a thread of its own) read
+// the request, then run `behaviour`: it writes what it likes to the socket,
+// and returns soon once `stopping` is set.
+class MisbehavingServer {
+ public:
+  using Behaviour = std::function<void(int fd, const std::atomic<bool>& stopping)>;
+
+  explicit MisbehavingServer(Behaviour behaviour) : behaviour_(std::move(behaviour)) {
+    listener_ = fluxop::testing::listen_on_loopback(port_);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        int connection = accept(listener_, nullptr, nullptr);
+        if (connection < 0) return;  // the listener was shut down
+        std::lock_guard lock(mutex_);
+        connections_.emplace_back([this, connection] {
+          char request[65536];
+          [[maybe_unused]] ssize_t n = read(connection, request, sizeof request);
+          behaviour_(connection, stopping_);
+          close(connection);
+        });
+      }
+    });
+  }
+  ~MisbehavingServer() {
+    stopping_ = true;
+    shutdown(listener_, SHUT_RDWR);
+    close(listener_);
+    acceptor_.join();
+    for (std::thread& connection : connections_) connection.join();
+  }
+
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  Behaviour behaviour_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::vector<std::thread> connections_;
+  std::thread acceptor_;
+};
+
+// Waits `duration` unless stopped first; false when stopped.
+bool pause(std::chrono::milliseconds duration, const std::atomic<bool>& stopping) {
+  for (auto end = Clock::now() + duration; Clock::now() < end;) {
+    if (stopping) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return !stopping;
+}
+
+void send_text(int fd, const std::string& text) {
+  // MSG_NOSIGNAL: a client that gave up is no SIGPIPE.
+  [[maybe_unused]] ssize_t n = send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+}
+
+void never_answer(int, const std::atomic<bool>& stopping) {
+  while (pause(100ms, stopping)) {
+  }
+}
+
+// Headers of a body of `size` bytes, then the body a byte every `every`.
+MisbehavingServer::Behaviour trickle(int size, std::chrono::milliseconds every) {
+  return [size, every](int fd, const std::atomic<bool>& stopping) {
+    send_text(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n");
+    for (int sent = 0; sent < size && pause(every, stopping); ++sent) send_text(fd, "x");
+  };
+}
+
+fluxop::net::HttpOptions plain_http() {
+  fluxop::net::HttpOptions options;
+  options.plain_http_allowed = [](std::string_view) { return true; };
+  options.backoff = 10ms;
+  return options;
+}
+
+fluxop::net::HttpRequest get(const std::string& url) {
+  fluxop::net::HttpRequest request;
+  request.url = url;
+  return request;
+}
+
+struct Failure {
+  std::string message;
+  Clock::duration took;
+  int attempts = 0;
+};
+
+// How `request` fails with a client of `options`.
+Failure failure(const fluxop::net::HttpOptions& options, const fluxop::net::HttpRequest& request) {
+  fluxop::net::HttpClient client(options);
+  auto started = Clock::now();
+  try {
+    client.send(request);
+  } catch (const fluxop::Error& e) {
+    return {e.what(), Clock::now() - started, client.requests_sent()};
+  }
+  FAIL("no error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("http: a server that never answers ends the request at its timeout, retries included") {
+  MisbehavingServer server(never_answer);
+  fluxop::net::HttpOptions options = plain_http();
+  options.request_timeout = 1500ms;
+  Failure failed = failure(options, get(server.url("/v2/")));
+  CHECK(failed.message == server.url("/v2/") + ": no response within 1.5s");
+  CHECK(failed.took >= 1400ms);
+  CHECK(failed.took < 5s);
+  CHECK(failed.attempts == 1);  // no time was left to retry
+}
+
+TEST_CASE("http: a trickle is ended by the request's timeout once it has answered") {
+  MisbehavingServer server(trickle(1000, 1000ms));
+  fluxop::net::HttpOptions options = plain_http();
+  options.request_timeout = 1s;
+  Failure failed = failure(options, get(server.url("/v2/flux/blobs/x")));
+  CHECK(failed.message == server.url("/v2/flux/blobs/x") + ": response not complete within 1s");
+  CHECK(failed.took < 5s);
+}
+
+TEST_CASE(
+    "http: without a request timeout, a stall still ends the request, a bounded number "
+    "of times") {
+  MisbehavingServer server(trickle(1000, 1000ms));
+  fluxop::net::HttpOptions options = plain_http();
+  options.request_timeout = 0ms;
+  options.stall = {.bytes_per_second = 100, .time = 1s};
+  options.attempts = 2;
+  Failure failed = failure(options, get(server.url("/v2/flux/blobs/x")));
+  CHECK(failed.message == server.url("/v2/flux/blobs/x") +
+                              ": stalled: less than 100 bytes/s for 1s (after 2 attempts)");
+  CHECK(failed.took < 15s);
+  CHECK(failed.attempts == 2);
+}
+
+TEST_CASE("http: a stream outlives the client's request timeout, a dead stream does not") {
+  fluxop::net::HttpOptions options = plain_http();
+  options.request_timeout = 300ms;
+  options.attempts = 1;
+  auto stream = [](const std::string& url) {
+    fluxop::net::HttpRequest request = get(url);
+    request.timeout = 10s;
+    request.stall = fluxop::net::StallBound{.bytes_per_second = 1, .time = 2s};
+    return request;
+  };
+
+  SUBCASE("steady: a byte every 100 ms for 1.5 s") {
+    MisbehavingServer server(trickle(15, 100ms));
+    fluxop::net::HttpClient client(options);
+    fluxop::net::HttpResponse response = client.send(stream(server.url("/apis/x/watch")));
+    CHECK(response.status == 200);
+    CHECK(response.body == std::string(15, 'x'));
+  }
+  SUBCASE("dead: headers, then nothing") {
+    MisbehavingServer server(trickle(15, 60s));
+    Failure failed = failure(options, stream(server.url("/apis/x/watch")));
+    CHECK(failed.message == server.url("/apis/x/watch") + ": stalled: nothing received for 2s");
+    CHECK(failed.took < 8s);
+  }
+}
