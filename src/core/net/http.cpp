@@ -276,7 +276,9 @@ struct HttpClient::Exchange {
   std::chrono::steady_clock::time_point retry_until;
   std::chrono::steady_clock::time_point not_before;  // of the next attempt
   std::chrono::milliseconds timeout{0};              // the request's bound; zero: none
-  std::chrono::steady_clock::time_point deadline;    // when it has one
+  // From its first attempt: one queued behind others (send_all) has not
+  // begun.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   StallBound stall;
   HttpResponse response;
   Failure failure;
@@ -401,7 +403,7 @@ std::chrono::milliseconds HttpClient::attempt_timeout(
   // What is left of the request's time, or of an outage's retry window,
   // each attempt bounded by the request's timeout all the same.
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::max(exchange.deadline, exchange.retry_until) - now);
+      std::max(*exchange.deadline, exchange.retry_until) - now);
   return std::clamp(left, std::chrono::milliseconds(1), exchange.timeout);
 }
 
@@ -432,7 +434,7 @@ void HttpClient::after_attempt(Exchange& exchange) const {
   // or one saying "later" (a 500 may well be the same every time).
   bool outage =
       response.status <= 0 || (retryable_status(response.status) && response.status != 500);
-  bool in_time = exchange.timeout.count() == 0 || now + wait < exchange.deadline;
+  bool in_time = exchange.timeout.count() == 0 || now + wait < *exchange.deadline;
   bool more = (exchange.attempt < options_.attempts && in_time) ||
               (outage && now + wait < exchange.retry_until);
   if (more && should_retry(exchange.current, response, exchange.failure)) {
@@ -484,7 +486,6 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
     exchange.not_before = now;
     exchange.timeout =
         exchange.current.timeout.count() > 0 ? exchange.current.timeout : options_.request_timeout;
-    exchange.deadline = now + exchange.timeout;
     exchange.stall = exchange.current.stall.value_or(options_.stall);
   }
   max_concurrent = std::clamp<std::size_t>(max_concurrent, 1, exchanges.size());
@@ -536,6 +537,7 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
         attempt.max_body = exchange.current.max_body;
         attempt.max_error_body = options_.max_error_body;
         attempt.progress = exchange.progress;
+        if (!exchange.deadline) exchange.deadline = now + exchange.timeout;
         attempt.request_timeout = exchange.timeout;
         attempt.stall = exchange.stall;
         start(easy_[slot], attempt, exchange.current, attempt_timeout(exchange, now));

@@ -187,3 +187,19 @@ TEST_CASE("http: a stream outlives the client's request timeout, a dead stream d
     CHECK(failed.took < 8s);
   }
 }
+
+TEST_CASE("http: a request's time starts with its first attempt, not while it is queued") {
+  // Each answered after 600 ms: the third of three sent one at a time
+  // starts 1.2 s after send_all, beyond the timeout had it started then.
+  MisbehavingServer server([](int fd, const std::atomic<bool>& stopping) {
+    if (pause(600ms, stopping))
+      send_text(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+  });
+  fluxop::net::HttpOptions options = plain_http();
+  options.request_timeout = 1s;
+  options.attempts = 1;
+  fluxop::net::HttpClient client(options);
+  std::vector<fluxop::net::HttpRequest> requests(3, get(server.url("/api")));
+  for (const fluxop::net::HttpResponse& response : client.send_all(requests, 1))
+    CHECK(response.status == 200);
+}
