@@ -119,6 +119,12 @@ instance nomatch.yaml
 sed -i 's/version: "2.x"/version: "3.x"/' "$work/nomatch.yaml"
 check "no matching version" 1 quiet -- "$bin" build "$work/nomatch.yaml" --distribution-artifact "$dist"
 expect_err "no matching version" "^error: $work/nomatch.yaml: \.spec\.distribution\.version: "
+# A broken file of the distribution is named, not the instance that reads it.
+cp -r "$dist" "$work/broken-dist"
+manifest=$(ls "$work"/broken-dist/flux/*/rbac.yaml)
+printf -- '---\nkind: [\n' >>"$manifest"
+check "broken distribution file" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work/broken-dist"
+expect_err "broken distribution file" "^error: $manifest:[0-9]+:[0-9]+: "
 
 # --- rendering -------------------------------------------------------------------
 check "file" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
