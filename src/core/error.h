@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace fluxop {
 
@@ -11,5 +12,14 @@ class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
+
+// How many characters of a value quote() keeps.
+inline constexpr std::size_t kQuotedCharacters = 40;
+
+// `value` in double quotes, for quoting what a user wrote in a message: at
+// most its first kQuotedCharacters (then "..." after the closing quote), with quotes, backslashes
+// and control characters escaped, so that the message stays one short line whatever the value (a 10
+// MB string, a line break).
+std::string quote(std::string_view value);
 
 }  // namespace fluxop

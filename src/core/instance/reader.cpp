@@ -42,6 +42,10 @@ std::string_view suggestion_for(std::string_view key, std::span<const std::strin
   std::string_view best;
   std::size_t best_distance = 3;
   for (std::string_view candidate : fields) {
+    // The distance is at least the difference in length: a long key is no
+    // typo, and measuring it would take time in proportion to its length.
+    std::size_t longer = std::max(key.size(), candidate.size());
+    if (longer - std::min(key.size(), candidate.size()) >= best_distance) continue;
     std::size_t d = distance(key, candidate);
     if (d < best_distance) {
       best = candidate;
@@ -71,8 +75,11 @@ void Diagnostics::unknown_field(std::string_view path, std::string_view suggesti
 }
 
 std::string key_path(std::string_view path, std::string_view key) {
-  if (is_plain_word(key)) return std::string(path) + "." + std::string(key);
-  return std::string(path) + "[\"" + std::string(key) + "\"]";
+  // A long key is quoted, so that only its start is named.
+  if (is_plain_word(key) && key.size() <= kQuotedCharacters) {
+    return std::string(path) + "." + std::string(key);
+  }
+  return std::string(path) + "[" + quote(key) + "]";
 }
 
 std::string_view type_name(const Node& node) {
@@ -100,8 +107,7 @@ std::string expect_string(const Node& node, std::string_view path, const Diagnos
 void expect_one_of(std::string_view value, std::span<const std::string_view> allowed,
                    std::string_view path, const Diagnostics& diagnostics) {
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-    diagnostics.fail(path,
-                     "must be one of " + join(allowed) + ", not \"" + std::string(value) + "\"");
+    diagnostics.fail(path, "must be one of " + join(allowed) + ", not " + quote(value));
   }
 }
 

@@ -33,7 +33,7 @@ class Diagnostics {
 };
 
 // The path of `key` below `path`: ".key", or `["key"]` for keys that are not
-// plain words (label keys such as app.kubernetes.io/name).
+// plain words (label keys such as app.kubernetes.io/name) or long (quote()).
 std::string key_path(std::string_view path, std::string_view key);
 
 // What a value is, for type errors: string, number, boolean, map, sequence or null.

@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include "core/error.h"
 #include "core/instance/duration.h"
 
 namespace fluxop::instance {
@@ -167,7 +168,7 @@ std::chrono::nanoseconds read_interval(MapReader& sync) {
   if (!interval) {
     sync.diagnostics().fail(
         sync.path_of("interval"),
-        "must be a duration such as 1m, 30s or 1h30m, in ms, s, m or h, not \"" + text + "\"");
+        "must be a duration such as 1m, 30s or 1h30m, in ms, s, m or h, not " + quote(text));
   }
   return *interval;
 }

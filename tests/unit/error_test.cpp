@@ -1,0 +1,37 @@
+#include "core/error.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace fluxop {
+namespace {
+
+TEST_CASE("quote: a short value whole, in double quotes") {
+  CHECK(quote("") == "\"\"");
+  CHECK(quote("ten gigs") == "\"ten gigs\"");
+  CHECK(quote(std::string(40, 'a')) == "\"" + std::string(40, 'a') + "\"");
+}
+
+TEST_CASE("quote: a long value cut after 40 characters") {
+  CHECK(quote(std::string(41, 'a')) == "\"" + std::string(40, 'a') + "\"...");
+  std::string huge(10 * 1024 * 1024, 'x');
+  CHECK(quote(huge) == "\"" + std::string(40, 'x') + "\"...");
+  // Characters, not bytes: a cut never splits one.
+  std::string accented;
+  for (int i = 0; i < 41; ++i) accented += "\u00e9";
+  CHECK(quote(accented) == "\"" + accented.substr(0, 80) + "\"...");
+}
+
+TEST_CASE("quote: escapes keep the message one line") {
+  CHECK(quote("a\nb") == "\"a\\nb\"");
+  CHECK(quote("a\r\tb") == "\"a\\r\\tb\"");
+  CHECK(quote("say \"hi\" \\o/") == "\"say \\\"hi\\\" \\\\o/\"");
+  CHECK(quote(std::string("a\0b\x1b\x7f", 5)) == "\"a\\x00b\\x1b\\x7f\"");
+  std::string lines;
+  for (int i = 0; i < 100; ++i) lines += "line\n";
+  CHECK(quote(lines).find('\n') == std::string::npos);
+}
+
+}  // namespace
+}  // namespace fluxop
