@@ -43,7 +43,12 @@ bool is_label_key(std::string_view key) {
   std::size_t slash = key.find('/');
   if (slash != std::string_view::npos && !is_dns_subdomain(key.substr(0, slash))) return false;
   std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
-  return name.size() <= kMaxLabelLength && well_formed(name, is_alphanumeric, "-_.");
+  return !name.empty() && is_label_value(name);
+}
+
+bool is_label_value(std::string_view value) {
+  return value.empty() ||
+         (value.size() <= kMaxLabelLength && well_formed(value, is_alphanumeric, "-_."));
 }
 
 }  // namespace fluxop

@@ -20,6 +20,10 @@ bool is_dns_subdomain(std::string_view name);
 // subdomain and '/' ("sharding.fluxcd.io/key").
 bool is_label_key(std::string_view key);
 
+// A label value: empty, or at most 63 letters, digits, '-', '_' and '.',
+// starting and ending with a letter or digit.
+bool is_label_value(std::string_view value);
+
 // One of the rules above and the error message for a value that breaks it.
 struct NameRule {
   bool (*valid)(std::string_view);
@@ -38,5 +42,14 @@ inline constexpr NameRule kLabelKey{
     is_label_key,
     "must be a label key: at most 63 letters, digits, '-', '_' and '.', starting and ending with "
     "a letter or digit, optionally after a DNS-1123 subdomain and '/'"};
+// Annotation keys follow the label keys' rule.
+inline constexpr NameRule kAnnotationKey{
+    is_label_key,
+    "must be an annotation key: at most 63 letters, digits, '-', '_' and '.', starting and "
+    "ending with a letter or digit, optionally after a DNS-1123 subdomain and '/'"};
+inline constexpr NameRule kLabelValue{
+    is_label_value,
+    "must be a label value: empty, or at most 63 letters, digits, '-', '_' and '.', starting "
+    "and ending with a letter or digit"};
 
 }  // namespace fluxop

@@ -217,6 +217,51 @@ check "build: a lookahead target" 1 empty \
   '^error: .*instance\.yaml: \.spec\.kustomize\.patches\[0\]\.target\.name: invalid regular expression "\(\?!x\)": invalid perl operator: \(\?!' \
   -- "$bin" build "$work/regex/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
 
+# Values the API server would refuse in the objects they end up in are
+# refused when the instance is read: one error naming the file and the field.
+mkdir -p "$work/values"
+values_instance() { # SPEC: lines appended to the instance's .spec.distribution
+  printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\nspec:\n  distribution:\n    version: "2.x"\n    registry: ghcr.io/fluxcd\n%s\n' \
+    "$1" >"$work/values/instance.yaml"
+}
+build_values=("$bin" build "$work/values/instance.yaml" --distribution-artifact "$root/tests/cli/distribution")
+while IFS='|' read -r field spec; do
+  values_instance "$spec"
+  check "build: $field Kubernetes would refuse" 1 empty \
+    "^error: $work/values/instance\\.yaml: $(printf '%s' "$field" | sed 's/[].[\\*^$]/\\&/g'): " -- "${build_values[@]}"
+done <<'VALUES'
+.spec.storage.size|  storage: {class: standard, size: ten gigs}
+.spec.storage.size|  storage: {class: standard, size: -10Gi}
+.spec.storage.class|  storage: {class: Fast SSD, size: 10Gi}
+.spec.cluster.domain|  cluster: {domain: cluster local}
+.spec.sharding.shards[0]|  sharding: {shards: [Shard_A]}
+.spec.sharding.key|  sharding: {key: bad key, shards: [a]}
+.spec.commonMetadata.labels["bad key"]|  commonMetadata: {labels: {bad key: x}}
+.spec.commonMetadata.labels.team|  commonMetadata: {labels: {team: a b}}
+.spec.commonMetadata.annotations["a/b/c"]|  commonMetadata: {annotations: {a/b/c: x}}
+.spec.distribution.imagePullSecret|    imagePullSecret: Reg_Cred
+.spec.cluster.tenantDefaultServiceAccount|  cluster: {tenantDefaultServiceAccount: ../x}
+.spec.sync.pullSecret|  sync: {kind: GitRepository, url: https://h/r, ref: main, path: ./, pullSecret: a b}
+.spec.sync.url|  sync: {kind: GitRepository, url: git@github.com:org/fleet, ref: main, path: ./}
+.spec.sync.url|  sync: {kind: OCIRepository, url: https://ghcr.io/org/fleet, ref: latest, path: ./}
+.spec.sync.url|  sync: {kind: Bucket, url: s3://bucket, ref: fleet, path: ./}
+VALUES
+# What the API server takes stays taken.
+values_instance '  storage: {class: standard, size: 0.5Gi}
+  cluster: {domain: example.internal}
+  commonMetadata: {labels: {app.kubernetes.io/part-of: flux, empty: ""}}'
+check "build: values Kubernetes takes" 0 '^kind: PersistentVolumeClaim$' '^using distribution ' -- "${build_values[@]}"
+# A 10 MB value is quoted by its first characters, not echoed whole.
+huge=$(head -c 10000000 /dev/zero | tr '\0' x)
+for field in '  storage: {class: standard, size: %s}' '  cluster: {domain: %s}' \
+  '  commonMetadata:\n    labels:\n      ? %s\n      : a' '  sync: {kind: OCIRepository, url: %s, ref: a, path: ./}'; do
+  # shellcheck disable=SC2059 # the field is the format
+  values_instance "$(printf "$field" "\"$huge\"")"
+  check "build: a 10 MB value in ${field:2:24}" 1 empty "^error: $work/values/instance\\.yaml: \\.spec\\." -- "${build_values[@]}"
+  [ "$(wc -c <"$work/err")" -lt 500 ] || fail "build: a 10 MB value in ${field:2:24}: $(wc -c <"$work/err") bytes of error"
+done
+unset huge
+
 # The commands on the instance in a cluster: usage before any connection,
 # and a cluster that cannot be reached is one error line.
 printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >"$work/empty.kubeconfig"

@@ -85,5 +85,34 @@ TEST_CASE("names: a label key") {
                              {"a b", false}});
 }
 
+TEST_CASE("names: a label value") {
+  check_examples(kLabelValue, {{"", true},
+                               {"a", true},
+                               {"A", true},
+                               {"shard-1", true},
+                               {"a_b.C-d", true},
+                               {"1.0", true},
+                               {k63, true},
+                               {k64, false},
+                               {"-a", false},
+                               {"a-", false},
+                               {"_a", false},
+                               {".a", false},
+                               {"a.", false},
+                               {"a/b", false},
+                               {"a b", false},
+                               {"a\nb", false},
+                               {"\u00e9", false},
+                               {"a:b", false}});
+}
+
+TEST_CASE("names: an annotation key is a label key") {
+  for (const std::string& key :
+       std::vector<std::string>{"a", "example.com/Key_1", "", "a b", "a/b/c", k64}) {
+    CAPTURE(key);
+    CHECK(kAnnotationKey.valid(key) == kLabelKey.valid(key));
+  }
+}
+
 }  // namespace
 }  // namespace fluxop

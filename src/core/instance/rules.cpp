@@ -1,10 +1,15 @@
 #include "core/instance/rules.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/names.h"
+#include "core/quantity.h"
 
 namespace fluxop::instance {
 
@@ -80,6 +85,111 @@ void check_kubernetes_names(const FluxInstance& instance, const Diagnostics& dia
   }
 }
 
+// The API server's limit on an object's annotations, keys and values together.
+constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;
+
+// Labels and annotations of the instance and of every object rendered
+// (commonMetadata): the API server refuses an object with a key that is no
+// qualified name, a label value that is no label value, or too much in its
+// annotations.
+void check_metadata(const StringMap& labels, const StringMap& annotations, std::string_view path,
+                    const Diagnostics& diagnostics) {
+  std::string labels_path = std::string(path) + ".labels";
+  for (const auto& [key, value] : labels) {
+    if (!kLabelKey.valid(key)) diagnostics.fail(key_path(labels_path, key), kLabelKey.requirement);
+    if (!kLabelValue.valid(value)) {
+      diagnostics.fail(key_path(labels_path, key), kLabelValue.requirement);
+    }
+  }
+  std::string annotations_path = std::string(path) + ".annotations";
+  std::size_t bytes = 0;
+  for (const auto& [key, value] : annotations) {
+    if (!kAnnotationKey.valid(key)) {
+      diagnostics.fail(key_path(annotations_path, key), kAnnotationKey.requirement);
+    }
+    bytes += key.size() + value.size();
+  }
+  if (bytes > kMaxAnnotationBytes) {
+    diagnostics.fail(annotations_path, "must be at most 256 KiB, keys and values together (" +
+                                           std::to_string(bytes) + " bytes)");
+  }
+}
+
+// The size of the source-controller's volume claim: a quantity, and a
+// storage request the API server takes only when greater than zero.
+void check_storage(const Storage& storage, const Diagnostics& diagnostics) {
+  if (!kDnsSubdomain.valid(storage.storage_class)) {
+    diagnostics.fail(".spec.storage.class", kDnsSubdomain.requirement);
+  }
+  // Spaces around the size are no part of it: upstream's template, which
+  // writes it unquoted, drops them.
+  std::string_view text = storage.size;
+  text.remove_prefix(std::min(text.find_first_not_of(" \t"), text.size()));
+  text.remove_suffix(text.size() - (text.find_last_not_of(" \t") + 1));
+  std::optional<Quantity> size = parse_quantity(text);
+  if (!size || !is_positive(*size)) {
+    diagnostics.fail(
+        ".spec.storage.size",
+        "must be a quantity greater than zero, such as 10Gi or 500M, not " + quote(storage.size));
+  }
+}
+
+bool is_control_character(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }
+
+// Whether `address`, what follows "scheme://" (or a bare endpoint), starts
+// with a host: after any user info, before any port, path, query or fragment.
+bool has_host(std::string_view address) {
+  std::string_view authority = address.substr(0, address.find_first_of("/?#"));
+  if (std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view host = authority.starts_with('[')  // an IPv6 address
+                              ? authority.substr(0, authority.find(']') + 1)
+                              : authority.substr(0, authority.find(':'));
+  return !host.empty() && host != "[]" && authority.find(' ') == std::string_view::npos;
+}
+
+// What follows `url`'s scheme when it is one of `schemes`.
+std::optional<std::string_view> after_scheme(std::string_view url,
+                                             std::span<const std::string_view> schemes) {
+  for (std::string_view scheme : schemes) {
+    if (url.starts_with(scheme) && url.substr(scheme.size()).starts_with("://")) {
+      return url.substr(scheme.size() + 3);
+    }
+  }
+  return std::nullopt;
+}
+
+// The sync URL becomes the source's .spec.url, which the CRDs of the Flux
+// sources restrict to the schemes below (GitRepository, OCIRepository), or a
+// Bucket's .spec.endpoint, a host the source-controller connects to. None of
+// them has a control character: Go's URL parser refuses them, and a line
+// break would change the rendered source.
+void check_sync_url(const Sync& sync, const Diagnostics& diagnostics) {
+  static constexpr std::array<std::string_view, 3> kGitSchemes = {"http", "https", "ssh"};
+  static constexpr std::array<std::string_view, 1> kOciSchemes = {"oci"};
+  static constexpr std::array<std::string_view, 2> kBucketSchemes = {"http", "https"};
+  std::string_view url = sync.url;
+  bool control = std::any_of(url.begin(), url.end(), is_control_character);
+  std::string requirement;
+  std::optional<std::string_view> address;
+  if (sync.kind == "GitRepository") {
+    address = after_scheme(url, kGitSchemes);
+    requirement =
+        "must be an http://, https:// or ssh:// URL with a host for a GitRepository "
+        "(ssh://git@host/path for git@host:path)";
+  } else if (sync.kind == "OCIRepository") {
+    address = after_scheme(url, kOciSchemes);
+    requirement = "must be an oci:// URL with a host for an OCIRepository";
+  } else {
+    address = url.find("://") == std::string_view::npos ? url : after_scheme(url, kBucketSchemes);
+    requirement = "must be a host, with an optional port or http:// or https://, for a Bucket";
+  }
+  if (control || !address || !has_host(*address)) {
+    diagnostics.fail(".spec.sync.url", requirement + ", not " + quote(url));
+  }
+}
+
 }  // namespace
 
 void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
@@ -88,6 +198,12 @@ void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
   if (instance.sharding)
     check_names(instance.sharding->shards, ".spec.sharding.shards", diagnostics);
   check_kubernetes_names(instance, diagnostics);
+  check_metadata(instance.labels, instance.annotations, ".metadata", diagnostics);
+  if (const auto& common = instance.common_metadata) {
+    check_metadata(common->labels, common->annotations, ".spec.commonMetadata", diagnostics);
+  }
+  if (instance.storage) check_storage(*instance.storage, diagnostics);
+  if (instance.sync) check_sync_url(*instance.sync, diagnostics);
 }
 
 }  // namespace fluxop::instance

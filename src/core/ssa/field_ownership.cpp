@@ -1,12 +1,14 @@
 #include "core/ssa/field_ownership.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/quantity.h"
 
 namespace fluxop::ssa {
 
@@ -40,56 +42,26 @@ bool all_prefixed(const json& nodes, std::string_view prefix) {
 // precision the API server keeps; nullopt when the text is none or the
 // value does not fit.
 std::optional<__int128> nano_quantity(const std::string& text) {
-  std::size_t at = 0;
-  bool negative = !text.empty() && text[0] == '-';
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) ++at;
+  std::optional<Quantity> quantity = parse_quantity(text);
+  if (!quantity || quantity->integer.size() + quantity->fraction.size() > 24) return std::nullopt;
   __int128 value = 0;
-  int digits = 0;
-  int scale = 0;  // decimal places read
-  bool point = false;
-  for (; at < text.size(); ++at) {
-    char c = text[at];
-    if (c == '.' && !point) {
-      point = true;
-      continue;
-    }
-    if (c < '0' || c > '9') break;
-    if (++digits > 24) return std::nullopt;
-    value = value * 10 + (c - '0');
-    if (point) ++scale;
+  for (std::string_view digits : {quantity->integer, quantity->fraction}) {
+    for (char c : digits) value = value * 10 + (c - '0');
   }
-  if (digits == 0) return std::nullopt;
-  std::string suffix = text.substr(at);
-  int exponent = 9 - scale;  // to billionths
-  __int128 binary = 1;
-  static const std::pair<const char*, int> kDecimal[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},
-                                                         {"k", 3},  {"M", 6},  {"G", 9},  {"T", 12},
-                                                         {"P", 15}, {"E", 18}};
-  static const std::pair<const char*, int> kBinary[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
-                                                        {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-  bool known = false;
-  for (const auto& [name, power] : kDecimal) {
-    if (suffix == name) exponent += power, known = true;
-  }
-  for (const auto& [name, power] : kBinary) {
-    if (suffix == name) binary = static_cast<__int128>(1) << power, known = true;
-  }
-  if (!known && (suffix.starts_with("e") || suffix.starts_with("E")) && suffix.size() <= 4) {
-    char* end = nullptr;
-    long power = std::strtol(suffix.c_str() + 1, &end, 10);
-    if (*end != '\0' || suffix.size() == 1) return std::nullopt;
-    exponent += static_cast<int>(power);
-    known = true;
-  }
-  if (!known || exponent > 30) return std::nullopt;
+  // Bounded first, so that the sum below cannot overflow.
+  if (quantity->decimal_exponent > 30 || quantity->decimal_exponent < -60) return std::nullopt;
+  auto exponent = static_cast<int>(9 - static_cast<std::int64_t>(quantity->fraction.size()) +
+                                   quantity->decimal_exponent);  // to billionths
+  if (exponent > 30) return std::nullopt;
   for (; exponent > 0; --exponent) value *= 10;
   for (; exponent < 0; ++exponent) {
     if (value % 10 != 0) return std::nullopt;  // finer than the server keeps
     value /= 10;
   }
+  __int128 binary = static_cast<__int128>(1) << quantity->binary_exponent;
   if (value > (static_cast<__int128>(1) << 100) / binary) return std::nullopt;
   value *= binary;
-  return negative ? -value : value;
+  return quantity->negative ? -value : value;
 }
 
 // Fields of atomic structs that the API server fills in when left out, by

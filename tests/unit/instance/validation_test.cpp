@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/instance/reader.h"
 #include "core/names.h"
 #include "support.h"
 
@@ -238,6 +239,7 @@ TEST_CASE("CEL rules of the CRD") {
         "instance.yaml: .spec.sync.provider: gcp is only supported for OCIRepository and Bucket");
   std::string oci(kSync);
   oci.replace(oci.find("GitRepository"), 13, "OCIRepository");
+  oci.replace(oci.find("https://example.com/fleet.git"), 29, "oci://ghcr.io/org/fleet");
   CHECK(load_minimal_with(oci + "    provider: gcp\n").sync->provider == "gcp");
   CHECK(error_with(oci + "    provider: github\n") ==
         "instance.yaml: .spec.sync.provider: github is only supported for GitRepository");
@@ -315,6 +317,192 @@ TEST_CASE("names are checked as Kubernetes checks them, naming the field") {
                         "pullSecret: \"\"\n    name: \"\"\n");
   CHECK(defaulted.cluster.domain == "cluster.local");
   CHECK(defaulted.sync->name == "flux-system");
+}
+
+// The instance, with `value` (quoted) in place of VALUE in `yaml`, a
+// document or the spec fields appended to kMinimal.
+std::string with_value(std::string yaml, std::string_view value) {
+  constexpr std::string_view kValue = "VALUE";
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '\n') {
+      quoted += "\\n";
+    } else {
+      quoted += c;
+    }
+  }
+  return yaml.replace(yaml.find(kValue), kValue.size(), quoted + "\"");
+}
+
+TEST_CASE("the storage size is a quantity greater than zero, the class a DNS subdomain") {
+  const std::string storage = "  storage: {class: standard, size: VALUE}\n";
+  for (std::string_view size : {"10Gi", "1e3", "500M", "0.5Gi", "1", "+2Ti", "100e-3"}) {
+    CAPTURE(size);
+    CHECK(load_minimal_with(with_value(storage, size)).storage->size == size);
+  }
+  // Spaces around it, which upstream's template drops, are not part of it.
+  CHECK(load_minimal_with(with_value(storage, " 10Gi ")).storage->size == " 10Gi ");
+  for (std::string_view size :
+       {"ten gigs", "-1Gi", "0", "0Gi", "10GB", "10 Gi", "1e", "10Gi\n  class: x", "Gi"}) {
+    CAPTURE(size);
+    CHECK(error_with(with_value(storage, size)) ==
+          "instance.yaml: .spec.storage.size: must be a quantity greater than zero, such as 10Gi "
+          "or 500M, not " +
+              quote(size));
+  }
+  CHECK(load_minimal_with("  storage: {class: gp3.fast-1, size: 1Gi}\n").storage->storage_class ==
+        "gp3.fast-1");
+  for (std::string_view storage_class : {"Fast SSD", "../x", "a_b", "-a"}) {
+    CAPTURE(storage_class);
+    CHECK(error_with(with_value("  storage: {class: VALUE, size: 1Gi}\n", storage_class)) ==
+          "instance.yaml: .spec.storage.class: " + std::string(kDnsSubdomain.requirement));
+  }
+}
+
+TEST_CASE("labels and annotations are checked as Kubernetes checks them") {
+  const std::string header =
+      "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n";
+  const std::string spec = "spec: {distribution: {version: 2.x, registry: r}}\n";
+  // The instance's own metadata, and what every rendered object gets.
+  struct Place {
+    std::string labels;       // a document with VALUE for a label's key or value
+    std::string annotations;  // the same for an annotation
+    std::string path;
+  };
+  const std::vector<Place> places = {
+      {header + "  labels: {KEY: VALUE}\n" + spec, header + "  annotations: {KEY: VALUE}\n" + spec,
+       ".metadata"},
+      {std::string(kMinimal) + "  commonMetadata: {labels: {KEY: VALUE}}\n",
+       std::string(kMinimal) + "  commonMetadata: {annotations: {KEY: VALUE}}\n",
+       ".spec.commonMetadata"},
+  };
+  auto with = [](std::string yaml, std::string_view key, std::string_view value) {
+    yaml.replace(yaml.find("KEY"), 3, "\"" + std::string(key) + "\"");
+    return with_value(yaml, value);
+  };
+  for (const Place& place : places) {
+    CAPTURE(place.path);
+    for (std::string_view key : {"app", "app.kubernetes.io/part-of", "example.com/Key_1"}) {
+      CAPTURE(key);
+      CHECK_NOTHROW(load(with(place.labels, key, "flux_2.x-A")));
+      CHECK_NOTHROW(load(with(place.labels, key, "")));
+      CHECK_NOTHROW(load(with(place.annotations, key, "any text: at all\nover lines")));
+    }
+    for (std::string_view key : {"bad key", "-app", "Example.com/a", "a/b/c", "/a", ""}) {
+      CAPTURE(key);
+      CHECK(error_of(with(place.labels, key, "v")) ==
+            "instance.yaml: " + key_path(place.path + ".labels", key) + ": " +
+                std::string(kLabelKey.requirement));
+      CHECK(error_of(with(place.annotations, key, "v")) ==
+            "instance.yaml: " + key_path(place.path + ".annotations", key) + ": " +
+                std::string(kAnnotationKey.requirement));
+    }
+    for (const std::string& value :
+         std::vector<std::string>{"a b", "-a", "a.", "a/b", "a\nb", std::string(64, 'a')}) {
+      CAPTURE(value);
+      CHECK(error_of(with(place.labels, "app", value)) ==
+            "instance.yaml: " + place.path +
+                ".labels.app: " + std::string(kLabelValue.requirement));
+    }
+    // At most 256 KiB of annotations, keys and values together.
+    CHECK_NOTHROW(load(with(place.annotations, "a", std::string(256 * 1024 - 1, 'x'))));
+    CHECK(error_of(with(place.annotations, "a", std::string(256 * 1024, 'x'))) ==
+          "instance.yaml: " + place.path +
+              ".annotations: must be at most 256 KiB, keys and values together (262145 bytes)");
+  }
+}
+
+TEST_CASE("the sync URL is one its kind's source takes") {
+  auto sync = [](std::string_view kind) {
+    return "  sync: {kind: " + std::string(kind) + ", url: VALUE, ref: main, path: ./}\n";
+  };
+  struct Kind {
+    std::string_view name;
+    std::vector<std::string_view> valid;
+    std::vector<std::string_view> invalid;
+    std::string requirement;
+  };
+  const std::vector<Kind> kinds = {
+      {"GitRepository",
+       {"https://github.com/org/fleet.git", "http://gitea.local:3000/org/fleet",
+        "ssh://git@github.com/org/fleet.git", "ssh://git@[::1]:2222/fleet", "https://host"},
+       {"git@github.com:org/fleet.git", "github.com/org/fleet", "ftp://host/fleet",
+        "HTTPS://github.com/org", "oci://ghcr.io/org/fleet", "https://", "https:///fleet",
+        "ssh://git@/fleet", "https://:443/fleet", "https://[]/fleet", "https://a b/fleet",
+        "https://host/fleet\n  insecure: true", "https://host/\tfleet"},
+       "must be an http://, https:// or ssh:// URL with a host for a GitRepository "
+       "(ssh://git@host/path for git@host:path)"},
+      {"OCIRepository",
+       {"oci://ghcr.io/org/fleet", "oci://localhost:5000/fleet", "oci://registry"},
+       {"ghcr.io/org/fleet", "https://ghcr.io/org/fleet", "oci://", "oci:///fleet",
+        "OCI://ghcr.io/org", "oci://ghcr.io/org\nfleet"},
+       "must be an oci:// URL with a host for an OCIRepository"},
+      {"Bucket",
+       {"minio.example.com", "minio.example.com:9000", "10.0.0.1:9000", "[::1]:9000",
+        "https://account.blob.core.windows.net", "http://minio.local:9000", "s3.amazonaws.com"},
+       {"s3://bucket", "oci://ghcr.io/org", "https://", ":9000", "/bucket", "a b",
+        "minio.example.com\nbucketName: other"},
+       "must be a host, with an optional port or http:// or https://, for a Bucket"},
+  };
+  for (const Kind& kind : kinds) {
+    CAPTURE(kind.name);
+    for (std::string_view url : kind.valid) {
+      CAPTURE(url);
+      CHECK(load_minimal_with(with_value(sync(kind.name), url)).sync->url == url);
+    }
+    for (std::string_view url : kind.invalid) {
+      CAPTURE(url);
+      CHECK(error_with(with_value(sync(kind.name), url)) ==
+            "instance.yaml: .spec.sync.url: " + kind.requirement + ", not " + quote(url));
+    }
+  }
+}
+
+// A huge value is quoted by its first characters, whichever field refuses it.
+TEST_CASE("an error quotes at most a short prefix of a long value") {
+  // 1 MiB, to keep the test quick (tests/cli/cli_test.sh builds with 10 MB values).
+  const std::string huge = "_" + std::string(1024 * 1024, 'x') + " ";
+  const std::string header = "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\n";
+  const std::string spec = "spec: {distribution: {version: 2.x, registry: r}}\n";
+  const std::string sync = std::string(kSync) + "    ";
+  const std::vector<std::string> documents = {
+      header + "metadata: {name: VALUE}\n" + spec,
+      header + "metadata: {name: flux, namespace: VALUE}\n" + spec,
+      // (a long key is an explicit one: YAML limits implicit keys to 1024 characters)
+      header + "metadata:\n  name: flux\n  labels:\n    ? VALUE\n    : a\n" + spec,
+      header + "metadata: {name: flux, labels: {a: VALUE}}\n" + spec,
+      header + "metadata:\n  name: flux\n  annotations:\n    ? VALUE\n    : a\n" + spec,
+      header + "metadata:\n  name: flux\n  ? VALUE\n  : a\n" + spec,
+      std::string(kMinimal) + "    variant: VALUE\n",
+      std::string(kMinimal) + "    imagePullSecret: VALUE\n",
+      std::string(kMinimal) + "    artifact: VALUE\n",
+      std::string(kMinimal) + "  components: [VALUE]\n",
+      std::string(kMinimal) + "  cluster: {type: VALUE}\n",
+      std::string(kMinimal) + "  cluster: {size: VALUE}\n",
+      std::string(kMinimal) + "  cluster: {domain: VALUE}\n",
+      std::string(kMinimal) + "  cluster: {tenantDefaultServiceAccount: VALUE}\n",
+      std::string(kMinimal) + "  commonMetadata:\n    labels:\n      ? VALUE\n      : a\n",
+      std::string(kMinimal) + "  commonMetadata: {labels: {a: VALUE}}\n",
+      std::string(kMinimal) + "  commonMetadata:\n    annotations:\n      ? VALUE\n      : a\n",
+      std::string(kMinimal) + "  storage: {class: VALUE, size: 1Gi}\n",
+      std::string(kMinimal) + "  storage: {class: a, size: VALUE}\n",
+      std::string(kMinimal) + "  sharding: {key: VALUE, shards: [a]}\n",
+      std::string(kMinimal) + "  sharding: {shards: [VALUE]}\n",
+      std::string(kMinimal) + "  sharding: {shards: [a], storage: VALUE}\n",
+      std::string(kMinimal) + "  sync: {kind: VALUE, url: u, ref: r, path: p}\n",
+      std::string(kMinimal) + "  sync: {kind: GitRepository, url: VALUE, ref: r, path: p}\n",
+      sync + "name: VALUE\n",
+      sync + "interval: VALUE\n",
+      sync + "provider: VALUE\n",
+      sync + "pullSecret: VALUE\n",
+      std::string(kMinimal) + "  ? VALUE\n  : a\n",
+  };
+  for (const std::string& document : documents) {
+    CAPTURE(document.substr(0, document.find("VALUE") + 5));
+    std::string error = error_of(with_value(document, huge));
+    CHECK(error.starts_with("instance.yaml: "));
+    CHECK(error.size() < 400);
+  }
 }
 
 TEST_CASE("unknown fields are errors naming the path, with a suggestion for typos") {
