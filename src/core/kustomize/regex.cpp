@@ -2,6 +2,12 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "core/error.h"
 
 namespace fluxop::kustomize {
@@ -13,6 +19,41 @@ namespace {
 // fall back to its NFA, slower but still linear, so that a hostile pattern
 // costs time in proportion to the text, never memory beyond this.
 constexpr std::int64_t kMaxMemory = 1 << 20;
+
+// How many expressions stay compiled. Each one's DFA cache grows with the
+// text it scans, up to kMaxMemory: a kustomization of thousands of patches
+// with hostile targets over long names would otherwise hold them all, past a
+// gigabyte. Builds use a few patterns, which all stay.
+constexpr std::size_t kCompiledKept = 32;
+
+std::shared_ptr<const re2::RE2> compile(const std::string& pattern) {
+  re2::RE2::Options options;  // Go's Perl-like syntax, UTF-8
+  options.set_max_mem(kMaxMemory);
+  options.set_log_errors(false);  // refusals are errors of ours, not lines on stderr
+  return std::make_shared<const re2::RE2>(pattern, options);
+}
+
+// The expressions compiled last, the most recently used first.
+class CompiledExpressions {
+ public:
+  std::shared_ptr<const re2::RE2> get(const std::string& pattern) {
+    std::lock_guard lock(mutex_);
+    auto found = std::find_if(kept_.begin(), kept_.end(),
+                              [&](const auto& entry) { return entry.first == pattern; });
+    if (found == kept_.end()) {
+      if (kept_.size() == kCompiledKept) kept_.pop_back();
+      found = kept_.emplace(kept_.end(), pattern, compile(pattern));
+    }
+    std::rotate(kept_.begin(), found, found + 1);
+    return kept_.front().second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> kept_;
+};
+
+CompiledExpressions compiled_expressions;
 
 bool is_name_character(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -83,18 +124,14 @@ Regex::Regex(std::string_view written, std::string_view before, std::string_view
   if (written.size() > kMaxRegexBytes) {
     throw Error("longer than " + std::to_string(kMaxRegexBytes) + " bytes");
   }
-  std::string pattern(before);
-  pattern.append(in_re2_syntax(written)).append(after);
-  re2::RE2::Options options;  // Go's Perl-like syntax, UTF-8
-  options.set_max_mem(kMaxMemory);
-  options.set_log_errors(false);  // refusals are errors of ours, not lines on stderr
-  auto compiled = std::make_shared<const re2::RE2>(pattern, options);
+  pattern_ = std::string(before).append(in_re2_syntax(written)).append(after);
+  std::shared_ptr<const re2::RE2> compiled = compiled_expressions.get(pattern_);
   if (!compiled->ok()) throw Error(problem(*compiled));
-  compiled_ = std::move(compiled);
 }
 
 bool Regex::search(std::string_view text) const {
-  return re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *compiled_);
+  std::shared_ptr<const re2::RE2> compiled = compiled_expressions.get(pattern_);
+  return re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *compiled);
 }
 
 }  // namespace fluxop::kustomize

@@ -4,13 +4,8 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <string_view>
-
-namespace re2 {
-class RE2;
-}
 
 namespace fluxop::kustomize {
 
@@ -33,7 +28,9 @@ class Regex {
   bool search(std::string_view text) const;
 
  private:
-  std::shared_ptr<const re2::RE2> compiled_;  // shared: a Regex is copied with its target
+  // In RE2's syntax; compiled on use and kept among the last few used, so
+  // that memory stays bounded whatever the number of expressions.
+  std::string pattern_;
 };
 
 }  // namespace fluxop::kustomize

@@ -90,7 +90,7 @@ bool selects(const Target& target, const Resource& resource) {
   ResourceId current = resource.id();
   ResourceId original = resource.original_id();
   auto either = [](const Pattern& pattern, const std::string& a, const std::string& b) {
-    return pattern.matches(a) || pattern.matches(b);
+    return pattern.matches(a) || (b != a && pattern.matches(b));
   };
   return either(target.ns, effective_namespace(original), effective_namespace(current)) &&
          either(target.name, original.name, current.name) &&
