@@ -138,7 +138,9 @@ struct HttpClient::Attempt {
   BodySink* sink = nullptr;
   std::size_t max_body = 0;
   std::size_t max_error_body = 0;
-  // The bounds it runs under, for the message when one ends it.
+  // The bounds it runs under, for the message when one ends it: its own
+  // (zero: none), and the request's it is part of.
+  std::chrono::milliseconds timeout{0};
   std::chrono::milliseconds request_timeout{0};
   StallBound stall;
   bool answered = false;  // a status line arrived
@@ -286,8 +288,7 @@ struct HttpClient::Exchange {
   bool done = false;
 };
 
-void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& request,
-                       std::chrono::milliseconds attempt_timeout) const {
+void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& request) const {
   CURL* curl = handle(easy_handle);
   curl_easy_reset(curl);
   attempt.curl = curl;
@@ -301,7 +302,7 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "fluxopctl/" FLUXOPCTL_VERSION);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(attempt_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(attempt.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, attempt.stall.bytes_per_second);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(attempt.stall.time.count()));
   // A peer that vanished without a word (a host down) ends the connection.
@@ -352,8 +353,11 @@ std::string HttpClient::timeout_message(const Attempt& attempt) const {
                : "stalled: less than " + std::to_string(stall.bytes_per_second) + " bytes/s for " +
                      go(stall.time);
   }
-  if (!curl_words.starts_with("Operation timed out"))
-    return "no connection within " + go(options_.connect_timeout);
+  if (!curl_words.starts_with("Operation timed out")) {
+    bool request_bound = attempt.timeout.count() > 0 && attempt.timeout < options_.connect_timeout;
+    return "no connection within " +
+           go(request_bound ? attempt.request_timeout : options_.connect_timeout);
+  }
   // The attempt's bound is what was left of the request's.
   return (attempt.answered ? "response not complete within " : "no response within ") +
          go(attempt.request_timeout);
@@ -538,9 +542,10 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
         attempt.max_error_body = options_.max_error_body;
         attempt.progress = exchange.progress;
         if (!exchange.deadline) exchange.deadline = now + exchange.timeout;
+        attempt.timeout = attempt_timeout(exchange, now);
         attempt.request_timeout = exchange.timeout;
         attempt.stall = exchange.stall;
-        start(easy_[slot], attempt, exchange.current, attempt_timeout(exchange, now));
+        start(easy_[slot], attempt, exchange.current);
         curl_multi_add_handle(multi, handle(easy_[slot]));
         running[slot] = &exchange;
         ++active;

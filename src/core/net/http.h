@@ -133,9 +133,7 @@ class HttpClient {
   // started as soon as one ends and it is due.
   std::vector<HttpResponse> exchange_all(std::vector<Exchange>& exchanges,
                                          std::size_t max_concurrent);
-  // `attempt_timeout`: the attempt's bound, zero for none.
-  void start(void* curl, Attempt& attempt, const HttpRequest& request,
-             std::chrono::milliseconds attempt_timeout) const;
+  void start(void* curl, Attempt& attempt, const HttpRequest& request) const;
   // What is left of the exchange's time for its next attempt; zero for none.
   std::chrono::milliseconds attempt_timeout(const Exchange& exchange,
                                             std::chrono::steady_clock::time_point now) const;

@@ -1,5 +1,6 @@
 // The HTTP client's bounds against servers that accept and then misbehave:
 // never answer, trickle, or stream slowly but steadily (a watch).
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -202,4 +203,40 @@ TEST_CASE("http: a request's time starts with its first attempt, not while it is
   std::vector<fluxop::net::HttpRequest> requests(3, get(server.url("/api")));
   for (const fluxop::net::HttpResponse& response : client.send_all(requests, 1))
     CHECK(response.status == 200);
+}
+
+TEST_CASE("http: a server that does not accept the connection fails at the connect timeout") {
+  // A listener whose backlog is full and that never accepts: the kernel
+  // drops further handshakes, as a host that is down or filtered does.
+  int port = 0;
+  int listener = fluxop::testing::listen_on_loopback(port);
+  listen(listener, 0);
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v2/";
+  // Connections that fill it, never accepted (non-blocking: the last ones
+  // stay unanswered).
+  std::vector<int> queued;
+  for (int i = 0; i < 4; ++i) {
+    queued.push_back(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    connect(queued.back(), reinterpret_cast<sockaddr*>(&address), sizeof address);
+  }
+  fluxop::net::HttpOptions options = plain_http();
+  options.connect_timeout = 500ms;
+  options.attempts = 1;
+  SUBCASE("its own bound") {
+    Failure failed = failure(options, get(url));
+    CHECK(failed.message == url + ": no connection within 500ms");
+    CHECK(failed.took < 5s);
+  }
+  SUBCASE("the request's, when shorter") {
+    options.request_timeout = 300ms;
+    Failure failed = failure(options, get(url));
+    CHECK(failed.message == url + ": no connection within 300ms");
+    CHECK(failed.took < 5s);
+  }
+  for (int fd : queued) close(fd);
+  close(listener);
 }
