@@ -245,6 +245,7 @@ done <<'VALUES'
 .spec.sync.url|  sync: {kind: GitRepository, url: git@github.com:org/fleet, ref: main, path: ./}
 .spec.sync.url|  sync: {kind: OCIRepository, url: https://ghcr.io/org/fleet, ref: latest, path: ./}
 .spec.sync.url|  sync: {kind: Bucket, url: s3://bucket, ref: fleet, path: ./}
+.spec.sync.ref|  sync: {kind: GitRepository, url: https://h/r, ref: "main\n  ignore: evil", path: ./}
 VALUES
 # What the API server takes stays taken.
 values_instance '  storage: {class: standard, size: 0.5Gi}

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -134,7 +135,10 @@ void check_storage(const Storage& storage, const Diagnostics& diagnostics) {
   }
 }
 
-bool is_control_character(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }
+bool has_control_character(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
 
 // Whether `address`, what follows "scheme://" (or a bare endpoint), starts
 // with a host: after any user info, before any port, path, query or fragment.
@@ -170,7 +174,6 @@ void check_sync_url(const Sync& sync, const Diagnostics& diagnostics) {
   static constexpr std::array<std::string_view, 1> kOciSchemes = {"oci"};
   static constexpr std::array<std::string_view, 2> kBucketSchemes = {"http", "https"};
   std::string_view url = sync.url;
-  bool control = std::any_of(url.begin(), url.end(), is_control_character);
   std::string requirement;
   std::optional<std::string_view> address;
   if (sync.kind == "GitRepository") {
@@ -185,8 +188,21 @@ void check_sync_url(const Sync& sync, const Diagnostics& diagnostics) {
     address = url.find("://") == std::string_view::npos ? url : after_scheme(url, kBucketSchemes);
     requirement = "must be a host, with an optional port or http:// or https://, for a Bucket";
   }
-  if (control || !address || !has_host(*address)) {
+  if (has_control_character(url) || !address || !has_host(*address)) {
     diagnostics.fail(".spec.sync.url", requirement + ", not " + quote(url));
+  }
+}
+
+// The ref and the path are written into the rendered source and
+// Kustomization: a line break would add fields of its own. No Git ref (git
+// refuses control characters in ref names), OCI tag or bucket name has one.
+void check_sync_text(const Sync& sync, const Diagnostics& diagnostics) {
+  for (const auto& [value, path] :
+       {std::pair{&sync.ref, ".spec.sync.ref"}, std::pair{&sync.path, ".spec.sync.path"}}) {
+    if (has_control_character(*value)) {
+      diagnostics.fail(
+          path, "must not contain control characters (line breaks, tabs), not " + quote(*value));
+    }
   }
 }
 
@@ -203,7 +219,10 @@ void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
     check_metadata(common->labels, common->annotations, ".spec.commonMetadata", diagnostics);
   }
   if (instance.storage) check_storage(*instance.storage, diagnostics);
-  if (instance.sync) check_sync_url(*instance.sync, diagnostics);
+  if (instance.sync) {
+    check_sync_url(*instance.sync, diagnostics);
+    check_sync_text(*instance.sync, diagnostics);
+  }
 }
 
 }  // namespace fluxop::instance

@@ -458,6 +458,27 @@ TEST_CASE("the sync URL is one its kind's source takes") {
   }
 }
 
+// What is written into the rendered source as it is has no line break that
+// would add fields of its own.
+TEST_CASE("the sync ref and path have no control characters") {
+  auto sync = [](std::string_view ref, std::string_view path) {
+    return with_value(
+        with_value("  sync: {kind: GitRepository, url: https://h/r, ref: VALUE, path: VALUE}\n",
+                   ref),
+        path);
+  };
+  CHECK(load_minimal_with(sync("refs/heads/main", "./clusters/my cluster")).sync->path ==
+        "./clusters/my cluster");
+  const std::string requirement = "must not contain control characters (line breaks, tabs), not ";
+  for (std::string_view hostile : {"main\n  ignore: evil", "a\tb", "a\rb"}) {
+    CAPTURE(hostile);
+    CHECK(error_with(sync(hostile, "./")) ==
+          "instance.yaml: .spec.sync.ref: " + requirement + quote(hostile));
+    CHECK(error_with(sync("main", hostile)) ==
+          "instance.yaml: .spec.sync.path: " + requirement + quote(hostile));
+  }
+}
+
 // A huge value is quoted by its first characters, whichever field refuses it.
 TEST_CASE("an error quotes at most a short prefix of a long value") {
   // 1 MiB, to keep the test quick (tests/cli/cli_test.sh builds with 10 MB values).
