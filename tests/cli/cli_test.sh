@@ -207,7 +207,7 @@ check "kustomize: a lookahead target" 1 empty \
   -- "$bin" kustomize "$work/regex"
 target_patch "'(a)\\1'"
 check "kustomize: a backreference target" 1 empty \
-  '^error: .*patches\[0\]\.target\.name: invalid regular expression "\(a\)\\1": invalid escape sequence: \\1$' \
+  '^error: .*patches\[0\]\.target\.name: invalid regular expression "\(a\)\\\\1": invalid escape sequence: \\1$' \
   -- "$bin" kustomize "$work/regex"
 {
   cat "$root/tests/oci/instance.yaml"

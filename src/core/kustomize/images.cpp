@@ -25,7 +25,7 @@ Regex reference_pattern(const std::string& image, const Context& context,
   try {
     return Regex(name, anchor, "(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$");
   } catch (const Error& e) {
-    context.fail(field + ".name", "invalid image name \"" + image + "\": " + e.what());
+    context.fail(field + ".name", "invalid image name " + quote(image) + ": " + e.what());
   }
 }
 

@@ -114,8 +114,13 @@ std::string problem(const re2::RE2& regex) {
     case re2::RE2::ErrorPatternTooLarge:
       return "expression too complex";
     default:
-      return regex.error();  // what is wrong and where, e.g. "invalid escape sequence: \1"
+      break;
   }
+  // What is wrong and the part at fault, e.g. "invalid escape sequence: \1";
+  // a long part (a group's name, say) quoted by its start.
+  const std::string& at_fault = regex.error_arg();
+  if (at_fault.size() <= kQuotedCharacters) return regex.error();
+  return regex.error().substr(0, regex.error().size() - at_fault.size()) + quote(at_fault);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ Pattern compile(const std::string& text, const Context& context, const std::stri
     // kustomize's anchoring, pasted around the text as it is.
     pattern.regex = Regex(text, "^(?:", ")$");
   } catch (const Error& e) {
-    context.fail(field, "invalid regular expression \"" + text + "\": " + e.what());
+    context.fail(field, "invalid regular expression " + quote(text) + ": " + e.what());
   }
   return pattern;
 }

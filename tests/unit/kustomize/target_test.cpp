@@ -105,9 +105,10 @@ TEST_CASE("target patterns are Go's dialect, refused by RE2 with the field") {
   CHECK(error_of("{name: '(?=a)'}") ==
         prefix + "name: invalid regular expression \"(?=a)\": invalid perl operator: (?=");
   CHECK(error_of("{namespace: '(a)\\1'}") ==
-        prefix + "namespace: invalid regular expression \"(a)\\1\": invalid escape sequence: \\1");
+        prefix +
+            "namespace: invalid regular expression \"(a)\\\\1\": invalid escape sequence: \\1");
   CHECK(error_of("{kind: 'a\\Cb'}") ==
-        prefix + "kind: invalid regular expression \"a\\Cb\": invalid escape sequence: \\C");
+        prefix + "kind: invalid regular expression \"a\\\\Cb\": invalid escape sequence: \\C");
   CHECK(selects("{kind: '\\QDeploy\\Cment\\E|Deployment'}"));  // \C quoted is no escape
   CHECK(error_of("{group: 'a**'}") ==
         prefix + "group: invalid regular expression \"a**\": bad repetition operator: **");
@@ -126,7 +127,17 @@ TEST_CASE("target patterns are Go's dialect, refused by RE2 with the field") {
   CHECK(selects("{name: 'x)|(pp'}"));
   std::string longest(kMaxRegexBytes, 'a');
   CHECK_FALSE(selects("{name: " + longest + "}"));
-  CHECK(error_of("{name: a" + longest + "}").ends_with("\": longer than 4096 bytes"));
+  CHECK(error_of("{name: a" + longest + "}") == prefix + "name: invalid regular expression " +
+                                                    quote("a" + longest) +
+                                                    ": longer than 4096 bytes");
+  std::string long_name(100, 'n');
+  // RE2 names the part at fault: a long one is quoted by its start too.
+  std::string bad_name = error_of("{name: '(?P<" + long_name + "-)'}");
+  CHECK(bad_name.starts_with(prefix + "name: invalid regular expression " +
+                             quote("(?P<" + long_name + "-)") +
+                             ": invalid named capture group: \"(?P<nnn"));
+  CHECK(bad_name.ends_with("\"..."));
+  CHECK(bad_name.size() < 200);
 }
 
 TEST_CASE("target patterns: more than stay compiled are compiled again when used") {
