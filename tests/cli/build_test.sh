@@ -244,6 +244,27 @@ seq 20000 | sed 's|.*|          - {op: add, path: /metadata/annotations/k&, valu
 check "20,000 JSON patch operations" 0 - -- timeout 60 "$bin" build "$work/patches.yaml" \
   --distribution-artifact "$dist"
 grep -q "k19999: v" "$work/out" || fail "20,000 JSON patch operations: the last is not rendered"
+# Strategic merge patches of 20,000 list items (by their merge key) and of
+# 40,000 map keys: linear (the list took 231 s, the map 14 s).
+mkdir -p "$work/smp"
+{
+  printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n'
+  printf '      containers:\n      - name: c\n        image: x\n        env:\n'
+  seq 20000 | sed 's/.*/        - {name: E&, value: a}/'
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n'
+  seq 20000 | sed 's/.*/  k&: a/'
+} >"$work/smp/objects.yaml"
+{
+  printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n'
+  printf '      containers:\n      - name: c\n        env:\n'
+  seq 20000 | sed 's/.*/        - {name: E&, value: b}/'
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n'
+  seq 40000 | sed 's/.*/  k&: b/'
+} >"$work/smp/patch.yaml"
+printf 'resources:\n- objects.yaml\npatches:\n- path: patch.yaml\n' >"$work/smp/kustomization.yaml"
+check "strategic merge of 20,000 items and 40,000 keys" 0 - -- timeout 60 "$bin" kustomize "$work/smp"
+[ "$(grep -c "value: b" "$work/out")" -eq 20000 ] && grep -q "k39999: b" "$work/out" ||
+  fail "strategic merge of 20,000 items and 40,000 keys: not every item and key merged"
 
 # --- nothing written outside what was asked --------------------------------
 # The render is composed in memory: no temporary directory is made, so an

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -30,7 +32,12 @@ struct Cell {
   std::vector<std::pair<std::string, Ref>> fields;
   std::vector<Ref> items;
   bool keep_null = false;  // a target's null that the patch did not touch
+  // A large map's fields by position, so that merging maps of n keys is
+  // linear: built by field() once there are kIndexedFields, kept by
+  // set_field and remove_field, complete or empty.
+  std::unordered_map<std::string, std::size_t> positions;
 };
+constexpr std::size_t kIndexedFields = 32;
 
 Ref to_cell(const Node& node) {
   auto cell = std::make_shared<Cell>();
@@ -71,28 +78,48 @@ const std::string& text_of(const Ref& cell) {
   return is(cell, Node::Kind::Scalar) ? cell->node.text() : none;
 }
 
+// The position of the field `name`, or fields.size().
+std::size_t position(Cell& map, std::string_view name) {
+  if (map.fields.size() < kIndexedFields) {
+    auto it = std::find_if(map.fields.begin(), map.fields.end(),
+                           [&](const auto& entry) { return entry.first == name; });
+    return static_cast<std::size_t>(it - map.fields.begin());
+  }
+  if (map.positions.size() != map.fields.size()) {
+    map.positions.clear();
+    for (std::size_t i = 0; i < map.fields.size(); ++i)
+      map.positions.emplace(map.fields[i].first, i);
+  }
+  auto found = map.positions.find(std::string(name));
+  return found == map.positions.end() ? map.fields.size() : found->second;
+}
+
 Ref field(const Ref& map, std::string_view name) {
   if (!is_map(map)) return nullptr;
-  for (const auto& [key, value] : map->fields) {
-    if (key == name) return value;
-  }
-  return nullptr;
+  std::size_t at = position(*map, name);
+  return at < map->fields.size() ? map->fields[at].second : nullptr;
 }
 
 void remove_field(Cell& map, std::string_view name) {
-  std::erase_if(map.fields, [&](const auto& entry) { return entry.first == name; });
+  std::size_t at = position(map, name);
+  if (at == map.fields.size()) return;
+  map.fields.erase(map.fields.begin() + static_cast<std::ptrdiff_t>(at));
+  if (map.positions.empty()) return;
+  map.positions.erase(std::string(name));
+  for (auto& [key, index] : map.positions) index -= index > at ? 1 : 0;
 }
 
 // Stores a merge result: nothing or a null removes the field, except a
 // target's own untouched null.
 void set_field(Cell& map, const std::string& name, const Ref& value) {
   if (!value || (value->node.is_null() && !value->keep_null)) return remove_field(map, name);
-  for (auto& [key, existing] : map.fields) {
-    if (key == name) {
-      existing = value;
-      return;
-    }
+  std::size_t at = position(map, name);
+  if (at < map.fields.size()) {
+    map.fields[at].second = value;
+    return;
   }
+  if (map.positions.size() == map.fields.size() && !map.positions.empty())
+    map.positions.emplace(name, at);
   map.fields.emplace_back(name, value);
 }
 
@@ -166,28 +193,29 @@ void set_item(Cell& list, const Ref& item, Strings keys, const Strings& values,
               const std::string& path) {
   if (keys.empty()) keys.emplace_back();
   bool matches_maps = !keys[0].empty() && !values.empty() && !values[0].empty();
-  std::vector<Ref> kept;
+  // Compacted in place: the lists may be long, and most calls drop nothing.
+  auto kept = list.items.begin();
   bool matched = false;
-  for (const Ref& existing : list.items) {
-    if (missing_or_empty_map(existing)) continue;
-    if (matches_maps && !is_map(existing)) {
-      kept.push_back(existing);
+  for (auto existing = list.items.begin(); existing != list.items.end(); ++existing) {
+    if (missing_or_empty_map(*existing)) continue;
+    if (matches_maps && !is_map(*existing)) {
+      *kept++ = std::move(*existing);
       continue;
     }
     bool found = true;
     Ref last;
     for (std::size_t i = 0; i < keys.size() && found; ++i) {
-      if (i < values.size()) last = key_field(existing, keys[i], values[i], path);
+      if (i < values.size()) last = key_field(*existing, keys[i], values[i], path);
       found = last != nullptr;
     }
     if (!found) {
-      if (!values.empty()) kept.push_back(existing);
+      if (!values.empty()) *kept++ = std::move(*existing);
       continue;
     }
     matched = true;
-    if (item) kept.push_back(item);
+    if (item) *kept++ = item;
   }
-  list.items = std::move(kept);
+  list.items.erase(kept, list.items.end());
   if (!missing_or_null(item) && !matched) list.items.push_back(item);
 }
 
@@ -209,6 +237,37 @@ Ref find_item(const Ref& list, const Strings& keys, const Strings& values) {
   }
   return nullptr;
 }
+
+// find_item over a long list: the first item of each key value, for one
+// merge key or a list of scalars (with several keys, merging an item may add
+// key fields to it). Rebuilt for another list; forget() after the list
+// changed.
+class FirstItems {
+ public:
+  Ref find(const Ref& list, const Strings& keys, const Strings& values) {
+    if (keys.size() != 1 || !is_sequence(list)) return find_item(list, keys, values);
+    if (list.get() != list_ || keys != keys_) {
+      first_.clear();
+      for (const Ref& item : list->items) {
+        if (keys[0].empty()) {
+          first_.emplace(text_of(item), item);
+        } else if (Ref value = field(item, keys[0])) {
+          first_.emplace(text_of(value), item);
+        }
+      }
+      list_ = list.get();
+      keys_ = keys;
+    }
+    auto found = first_.find(values[0]);
+    return found == first_.end() ? nullptr : found->second;
+  }
+  void forget() { list_ = nullptr; }
+
+ private:
+  const Cell* list_ = nullptr;
+  Strings keys_;
+  std::unordered_map<std::string, Ref> first_;
+};
 
 // --- Directives ---
 
@@ -297,8 +356,23 @@ Ref merge_map(const Ref& dest, const Ref& patch, const Schema& schema, const std
 
 // Each distinct key-value tuple, the patch's items first. Absent or empty
 // key fields give "".
+// Distinct tuples in the order first seen.
+class Tuples {
+ public:
+  void add(Strings tuple) {
+    std::string joined;
+    for (const std::string& value : tuple) joined += value + '\0';
+    if (seen_.insert(std::move(joined)).second) tuples_.push_back(std::move(tuple));
+  }
+  std::vector<Strings> take() { return std::move(tuples_); }
+
+ private:
+  std::vector<Strings> tuples_;
+  std::unordered_set<std::string> seen_;
+};
+
 std::vector<Strings> key_tuples(const Strings& keys, const Ref& dest, const Ref& patch) {
-  std::vector<Strings> tuples;
+  Tuples tuples;
   for (const Ref& source : {patch, dest}) {
     if (!is_sequence(source)) continue;
     for (const Ref& item : source->items) {
@@ -307,22 +381,19 @@ std::vector<Strings> key_tuples(const Strings& keys, const Ref& dest, const Ref&
         Ref value = field(item, key);
         tuple.push_back(nil_or_empty(value) ? "" : text_of(value));
       }
-      if (std::find(tuples.begin(), tuples.end(), tuple) == tuples.end()) tuples.push_back(tuple);
+      tuples.add(std::move(tuple));
     }
   }
-  return tuples;
+  return tuples.take();
 }
 
 std::vector<Strings> scalar_tuples(const Ref& dest, const Ref& patch) {
-  std::vector<Strings> tuples;
+  Tuples tuples;
   for (const Ref& source : {patch, dest}) {
     if (!is_sequence(source)) continue;
-    for (const Ref& item : source->items) {
-      Strings tuple{text_of(item)};
-      if (std::find(tuples.begin(), tuples.end(), tuple) == tuples.end()) tuples.push_back(tuple);
-    }
+    for (const Ref& item : source->items) tuples.add({text_of(item)});
   }
-  return tuples;
+  return tuples.take();
 }
 
 // With several merge keys, tuples that agree on one key and do not conflict
@@ -345,16 +416,20 @@ void unify_tuples(std::vector<Strings>& tuples) {
   }
 }
 
-// The keys (and this tuple's values for them) that any tuple has a value
-// for; all keys when none has.
-std::pair<Strings, Strings> usable_keys(const std::vector<Strings>& tuples, const Strings& values,
-                                        const Strings& keys) {
+// Which keys any tuple has a value for.
+std::vector<bool> usable_mask(const std::vector<Strings>& tuples, const Strings& keys) {
   std::vector<bool> usable(keys.size(), false);
   for (const Strings& tuple : tuples) {
     for (std::size_t i = 0; i < tuple.size() && i < keys.size(); ++i) {
       if (!tuple[i].empty()) usable[i] = true;
     }
   }
+  return usable;
+}
+
+// The keys (and a tuple's values for them) of the mask; all keys when none.
+std::pair<Strings, Strings> usable_keys(const std::vector<bool>& usable, const Strings& values,
+                                        const Strings& keys) {
   if (std::none_of(usable.begin(), usable.end(), [](bool u) { return u; })) return {keys, values};
   std::pair<Strings, Strings> out;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -383,50 +458,111 @@ std::string item_path(const std::string& path, const Strings& keys, const String
   return out + "]";
 }
 
+// The list a merge builds, where set_item finds an item by an index of its
+// items' key values as long as one key with a value decides a match and the
+// list holds nothing set_item would drop or refuse; by set_item's own scan
+// otherwise, so that odd lists keep kustomize's results.
+class MergedList {
+ public:
+  MergedList() : list_(std::make_shared<Cell>(Cell{Node::sequence(), {}, {}, false, {}})) {}
+
+  const Ref& list() const { return list_; }
+
+  void set(const Ref& item, const Strings& keys, const Strings& values, const std::string& path) {
+    bool one_key = keys.size() == 1 && values.size() == 1 && !values[0].empty();
+    if (!one_key || missing_or_empty_map(item) || !indexed(keys[0])) {
+      set_item(*list_, item, keys, values, path);
+      key_.reset();
+      return;
+    }
+    auto [at, added] = positions_.emplace(values[0], list_->items.size());
+    if (added) {
+      list_->items.push_back(item);
+    } else {
+      list_->items[at->second] = item;
+    }
+    odd_ = keys[0].empty() && !is(item, Node::Kind::Scalar);
+  }
+
+  // An item set_item does not place: one without the keys, or a null.
+  void push_back(const Ref& item) {
+    list_->items.push_back(item);
+    key_.reset();
+  }
+
+ private:
+  // Whether the index by `key` ("" for scalars) is there, built when not.
+  bool indexed(const std::string& key) {
+    if (key_ == key) return !odd_;
+    positions_.clear();
+    odd_ = false;
+    for (std::size_t i = 0; i < list_->items.size() && !odd_; ++i) {
+      const Ref& item = list_->items[i];
+      odd_ = missing_or_empty_map(item) || (key.empty() && !is(item, Node::Kind::Scalar));
+      if (odd_) break;
+      Ref value = key.empty() ? item : field(item, key);
+      if (value && !positions_.emplace(text_of(value), i).second) odd_ = true;  // a duplicate
+    }
+    key_ = key;
+    return !odd_;
+  }
+
+  Ref list_;
+  std::optional<std::string> key_;  // of positions_, when they are up to date
+  std::unordered_map<std::string, std::size_t> positions_;
+  bool odd_ = false;  // something only set_item's scan handles
+};
+
 // Puts the target's remaining items after the merged ones: an item already
 // there is replaced in place, one without the key fields is appended.
-Ref append_items(Ref merged, const Ref& dest, const Strings& keys, const std::string& path) {
-  if (!is_sequence(dest)) return merged;
+Ref append_items(MergedList& merged, const Ref& dest, const Strings& keys,
+                 const std::string& path) {
+  if (!is_sequence(dest)) return merged.list();
   for (const Ref& item : std::vector<Ref>(dest->items)) {
     if (keys[0].empty()) {
-      set_item(*merged, item, {""}, {text_of(item)}, path);
+      merged.set(item, {""}, {text_of(item)}, path);
       continue;
     }
     Strings values;
     for (const std::string& key : keys) {
       if (missing_or_null(item)) {
-        merged->items.push_back(item);
+        merged.push_back(item);
         continue;
       }
       expect(item, Node::Kind::Map, path);
       Ref value = field(item, key);
       if (!value) {
-        merged->items.push_back(item);
+        merged.push_back(item);
         continue;
       }
       values.push_back(text_of(value));
     }
-    if (keys.size() > 1) set_item(*merged, nullptr, keys, values, path);
-    set_item(*merged, item, keys, values, path);
+    if (keys.size() > 1) merged.set(nullptr, keys, values, path);
+    merged.set(item, keys, values, path);
   }
-  return merged;
+  return merged.list();
 }
 
 Ref merge_items(std::vector<Strings> tuples, const Strings& keys, const Ref& dest, const Ref& patch,
                 const Schema& schema, const std::string& path) {
-  auto merged = std::make_shared<Cell>(Cell{Node::sequence(), {}, {}, false});
+  MergedList merged;
   if (keys.size() > 1) unify_tuples(tuples);
   Strings item_keys;
   Strings item_values;
+  std::vector<bool> usable = usable_mask(tuples, keys);  // once: the tuples are many
+  FirstItems in_dest, in_patch;
   for (const Strings& tuple : tuples) {
     if (tuple.empty()) continue;
-    std::tie(item_keys, item_values) = usable_keys(tuples, tuple, keys);
-    auto [find_keys, find_values] = usable_keys({item_values}, item_values, item_keys);
+    std::tie(item_keys, item_values) = usable_keys(usable, tuple, keys);
+    auto [find_keys, find_values] =
+        usable_keys(usable_mask({item_values}, item_keys), item_values, item_keys);
     std::string at = item_path(path, item_keys, item_values);
-    Ref item = merge(find_item(dest, find_keys, find_values),
-                     find_item(patch, find_keys, find_values), schema, at);
+    Ref item = merge(in_dest.find(dest, find_keys, find_values),
+                     in_patch.find(patch, find_keys, find_values), schema, at);
     if (missing_or_empty_map(item)) {
       set_item(*dest, nullptr, item_keys, item_values, at);
+      in_dest.forget();
+      in_patch.forget();  // the same list when the target had none
       continue;
     }
     for (std::size_t i = 0; i < item_keys.size(); ++i) {
@@ -434,7 +570,7 @@ Ref merge_items(std::vector<Strings> tuples, const Strings& keys, const Ref& des
       expect(item, Node::Kind::Map, at);
       set_field(*item, item_keys[i], untyped_scalar(item_values[i]));
     }
-    set_item(*merged, item, item_keys, item_values, at);
+    merged.set(item, item_keys, item_values, at);
   }
   if (tuples.empty()) return dest;
   return append_items(merged, dest, item_keys, path);
