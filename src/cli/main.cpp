@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <iostream>
 
 #include "cli/color.h"
@@ -12,11 +11,10 @@ namespace {
 
 using fluxop::cli::kExitUsage;
 
-// Every error is one line on stderr: a message that spans lines (from a
-// library) is joined.
-int fail(std::string message, int code) {
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::cerr << "error: " << message << "\n";
+// Every error is one short line on stderr: a message that spans lines (from
+// a library) is joined, and a value no message quoted is cut.
+int fail(const std::string& message, int code) {
+  std::cerr << "error: " << fluxop::one_line(message) << "\n";
   return code;
 }
 

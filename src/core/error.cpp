@@ -51,4 +51,23 @@ std::string quote(std::string_view value) {
   return out + "\"";
 }
 
+std::string one_line(std::string_view message) {
+  std::string out;
+  for (std::size_t at = 0; at <= message.size();) {
+    std::size_t end = message.find_first_of(" \n\r", at);
+    if (end == std::string_view::npos) end = message.size();
+    std::string_view word = message.substr(at, end - at);
+    std::size_t characters = 0, kept = word.size();
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      if (!starts_character(word[i])) continue;
+      if (++characters == kQuotedCharacters + 1) kept = i;
+    }
+    out +=
+        characters > kLongestWord ? std::string(word.substr(0, kept)) + "..." : std::string(word);
+    if (end < message.size()) out += ' ';
+    at = end + 1;
+  }
+  return out;
+}
+
 }  // namespace fluxop

@@ -22,4 +22,10 @@ inline constexpr std::size_t kQuotedCharacters = 40;
 // MB string, a line break).
 std::string quote(std::string_view value);
 
+// A message as one line for the terminal: line breaks joined, and any run of
+// more than kLongestWord characters without a space (a value no quote()
+// shortened) cut to its first kQuotedCharacters and "...".
+inline constexpr std::size_t kLongestWord = 512;
+std::string one_line(std::string_view message);
+
 }  // namespace fluxop

@@ -244,6 +244,13 @@ seq 20000 | sed 's|.*|          - {op: add, path: /metadata/annotations/k&, valu
 check "20,000 JSON patch operations" 0 - -- timeout 60 "$bin" build "$work/patches.yaml" \
   --distribution-artifact "$dist"
 grep -q "k19999: v" "$work/out" || fail "20,000 JSON patch operations: the last is not rendered"
+# A 10 MB value is never echoed whole: every error stays one short line.
+mkdir -p "$work/long"
+printf 'resources:\n- %s\n' "$(head -c 10000000 /dev/zero | tr '\0' x)" >"$work/long/kustomization.yaml"
+check "a 10 MB resource path" 1 quiet -- "$bin" kustomize "$work/long"
+[ "$(wc -c <"$work/err")" -lt 300 ] || fail "a 10 MB resource path: the error is $(wc -c <"$work/err") bytes"
+expect_err "a 10 MB resource path" '^error: .*/kustomization.yaml: resources\[0\]: no such file or directory: "x{40}"\.\.\.$'
+
 # Strategic merge patches of 20,000 list items (by their merge key) and of
 # 40,000 map keys: linear (the list took 231 s, the map 14 s).
 mkdir -p "$work/smp"

@@ -35,3 +35,20 @@ TEST_CASE("quote: escapes keep the message one line") {
 
 }  // namespace
 }  // namespace fluxop
+
+namespace fluxop {
+namespace {
+
+TEST_CASE("one_line: lines joined, a value no quote() shortened cut") {
+  CHECK(one_line("a: b\nc") == "a: b c");
+  std::string huge(10 * 1024 * 1024, 'x');
+  CHECK(one_line("f.yaml: no such file: " + huge + " (here)") ==
+        "f.yaml: no such file: " + std::string(40, 'x') + "... (here)");
+  std::string path(kLongestWord, 'p');
+  CHECK(one_line("at " + path) == "at " + path);  // long, but not past the bound
+  CHECK(one_line("") == "");
+  CHECK(one_line("end ") == "end ");
+}
+
+}  // namespace
+}  // namespace fluxop

@@ -120,11 +120,12 @@ class Builder {
 
   ResourceList load_entry(const Context& ctx, const std::string& entry, const std::string& field) {
     if (is_remote(entry))
-      ctx.fail(field, "remote resources are not supported by fluxopctl: " + entry);
+      ctx.fail(field, "remote resources are not supported by fluxopctl: " + quote(entry));
     std::string path = (fs::path(ctx.dir) / entry).lexically_normal().string();
     FileSystem::Kind kind = files_.kind(path);
     if (kind == FileSystem::Kind::Directory) return accumulate(path);
-    if (kind == FileSystem::Kind::Missing) ctx.fail(field, "no such file or directory: " + entry);
+    if (kind == FileSystem::Kind::Missing)
+      ctx.fail(field, "no such file or directory: " + quote(entry));
     return load_resources(ctx.read(entry, field), path);
   }
 

@@ -257,7 +257,7 @@ class Builder : public YAML::EventHandler {
       add_merge(parent, std::move(node), mark);
     } else {
       if (parent.node.get(*parent.pending_key)) {
-        fail_at(source_, mark, "mapping key \"" + *parent.pending_key + "\" already defined");
+        fail_at(source_, mark, "mapping key " + quote(*parent.pending_key) + " already defined");
       }
       parent.node.append(std::move(*parent.pending_key), std::move(node));
       parent.pending_key.reset();

@@ -81,9 +81,9 @@ TEST_CASE("build refuses remote resources, missing files and cycles") {
                        doctest::Contains("resources[0]: remote resources are not supported"),
                        Error);
   dir.write("kustomization.yaml", "resources:\n- missing.yaml\n");
-  CHECK_THROWS_WITH_AS(build(dir.str()),
-                       doctest::Contains("resources[0]: no such file or directory: missing.yaml"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      build(dir.str()),
+      doctest::Contains("resources[0]: no such file or directory: \"missing.yaml\""), Error);
   dir.write("kustomization.yaml", "resources:\n- a\n");
   dir.write("a/kustomization.yaml", "resources:\n- ../a\n");
   CHECK_THROWS_WITH_AS(build(dir.str()), doctest::Contains("cycle detected"), Error);
@@ -161,7 +161,7 @@ TEST_CASE("build reads a kustomization tree held in memory") {
   files.add("/app/base/kustomization.yaml", "resources:\n- ../../app\n");
   CHECK_THROWS_WITH_AS(build("/app", files), doctest::Contains("cycle detected"), Error);
   files.add("/app/kustomization.yaml", "resources:\n- missing.yaml\n");
-  CHECK_THROWS_WITH_AS(build("/app", files),
-                       doctest::Contains("resources[0]: no such file or directory: missing.yaml"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      build("/app", files),
+      doctest::Contains("resources[0]: no such file or directory: \"missing.yaml\""), Error);
 }
