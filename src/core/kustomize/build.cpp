@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/kustomize/kustomization.h"
 #include "core/kustomize/legacy_order.h"
 #include "core/kustomize/name_reference.h"
@@ -143,7 +144,8 @@ void finish_build(ResourceList& resources, Order order) {
 }
 
 ResourceList build(const std::string& dir, const FileSystem& files) {
-  ResourceList resources = Builder(files).accumulate(dir);
+  BoundedReads bounded(files, kMaxInputBytes);
+  ResourceList resources = Builder(bounded).accumulate(dir);
   finish_build(resources, Order::legacy);
   return resources;
 }

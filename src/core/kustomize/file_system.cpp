@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::kustomize {
@@ -33,6 +34,15 @@ class Disk : public FileSystem {
 const FileSystem& disk() {
   static const Disk instance;
   return instance;
+}
+
+std::string BoundedReads::read(const std::string& path) const {
+  std::string text = files_.read(path);
+  if (text.size() > left_)
+    throw Error(path + ": the files of the build are larger than " +
+                std::to_string(kMaxInputBytes >> 20) + " MiB in all");
+  left_ -= text.size();
+  return text;
 }
 
 void MemoryFileSystem::add(const std::string& path, std::string content) {

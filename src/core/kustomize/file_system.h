@@ -3,6 +3,7 @@
 // kustomizations), so the engine itself never touches the disk directly.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -23,6 +24,21 @@ class FileSystem {
 
 // The process's file system.
 const FileSystem& disk();
+
+// Reads through another file system, at most `budget` bytes in all, so
+// that a build's whole input is bounded as each of its files is.
+class BoundedReads : public FileSystem {
+ public:
+  BoundedReads(const FileSystem& files, std::size_t budget) : files_(files), left_(budget) {}
+
+  Kind kind(const std::string& path) const override { return files_.kind(path); }
+  std::string read(const std::string& path) const override;
+  std::string resolve(const std::string& path) const override { return files_.resolve(path); }
+
+ private:
+  const FileSystem& files_;
+  mutable std::size_t left_;
+};
 
 // Files by absolute path; directories are the parents of the files added.
 class MemoryFileSystem : public FileSystem {

@@ -165,3 +165,19 @@ TEST_CASE("build reads a kustomization tree held in memory") {
       build("/app", files),
       doctest::Contains("resources[0]: no such file or directory: \"missing.yaml\""), Error);
 }
+
+TEST_CASE("a build reads at most 64 MiB in all, as each file is bounded") {
+  fluxop::kustomize::MemoryFileSystem files;
+  std::string comment = "# " + std::string(std::size_t{25} << 20, 'x') + "\n";
+  files.add("/k/kustomization.yaml", "resources:\n- a.yaml\n- b.yaml\n- c.yaml\n");
+  for (const char* name : {"/k/a.yaml", "/k/b.yaml", "/k/c.yaml"}) files.add(name, comment);
+  CHECK_THROWS_WITH_AS(
+      build("/k", files),
+      "/k/kustomization.yaml: resources[2]: /k/c.yaml: the files of the build are larger "
+      "than 64 MiB in all",
+      Error);
+  fluxop::kustomize::BoundedReads bounded(files, 80);
+  CHECK(bounded.read("/k/kustomization.yaml").size() == 38);
+  CHECK_NOTHROW(bounded.read("/k/kustomization.yaml"));
+  CHECK_THROWS_AS(bounded.read("/k/kustomization.yaml"), Error);
+}
