@@ -20,6 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const fluxop::Error&) {
     return 0;
   }
+  // NEL, LS and PS are line breaks to yaml.v2's emitter, which ours follows
+  // byte for byte (kustomize_differential, 56-scalars-emitter-edge-cases),
+  // but content to yaml-cpp, a YAML 1.2 reader: text holding them does not
+  // round-trip, and is left out of this check (not of the parse).
+  for (std::string_view brk : {"\u0085", "\u2028", "\u2029"}) {
+    if (text.find(brk) != std::string_view::npos) return 0;
+  }
   for (const auto& doc : docs) {
     auto once = fluxop::yaml::parse_document(fluxop::yaml::emit(doc), "once.yaml");
     auto twice = fluxop::yaml::parse_document(fluxop::yaml::emit(once), "twice.yaml");
