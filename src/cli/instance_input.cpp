@@ -44,7 +44,7 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
     try {
       oci::PullResult pulled = pull_url(url, origin, input.registry, input.notice);
       artifact_digest = pulled.artifact.digest;
-      return pulled.artifact.content();
+      return oci::pulled_distribution(pulled);
     } catch (const Error& e) {
       // What the operator reports as ArtifactFailed, and retries.
       throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
@@ -52,16 +52,16 @@ RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstanc
   };
   // What `fluxopctl pull` fetched last, without the network: a new machine
   // builds offline after one pull.
-  distribution::PulledDefault pulled_default = [&]() -> std::string {
+  distribution::PulledDefault pulled_default = [&]() -> std::optional<distribution::Distribution> {
     std::optional<oci::PullResult> pulled;
     try {
       pulled = pulled_default_artifact();
     } catch (const Error& e) {
       throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
     }
-    if (!pulled) return "";
+    if (!pulled) return std::nullopt;
     artifact_digest = pulled->artifact.digest;
-    return pulled->artifact.content();
+    return oci::pulled_distribution(*pulled);
   };
   distribution::Distribution dist =
       distribution::locate(input.distribution_artifact, flux, distribution::Environment::current(),
@@ -86,8 +86,11 @@ RenderedInstance render_input(const InstanceInput& input, bool revision) {
 }
 
 void say_distribution(const RenderedInstance& instance) {
+  const std::string& root = instance.distribution.root();
   std::cerr << "using distribution "
-            << std::filesystem::absolute(instance.distribution.root()).lexically_normal().string()
+            << (root.starts_with("oci://")
+                    ? root
+                    : std::filesystem::absolute(root).lexically_normal().string())
             << " (Flux " << instance.rendered.version << ")\n";
 }
 

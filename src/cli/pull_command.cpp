@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "core/distribution/distribution.h"
 #include "core/error.h"
 #include "core/instance/duration.h"
+#include "core/oci/layer_files.h"
 
 namespace fluxop::cli {
 
@@ -25,10 +27,10 @@ struct PullCommandOptions {
   OutputFormat format = OutputFormat::Yaml;
 };
 
-ordered_json versions(const oci::CachedArtifact& artifact) {
+ordered_json versions(const std::shared_ptr<const oci::Layer>& layer) {
   ordered_json out = ordered_json::array();
   try {
-    distribution::Distribution content(artifact.content());
+    distribution::Distribution content = oci::layer_distribution(layer, "");
     for (const distribution::Version& version : content.versions()) out.push_back(version.original);
   } catch (const Error&) {
     // Not a Flux distribution (any artifact can be pulled): no versions.
@@ -36,7 +38,9 @@ ordered_json versions(const oci::CachedArtifact& artifact) {
   return out;
 }
 
+// `path` is the extracted content, empty when it was never asked for.
 ordered_json describe(const oci::CachedArtifact& artifact,
+                      const std::shared_ptr<const oci::Layer>& layer, const std::string& path,
                       const std::map<std::string, std::string>& annotations) {
   auto annotation = [&](const char* name) {
     auto it = annotations.find(std::string("org.opencontainers.image.") + name);
@@ -44,7 +48,7 @@ ordered_json describe(const oci::CachedArtifact& artifact,
   };
   return {{"digest", artifact.digest},          {"source", annotation("source")},
           {"revision", annotation("revision")}, {"created", annotation("created")},
-          {"versions", versions(artifact)},     {"path", artifact.content()}};
+          {"versions", versions(layer)},        {"path", path}};
 }
 
 // What build uses when nothing else names a distribution (see
@@ -65,7 +69,14 @@ void run_pull(const PullCommandOptions& options) {
     oci::ArtifactCache cache = default_artifact_cache();
     ordered_json entries = ordered_json::array();
     for (const oci::ArtifactCache::Entry& entry : cache.list()) {
-      ordered_json item = describe(entry.artifact, oci::manifest_annotations(entry.artifact));
+      auto layer = std::make_shared<oci::Layer>();
+      if (!cache.verify(entry.artifact, layer.get()).empty()) layer->index = {};
+      std::error_code error;
+      std::string path = std::filesystem::is_directory(entry.artifact.content(), error)
+                             ? entry.artifact.content()
+                             : "";
+      ordered_json item =
+          describe(entry.artifact, layer, path, oci::manifest_annotations(entry.artifact));
       item["references"] = ordered_json::array();
       for (const oci::RefRecord& ref : entry.refs)
         item["references"].push_back({{"url", ref.url}, {"pulled", ref.pulled}});
@@ -85,8 +96,16 @@ void run_pull(const PullCommandOptions& options) {
   }
   std::string url = options.url.empty() ? default_url() : options.url;
   oci::PullResult result = pull_url(url, "", options.registry);
+  // Extracted for whoever reads `path` (e.g. to push it elsewhere); builds
+  // read the layer itself.
+  oci::ArtifactCache cache = default_artifact_cache();
+  std::string path;
+  {
+    std::unique_ptr<oci::CacheLock> held = cache.lock();
+    path = cache.extract(result.artifact, *result.layer);
+  }
   ordered_json document = {{"url", result.ref.str()}};
-  document.update(describe(result.artifact, result.annotations));
+  document.update(describe(result.artifact, result.layer, path, result.annotations));
   print(document, options.format);
 }
 

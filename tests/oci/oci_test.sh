@@ -169,7 +169,8 @@ fresh_cache() {
 # cache_entries: the number of entries `pull --list -o json` prints, after
 # checking its shape: an array of {digest, source, revision, created,
 # versions, path, references: [{url, pulled}]}, each path the content/ of
-# the entry named by its digest. Prints the problem and fails otherwise.
+# the entry named by its digest once `pull` extracted it, else empty. Prints
+# the problem and fails otherwise.
 cache_entries() {
   fx pull --list -o json
   [ $rc -eq 0 ] || { echo "pull --list -o json: exit $rc: $(first_err)"; return 1; }
@@ -191,8 +192,8 @@ for e in entries:
     if not re.fullmatch(r"sha256:[0-9a-f]{64}", str(e["digest"])):
         bad("digest %r" % e["digest"])
     want = os.path.join(root, "sha256", e["digest"][7:], "content")
-    if e["path"] != want or not os.path.isdir(want):
-        bad("path %r, want the directory %s" % (e["path"], want))
+    if e["path"] != (want if os.path.isdir(want) else ""):
+        bad("path %r, want the directory %s or, before it exists, empty" % (e["path"], want))
     if not isinstance(e["versions"], list) or not isinstance(e["references"], list):
         bad("versions or references is not an array")
     for r in e["references"]:
@@ -545,13 +546,13 @@ t_prune() {
 }
 
 # whole_entries: every entry under sha256/ is complete (manifest.json,
-# content/, content-digests.json) and nothing is left under tmp/.
+# layer, layer.index) and nothing is left under tmp/.
 whole_entries() {
   local dir entry
   dir=$(cache_root)
   for entry in "$dir"/sha256/*; do
     [ -e "$entry" ] || continue
-    [ -f "$entry/manifest.json" ] && [ -d "$entry/content" ] && [ -f "$entry/content-digests.json" ] ||
+    [ -f "$entry/manifest.json" ] && [ -f "$entry/layer" ] && [ -f "$entry/layer.index" ] ||
       { because "half an entry: $entry has $(ls "$entry" | tr '\n' ' ')"; return 1; }
   done
   [ -z "$(ls -A "$dir/tmp" 2>/dev/null)" ] || because "leftovers under tmp/: $(ls "$dir/tmp" | tr '\n' ' ')"
@@ -561,17 +562,19 @@ whole_entries() {
 # half-finished copy would.
 damage() {
   local how=$1 entry=$2 file
-  file=$entry/content/flux/$latest/source-controller.yaml
+  file=$entry/layer
   chmod -R u+w "$entry"
+  flip() { # one byte flipped, same size: only a digest sees it
+    python3 -c 'import sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[len(d) // 2] ^= 1; open(p, "wb").write(d)' "$1"
+  }
   case $how in
-    change) # one byte flipped, same size: only a digest sees it
-      python3 -c 'import sys
-p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[len(d) // 2] ^= 1; open(p, "wb").write(d)' "$file" ;;
+    change) flip "$file" ;;
     truncate) truncate -s $(($(stat -c %s "$file") / 2)) "$file" ;;
     remove) rm "$file" ;;
-    add) echo 'kind: Secret' >"$entry/content/flux/$latest/extra.yaml" ;;
+    index) flip "$entry/layer.index" ;;
     manifest) truncate -s 10 "$entry/manifest.json" ;;
-    garbage) rm -rf "${entry:?}"/* && mkdir "$entry/content" && echo garbage >"$entry/manifest.json" ;;
+    garbage) rm -rf "${entry:?}"/* && echo garbage | tee "$entry/manifest.json" >"$entry/layer.index" ;;
   esac
 }
 
@@ -584,7 +587,7 @@ t_damaged() {
   fx pull "$ref"
   succeeded "pull" || return 1
   entry=$(cache_root)/sha256/${full_digest#sha256:}
-  [ -f "$entry/content/flux/$latest/source-controller.yaml" ] || { because "no entry $entry"; return 1; }
+  [ -f "$entry/layer" ] || { because "no entry $entry"; return 1; }
   damage "$how" "$entry"
   before=$(blob_gets)
   fx build "$instance" --distribution-artifact "$ref"
@@ -700,10 +703,10 @@ tcase "tarball: a symlink is refused" t_evil_tar symlink
 tcase "tarball: a hard link is refused" t_evil_tar hardlink
 tcase "parallel: two pulls into an empty cache, one entry" t_parallel
 tcase "pull --prune drops an entry no tag points to" t_prune
-tcase "damaged cache entry (a byte changed): pulled again, never built from" t_damaged change tag
-tcase "damaged cache entry (a file truncated): pulled again, never built from" t_damaged truncate tag
-tcase "damaged cache entry (a file removed): pulled again, never built from" t_damaged remove digest
-tcase "damaged cache entry (a file added): pulled again, never built from" t_damaged add tag
+tcase "damaged cache entry (a byte of the layer changed): pulled again, never built from" t_damaged change tag
+tcase "damaged cache entry (the layer truncated): pulled again, never built from" t_damaged truncate tag
+tcase "damaged cache entry (the layer removed): pulled again, never built from" t_damaged remove digest
+tcase "damaged cache entry (a byte of the index changed): pulled again, never built from" t_damaged index tag
 tcase "damaged cache entry (manifest truncated): pulled again, never built from" t_damaged manifest digest
 tcase "damaged cache entry (garbage in its place): pulled again, never built from" t_damaged garbage tag
 tcase "damaged cache entry: --offline refuses it" t_damaged_offline
@@ -1132,7 +1135,7 @@ t_default_build() {
   succeeded "build without flags after pull" || return 1
   # The same content as full:v1 (the distribution directory): its oracles.
   same_as_oracles "build of the pulled default" full || return 1
-  grep -q "^using distribution $XDG_CACHE_HOME/fluxopctl/oci/sha256/[0-9a-f]*/content (Flux v" "$work/err" ||
+  grep -q "^using distribution ${default_url%:latest}@sha256:[0-9a-f]* (Flux v" "$work/err" ||
     { because "not built from the pulled artifact: $(first_err)"; return 1; }
   # FLUXOPCTL_DISTRIBUTION wins over the pulled artifact.
   run env FLUXOPCTL_DISTRIBUTION="$mini" "$bin" build "$instance"
@@ -1151,7 +1154,7 @@ t_env_oci() {
   [ "$(json_field "$work/out" url)" = "$url" ] || { because "pulled $(json_field "$work/out" url), not $url"; return 1; }
   run env FLUXOPCTL_DISTRIBUTION="$url" "$bin" build "$instance" --offline
   succeeded "build --offline with FLUXOPCTL_DISTRIBUTION=$url" || return 1
-  grep -q "^using distribution $XDG_CACHE_HOME/fluxopctl/oci/sha256/${mini_digest#sha256:}/content (Flux $latest)" "$work/err" ||
+  grep -q "^using distribution oci://$main/mini@$mini_digest (Flux $latest)" "$work/err" ||
     because "not built from $url: $(first_err)"
 }
 

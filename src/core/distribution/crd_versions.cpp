@@ -1,7 +1,6 @@
 #include "core/distribution/crd_versions.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "core/yaml/node.h"
 #include "core/yaml/parse.h"
@@ -12,13 +11,14 @@ namespace {
 
 // The API versions the CRD `name` lists in the manifests of `dir`; empty
 // when no file there defines it.
-std::vector<std::string> crd_versions(const std::string& dir, const std::string& name) {
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    if (!entry.is_regular_file(error) || entry.path().extension() != ".yaml") continue;
-    std::string text = yaml::read_file(entry.path().string());
+std::vector<std::string> crd_versions(const Distribution& distribution, const std::string& dir,
+                                      const std::string& name) {
+  for (const std::string& file : distribution.files(dir)) {
+    if (!file.ends_with(".yaml")) continue;
+    std::string path = dir + "/" + file;
+    std::string text = distribution.read(path);
     if (text.find(name) == std::string::npos) continue;
-    for (const yaml::Node& document : yaml::parse_documents(text, entry.path().string())) {
+    for (const yaml::Node& document : yaml::parse_documents(text, distribution.label(path))) {
       if (document.string_at({"kind"}) != "CustomResourceDefinition" ||
           document.string_at({"metadata", "name"}) != name) {
         continue;
@@ -44,7 +44,8 @@ std::optional<Version> newest_serving(const Distribution& distribution, const Ve
   const std::vector<Version>& versions = distribution.versions();
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
     if (compare(*it, target) >= 0) continue;
-    std::vector<std::string> served = crd_versions(distribution.manifests_dir(*it), name);
+    std::vector<std::string> served =
+        crd_versions(distribution, distribution.manifests_dir(*it), name);
     if (std::all_of(api_versions.begin(), api_versions.end(), [&served](const std::string& v) {
           return std::find(served.begin(), served.end(), v) != served.end();
         })) {

@@ -1,9 +1,12 @@
-// A Flux distribution on disk, laid out like the Flux Operator's
+// A Flux distribution, laid out like the Flux Operator's
 // flux-operator-manifests artifact:
 //   flux/vX.Y.Z/<component>.yaml, rbac.yaml, policies.yaml   the manifests
 //   flux-images/vX.Y.Z/<variant>.yaml                         image catalogs
+// read from a directory, or from an artifact's layer in fluxopctl's cache
+// (oci/layer_files.h) without extracting it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,10 +15,25 @@
 
 namespace fluxop::distribution {
 
+// Where a distribution's files come from; paths are relative to its root
+// ("flux/v2.7.1/rbac.yaml").
+class Files {
+ public:
+  virtual ~Files() = default;
+  // The names of the subdirectories of `dir`; empty when it is none.
+  virtual std::vector<std::string> directories(const std::string& dir) const = 0;
+  // The names of the regular files in `dir`.
+  virtual std::vector<std::string> files(const std::string& dir) const = 0;
+  // The file's content; throws fluxop::Error naming it when it cannot be read.
+  virtual std::string read(const std::string& path) const = 0;
+};
+
 class Distribution {
  public:
-  // Reads the versions of root/flux; throws fluxop::Error when it is not a directory.
+  // The directory `root`; throws fluxop::Error when root/flux is not a directory.
   explicit Distribution(std::string root);
+  // `files` named `root` in messages (an oci:// URL pinned to its digest).
+  Distribution(std::string root, std::shared_ptr<const Files> files);
 
   const std::string& root() const { return root_; }
 
@@ -26,12 +44,18 @@ class Distribution {
 
   // flux/<directory name of the version>
   std::string manifests_dir(const Version& version) const;
-
   // flux-images/<directory name of the version>/<variant>.yaml
   std::string image_catalog_path(const Version& version, std::string_view variant) const;
 
+  // A path above, as messages name it: under the root.
+  std::string label(const std::string& path) const;
+  std::vector<std::string> files(const std::string& dir) const { return files_->files(dir); }
+  // Throws fluxop::Error naming label(path) when it cannot be read.
+  std::string read(const std::string& path) const { return files_->read(path); }
+
  private:
   std::string root_;
+  std::shared_ptr<const Files> files_;
   std::vector<Version> versions_;
 };
 

@@ -42,8 +42,8 @@ std::string_view last_path_element(std::string_view name) {
 
 }  // namespace
 
-std::vector<CatalogImage> read_image_catalog(const std::string& path) {
-  yaml::Node doc = yaml::parse_document(yaml::read_file(path), path);
+std::vector<CatalogImage> read_image_catalog(std::string_view text, const std::string& path) {
+  yaml::Node doc = yaml::parse_document(text, path);
   if (!doc.is_map()) throw Error(path + ": expected a map with an images list");
   const yaml::Node* images = doc.get("images");
   if (!images || !images->is_sequence()) throw Error(path + ": images: expected a list");
@@ -75,9 +75,10 @@ std::vector<ComponentImage> catalog_images(const Distribution& distribution, con
   if (!is_known_variant(chosen)) {
     throw Error(".spec.distribution.variant: unsupported variant \"" + chosen + "\"");
   }
-  std::string path = distribution.image_catalog_path(version, chosen);
+  std::string file = distribution.image_catalog_path(version, chosen);
+  std::string path = distribution.label(file);
   std::vector<ComponentImage> images;
-  for (CatalogImage& entry : read_image_catalog(path)) {
+  for (CatalogImage& entry : read_image_catalog(distribution.read(file), path)) {
     std::string component(last_path_element(entry.name));
     if (std::find(components.begin(), components.end(), component) == components.end()) continue;
     images.push_back({component, component_repository(registry, component),

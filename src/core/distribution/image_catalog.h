@@ -27,7 +27,7 @@ inline constexpr std::string_view kEnterpriseDistroless = "enterprise-distroless
 inline constexpr std::string_view kEnterpriseDistrolessFips = "enterprise-distroless-fips";
 
 // Reads a catalog file; errors name the file and the field.
-std::vector<CatalogImage> read_image_catalog(const std::string& path);
+std::vector<CatalogImage> read_image_catalog(std::string_view text, const std::string& path);
 
 // The variant the operator assumes for a registry (one trailing '/' ignored)
 // when .spec.distribution.variant is empty; throws for other registries.

@@ -58,17 +58,20 @@ std::string cache_dir(const Environment& env) {
   return (base / "fluxopctl" / "distribution").string();
 }
 
-std::string artifact_dir(std::string_view artifact, std::string_view origin,
-                         const OciResolver& oci) {
+std::string artifact_dir(std::string_view artifact, std::string_view origin) {
   std::string_view scheme = url_scheme(artifact);
   if (scheme.empty()) return std::string(artifact);
   if (scheme == "file") return std::string(artifact.substr(7));
   std::string what = std::string(origin) + ": " + std::string(artifact) + ": ";
-  if (scheme == "oci") {
-    if (oci) return oci(artifact, origin);
+  if (scheme == "oci")
     throw Error(what + "oci:// artifacts cannot be read here; give a local directory");
-  }
   throw Error(what + "unsupported URL scheme (expected a directory, file://DIR or oci://)");
+}
+
+Distribution open_artifact(std::string_view artifact, std::string_view origin,
+                           const OciResolver& oci) {
+  if (oci && url_scheme(artifact) == "oci") return oci(artifact, origin);
+  return open(artifact_dir(artifact, origin), origin);
 }
 
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
@@ -76,18 +79,18 @@ Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
                     const PulledDefault& pulled_default) {
   if (!flag.empty()) {
     constexpr std::string_view origin = "--distribution-artifact";
-    return open(artifact_dir(flag, origin, oci), origin);
+    return open_artifact(flag, origin, oci);
   }
   if (!flux.distribution.artifact.empty()) {
     std::string origin = flux.file + ": .spec.distribution.artifact";
-    return open(artifact_dir(flux.distribution.artifact, origin, oci), origin);
+    return open_artifact(flux.distribution.artifact, origin, oci);
   }
   if (!env.distribution.empty()) {
     constexpr std::string_view origin = "FLUXOPCTL_DISTRIBUTION";
-    return open(artifact_dir(env.distribution, origin, oci), origin);
+    return open_artifact(env.distribution, origin, oci);
   }
   if (pulled_default) {
-    if (std::string pulled = pulled_default(); !pulled.empty()) return open(pulled, "");
+    if (std::optional<Distribution> pulled = pulled_default()) return std::move(*pulled);
   }
   std::string cache = cache_dir(env);
   std::error_code error;

@@ -2,11 +2,12 @@
 // --distribution-artifact flag, the instance's .spec.distribution.artifact,
 // FLUXOPCTL_DISTRIBUTION, the default artifact as `fluxopctl pull` last
 // fetched it, fluxopctl's cache directory (when it exists; scripts/setup
-// seeds it). oci:// artifacts are handed to a resolver that pulls them into a
-// local directory; this module itself never reaches the network.
+// seeds it). oci:// artifacts are handed to a resolver that pulls them and
+// opens what it pulled; this module itself never reaches the network.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,19 +30,22 @@ struct Environment {
 // values); empty when HOME is unset too.
 std::string cache_dir(const Environment& env);
 
-// The local directory of an oci:// URL: pulls it and returns where its
-// content is; `origin` names where the URL was given, for errors.
-using OciResolver = std::function<std::string(std::string_view url, std::string_view origin)>;
+// The distribution of an oci:// URL, pulled; `origin` names where the URL
+// was given, for errors.
+using OciResolver = std::function<Distribution(std::string_view url, std::string_view origin)>;
 
-// The directory an artifact reference names: DIR, file://DIR, or an oci:// URL
-// through `oci`. Other URLs, and oci:// without a resolver, throw
-// fluxop::Error starting with `origin`.
-std::string artifact_dir(std::string_view artifact, std::string_view origin,
-                         const OciResolver& oci = {});
+// The directory an artifact reference names: DIR or file://DIR. Other URLs,
+// oci:// included, throw fluxop::Error starting with `origin`.
+std::string artifact_dir(std::string_view artifact, std::string_view origin);
 
-// The local directory of the default artifact (oci::kDefaultDistribution) as
-// last pulled, from the cache alone; empty when it was never pulled.
-using PulledDefault = std::function<std::string()>;
+// The distribution an artifact reference names: a directory as above, or an
+// oci:// URL through `oci`.
+Distribution open_artifact(std::string_view artifact, std::string_view origin,
+                           const OciResolver& oci = {});
+
+// The default artifact (oci::kDefaultDistribution) as last pulled, from the
+// cache alone; nothing when it was never pulled.
+using PulledDefault = std::function<std::optional<Distribution>()>;
 
 // Opens the distribution the first source above names (`flag` empty when the
 // flag is not given). Throws fluxop::Error naming the source when it is not a

@@ -1,7 +1,5 @@
 #include "core/distribution/manifest_images.h"
 
-#include <filesystem>
-
 #include "core/error.h"
 #include "core/yaml/parse.h"
 #include "core/yaml/parse_cache.h"
@@ -14,12 +12,11 @@ bool is_tag_char(char c) {
          c == '-' || c == '.';
 }
 
-// The image of the last container of the last Deployment in `path`.
-std::string deployment_image(const std::string& path) {
+// The image of the last container of the last Deployment in `text`, read from `path`.
+std::string deployment_image(const std::string& text, const std::string& path) {
   std::string image;
   bool found = false;
-  for (const yaml::Node& doc :
-       yaml::user_parse_cache().parse_documents(yaml::read_file(path), path)) {
+  for (const yaml::Node& doc : yaml::user_parse_cache().parse_documents(text, path)) {
     if (!doc.is_map() || doc.string_at({"kind"}) != "Deployment") continue;
     std::string where = path + ": Deployment " + doc.string_at({"metadata", "name"});
     const yaml::Node* containers = doc.find({"spec", "template", "spec", "containers"});
@@ -57,10 +54,9 @@ std::vector<ComponentImage> manifest_images(const Distribution& distribution,
                                             const std::vector<std::string>& components) {
   std::vector<ComponentImage> images;
   for (const std::string& component : components) {
-    std::string path =
-        (std::filesystem::path(distribution.manifests_dir(version)) / (component + ".yaml"))
-            .string();
-    std::string image = deployment_image(path);
+    std::string file = distribution.manifests_dir(version) + "/" + component + ".yaml";
+    std::string path = distribution.label(file);
+    std::string image = deployment_image(distribution.read(file), path);
     auto tag = image_tag(image);
     if (!tag) throw Error(path + ": image \"" + image + "\": invalid tag");
     images.push_back({component, component_repository(registry, component), std::move(*tag), ""});

@@ -18,6 +18,8 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/file.h"
+#include "core/oci/layer.h"
 
 namespace fluxop::oci {
 namespace {
@@ -53,16 +55,12 @@ class Fd {
   int fd_ = -1;
 };
 
-struct ReaderFree {
-  void operator()(archive* reader) const { archive_read_free(reader); }
-};
 struct WriterFree {
   void operator()(archive* writer) const { archive_write_free(writer); }
 };
 struct EntryFree {
   void operator()(archive_entry* entry) const { archive_entry_free(entry); }
 };
-using ArchiveReader = std::unique_ptr<archive, ReaderFree>;
 using ArchiveWriter = std::unique_ptr<archive, WriterFree>;
 using Entry = std::unique_ptr<archive_entry, EntryFree>;
 
@@ -71,24 +69,6 @@ std::string errno_message() { return std::strerror(errno); }
 std::string archive_message(archive* handle) {
   const char* message = archive_error_string(handle);
   return message ? message : "unknown libarchive error";
-}
-
-// A name as it may stand in a one-line message: control bytes escaped, an
-// empty name quoted.
-std::string printable(std::string_view name) {
-  if (name.empty()) return "\"\"";
-  std::string out;
-  for (char c : name) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-      continue;
-    }
-    char escaped[5];
-    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-    out += escaped;
-  }
-  return out;
 }
 
 // write(2) may write less than asked, or be interrupted.
@@ -105,95 +85,33 @@ bool write_all(int fd, const char* data, std::size_t size) {
 
 // ---------------------------------------------------------------- extract
 
+// Writes the files of an indexed layer below a directory.
 class Extractor {
  public:
-  Extractor(archive* reader, std::string_view display_name, const ExtractLimits& limits, Fd root)
-      : reader_(reader),
-        display_name_(display_name),
-        limits_(limits),
-        root_(std::move(root)),
-        buffer_(kBufferSize) {}
+  Extractor(std::string_view display_name, Fd root)
+      : display_name_(display_name), root_(std::move(root)) {}
 
-  void run() {
-    for (;;) {
-      archive_entry* entry = nullptr;
-      int status = archive_read_next_header(reader_, &entry);
-      if (status == ARCHIVE_EOF) return;
-      // A warning (say, a malformed pax attribute) leaves a usable header.
-      if (status != ARCHIVE_OK && status != ARCHIVE_WARN) {
-        throw Error(std::string(display_name_) + ": " + archive_message(reader_));
-      }
-      extract(entry);
+  void run(const LayerIndex& index, const std::map<std::string, std::string>& content) {
+    for (const std::string& dir : index.dirs) {
+      std::vector<std::string> parts = split(dir);
+      open_directories(parts, parts.size(), dir);
+    }
+    for (const LayerFile& file : index.files) {
+      std::vector<std::string> parts = split(file.path);
+      Fd parent = open_directories(parts, parts.size() - 1, file.path);
+      write_file(parent ? parent.get() : root_.get(), parts.back(), file, content.at(file.path));
     }
   }
 
  private:
-  void extract(archive_entry* entry) {
-    const char* pathname = archive_entry_pathname(entry);
-    std::string_view name = pathname ? pathname : "";
-    // Counted before anything is written, so a flood of entries stops early.
-    if (++entries_ > limits_.max_files) {
-      refuse(name, "the archive has more than " + std::to_string(limits_.max_files) + " entries");
-    }
-    std::vector<std::string> parts = components(name);
-    check_type(entry, name);
-    std::string key;
-    for (const std::string& part : parts) key += "/" + part;
-    if (!seen_.insert(key).second) refuse(name, "duplicate entry");
-    bool directory = archive_entry_filetype(entry) == AE_IFDIR;
-    if (parts.empty()) {
-      // The root entry ("." or "./") stands for dest_dir, which exists.
-      if (!directory) refuse(name, "the root entry is not a directory");
-      return;
-    }
-    if (directory) {
-      open_directories(parts, parts.size(), name);
-      return;
-    }
-    Fd parent = open_directories(parts, parts.size() - 1, name);
-    write_file(entry, parent ? parent.get() : root_.get(), parts.back(), name);
-  }
-
-  // The name's components without "." and empty ones: none for the root entry.
-  std::vector<std::string> components(std::string_view name) const {
-    if (name.empty()) refuse(name, "empty name");
-    if (name.front() == '/') refuse(name, "absolute path");
+  static std::vector<std::string> split(const std::string& path) {
     std::vector<std::string> parts;
-    for (std::size_t start = 0; start <= name.size();) {
-      std::size_t end = std::min(name.find('/', start), name.size());
-      std::string_view part = name.substr(start, end - start);
-      // Refused even where it would stay inside: no name needs it.
-      if (part == "..") refuse(name, "path leaves the archive root");
-      if (!part.empty() && part != ".") parts.emplace_back(part);
+    for (std::size_t start = 0; start <= path.size();) {
+      std::size_t end = std::min(path.find('/', start), path.size());
+      parts.push_back(path.substr(start, end - start));
       start = end + 1;
     }
     return parts;
-  }
-
-  void check_type(archive_entry* entry, std::string_view name) const {
-    // A hard link is typed as a regular file: only its target tells.
-    if (const char* target = archive_entry_hardlink(entry)) {
-      refuse(name, "hard link to " + printable(target));
-    }
-    switch (archive_entry_filetype(entry)) {
-      case AE_IFREG:
-      case AE_IFDIR:
-        return;
-      case AE_IFLNK: {
-        const char* target = archive_entry_symlink(entry);
-        refuse(name, "symbolic link to " + printable(target ? target : ""));
-      }
-      case AE_IFCHR:
-        refuse(name, "character device");
-      case AE_IFBLK:
-        refuse(name, "block device");
-      case AE_IFIFO:
-        refuse(name, "FIFO");
-      case AE_IFSOCK:
-        refuse(name, "socket");
-      default:
-        refuse(name, "unsupported entry type");
-    }
   }
 
   // Opens the directory parts[0, count) below the root (an empty Fd for the
@@ -215,52 +133,22 @@ class Extractor {
     return current;
   }
 
-  void write_file(archive_entry* entry, int parent, const std::string& file,
-                  std::string_view name) {
-    // The declared size is checked first, so an oversized file is refused
-    // before it is created; the bytes read are counted too, since that is
-    // what lands on disk (a sparse entry reads as more than it stores).
-    la_int64_t declared = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : 0;
-    check_budget(static_cast<std::uint64_t>(std::max<la_int64_t>(declared, 0)), name);
-    mode_t mode = (archive_entry_perm(entry) & 0111) ? 0755 : 0644;
+  void write_file(int parent, const std::string& file, const LayerFile& entry,
+                  const std::string& bytes) const {
+    mode_t mode = entry.executable ? 0755 : 0644;
     Fd out(
         ::openat(parent, file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-    if (!out) fail(name, errno_message());
-    for (;;) {
-      la_ssize_t read = archive_read_data(reader_, buffer_.data(), buffer_.size());
-      if (read < 0) fail(name, archive_message(reader_));
-      if (read == 0) break;
-      auto size = static_cast<std::size_t>(read);
-      check_budget(size, name);
-      total_bytes_ += size;
-      if (!write_all(out.get(), buffer_.data(), size)) fail(name, errno_message());
-    }
-    if (out.close() != 0) fail(name, errno_message());
-  }
-
-  void check_budget(std::uint64_t more, std::string_view name) const {
-    // total_bytes_ never exceeds the limit, so the difference cannot wrap.
-    if (more > limits_.max_total_bytes - total_bytes_) {
-      refuse(name,
-             "the archive's files exceed " + std::to_string(limits_.max_total_bytes) + " bytes");
-    }
+    if (!out) fail(entry.path, errno_message());
+    if (!write_all(out.get(), bytes.data(), bytes.size())) fail(entry.path, errno_message());
+    if (out.close() != 0) fail(entry.path, errno_message());
   }
 
   [[noreturn]] void fail(std::string_view name, const std::string& message) const {
-    throw Error(std::string(display_name_) + ": entry " + printable(name) + ": " + message);
-  }
-  [[noreturn]] void refuse(std::string_view name, const std::string& reason) const {
-    fail(name, "refused: " + reason);
+    throw Error(std::string(display_name_) + ": entry " + printable_name(name) + ": " + message);
   }
 
-  archive* reader_;
   std::string_view display_name_;
-  const ExtractLimits& limits_;
   Fd root_;
-  std::vector<char> buffer_;
-  std::set<std::string> seen_;  // entry names normalized ("/a/b"), the root as ""
-  std::uint64_t entries_ = 0;
-  std::uint64_t total_bytes_ = 0;
 };
 
 Fd open_empty_directory(const std::string& dir) {
@@ -272,18 +160,6 @@ Fd open_empty_directory(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) throw Error(dir + ": " + errno_message());
   return fd;
-}
-
-ArchiveReader open_reader(const std::string& path, std::string_view display_name) {
-  ArchiveReader reader(archive_read_new());
-  if (!reader) throw Error(std::string(display_name) + ": out of memory");
-  // Data no filter claims passes through unfiltered: a plain tar reads too.
-  archive_read_support_filter_gzip(reader.get());
-  archive_read_support_format_tar(reader.get());
-  if (archive_read_open_filename(reader.get(), path.c_str(), kBufferSize) != ARCHIVE_OK) {
-    throw Error(std::string(display_name) + ": " + archive_message(reader.get()));
-  }
-  return reader;
 }
 
 // ---------------------------------------------------------------- create
@@ -433,9 +309,19 @@ ArchiveWriter open_writer(std::string& out, const std::string& root_dir) {
 
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
                      std::string_view display_name, const ExtractLimits& limits) {
+  open_empty_directory(dest_dir);  // checked before anything is read
+  Layer layer;
+  std::optional<std::string> blob = read_file_if_exists(archive_path);
+  if (!blob) throw Error(std::string(display_name) + ": " + archive_path + ": cannot be read");
+  layer.blob = std::move(*blob);
+  layer.index = index_layer(layer.blob, display_name, limits);
+  extract_layer(layer, dest_dir, display_name);
+}
+
+void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_view display_name) {
   Fd root = open_empty_directory(dest_dir);
-  ArchiveReader reader = open_reader(archive_path, display_name);
-  Extractor(reader.get(), display_name, limits, std::move(root)).run();
+  Extractor(display_name, std::move(root))
+      .run(layer.index, read_layer_dir(layer.blob, layer.index, "", display_name));
 }
 
 std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries) {

@@ -1,6 +1,6 @@
 // The tar+gzip layer of a Flux content artifact (media type
 // application/vnd.cncf.flux.content.v1.tar+gzip), read and written with
-// libarchive. The flux-operator-manifests artifact holds
+// libarchive (writing) and oci/layer.h (reading). The flux-operator-manifests artifact holds
 //   ./                         a root directory entry
 //   flux/vX.Y.Z/*.yaml         the manifests
 //   flux-images/vX.Y.Z/*.yaml  the image catalogs
@@ -11,12 +11,9 @@
 #include <string_view>
 #include <vector>
 
-namespace fluxop::oci {
+#include "core/oci/layer.h"
 
-struct ExtractLimits {
-  std::uint64_t max_total_bytes = 1ull << 30;  // sum of the regular files' sizes
-  std::uint64_t max_files = 100000;            // entries (files + directories)
-};
+namespace fluxop::oci {
 
 // Extracts the tar+gzip (or plain tar) at archive_path into dest_dir, which
 // must be an existing, empty directory. Only regular files and directories
@@ -30,6 +27,10 @@ struct ExtractLimits {
 // temporary directory and remove it on failure.
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
                      std::string_view display_name, const ExtractLimits& limits = {});
+
+// Writes the files and directories of `layer` into dest_dir, an existing
+// empty directory, as extract_archive does.
+void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_view display_name);
 
 // A reproducible tar+gzip of root_dir's `entries` (relative names, e.g.
 // {"flux", "flux-images"}), built in memory, laid out as `flux push artifact`

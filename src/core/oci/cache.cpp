@@ -17,6 +17,7 @@
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/oci/archive.h"
 
 namespace fluxop::oci {
 
@@ -40,20 +41,6 @@ std::chrono::system_clock::time_point modified(const fs::path& path) {
 std::string digest_hex(const std::string& digest) {
   if (!is_sha256_digest(digest)) throw Error("not a sha256 digest: " + digest);
   return digest.substr(7);
-}
-
-// Every file under `content`, by its path relative to it, with its digest.
-// Extraction writes only directories and regular files: anything else is
-// an error.
-std::map<std::string, std::string> file_digests(const fs::path& content) {
-  std::map<std::string, std::string> out;
-  for (const fs::directory_entry& item : fs::recursive_directory_iterator(content)) {
-    std::string name = item.path().lexically_relative(content).string();
-    if (item.is_symlink() || (!item.is_directory() && !item.is_regular_file()))
-      throw Error("content/" + name + " is neither a file nor a directory");
-    if (item.is_regular_file()) out[name] = sha256_file(item.path().string());
-  }
-  return out;
 }
 
 bool same_inode(const struct stat& a, const struct stat& b) {
@@ -90,8 +77,8 @@ std::string ArtifactCache::default_root(const std::string& xdg_cache_home,
 std::optional<CachedArtifact> ArtifactCache::find(const std::string& digest) const {
   CachedArtifact artifact{digest, root_ + "/sha256/" + digest_hex(digest)};
   std::error_code error;
-  if (!fs::is_directory(artifact.content(), error) ||
-      !fs::is_regular_file(artifact.manifest(), error))
+  if (!fs::is_regular_file(artifact.manifest(), error) ||
+      !fs::is_regular_file(artifact.layer_index(), error))
     return std::nullopt;
   return artifact;
 }
@@ -122,26 +109,18 @@ std::optional<CachedArtifact> ArtifactCache::open(const std::string& digest) con
   return artifact;
 }
 
-std::string ArtifactCache::verify(const CachedArtifact& artifact) const {
+std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded) const {
   std::optional<std::string> manifest = read_file_if_exists(artifact.manifest());
   if (!manifest || sha256_digest(*manifest) != artifact.digest)
     return "manifest.json does not have the digest " + artifact.digest;
-  json listed = json::parse(read_text(artifact.content_digests()), nullptr, false);
-  if (!listed.is_object()) return "content-digests.json is missing or not a JSON object";
-  std::map<std::string, std::string> found;
-  try {
-    found = file_digests(artifact.content());
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  for (const auto& [name, digest] : listed.items()) {
-    auto it = found.find(name);
-    if (it == found.end()) return "content/" + name + " is missing";
-    if (!digest.is_string() || it->second != digest.get<std::string>())
-      return "content/" + name + " has changed";
-    found.erase(it);
-  }
-  if (!found.empty()) return "content/" + found.begin()->first + " is not part of the artifact";
+  std::optional<LayerIndex> index =
+      LayerIndex::decode(read_file_if_exists(artifact.layer_index()).value_or(""));
+  if (!index) return "layer.index is missing or damaged";
+  std::optional<std::string> blob = read_file_if_exists(artifact.layer());
+  if (!blob) return "the layer is missing";
+  if (sha256_digest(*blob) != index->blob_digest)
+    return "the layer does not have the digest " + index->blob_digest;
+  if (loaded) *loaded = Layer{std::move(*blob), std::move(*index)};
   return "";
 }
 
@@ -217,8 +196,6 @@ CachedArtifact ArtifactCache::add(const std::string& digest,
   if (!mkdtemp(pattern.data())) throw Error(root_ + "/tmp: cannot create a directory");
   try {
     fill(pattern);
-    write_file(pattern + "/content-digests.json",
-               json(file_digests(pattern + "/content")).dump(2) + "\n");
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(pattern, ignored);
@@ -299,6 +276,23 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
   std::error_code error;
   fs::remove_all(root_ + "/tmp", error);  // writers hold the lock: nothing there is in use
   return removed;
+}
+
+std::string ArtifactCache::extract(const CachedArtifact& artifact, const Layer& layer) {
+  std::error_code error;
+  if (fs::is_directory(artifact.content(), error)) return artifact.content();
+  std::string pattern = artifact.dir + "/.content-XXXXXX";
+  if (!mkdtemp(pattern.data())) throw Error(artifact.dir + ": cannot create a directory");
+  try {
+    extract_layer(layer, pattern, "blob " + layer.index.blob_digest);
+  } catch (...) {
+    fs::remove_all(pattern, error);
+    throw;
+  }
+  // Another process may have extracted it meanwhile: theirs stays.
+  fs::rename(pattern, artifact.content(), error);
+  if (error) fs::remove_all(pattern, error);
+  return artifact.content();
 }
 
 }  // namespace fluxop::oci

@@ -1,9 +1,10 @@
 // fluxopctl's artifact cache, $XDG_CACHE_HOME/fluxopctl/oci:
 //   sha256/<hex>/manifest.json    the manifest, as the registry sent it
-//   sha256/<hex>/content/         the extracted layer
-//   sha256/<hex>/content-digests.json
-//                                 {"<path under content/>": "sha256:<hex>"} of
-//                                 every file, written when the entry is added
+//   sha256/<hex>/layer            the content layer's blob, as downloaded
+//   sha256/<hex>/layer.index      its index (oci/layer.h): files and resume
+//                                 points, and the blob's digest
+//   sha256/<hex>/content/         the layer extracted, only once `fluxopctl
+//                                 pull` was asked for a directory
 //   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
 //                                 by digest: {"url", "digest", "pulled"};
 //                                 its modification time is when it was last used
@@ -13,8 +14,9 @@
 // renamed into place, so a crash or a concurrent pull never leaves half an
 // entry. An entry in use is pinned (a shared flock on its directory, held
 // until the process exits): prune leaves it. Before an entry is used, verify()
-// checks it against its digests, so a file changed or truncated in the cache
-// is never built from.
+// checks the manifest, the index and the blob against their digests (about a
+// millisecond for the Flux distribution), so a file changed or truncated in
+// the cache is never built from.
 #pragma once
 
 #include <chrono>
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/oci/layer.h"
 #include "core/oci/reference.h"
 
 namespace fluxop::oci {
@@ -31,9 +34,10 @@ namespace fluxop::oci {
 struct CachedArtifact {
   std::string digest;  // of the manifest
   std::string dir;     // sha256/<hex>
-  std::string content() const { return dir + "/content"; }
   std::string manifest() const { return dir + "/manifest.json"; }
-  std::string content_digests() const { return dir + "/content-digests.json"; }
+  std::string layer() const { return dir + "/layer"; }
+  std::string layer_index() const { return dir + "/layer.index"; }
+  std::string content() const { return dir + "/content"; }
 };
 
 struct RefRecord {
@@ -72,9 +76,9 @@ class ArtifactCache {
   // prune leaves it.
   std::optional<CachedArtifact> open(const std::string& digest) const;
   // What is wrong with an entry, empty when nothing is: manifest.json must
-  // have the entry's digest, content/ must hold exactly the files of
-  // content-digests.json, with their digests. Reads every file once.
-  std::string verify(const CachedArtifact& artifact) const;
+  // have the entry's digest, layer.index must be intact, the layer must have
+  // the digest it records. The layer read is left in `loaded` when given.
+  std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr) const;
   // Removes a damaged entry, pinned or not. Call with the lock held.
   void discard(const CachedArtifact& artifact);
   // The record of `ref` (its tag, or its digest), marked as used now.
@@ -85,9 +89,9 @@ class ArtifactCache {
   // Waits up to `timeout` for the writers' lock.
   std::unique_ptr<CacheLock> lock(std::chrono::seconds timeout = std::chrono::seconds(600));
 
-  // Adds the artifact `digest` unless present: `fill` writes manifest.json
-  // and content/ into the directory it is given, then the cache adds
-  // content-digests.json. Call with the lock held.
+  // Adds the artifact `digest` unless present: `fill` writes manifest.json,
+  // layer and layer.index into the directory it is given. Call with the lock
+  // held.
   CachedArtifact add(const std::string& digest,
                      const std::function<void(const std::string&)>& fill);
 
@@ -101,6 +105,9 @@ class ArtifactCache {
   // artifacts no record points to and no process has pinned, and leftovers of
   // interrupted writes; returns the removed artifacts' digests. Takes the lock.
   std::vector<std::string> prune(std::chrono::seconds max_age);
+
+  // The entry's content/ (see above), extracted from `layer` unless there.
+  std::string extract(const CachedArtifact& artifact, const Layer& layer);
 
  private:
   std::string record_path(const Reference& ref) const;

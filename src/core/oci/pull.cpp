@@ -1,18 +1,16 @@
 #include "core/oci/pull.h"
 
-#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/oci/layer_files.h"
 
 namespace fluxop::oci {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 // The layer holding the content: Flux's content media type, or another
 // tar+gzip layer type when an artifact was pushed by other tools.
@@ -25,33 +23,47 @@ const Descriptor& content_layer(const Manifest& manifest, const Reference& ref) 
   throw Error(ref.str() + ": manifest " + manifest.digest + " has no tar+gzip layer");
 }
 
-// Downloads and extracts the layer into `dir` (content/, manifest.json).
-void fill_entry(RegistryClient& client, const Reference& ref, const Manifest& manifest,
-                const PullOptions& options, const std::string& dir) {
-  const Descriptor& layer = content_layer(manifest, ref);
-  std::string blob = dir + "/layer.tar.gz";
-  client.fetch_blob(ref, layer, blob, options.max_layer_bytes);
-  fs::create_directory(dir + "/content");
-  extract_archive(blob, dir + "/content", "blob " + layer.digest, options.limits);
-  fs::remove(blob);
+// Downloads and indexes the layer into `dir` (layer, layer.index,
+// manifest.json); returns it.
+std::shared_ptr<const Layer> fill_entry(RegistryClient& client, const Reference& ref,
+                                        const Manifest& manifest, const PullOptions& options,
+                                        const std::string& dir) {
+  const Descriptor& descriptor = content_layer(manifest, ref);
+  auto layer = std::make_shared<Layer>();
+  std::string blob = dir + "/layer";
+  client.fetch_blob(ref, descriptor, blob, options.max_layer_bytes);
+  layer->blob = read_file_if_exists(blob).value_or("");
+  layer->index = index_layer(layer->blob, "blob " + descriptor.digest, options.limits);
+  layer->index.blob_digest = descriptor.digest;
+  write_file(dir + "/layer.index", layer->index.encode());
   write_file(dir + "/manifest.json", manifest.bytes);
+  return layer;
 }
 
-PullResult from_cache(const Reference& ref, const CachedArtifact& artifact) {
-  return PullResult{ref, artifact, manifest_annotations(artifact), false, "", 0};
+// A cached entry, pinned, with its layer read and verified.
+struct Intact {
+  CachedArtifact artifact;
+  std::shared_ptr<const Layer> layer;
+};
+
+PullResult from_cache(const Reference& ref, Intact entry) {
+  std::map<std::string, std::string> annotations = manifest_annotations(entry.artifact);
+  return PullResult{
+      ref, std::move(entry.artifact), std::move(entry.layer), std::move(annotations), false, "", 0};
 }
 
 // The intact cached entry `digest`, pinned, or nothing. A damaged entry (a
 // file changed, truncated or missing since it was pulled) is never used:
 // offline it is an error, online it is discarded (`discard` does it, with the
 // lock held) to be pulled again, and `warning` says so.
-std::optional<CachedArtifact> intact(ArtifactCache& cache, const std::string& digest, bool offline,
-                                     std::string& warning,
-                                     const std::function<void(const CachedArtifact&)>& discard) {
+std::optional<Intact> intact(ArtifactCache& cache, const std::string& digest, bool offline,
+                             std::string& warning,
+                             const std::function<void(const CachedArtifact&)>& discard) {
   std::optional<CachedArtifact> artifact = cache.open(digest);
   if (!artifact) return std::nullopt;
-  std::string problem = cache.verify(*artifact);
-  if (problem.empty()) return artifact;
+  auto layer = std::make_shared<Layer>();
+  std::string problem = cache.verify(*artifact, layer.get());
+  if (problem.empty()) return Intact{*artifact, std::move(layer)};
   std::string damaged = "the cached entry " + artifact->dir + " is damaged (" + problem + ")";
   if (offline) throw Error(damaged + "; pull it again without --offline");
   discard(*artifact);
@@ -65,17 +77,21 @@ PullResult pull_offline(ArtifactCache& cache, const Reference& ref) {
   // pull() has looked for a digest already.
   std::optional<RefRecord> record = ref.digest.empty() ? cache.resolve(ref) : std::nullopt;
   std::string unused;
-  std::optional<CachedArtifact> artifact =
+  std::optional<Intact> entry =
       record ? intact(cache, record->digest, true, unused, [](const CachedArtifact&) {})
              : std::nullopt;
-  if (!artifact) throw Error(ref.str() + ": not in the cache " + cache.root() + hint);
-  PullResult result = from_cache(ref, *artifact);
+  if (!entry) throw Error(ref.str() + ": not in the cache " + cache.root() + hint);
+  PullResult result = from_cache(ref, std::move(*entry));
   result.warning = "offline: " + ref.str() + " resolved to " + record->digest +
                    " as last pulled at " + record->pulled;
   return result;
 }
 
 }  // namespace
+
+distribution::Distribution pulled_distribution(const PullResult& pulled) {
+  return layer_distribution(pulled.layer, pulled.ref.pinned(pulled.artifact.digest));
+}
 
 std::map<std::string, std::string> manifest_annotations(const CachedArtifact& artifact) {
   std::map<std::string, std::string> annotations;
@@ -98,13 +114,13 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
       std::unique_ptr<CacheLock> held = cache.lock();
       cache.discard(damaged);
     };
-    if (std::optional<CachedArtifact> artifact =
+    if (std::optional<Intact> entry =
             intact(cache, ref.digest, options.offline, warning, discard_locked)) {
       if (!cache.resolve(ref)) {
         std::unique_ptr<CacheLock> held = cache.lock();
         cache.record(ref, ref.digest);
       }
-      return from_cache(ref, *artifact);
+      return from_cache(ref, std::move(*entry));
     }
   }
   if (options.offline) return pull_offline(cache, ref);
@@ -112,19 +128,33 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   RegistryClient client(options.registry);
   Manifest manifest = client.fetch_manifest(ref);
   std::unique_ptr<CacheLock> held = cache.lock();
-  std::optional<CachedArtifact> artifact =
+  std::optional<Intact> entry =
       intact(cache, manifest.digest, false, warning,
              [&](const CachedArtifact& damaged) { cache.discard(damaged); });
-  bool downloaded = !artifact;
+  bool downloaded = !entry;
   if (downloaded) {
-    cache.add(manifest.digest,
-              [&](const std::string& dir) { fill_entry(client, ref, manifest, options, dir); });
-    artifact = cache.open(manifest.digest);
+    std::shared_ptr<const Layer> layer;
+    cache.add(manifest.digest, [&](const std::string& dir) {
+      layer = fill_entry(client, ref, manifest, options, dir);
+    });
+    std::optional<CachedArtifact> artifact = cache.open(manifest.digest);
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
+    if (!layer) {  // another process added it first
+      auto read = std::make_shared<Layer>();
+      if (std::string problem = cache.verify(*artifact, read.get()); !problem.empty())
+        throw Error(artifact->dir + ": " + problem);
+      layer = std::move(read);
+    }
+    entry = Intact{*artifact, std::move(layer)};
   }
   cache.record(ref, manifest.digest);
-  return PullResult{ref,        *artifact, manifest.annotations,
-                    downloaded, warning,   client.requests_sent()};
+  return PullResult{ref,
+                    std::move(entry->artifact),
+                    std::move(entry->layer),
+                    manifest.annotations,
+                    downloaded,
+                    warning,
+                    client.requests_sent()};
 }
 
 }  // namespace fluxop::oci

@@ -1,12 +1,15 @@
 // Pulling a Flux distribution artifact into the cache: the manifest is
 // resolved online (or, with --offline, from the cache's tag records), its
-// tar+gzip layer downloaded, verified and extracted only when the cache does
-// not already hold that manifest digest.
+// tar+gzip layer downloaded, verified and indexed only when the cache does
+// not already hold that manifest digest. The result holds the layer, read
+// and verified, for a build to read from.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
+#include "core/distribution/distribution.h"
 #include "core/oci/archive.h"
 #include "core/oci/cache.h"
 #include "core/oci/registry.h"
@@ -23,6 +26,7 @@ struct PullOptions {
 struct PullResult {
   Reference ref;
   CachedArtifact artifact;
+  std::shared_ptr<const Layer> layer;
   std::map<std::string, std::string> annotations;  // the manifest's
   bool downloaded = false;                         // false: the cache had it
   std::string warning;                             // for stderr, e.g. an offline resolution
@@ -30,6 +34,10 @@ struct PullResult {
 };
 
 PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& options);
+
+// The distribution in a pulled artifact, named by its URL pinned to the
+// manifest digest.
+distribution::Distribution pulled_distribution(const PullResult& pulled);
 
 // The annotations of a cached artifact's manifest.
 std::map<std::string, std::string> manifest_annotations(const CachedArtifact& artifact);

@@ -136,7 +136,7 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
                                 std::vector<std::string>& warnings) {
   std::string manifests = dist.manifests_dir(version) + "/";
   auto manifest = [&](const std::string& name) {
-    return objects(yaml::read_file(manifests + name), manifests + name);
+    return objects(dist.read(manifests + name), dist.label(manifests + name));
   };
   kustomize::ResourceList resources;
   auto add = [&](kustomize::ResourceList&& more, const std::string& what) {

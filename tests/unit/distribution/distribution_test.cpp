@@ -29,9 +29,11 @@ TEST_CASE("distribution: versions are the version directories of flux/, ascendin
   CHECK(rc.major == 2);
   CHECK(rc.minor == 8);
   CHECK(rc.prerelease == "rc.1");
-  CHECK(fake.manifests_dir(rc) == kFake + "/flux/v2.8.0-rc.1");
+  CHECK(fake.manifests_dir(rc) == "flux/v2.8.0-rc.1");
   CHECK(fake.image_catalog_path(rc, "upstream-alpine") ==
-        kFake + "/flux-images/v2.8.0-rc.1/upstream-alpine.yaml");
+        "flux-images/v2.8.0-rc.1/upstream-alpine.yaml");
+  CHECK(fake.label(fake.manifests_dir(rc)) == kFake + "/flux/v2.8.0-rc.1");
+  CHECK(fake.files("flux/v2.9.4") == std::vector<std::string>{"source-controller.yaml"});
 }
 
 TEST_CASE("distribution: a root without flux/ is refused") {

@@ -8,11 +8,16 @@
 #include "../temp_dir.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
+#include "core/yaml/parse.h"
 
 namespace fluxop::distribution {
 namespace {
 
 const std::string kFake = FLUXOPCTL_TEST_DATA "/distribution/fake";
+
+std::vector<CatalogImage> catalog_at(const std::string& path) {
+  return read_image_catalog(yaml::read_file(path), path);
+}
 const std::vector<std::string> kFour{"source-controller", "kustomize-controller", "helm-controller",
                                      "notification-controller"};
 
@@ -21,7 +26,7 @@ const char* kEnterpriseSource =
     "sha256:e551f70e5ebb355d36414b12a6340bf49ee9dcabe7052c227e0b3f065f2ddf0b";
 
 TEST_CASE("image catalog: entries in file order") {
-  auto catalog = read_image_catalog(kFake + "/flux-images/v2.7.1/enterprise-alpine.yaml");
+  auto catalog = catalog_at(kFake + "/flux-images/v2.7.1/enterprise-alpine.yaml");
   REQUIRE(catalog.size() == 6);
   CHECK(catalog[0].name == "ghcr.io/controlplaneio-fluxcd/alpine/source-controller");
   CHECK(catalog[0].new_tag == "v1.7.1");
@@ -88,28 +93,28 @@ TEST_CASE("image catalog: errors") {
 
   testing::TempDir dir;
   dir.write("not-a-list.yaml", "images: {}\n");
-  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/not-a-list.yaml"),
+  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/not-a-list.yaml"),
                        (dir.str() + "/not-a-list.yaml: images: expected a list").c_str(), Error);
   dir.write("list.yaml", "- name: a\n");
-  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/list.yaml"),
+  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/list.yaml"),
                        (dir.str() + "/list.yaml: expected a map with an images list").c_str(),
                        Error);
   dir.write("number.yaml", "images:\n- name: fluxcd/source-controller\n  newTag: 1.5\n");
-  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/number.yaml"),
+  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/number.yaml"),
                        (dir.str() + "/number.yaml: images[0].newTag: expected a string, found "
                                     "scalar")
                            .c_str(),
                        Error);
   dir.write("entry.yaml", "images:\n- fluxcd/source-controller\n");
-  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/entry.yaml"),
+  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/entry.yaml"),
                        (dir.str() + "/entry.yaml: images[0]: expected a map").c_str(), Error);
   dir.write("broken.yaml", "images: [\n");
-  CHECK_THROWS_WITH_AS(read_image_catalog(dir.str() + "/broken.yaml"),
+  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/broken.yaml"),
                        doctest::Contains((dir.str() + "/broken.yaml:").c_str()), Error);
 
   // Without a digest an entry still names a tag (a null reads as empty).
   dir.write("no-digest.yaml", "images:\n- name: a/source-controller\n  newTag: v1\n  digest:\n");
-  auto catalog = read_image_catalog(dir.str() + "/no-digest.yaml");
+  auto catalog = catalog_at(dir.str() + "/no-digest.yaml");
   REQUIRE(catalog.size() == 1);
   CHECK(catalog[0].new_tag == "v1");
   CHECK(catalog[0].digest.empty());

@@ -42,11 +42,12 @@ TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs throu
                        "here; give a local directory",
                        Error);
   OciResolver pulled = [](std::string_view url, std::string_view origin) {
-    return std::string(origin) + " pulled " + std::string(url);
+    CHECK(url == "oci://ghcr.io/x/manifests:latest");
+    CHECK(origin == "flag");
+    return Distribution(kFake);
   };
-  CHECK(artifact_dir("oci://ghcr.io/x/manifests:latest", "flag", pulled) ==
-        "flag pulled oci://ghcr.io/x/manifests:latest");
-  CHECK(artifact_dir("/srv/dist", "flag", pulled) == "/srv/dist");
+  CHECK(open_artifact("oci://ghcr.io/x/manifests:latest", "flag", pulled).root() == kFake);
+  CHECK(open_artifact(kFake, "flag", pulled).root() == kFake);
   CHECK_THROWS_WITH_AS(artifact_dir("https://example.com/d.tgz", "flag"),
                        "flag: https://example.com/d.tgz: unsupported URL scheme (expected a "
                        "directory, file://DIR or oci://)",
@@ -63,8 +64,8 @@ TEST_CASE(
   const Environment env{dir.str() + "/xdg", "", dir.str() + "/env"};
   const Environment no_env{dir.str() + "/xdg", "", ""};
   const instance::FluxInstance plain = instance_with_artifact("");
-  PulledDefault pulled = [&] { return dir.str() + "/pulled"; };
-  PulledDefault never_pulled = [] { return std::string(); };
+  PulledDefault pulled = [&] { return Distribution(dir.str() + "/pulled"); };
+  PulledDefault never_pulled = [] { return std::optional<Distribution>(); };
 
   CHECK(locate(flag, plain, env, {}, pulled).root() == flag);
   CHECK(locate("file://" + flag, plain, env).root() == flag);
@@ -79,7 +80,7 @@ TEST_CASE(
   OciResolver env_to_flag = [&](std::string_view url, std::string_view origin) {
     CHECK(url == "oci://127.0.0.1:5000/flux:v1");
     CHECK(origin == "FLUXOPCTL_DISTRIBUTION");
-    return flag;
+    return Distribution(flag);
   };
   CHECK(locate("", plain, {"", "", "oci://127.0.0.1:5000/flux:v1"}, env_to_flag).root() == flag);
   // The flag wins over an instance artifact that would fail.
@@ -87,7 +88,7 @@ TEST_CASE(
   // The instance artifact comes before the cache.
   OciResolver to_flag = [&](std::string_view, std::string_view origin) {
     CHECK(origin == "instance.yaml: .spec.distribution.artifact");
-    return flag;
+    return Distribution(flag);
   };
   CHECK(locate("", instance_with_artifact("oci://ghcr.io/x"), env, to_flag).root() == flag);
 }
@@ -128,7 +129,7 @@ TEST_CASE("locate: a source that is no distribution is named in the error") {
 }
 
 TEST_CASE("locate: without any source the error says to run fluxopctl pull") {
-  PulledDefault never_pulled = [] { return std::string(); };
+  PulledDefault never_pulled = [] { return std::optional<Distribution>(); };
   CHECK_THROWS_WITH_AS(
       locate("", instance_with_artifact(""), {"", "/nonexistent-home", ""}, {}, never_pulled),
       "no Flux distribution: run `fluxopctl pull` to fetch the default one "

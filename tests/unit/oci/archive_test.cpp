@@ -311,12 +311,14 @@ TEST_CASE("archive: extract refuses links, devices and FIFOs") {
   CHECK(fs::is_empty(box.dest));
 }
 
-TEST_CASE("archive: extract refuses duplicate entries and keeps the first") {
+// The whole archive is read before anything is written: a refused archive
+// leaves dest_dir empty.
+TEST_CASE("archive: extract refuses duplicate entries, writing nothing") {
   Sandbox box;
   SUBCASE("a file") {
     TarBuilder(box.layer).file("a.yaml", "first").file("./a.yaml", "second").close();
     CHECK_THROWS_WITH_AS(box.extract(), box.refusal("./a.yaml", "duplicate entry").c_str(), Error);
-    CHECK(slurp(box.dest / "a.yaml") == "first");
+    CHECK(fs::is_empty(box.dest));
   }
   SUBCASE("a directory") {
     TarBuilder(box.layer).directory("flux").directory("flux/").close();
@@ -345,8 +347,7 @@ TEST_CASE("archive: extract stops at the limits while reading") {
     TarBuilder(box.layer).file("a", "123456").file("b", "123456").close();
     CHECK_THROWS_WITH_AS(box.extract(limits),
                          box.refusal("b", "the archive's files exceed 10 bytes").c_str(), Error);
-    CHECK(slurp(box.dest / "a") == "123456");
-    CHECK_FALSE(fs::exists(box.dest / "b"));
+    CHECK(fs::is_empty(box.dest));
   }
   SUBCASE("exactly at the limits") {
     limits.max_total_bytes = 12;
@@ -360,8 +361,7 @@ TEST_CASE("archive: extract stops at the limits while reading") {
     TarBuilder(box.layer).directory(".").directory("d").file("d/a", "").file("d/b", "").close();
     CHECK_THROWS_WITH_AS(box.extract(limits),
                          box.refusal("d/b", "the archive has more than 3 entries").c_str(), Error);
-    CHECK(fs::exists(box.dest / "d/a"));
-    CHECK_FALSE(fs::exists(box.dest / "d/b"));
+    CHECK(fs::is_empty(box.dest));
   }
 }
 
@@ -377,25 +377,25 @@ TEST_CASE("archive: extract refuses truncated, corrupt and non-archive files") {
   };
   SUBCASE("truncated in a file's data") {
     spit(box.layer, bytes.substr(0, bytes.size() / 2));
-    fails_with("entry big.yaml: truncated gzip input");
-    CHECK(slurp(box.dest / "first.yaml") == "ok");
+    fails_with("truncated gzip stream");
+    CHECK(fs::is_empty(box.dest));
   }
   SUBCASE("truncated in the gzip header") {
     spit(box.layer, bytes.substr(0, 5));
-    fails_with("Unrecognized archive format");
+    fails_with("truncated gzip stream");
   }
   SUBCASE("an invalid deflate block") {
     bytes[10] = static_cast<char>(bytes[10] | 0x06);  // block type 3 does not exist
     spit(box.layer, bytes);
-    fails_with("gzip decompression failed");
+    fails_with("gzip: invalid block type");
   }
   SUBCASE("not an archive") {
     spit(box.layer, "{\"schemaVersion\": 2}\n");
-    fails_with("Unrecognized archive format");
+    fails_with("not a tar archive");
   }
   SUBCASE("an empty file") {
     spit(box.layer, "");
-    fails_with("Unrecognized archive format");
+    fails_with("not a tar archive");
   }
   SUBCASE("no file") {
     fs::remove(box.layer);

@@ -10,6 +10,8 @@
 #include "../temp_dir.h"
 #include "core/digest.h"
 #include "core/error.h"
+#include "core/oci/archive.h"
+#include "core/oci/layer.h"
 #include "core/oci/pull.h"
 
 namespace fluxop::oci {
@@ -24,15 +26,24 @@ const std::string kFirst = sha256_digest(kManifest);
 const std::string kSecond = "sha256:" + std::string(64, 'f');  // sorts after kFirst
 const std::string kFile = "flux/v2.9.4/source-controller.yaml";
 
-void fill(const std::string& dir) {
-  fs::create_directories(dir + "/content/flux/v2.9.4");
-  std::ofstream(dir + "/content/" + kFile) << "kind: Deployment\n";
-  std::ofstream(dir + "/manifest.json") << kManifest;
+// A layer holding kFile, built once.
+const std::string& layer_blob() {
+  static const std::string blob = [] {
+    testing::TempDir tree;
+    tree.write(kFile, "kind: Deployment\n");
+    return create_archive(tree.str(), {"flux"});
+  }();
+  return blob;
 }
+const std::string kLayerDigest = sha256_digest(layer_blob());
 
-std::string slurp_digests(const CachedArtifact& entry) {
-  std::ifstream in(entry.content_digests());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// What pull writes: the manifest, the layer and its index.
+void fill(const std::string& dir) {
+  LayerIndex index = index_layer(layer_blob(), "blob");
+  index.blob_digest = kLayerDigest;
+  std::ofstream(dir + "/layer") << layer_blob();
+  std::ofstream(dir + "/layer.index") << index.encode();
+  std::ofstream(dir + "/manifest.json") << kManifest;
 }
 
 // Sets a record's last use `hours` back.
@@ -63,7 +74,8 @@ TEST_CASE("cache: an entry appears whole, and a failed fill leaves nothing") {
     CHECK(fs::is_empty(dir.str() + "/oci/tmp"));
     CachedArtifact added = cache.add(kFirst, fill);
     CHECK(added.dir == dir.str() + "/oci/sha256/" + kFirst.substr(7));
-    CHECK(fs::exists(added.content() + "/flux/v2.9.4/source-controller.yaml"));
+    CHECK(fs::exists(added.layer()));
+    CHECK(fs::exists(added.layer_index()));
     // Present: not filled again.
     cache.add(kFirst, [](const std::string&) { FAIL("filled twice"); });
   }
@@ -140,7 +152,7 @@ TEST_CASE("cache: the writers' lock is exclusive and times out") {
   CHECK(second.lock(std::chrono::seconds(0)) != nullptr);
 }
 
-TEST_CASE("cache: verify names a changed, truncated, missing or extra file and a wrong manifest") {
+TEST_CASE("cache: verify names a changed, truncated or missing layer, index or manifest") {
   testing::TempDir dir;
   ArtifactCache cache(dir.str() + "/oci");
   CachedArtifact entry;
@@ -148,43 +160,64 @@ TEST_CASE("cache: verify names a changed, truncated, missing or extra file and a
     auto held = cache.lock();
     entry = cache.add(kFirst, fill);
   }
-  CHECK(slurp_digests(entry) ==
-        "{\n  \"" + kFile + "\": \"" + sha256_digest("kind: Deployment\n") + "\"\n}\n");
-  CHECK(cache.verify(entry) == "");
-  const std::string file = entry.content() + "/" + kFile;
-  SUBCASE("a byte changed, same size") {
-    std::ofstream(file) << "kind: Deploymenx\n";
-    CHECK(cache.verify(entry) == "content/" + kFile + " has changed");
+  Layer loaded;
+  CHECK(cache.verify(entry, &loaded) == "");
+  CHECK(loaded.blob == layer_blob());
+  REQUIRE(loaded.index.files.size() == 1);
+  CHECK(loaded.index.files[0].path == kFile);
+  const std::string changed = "the layer does not have the digest " + kLayerDigest;
+  SUBCASE("a byte of the layer changed, same size") {
+    std::string blob = layer_blob();
+    blob[blob.size() / 2] ^= 1;
+    std::ofstream(entry.layer()) << blob;
+    CHECK(cache.verify(entry) == changed);
   }
-  SUBCASE("truncated") {
-    fs::resize_file(file, 4);
-    CHECK(cache.verify(entry) == "content/" + kFile + " has changed");
+  SUBCASE("the layer truncated") {
+    fs::resize_file(entry.layer(), 4);
+    CHECK(cache.verify(entry) == changed);
   }
-  SUBCASE("missing") {
-    fs::remove(file);
-    CHECK(cache.verify(entry) == "content/" + kFile + " is missing");
+  SUBCASE("the layer missing") {
+    fs::remove(entry.layer());
+    CHECK(cache.verify(entry) == "the layer is missing");
   }
-  SUBCASE("an extra file") {
-    std::ofstream(entry.content() + "/flux/extra.yaml") << "kind: Secret\n";
-    CHECK(cache.verify(entry) == "content/flux/extra.yaml is not part of the artifact");
+  SUBCASE("a byte of the index changed") {
+    std::ifstream in(entry.layer_index());
+    std::string index{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    index[index.size() / 3] ^= 1;
+    std::ofstream(entry.layer_index()) << index;
+    CHECK(cache.verify(entry) == "layer.index is missing or damaged");
   }
-  SUBCASE("a symbolic link in place of the file") {
-    fs::remove(file);
-    fs::create_symlink("/etc/hostname", file);
-    CHECK(cache.verify(entry) == "content/" + kFile + " is neither a file nor a directory");
+  SUBCASE("no index (garbage in the entry's place)") {
+    fs::remove(entry.layer_index());
+    CHECK(cache.verify(entry) == "layer.index is missing or damaged");
+    CHECK_FALSE(cache.find(kFirst));
   }
   SUBCASE("a truncated manifest") {
     fs::resize_file(entry.manifest(), 3);
     CHECK(cache.verify(entry) == "manifest.json does not have the digest " + kFirst);
   }
-  SUBCASE("no content-digests.json (garbage in the entry's place)") {
-    fs::remove(entry.content_digests());
-    CHECK(cache.verify(entry) == "content-digests.json is missing or not a JSON object");
-  }
   // The same entry under the wrong digest.
   auto held = cache.lock();
   CHECK(cache.verify(cache.add(kSecond, fill)) ==
         "manifest.json does not have the digest " + kSecond);
+}
+
+TEST_CASE("cache: extract writes the layer's files once, for pull's path") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  auto held = cache.lock();
+  CachedArtifact entry = cache.add(kFirst, fill);
+  Layer loaded;
+  REQUIRE(cache.verify(entry, &loaded) == "");
+  CHECK(cache.extract(entry, loaded) == entry.content());
+  std::ifstream in(entry.content() + "/" + kFile);
+  CHECK(std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()} ==
+        "kind: Deployment\n");
+  // There already: kept as it is.
+  fs::remove(entry.content() + "/" + kFile);
+  CHECK(cache.extract(entry, loaded) == entry.content());
+  CHECK_FALSE(fs::exists(entry.content() + "/" + kFile));
+  CHECK(cache.verify(entry) == "");
 }
 
 TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not") {
@@ -232,9 +265,10 @@ TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missin
   }
   CHECK(pull(cache, tag, offline).artifact.digest == kFirst);
   CHECK(pull(cache, pinned, offline).artifact.digest == kFirst);
-  fs::resize_file(where + "/content/" + kFile, 0);
-  const std::string damaged = "the cached entry " + where + " is damaged (content/" + kFile +
-                              " has changed); pull it again without --offline";
+  fs::resize_file(where + "/layer", 0);
+  const std::string damaged = "the cached entry " + where +
+                              " is damaged (the layer does not have the digest " + kLayerDigest +
+                              "); pull it again without --offline";
   CHECK_THROWS_WITH_AS(pull(cache, tag, offline), damaged.c_str(), Error);
   CHECK_THROWS_WITH_AS(pull(cache, pinned, offline), damaged.c_str(), Error);
 }

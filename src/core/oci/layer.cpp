@@ -1,0 +1,618 @@
+#include "core/oci/layer.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "core/digest.h"
+#include "core/error.h"
+
+namespace fluxop::oci {
+
+namespace {
+
+constexpr std::size_t kBlock = 512;
+constexpr std::uint64_t kPointSpacing = 1 << 20;
+constexpr std::size_t kWindow = 32 * 1024;
+// A pax header or GNU long name larger than this is no name anyone needs.
+constexpr std::uint64_t kMaxExtendedHeader = 64 * 1024;
+
+bool is_gzip(std::string_view blob) {
+  return blob.size() >= 2 && static_cast<unsigned char>(blob[0]) == 0x1f &&
+         static_cast<unsigned char>(blob[1]) == 0x8b;
+}
+
+// The uncompressed bytes of a blob from a resume point on: inflated (gzip
+// members one after another) or, for a plain tar, as they are.
+class Inflater {
+ public:
+  // `on_boundary` is told of every deflate block boundary reached.
+  Inflater(std::string_view blob, bool gzip, const ResumePoint& from, std::string_view display)
+      : blob_(blob), gzip_(gzip), in_(from.in), out_(from.out), display_(display) {
+    if (!gzip_) return;
+    stream_.zalloc = Z_NULL;
+    stream_.zfree = Z_NULL;
+    stream_.opaque = Z_NULL;
+    if (from.member_start) {
+      start_member();
+      return;
+    }
+    if (from.in == 0 || from.in > blob.size() || from.window.size() > kWindow) broken();
+    if (inflateInit2(&stream_, -15) != Z_OK) broken();
+    open_ = true;
+    raw_ = true;
+    int byte = static_cast<unsigned char>(blob_[from.in - 1]);
+    if (from.bits > 0 && inflatePrime(&stream_, from.bits, byte >> (8 - from.bits)) != Z_OK)
+      broken();
+    if (inflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(from.window.data()),
+                             static_cast<uInt>(from.window.size())) != Z_OK)
+      broken();
+  }
+  ~Inflater() {
+    if (open_) inflateEnd(&stream_);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+
+  // Up to `size` bytes into `out`; 0 at the end of the blob.
+  std::size_t read(char* out, std::size_t size) {
+    if (!gzip_) {
+      std::size_t n = std::min<std::uint64_t>(size, blob_.size() - in_);
+      std::memcpy(out, blob_.data() + in_, n);
+      in_ += n;
+      out_ += n;
+      return n;
+    }
+    std::size_t produced = 0;
+    while (produced < size) {
+      if (!open_ && !next_member()) break;
+      stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(blob_.data() + in_));
+      stream_.avail_in = static_cast<uInt>(std::min<std::uint64_t>(blob_.size() - in_, 1 << 30));
+      stream_.next_out = reinterpret_cast<Bytef*>(out + produced);
+      stream_.avail_out = static_cast<uInt>(size - produced);
+      uInt before_in = stream_.avail_in;
+      uInt before_out = stream_.avail_out;
+      int status = inflate(&stream_, recording_ ? Z_BLOCK : Z_NO_FLUSH);
+      in_ += before_in - stream_.avail_in;
+      std::size_t made = before_out - stream_.avail_out;
+      out_ += made;
+      produced += made;
+      if (status == Z_STREAM_END) {
+        end_member();
+        continue;
+      }
+      if (status == Z_BUF_ERROR && stream_.avail_in == 0) {
+        throw Error(std::string(display_) + ": truncated gzip stream");
+      }
+      if (status != Z_OK && status != Z_BUF_ERROR) {
+        throw Error(std::string(display_) +
+                    ": gzip: " + (stream_.msg ? stream_.msg : "invalid compressed data"));
+      }
+      if (recording_ && (stream_.data_type & 128) && !(stream_.data_type & 64)) note_boundary();
+    }
+    return produced;
+  }
+
+  std::uint64_t out() const { return out_; }
+
+  // Records resume points from now on, about every kPointSpacing bytes of
+  // output, into `points`.
+  void record_into(std::vector<ResumePoint>& points) {
+    recording_ = gzip_;
+    points_ = &points;
+  }
+
+ private:
+  [[noreturn]] void broken() const {
+    throw Error(std::string(display_) + ": the layer index does not match the blob");
+  }
+
+  void start_member() {
+    if (inflateInit2(&stream_, 15 + 16) != Z_OK) broken();
+    open_ = true;
+    raw_ = false;
+  }
+
+  void end_member() {
+    if (raw_) {
+      // A raw inflate stops before the member's CRC and size.
+      if (blob_.size() - in_ < 8) throw Error(std::string(display_) + ": truncated gzip stream");
+      in_ += 8;
+    }
+    inflateEnd(&stream_);
+    open_ = false;
+  }
+
+  // Starts the gzip member at in_, if there is one.
+  bool next_member() {
+    if (in_ == blob_.size()) return false;
+    if (!is_gzip(blob_.substr(in_))) {
+      throw Error(std::string(display_) + ": data after the gzip stream is not a gzip member");
+    }
+    if (points_) points_->push_back({in_, out_, 0, "", true});
+    start_member();
+    return true;
+  }
+
+  void note_boundary() {
+    if (!points_->empty() && out_ - points_->back().out < kPointSpacing) return;
+    ResumePoint point{in_, out_, stream_.data_type & 7, std::string(kWindow, '\0'), false};
+    uInt length = kWindow;
+    if (inflateGetDictionary(&stream_, reinterpret_cast<Bytef*>(point.window.data()), &length) !=
+        Z_OK)
+      broken();
+    point.window.resize(length);
+    points_->push_back(std::move(point));
+  }
+
+  std::string_view blob_;
+  bool gzip_;
+  std::uint64_t in_;
+  std::uint64_t out_;
+  std::string_view display_;
+  z_stream stream_{};
+  bool open_ = false;
+  bool raw_ = false;
+  bool recording_ = false;
+  std::vector<ResumePoint>* points_ = nullptr;
+};
+
+// Buffered reads of exact sizes over an Inflater.
+class TarSource {
+ public:
+  explicit TarSource(Inflater& inflater) : inflater_(inflater), buffer_(64 * 1024) {}
+
+  // Fills `out` with the next `size` bytes; false at the very end of the
+  // stream (nothing read); throws when the stream ends within them.
+  bool read(char* out, std::size_t size, std::string_view what) {
+    std::size_t done = 0;
+    while (done < size) {
+      if (start_ == end_ && !refill()) {
+        if (done == 0) return false;
+        throw Error(std::string(what));
+      }
+      std::size_t n = std::min(size - done, end_ - start_);
+      std::memcpy(out + done, buffer_.data() + start_, n);
+      start_ += n;
+      done += n;
+      position_ += n;
+    }
+    return true;
+  }
+
+  void skip(std::uint64_t size, std::string_view what) {
+    while (size > 0) {
+      if (start_ == end_ && !refill())
+        throw Error(std::string(what) + ": the archive ends within it");
+      std::size_t n = std::min<std::uint64_t>(size, end_ - start_);
+      start_ += n;
+      size -= n;
+      position_ += n;
+    }
+  }
+
+  std::uint64_t position() const { return position_; }
+
+ private:
+  bool refill() {
+    start_ = 0;
+    end_ = inflater_.read(buffer_.data(), buffer_.size());
+    return end_ > 0;
+  }
+
+  Inflater& inflater_;
+  std::vector<char> buffer_;
+  std::size_t start_ = 0;
+  std::size_t end_ = 0;
+  std::uint64_t position_ = 0;
+};
+
+std::uint64_t padded(std::uint64_t size) { return (size + kBlock - 1) / kBlock * kBlock; }
+
+// A NUL-terminated field of at most `size` bytes.
+std::string field(const char* header, std::size_t at, std::size_t size) {
+  const char* start = header + at;
+  return std::string(start, strnlen(start, size));
+}
+
+// A numeric header field: octal digits (spaces and NULs around them), or
+// base-256 when its first byte has the high bit set.
+std::optional<std::uint64_t> number(const char* header, std::size_t at, std::size_t size) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(header + at);
+  if (bytes[0] & 0x80) {
+    if (bytes[0] & 0x40) return std::nullopt;  // negative
+    std::uint64_t value = bytes[0] & 0x3f;
+    for (std::size_t i = 1; i < size; ++i) {
+      if (value >> 55) return std::nullopt;
+      value = (value << 8) | bytes[i];
+    }
+    return value;
+  }
+  std::size_t i = 0;
+  while (i < size && bytes[i] == ' ') ++i;
+  std::uint64_t value = 0;
+  bool digits = false;
+  for (; i < size && bytes[i] >= '0' && bytes[i] <= '7'; ++i) {
+    if (value >> 60) return std::nullopt;
+    value = value * 8 + (bytes[i] - '0');
+    digits = true;
+  }
+  for (; i < size; ++i) {
+    if (bytes[i] != ' ' && bytes[i] != '\0') return std::nullopt;
+  }
+  if (!digits) return std::uint64_t{0};
+  return value;
+}
+
+bool checksum_matches(const char* header) {
+  std::optional<std::uint64_t> stored = number(header, 148, 8);
+  if (!stored) return false;
+  std::uint64_t unsigned_sum = 0;
+  std::int64_t signed_sum = 0;
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    char c = (i >= 148 && i < 156) ? ' ' : header[i];
+    unsigned_sum += static_cast<unsigned char>(c);
+    signed_sum += static_cast<signed char>(c);
+  }
+  return *stored == unsigned_sum || static_cast<std::int64_t>(*stored) == signed_sum;
+}
+
+// The records "LENGTH KEY=VALUE\n" of a pax extended header.
+std::map<std::string, std::string> pax_records(std::string_view data, std::string_view what) {
+  std::map<std::string, std::string> records;
+  while (!data.empty()) {
+    std::size_t space = data.find(' ');
+    std::uint64_t length = 0;
+    if (space == 0 || space == std::string_view::npos || space > 20)
+      throw Error(std::string(what) + ": malformed pax header");
+    for (char c : data.substr(0, space)) {
+      if (c < '0' || c > '9') throw Error(std::string(what) + ": malformed pax header");
+      length = length * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (length <= space + 1 || length > data.size() || data[length - 1] != '\n')
+      throw Error(std::string(what) + ": malformed pax header");
+    std::string_view record = data.substr(space + 1, length - space - 2);
+    std::size_t equals = record.find('=');
+    if (equals == std::string_view::npos) throw Error(std::string(what) + ": malformed pax header");
+    records[std::string(record.substr(0, equals))] = std::string(record.substr(equals + 1));
+    data.remove_prefix(length);
+  }
+  return records;
+}
+
+class Indexer {
+ public:
+  Indexer(std::string_view display, const ExtractLimits& limits)
+      : display_(display), limits_(limits) {}
+
+  void run(TarSource& source, LayerIndex& index) {
+    char header[kBlock];
+    std::string long_name;
+    std::string long_link;
+    std::map<std::string, std::string> pax;
+    for (;;) {
+      // A stream that ends on an entry boundary ends the archive, as an
+      // end-of-archive block does.
+      bool first = entries_ == 0;
+      std::string what =
+          std::string(display_) + (first ? ": not a tar archive" : ": truncated tar archive");
+      if (!source.read(header, kBlock, what)) {
+        if (first) throw Error(what);
+        return;
+      }
+      if (std::all_of(header, header + kBlock, [](char c) { return c == '\0'; })) return;
+      if (!checksum_matches(header)) {
+        throw Error(std::string(display_) +
+                    (first ? ": not a tar archive" : ": invalid tar header"));
+      }
+      char type = header[156];
+      std::optional<std::uint64_t> declared = number(header, 124, 12);
+      if (!declared) throw Error(std::string(display_) + ": invalid size in a tar header");
+      std::uint64_t size = *declared;
+      if (auto found = pax.find("size"); found != pax.end()) size = pax_size(found->second);
+
+      std::string name = field(header, 0, 100);
+      std::string magic = field(header, 257, 6);
+      std::string prefix = magic == "ustar" ? field(header, 345, 155) : "";
+      if (!prefix.empty()) name = prefix + "/" + name;
+      std::string link = field(header, 157, 100);
+      if (!long_name.empty()) name = std::exchange(long_name, "");
+      if (!long_link.empty()) link = std::exchange(long_link, "");
+      if (auto found = pax.find("path"); found != pax.end()) name = found->second;
+      if (auto found = pax.find("linkpath"); found != pax.end()) link = found->second;
+      pax.clear();
+
+      if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
+        if (size > kMaxExtendedHeader) refuse(name, "extended header too large");
+        std::string data(size, '\0');
+        source.read(data.data(), size, std::string(display_) + ": truncated tar archive");
+        source.skip(padded(size) - size, display_);
+        count_entry(name);
+        if (type == 'x') pax = pax_records(data, display_);
+        if (type == 'L') long_name = data.substr(0, strnlen(data.c_str(), data.size()));
+        if (type == 'K') long_link = data.substr(0, strnlen(data.c_str(), data.size()));
+        continue;  // a global header ('g') applies to nothing we read
+      }
+      count_entry(name);
+      bool directory = type == '5' || ((type == '0' || type == '\0') && name.ends_with('/'));
+      check_type(type, name, link);
+      std::vector<std::string> parts = components(name);
+      std::string path = join(parts);
+      if (!seen_.insert(path).second) refuse(name, "duplicate entry");
+      if (parts.empty()) {
+        if (!directory) refuse(name, "the root entry is not a directory");
+      } else {
+        for (std::size_t i = 1; i < parts.size(); ++i) add_dir(join(parts, i), index);
+        if (directory) {
+          add_dir(path, index);
+        } else {
+          if (size > limits_.max_total_bytes - total_bytes_) {
+            refuse(name, "the archive's files exceed " + std::to_string(limits_.max_total_bytes) +
+                             " bytes");
+          }
+          total_bytes_ += size;
+          auto mode = number(header, 100, 8);
+          index.files.push_back({path, source.position(), size, mode && (*mode & 0111) != 0});
+        }
+      }
+      source.skip(padded(size), std::string(display_) + ": entry " + printable_name(name));
+    }
+  }
+
+ private:
+  std::uint64_t pax_size(const std::string& value) const {
+    std::uint64_t size = 0;
+    if (value.empty() || value.size() > 18)
+      throw Error(std::string(display_) + ": invalid pax size");
+    for (char c : value) {
+      if (c < '0' || c > '9') throw Error(std::string(display_) + ": invalid pax size");
+      size = size * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return size;
+  }
+
+  void count_entry(std::string_view name) {
+    // Counted before anything else, so a flood of entries stops early.
+    if (++entries_ > limits_.max_files) {
+      refuse(name, "the archive has more than " + std::to_string(limits_.max_files) + " entries");
+    }
+  }
+
+  void check_type(char type, std::string_view name, std::string_view link) const {
+    switch (type) {
+      case '0':
+      case '\0':
+      case '7':  // contiguous file: a regular file
+      case '5':
+        return;
+      case '1':
+        refuse(name, "hard link to " + printable_name(link));
+      case '2':
+        refuse(name, "symbolic link to " + printable_name(link));
+      case '3':
+        refuse(name, "character device");
+      case '4':
+        refuse(name, "block device");
+      case '6':
+        refuse(name, "FIFO");
+      default:
+        refuse(name, "unsupported entry type");
+    }
+  }
+
+  // The name's components without "." and empty ones: none for the root entry.
+  std::vector<std::string> components(std::string_view name) const {
+    if (name.empty()) refuse(name, "empty name");
+    if (name.front() == '/') refuse(name, "absolute path");
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= name.size();) {
+      std::size_t end = std::min(name.find('/', start), name.size());
+      std::string_view part = name.substr(start, end - start);
+      // Refused even where it would stay inside: no name needs it.
+      if (part == "..") refuse(name, "path leaves the archive root");
+      if (part.find('\0') != std::string_view::npos) refuse(name, "NUL in the name");
+      if (!part.empty() && part != ".") parts.emplace_back(part);
+      start = end + 1;
+    }
+    return parts;
+  }
+
+  static std::string join(const std::vector<std::string>& parts,
+                          std::size_t count = std::string::npos) {
+    std::string out;
+    for (std::size_t i = 0; i < std::min(count, parts.size()); ++i) {
+      if (i > 0) out += '/';
+      out += parts[i];
+    }
+    return out;
+  }
+
+  void add_dir(const std::string& path, LayerIndex& index) {
+    if (dirs_.insert(path).second) index.dirs.push_back(path);
+  }
+
+  [[noreturn]] void refuse(std::string_view name, const std::string& reason) const {
+    throw Error(std::string(display_) + ": entry " + printable_name(name) + ": refused: " + reason);
+  }
+
+  std::string_view display_;
+  const ExtractLimits& limits_;
+  std::set<std::string> seen_;  // entry paths; the root as ""
+  std::set<std::string> dirs_;
+  std::uint64_t entries_ = 0;
+  std::uint64_t total_bytes_ = 0;
+};
+
+// --- encoding
+
+constexpr std::string_view kMagic = "fluxopctl layer index 1\n";
+
+void put_number(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out += static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  out += static_cast<char>(value);
+}
+
+void put_bytes(std::string& out, std::string_view bytes) {
+  put_number(out, bytes.size());
+  out += bytes;
+}
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view data) : data_(data) {}
+
+  bool number(std::uint64_t& value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (data_.empty()) return false;
+      auto byte = static_cast<unsigned char>(data_.front());
+      data_.remove_prefix(1);
+      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return true;
+    }
+    return false;
+  }
+  bool bytes(std::string& out) {
+    std::uint64_t size = 0;
+    if (!number(size) || size > data_.size()) return false;
+    out.assign(data_.substr(0, size));
+    data_.remove_prefix(size);
+    return true;
+  }
+  bool done() const { return data_.empty(); }
+
+ private:
+  std::string_view data_;
+};
+
+}  // namespace
+
+std::string printable_name(std::string_view name) {
+  if (name.empty()) return "\"\"";
+  std::string out;
+  for (char c : name) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+      continue;
+    }
+    char escaped[5];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+    out += escaped;
+  }
+  return out;
+}
+
+std::string LayerIndex::encode() const {
+  std::string out(kMagic);
+  put_bytes(out, blob_digest);
+  put_number(out, gzip ? 1 : 0);
+  put_number(out, dirs.size());
+  for (const std::string& dir : dirs) put_bytes(out, dir);
+  put_number(out, files.size());
+  for (const LayerFile& file : files) {
+    put_bytes(out, file.path);
+    put_number(out, file.offset);
+    put_number(out, file.size);
+    put_number(out, file.executable ? 1 : 0);
+  }
+  put_number(out, points.size());
+  for (const ResumePoint& point : points) {
+    put_number(out, point.in);
+    put_number(out, point.out);
+    put_number(out, static_cast<std::uint64_t>(point.bits));
+    put_number(out, point.member_start ? 1 : 0);
+    put_bytes(out, point.window);
+  }
+  out += sha256_digest(out);
+  return out;
+}
+
+std::optional<LayerIndex> LayerIndex::decode(std::string_view data) {
+  constexpr std::size_t kDigestSize = 71;  // "sha256:" and 64 hex digits
+  if (data.size() < kMagic.size() + kDigestSize || !data.starts_with(kMagic)) return std::nullopt;
+  std::string_view body = data.substr(0, data.size() - kDigestSize);
+  if (sha256_digest(body) != data.substr(body.size())) return std::nullopt;
+  Decoder in(body.substr(kMagic.size()));
+  LayerIndex index;
+  std::uint64_t flag = 0, count = 0;
+  if (!in.bytes(index.blob_digest) || !in.number(flag) || flag > 1) return std::nullopt;
+  index.gzip = flag == 1;
+  if (!in.number(count) || count > body.size()) return std::nullopt;
+  index.dirs.resize(count);
+  for (std::string& dir : index.dirs) {
+    if (!in.bytes(dir)) return std::nullopt;
+  }
+  if (!in.number(count) || count > body.size()) return std::nullopt;
+  index.files.resize(count);
+  for (LayerFile& file : index.files) {
+    if (!in.bytes(file.path) || !in.number(file.offset) || !in.number(file.size) ||
+        !in.number(flag) || flag > 1)
+      return std::nullopt;
+    file.executable = flag == 1;
+  }
+  if (!in.number(count) || count > body.size()) return std::nullopt;
+  index.points.resize(count);
+  for (ResumePoint& point : index.points) {
+    std::uint64_t bits = 0;
+    if (!in.number(point.in) || !in.number(point.out) || !in.number(bits) || bits > 7 ||
+        !in.number(flag) || flag > 1 || !in.bytes(point.window) || point.window.size() > kWindow)
+      return std::nullopt;
+    point.bits = static_cast<int>(bits);
+    point.member_start = flag == 1;
+  }
+  if (!in.done() || index.points.empty()) return std::nullopt;
+  return index;
+}
+
+LayerIndex index_layer(std::string_view blob, std::string_view display_name,
+                       const ExtractLimits& limits) {
+  LayerIndex index;
+  index.gzip = is_gzip(blob);
+  ResumePoint start{0, 0, 0, "", index.gzip};
+  index.points.push_back(start);
+  Inflater inflater(blob, index.gzip, start, display_name);
+  inflater.record_into(index.points);
+  TarSource source(inflater);
+  Indexer(display_name, limits).run(source, index);
+  return index;
+}
+
+std::map<std::string, std::string> read_layer_dir(std::string_view blob, const LayerIndex& index,
+                                                  std::string_view dir,
+                                                  std::string_view display_name) {
+  std::string prefix = dir.empty() ? "" : std::string(dir) + "/";
+  std::uint64_t begin = UINT64_MAX;
+  std::uint64_t end = 0;
+  for (const LayerFile& file : index.files) {
+    if (!file.path.starts_with(prefix)) continue;
+    begin = std::min(begin, file.offset);
+    end = std::max(end, file.offset + file.size);
+  }
+  std::map<std::string, std::string> files;
+  if (begin == UINT64_MAX) return files;
+  auto after = std::upper_bound(index.points.begin(), index.points.end(), begin,
+                                [](std::uint64_t at, const ResumePoint& p) { return at < p.out; });
+  if (after == index.points.begin()) throw Error(std::string(display_name) + ": no resume point");
+  const ResumePoint& from = *std::prev(after);
+  Inflater inflater(blob, index.gzip, from, display_name);
+  TarSource source(inflater);
+  source.skip(begin - from.out, display_name);
+  std::string span(end - begin, '\0');
+  if (!span.empty())
+    source.read(span.data(), span.size(), std::string(display_name) + ": truncated tar archive");
+  for (const LayerFile& file : index.files) {
+    if (file.path.starts_with(prefix))
+      files.emplace(file.path, span.substr(file.offset - begin, file.size));
+  }
+  return files;
+}
+
+}  // namespace fluxop::oci

@@ -1,0 +1,168 @@
+#include "core/oci/layer.h"
+
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+
+#include "../shared_distribution.h"
+#include "../temp_dir.h"
+#include "core/distribution/distribution.h"
+#include "core/error.h"
+#include "core/oci/archive.h"
+#include "core/oci/layer_files.h"
+
+namespace fluxop::oci {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `data` as one gzip member.
+std::string gzip(std::string_view data) {
+  z_stream stream{};
+  REQUIRE(deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&stream, static_cast<uLong>(data.size())), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&stream, Z_FINISH) == Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+// The uncompressed tar of a tar+gzip blob.
+std::string gunzip(std::string_view blob) {
+  z_stream stream{};
+  REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
+  std::string out;
+  char buffer[65536];
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(blob.data()));
+  stream.avail_in = static_cast<uInt>(blob.size());
+  int status = Z_OK;
+  while (status == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    status = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - stream.avail_out);
+  }
+  REQUIRE(status == Z_STREAM_END);
+  inflateEnd(&stream);
+  return out;
+}
+
+// Every file below `root`'s `dir`, by its path relative to `root`.
+std::map<std::string, std::string> files_on_disk(const std::string& root, const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const fs::directory_entry& item : fs::recursive_directory_iterator(root + "/" + dir)) {
+    if (item.is_regular_file()) out[fs::relative(item.path(), root).string()] = slurp(item.path());
+  }
+  return out;
+}
+
+TEST_CASE("layer: the real distribution is read back by directory, from resume points") {
+  if (!testing::have_shared_distribution()) return;
+  const std::string& real = testing::kSharedDistribution;
+  const std::string blob = create_archive(real, {"flux", "flux-images"});
+  LayerIndex index = index_layer(blob, "blob");
+  CHECK(index.gzip);
+  CHECK(index.files.size() > 100);
+  // The layer inflates to ~15 MB: points about every MiB, some mid-byte.
+  CHECK(index.points.size() > 5);
+  CHECK(std::any_of(index.points.begin(), index.points.end(),
+                    [](const ResumePoint& point) { return point.bits != 0; }));
+
+  std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode());
+  REQUIRE(decoded);
+  CHECK(decoded->files.size() == index.files.size());
+  CHECK(decoded->points.size() == index.points.size());
+  CHECK(decoded->dirs == index.dirs);
+
+  distribution::Distribution on_disk(real);
+  const distribution::Version& newest = on_disk.versions().back();
+  const distribution::Version& oldest = on_disk.versions().front();
+  for (const std::string& dir : {on_disk.manifests_dir(newest), on_disk.manifests_dir(oldest),
+                                 "flux-images/" + newest.original}) {
+    CAPTURE(dir);
+    CHECK(read_layer_dir(blob, *decoded, dir, "blob") == files_on_disk(real, dir));
+  }
+
+  auto layer = std::make_shared<Layer>(Layer{blob, *decoded});
+  distribution::Distribution in_layer = layer_distribution(layer, "oci://r/x@sha256:0");
+  REQUIRE(in_layer.versions().size() == on_disk.versions().size());
+  CHECK(in_layer.versions().back().original == newest.original);
+  CHECK(in_layer.files(on_disk.manifests_dir(newest)) ==
+        on_disk.files(on_disk.manifests_dir(newest)));
+  std::string rbac = on_disk.manifests_dir(newest) + "/rbac.yaml";
+  CHECK(in_layer.read(rbac) == on_disk.read(rbac));
+  CHECK(in_layer.label(rbac) == "oci://r/x@sha256:0/" + rbac);
+  CHECK_THROWS_WITH_AS(in_layer.read("flux/none.yaml"),
+                       "oci://r/x@sha256:0/flux/none.yaml: not in the artifact", Error);
+}
+
+TEST_CASE("layer: gzip members, plain tars and long names") {
+  testing::TempDir tree;
+  const std::string long_name = "flux/v2.9.4/" + std::string(150, 'n') + ".yaml";
+  tree.write("flux/v2.9.4/rbac.yaml", "kind: ClusterRole\n");
+  tree.write(long_name, "kind: Deployment\n");
+  tree.write("flux-images/v2.9.4/upstream-alpine.yaml", "images: []\n");
+  const std::string tar = gunzip(create_archive(tree.str(), {"flux", "flux-images"}));
+  const std::map<std::string, std::string> want = files_on_disk(tree.str(), "flux");
+
+  SUBCASE("a plain tar") {
+    LayerIndex index = index_layer(tar, "blob");
+    CHECK_FALSE(index.gzip);
+    CHECK(read_layer_dir(tar, index, "flux", "blob") == want);
+    // Cut within a file's data.
+    const LayerFile& file = index.files.front();
+    CHECK_THROWS_WITH_AS(index_layer(tar.substr(0, file.offset + 1), "blob"),
+                         ("blob: entry " + file.path + ": the archive ends within it").c_str(),
+                         Error);
+  }
+  SUBCASE("the tar split across gzip members, each a resume point") {
+    const std::string blob =
+        gzip(tar.substr(0, 1000)) + gzip(tar.substr(1000, 1500)) + gzip(tar.substr(2500));
+    LayerIndex index = index_layer(blob, "blob");
+    CHECK(std::count_if(index.points.begin(), index.points.end(),
+                        [](const ResumePoint& point) { return point.member_start; }) >= 2);
+    CHECK(read_layer_dir(blob, index, "flux", "blob") == want);
+    CHECK(read_layer_dir(blob, index, "flux-images", "blob").size() == 1);
+  }
+  SUBCASE("an index that is not the blob's fails") {
+    const std::string blob = gzip(tar);
+    LayerIndex index = index_layer(blob, "blob");
+    CHECK_THROWS_AS(read_layer_dir(blob.substr(0, blob.size() / 2), index, "flux-images", "blob"),
+                    Error);
+  }
+}
+
+TEST_CASE("layer: a damaged or foreign index does not decode") {
+  testing::TempDir tree;
+  tree.write("flux/v2.9.4/rbac.yaml", "kind: ClusterRole\n");
+  LayerIndex index = index_layer(create_archive(tree.str(), {"flux"}), "blob");
+  index.blob_digest = "sha256:" + std::string(64, 'a');
+  const std::string encoded = index.encode();
+  REQUIRE(LayerIndex::decode(encoded));
+  CHECK(LayerIndex::decode(encoded)->blob_digest == index.blob_digest);
+  for (std::size_t at : {std::size_t{0}, encoded.size() / 2, encoded.size() - 1}) {
+    std::string damaged = encoded;
+    damaged[at] ^= 1;
+    CHECK_FALSE(LayerIndex::decode(damaged));
+  }
+  CHECK_FALSE(LayerIndex::decode(encoded.substr(0, encoded.size() - 1)));
+  CHECK_FALSE(LayerIndex::decode(""));
+}
+
+}  // namespace
+}  // namespace fluxop::oci
