@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/yaml/block_reader.h"
 #include "core/yaml/scalar.h"
 #include "core/yaml/utf8.h"
 
@@ -53,17 +54,7 @@ Style style_at(std::string_view text, const YAML::Mark& mark) {
 // How a null was written, read from its position: "null", "~" or "".
 std::string null_text_at(std::string_view text, const YAML::Mark& mark) {
   if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return {};
-  std::string_view rest = text.substr(static_cast<std::size_t>(mark.pos));
-  for (std::string_view word : {"null", "Null", "NULL", "~"}) {
-    if (rest.substr(0, word.size()) == word) {
-      std::string_view after = rest.substr(word.size());
-      if (after.empty() ||
-          std::string_view(" \t\r\n,]}#").find(after[0]) != std::string_view::npos) {
-        return std::string(word);
-      }
-    }
-  }
-  return {};
+  return std::string(null_word_at(text.substr(static_cast<std::size_t>(mark.pos))));
 }
 
 // yaml-cpp 0.7 decodes the escapes \N and \_ to the bare bytes 0x85 and
@@ -304,10 +295,7 @@ void check_characters(std::string_view text, std::string_view source) {
   }
 }
 
-}  // namespace
-
-std::vector<Node> parse_documents(std::string_view text, std::string_view source) {
-  check_characters(text, source);
+std::vector<Node> parse_with_yaml_cpp(std::string_view text, std::string_view source) {
   std::istringstream stream{std::string(text)};
   std::vector<Node> docs;
   try {
@@ -320,6 +308,19 @@ std::vector<Node> parse_documents(std::string_view text, std::string_view source
     fail_at(source, e.mark, e.msg);
   }
   return docs;
+}
+
+}  // namespace
+
+std::vector<Node> parse_documents(std::string_view text, std::string_view source) {
+  check_characters(text, source);
+  if (auto documents = read_block_documents(text, kMaxNodes)) return std::move(*documents);
+  return parse_with_yaml_cpp(text, source);
+}
+
+std::vector<Node> parse_documents_with_yaml_cpp(std::string_view text, std::string_view source) {
+  check_characters(text, source);
+  return parse_with_yaml_cpp(text, source);
 }
 
 Node parse_document(std::string_view text, std::string_view source) {

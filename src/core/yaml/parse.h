@@ -1,4 +1,5 @@
-// Reading YAML into the object model with yaml-cpp.
+// Reading YAML into the object model: block-style YAML with our own reader
+// (block_reader.h), everything else with yaml-cpp.
 #pragma once
 
 #include <string>
@@ -12,6 +13,10 @@ namespace fluxop::yaml {
 // Parses a multi-document stream. Empty documents come back as null nodes.
 // Errors throw fluxop::Error as "source:line:col: message".
 std::vector<Node> parse_documents(std::string_view text, std::string_view source);
+
+// parse_documents without the fast reader in front (block_reader.h): what
+// the differential tests compare it with.
+std::vector<Node> parse_documents_with_yaml_cpp(std::string_view text, std::string_view source);
 
 // Parses a stream that must hold exactly one (possibly empty) document.
 Node parse_document(std::string_view text, std::string_view source);

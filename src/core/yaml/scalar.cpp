@@ -304,6 +304,17 @@ std::optional<Tag> resolve_plain(std::string_view text) {
   return resolve_numeric(text).value_or(Tag::String);
 }
 
+std::string_view null_word_at(std::string_view rest) {
+  for (std::string_view word : {"null", "Null", "NULL", "~"}) {
+    if (rest.substr(0, word.size()) == word) {
+      std::string_view after = rest.substr(word.size());
+      if (after.empty() || std::string_view(" \t\r\n,]}#").find(after[0]) != std::string_view::npos)
+        return word;
+    }
+  }
+  return {};
+}
+
 bool plain_is_non_string_v2(std::string_view text) {
   if (one_of(text, {"", "~", "null", "Null", "NULL"})) return true;
   if (one_of(text,

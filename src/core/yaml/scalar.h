@@ -15,6 +15,10 @@ namespace fluxop::yaml {
 // The tag of a plain (unquoted) scalar; nullopt when it is null.
 std::optional<Tag> resolve_plain(std::string_view text);
 
+// How a null was written, read from the text at its position: "null",
+// "Null", "NULL" or "~" when `rest` starts with one as a whole word, else "".
+std::string_view null_word_at(std::string_view rest);
+
 // True when yaml.v2 would read `text`, written plain, as something other
 // than a string (null, bool, number, timestamp, base-60 float): such strings
 // must be quoted on output.
