@@ -1,6 +1,6 @@
-#include <archive.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <zlib.h>
 
 #include <iostream>
 #include <memory>
@@ -22,15 +22,12 @@ namespace {
 // The libraries fluxopctl is built with: the version linked at run time when
 // the library says it, else the one of its headers.
 nlohmann::ordered_json libraries() {
-  int archive = archive_version_number();  // MMMmmmppp
   return {{"yaml-cpp", FLUXOPCTL_YAML_CPP_VERSION},
           {"nlohmann-json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
                                 std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
                                 std::to_string(NLOHMANN_JSON_VERSION_PATCH)},
           {"libcurl", curl_version_info(CURLVERSION_NOW)->version},
-          {"libarchive", std::to_string(archive / 1000000) + "." +
-                             std::to_string(archive / 1000 % 1000) + "." +
-                             std::to_string(archive % 1000)},
+          {"zlib", zlibVersion()},
           {"OpenSSL", OpenSSL_version(OPENSSL_VERSION_STRING)},
           {"CLI11", CLI11_VERSION}};
 }

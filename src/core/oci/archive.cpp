@@ -1,10 +1,9 @@
 #include "core/oci/archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/layer.h"
@@ -55,21 +55,7 @@ class Fd {
   int fd_ = -1;
 };
 
-struct WriterFree {
-  void operator()(archive* writer) const { archive_write_free(writer); }
-};
-struct EntryFree {
-  void operator()(archive_entry* entry) const { archive_entry_free(entry); }
-};
-using ArchiveWriter = std::unique_ptr<archive, WriterFree>;
-using Entry = std::unique_ptr<archive_entry, EntryFree>;
-
 std::string errno_message() { return std::strerror(errno); }
-
-std::string archive_message(archive* handle) {
-  const char* message = archive_error_string(handle);
-  return message ? message : "unknown libarchive error";
-}
 
 // write(2) may write less than asked, or be interrupted.
 bool write_all(int fd, const char* data, std::size_t size) {
@@ -164,15 +150,153 @@ Fd open_empty_directory(const std::string& dir) {
 
 // ---------------------------------------------------------------- create
 
-class Packer {
+// A tar stream gzipped as it is written, into a string: ustar headers, a pax
+// header only for a name ustar cannot hold, no owners or times.
+class TarGzipWriter {
  public:
-  Packer(const std::string& root_dir, archive* writer)
-      : root_dir_(root_dir), writer_(writer), entry_(archive_entry_new()), buffer_(kBufferSize) {
-    if (!entry_) throw Error(root_dir + ": out of memory");
+  explicit TarGzipWriter(std::string& out) : out_(out) {
+    // Level 6, zlib's default; a gzip header without name or time.
+    if (deflateInit2(&stream_, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      throw Error("gzip: cannot start");
+  }
+  ~TarGzipWriter() { deflateEnd(&stream_); }
+  TarGzipWriter(const TarGzipWriter&) = delete;
+  TarGzipWriter& operator=(const TarGzipWriter&) = delete;
+
+  // `name` ends with "/" for a directory.
+  void header(const std::string& name, bool directory, mode_t perm, std::uint64_t size) {
+    char block[kBlock] = {};
+    if (!fits_ustar(name, block)) {
+      pax_path(name);
+      std::memcpy(block, name.data(), std::min<std::size_t>(name.size(), 100));
+    }
+    octal(block + 100, 8, perm);
+    octal(block + 108, 8, 0);  // uid
+    octal(block + 116, 8, 0);  // gid
+    octal(block + 124, 12, size);
+    octal(block + 136, 12, 0);  // mtime
+    block[156] = directory ? '5' : '0';
+    std::memcpy(block + 257,
+                "ustar\0"
+                "00",
+                8);
+    finish(block);
   }
 
+  void data(const char* bytes, std::size_t size) {
+    deflate_bytes(bytes, size, Z_NO_FLUSH);
+    tar_hash_.update({bytes, size});
+    written_ += size;
+  }
+
+  // Pads the entry's data to a whole block.
+  void end_entry() {
+    static const char zeros[kBlock] = {};
+    if (std::size_t rest = written_ % kBlock) data(zeros, kBlock - rest);
+  }
+
+  // Two zero blocks end the archive; the gzip trailer ends the stream.
+  void close() {
+    static const char zeros[2 * kBlock] = {};
+    deflate_bytes(zeros, sizeof zeros, Z_FINISH);
+    tar_hash_.update({zeros, sizeof zeros});
+  }
+
+  // "sha256:<hex>" of the uncompressed tar, once closed.
+  std::string tar_digest() { return tar_hash_.finish(); }
+
+ private:
+  static constexpr std::size_t kBlock = 512;
+
+  // Puts `name` in the name field, or split at a slash into prefix and
+  // name; false when neither fits.
+  static bool fits_ustar(const std::string& name, char* block) {
+    if (name.size() <= 100) {
+      std::memcpy(block, name.data(), name.size());
+      return true;
+    }
+    for (std::size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1)) {
+      if (slash > 155) break;
+      if (name.size() - slash - 1 <= 100 && slash + 1 < name.size()) {
+        std::memcpy(block + 345, name.data(), slash);
+        std::memcpy(block, name.data() + slash + 1, name.size() - slash - 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A pax extended header whose "path" record names the next entry.
+  void pax_path(const std::string& name) {
+    std::string body = " path=" + name + "\n";
+    std::size_t length = body.size();
+    // The record's length counts its own digits.
+    while (std::to_string(length).size() + body.size() != length)
+      length = std::to_string(length).size() + body.size();
+    std::string record = std::to_string(length) + body;
+    char block[kBlock] = {};
+    std::string pax_name = "PaxHeader/" + name.substr(name.size() > 80 ? name.size() - 80 : 0);
+    std::memcpy(block, pax_name.data(), std::min<std::size_t>(pax_name.size(), 100));
+    octal(block + 100, 8, 0644);
+    octal(block + 108, 8, 0);
+    octal(block + 116, 8, 0);
+    octal(block + 124, 12, record.size());
+    octal(block + 136, 12, 0);
+    block[156] = 'x';
+    std::memcpy(block + 257,
+                "ustar\0"
+                "00",
+                8);
+    finish(block);
+    data(record.data(), record.size());
+    end_entry();
+  }
+
+  // Octal digits filling the field but its last byte, a NUL.
+  static void octal(char* field, std::size_t size, std::uint64_t value) {
+    for (std::size_t i = size - 1; i-- > 0; value >>= 3)
+      field[i] = static_cast<char>('0' + (value & 7));
+    field[size - 1] = '\0';
+  }
+
+  // The checksum: the sum of the header's bytes, its own field as spaces.
+  void finish(char* block) {
+    std::memset(block + 148, ' ', 8);
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < kBlock; ++i) sum += static_cast<unsigned char>(block[i]);
+    std::snprintf(block + 148, 8, "%06o", sum);
+    block[155] = ' ';
+    data(block, kBlock);
+  }
+
+  void deflate_bytes(const char* bytes, std::size_t size, int flush) {
+    stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes));
+    stream_.avail_in = static_cast<uInt>(size);
+    char buffer[64 * 1024];
+    int status = Z_OK;
+    do {
+      stream_.next_out = reinterpret_cast<Bytef*>(buffer);
+      stream_.avail_out = sizeof buffer;
+      status = deflate(&stream_, flush);
+      if (status == Z_STREAM_ERROR) throw Error("gzip: deflate failed");
+      out_.append(buffer, sizeof buffer - stream_.avail_out);
+    } while (stream_.avail_out == 0 || (flush == Z_FINISH && status != Z_STREAM_END));
+  }
+
+  std::string& out_;
+  z_stream stream_{};
+  Sha256 tar_hash_;
+  std::uint64_t written_ = 0;
+};
+
+class Packer {
+ public:
+  Packer(const std::string& root_dir, TarGzipWriter& writer)
+      : root_dir_(root_dir), writer_(writer), buffer_(kBufferSize) {}
+
   // "." is written "./", as GNU tar and flux's artifacts have it.
-  void add_root() { write_header(".", AE_IFDIR, 0755, 0, root_dir_); }
+  void add_root() { writer_.header("./", true, 0755, 0); }
 
   // Adds `name` (relative to the root) and, for a directory, all below it.
   void add(const std::string& name) {
@@ -181,7 +305,7 @@ class Packer {
     if (::lstat(path.c_str(), &info) != 0) throw Error(path + ": " + errno_message());
     if (S_ISREG(info.st_mode)) return add_file(name, path);
     if (!S_ISDIR(info.st_mode)) throw Error(path + ": refused: " + kind(info.st_mode));
-    write_header(name, AE_IFDIR, 0755, 0, path);
+    writer_.header(name + "/", true, 0755, 0);
     for (const std::string& child : sorted_children(path)) add(name + "/" + child);
   }
 
@@ -195,8 +319,9 @@ class Packer {
     if (::fstat(in.get(), &info) != 0) throw Error(path + ": " + errno_message());
     if (!S_ISREG(info.st_mode)) throw Error(path + ": refused: " + kind(info.st_mode));
     mode_t perm = (info.st_mode & 0111) ? 0755 : 0644;
-    write_header(name, AE_IFREG, perm, info.st_size, path);
+    writer_.header(name, false, perm, static_cast<std::uint64_t>(info.st_size));
     copy_data(in.get(), static_cast<std::uint64_t>(info.st_size), path);
+    writer_.end_entry();
   }
 
   // Exactly the size the header announced, or an error.
@@ -206,27 +331,8 @@ class Packer {
       if (read < 0 && errno == EINTR) continue;
       if (read < 0) throw Error(path + ": " + errno_message());
       if (read == 0) throw Error(path + ": changed while being archived");
-      if (archive_write_data(writer_, buffer_.data(), static_cast<std::size_t>(read)) != read) {
-        throw Error(path + ": " + archive_message(writer_));
-      }
+      writer_.data(buffer_.data(), static_cast<std::size_t>(read));
       size -= static_cast<std::uint64_t>(read);
-    }
-  }
-
-  // Only what `flux push artifact` keeps: no owner names, times or umask.
-  void write_header(const std::string& name, mode_t type, mode_t perm, la_int64_t size,
-                    const std::string& path) {
-    archive_entry* entry = entry_.get();
-    archive_entry_clear(entry);
-    archive_entry_set_pathname(entry, name.c_str());
-    archive_entry_set_filetype(entry, type);
-    archive_entry_set_perm(entry, perm);
-    archive_entry_set_size(entry, size);
-    archive_entry_set_uid(entry, 0);
-    archive_entry_set_gid(entry, 0);
-    archive_entry_set_mtime(entry, 0, 0);
-    if (archive_write_header(writer_, entry) != ARCHIVE_OK) {
-      throw Error(path + ": " + archive_message(writer_));
     }
   }
 
@@ -251,8 +357,7 @@ class Packer {
   }
 
   std::string root_dir_;
-  archive* writer_;
-  Entry entry_;
+  TarGzipWriter& writer_;
   std::vector<char> buffer_;
 };
 
@@ -274,37 +379,6 @@ void check_entries(const std::string& root_dir, const std::vector<std::string>& 
   }
 }
 
-// libarchive's write callback: appends to the std::string `out`.
-la_ssize_t append_to(archive* handle, void* out, const void* data, std::size_t size) {
-  try {
-    static_cast<std::string*>(out)->append(static_cast<const char*>(data), size);
-  } catch (const std::bad_alloc&) {
-    archive_set_error(handle, ENOMEM, "out of memory");
-    return -1;
-  }
-  return static_cast<la_ssize_t>(size);
-}
-
-ArchiveWriter open_writer(std::string& out, const std::string& root_dir) {
-  ArchiveWriter writer(archive_write_new());
-  if (!writer) throw Error(root_dir + ": out of memory");
-  archive* handle = writer.get();
-  // pax_restricted writes plain ustar headers unless a name does not fit.
-  bool ok = archive_write_set_format_pax_restricted(handle) == ARCHIVE_OK &&
-            // A warning only says an external gzip program will run.
-            archive_write_add_filter_gzip(handle) >= ARCHIVE_WARN &&
-            // No timestamp in the gzip header (libarchive writes no name):
-            // equal trees must give equal bytes.
-            archive_write_set_filter_option(handle, "gzip", "timestamp", nullptr) == ARCHIVE_OK &&
-            // The gzip stream ends where it ends, as archive_write_open_fd
-            // leaves a regular file, instead of padded with zeros to a
-            // 10240-byte block: the layer's bytes stay those of earlier pushes.
-            archive_write_set_bytes_in_last_block(handle, 1) == ARCHIVE_OK &&
-            archive_write_open2(handle, &out, nullptr, append_to, nullptr, nullptr) == ARCHIVE_OK;
-  if (!ok) throw Error(root_dir + ": " + archive_message(handle));
-  return writer;
-}
-
 }  // namespace
 
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
@@ -324,17 +398,16 @@ void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_
       .run(layer.index, read_layer_dir(layer.blob, layer.index, "", display_name));
 }
 
-std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries) {
+std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
+                           std::string* tar_digest) {
   check_entries(root_dir, entries);
   std::string out;
-  // Declared after `out`, which it writes to until it is freed.
-  ArchiveWriter writer = open_writer(out, root_dir);
-  Packer packer(root_dir, writer.get());
+  TarGzipWriter writer(out);
+  Packer packer(root_dir, writer);
   packer.add_root();
   for (const std::string& entry : entries) packer.add(entry);
-  if (archive_write_close(writer.get()) != ARCHIVE_OK) {
-    throw Error(root_dir + ": " + archive_message(writer.get()));
-  }
+  writer.close();
+  if (tar_digest) *tar_digest = writer.tar_digest();
   return out;
 }
 

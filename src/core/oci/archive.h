@@ -1,6 +1,7 @@
 // The tar+gzip layer of a Flux content artifact (media type
 // application/vnd.cncf.flux.content.v1.tar+gzip), read and written with
-// libarchive (writing) and oci/layer.h (reading). The flux-operator-manifests artifact holds
+// fluxopctl itself (writing here, reading in oci/layer.h). The flux-operator-manifests artifact
+// holds
 //   ./                         a root directory entry
 //   flux/vX.Y.Z/*.yaml         the manifests
 //   flux-images/vX.Y.Z/*.yaml  the image catalogs
@@ -39,8 +40,10 @@ void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_
 // name; uid and gid 0 without names, mtime 0, directories 0755, files 0644
 // (0755 when executable); ustar headers (pax only for names ustar cannot
 // hold); a gzip header without name or timestamp. Equal trees give
-// byte-identical output. Throws fluxop::Error naming the path for a missing
+// byte-identical output. `tar_digest`, when given, gets the SHA-256 of the
+// uncompressed tar. Throws fluxop::Error naming the path for a missing
 // entry, a symbolic link or a special file.
-std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries);
+std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
+                           std::string* tar_digest = nullptr);
 
 }  // namespace fluxop::oci

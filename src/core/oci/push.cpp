@@ -1,7 +1,5 @@
 #include "core/oci/push.h"
 
-#include <archive.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -21,27 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// The digest of the layer once decompressed: the config's diff_id.
-std::string uncompressed_digest(const std::string& gzip_bytes) {
-  std::unique_ptr<struct archive, decltype(&archive_read_free)> reader(archive_read_new(),
-                                                                       archive_read_free);
-  struct archive* in = reader.get();
-  archive_read_support_filter_gzip(in);
-  archive_read_support_format_raw(in);
-  struct archive_entry* entry = nullptr;
-  if (archive_read_open_memory(in, gzip_bytes.data(), gzip_bytes.size()) != ARCHIVE_OK ||
-      archive_read_next_header(in, &entry) != ARCHIVE_OK) {
-    throw Error(std::string("the layer: ") + archive_error_string(in));
-  }
-  Sha256 hash;
-  char buffer[1 << 16];
-  for (la_ssize_t n; (n = archive_read_data(in, buffer, sizeof buffer)) != 0;) {
-    if (n < 0) throw Error(std::string("the layer: ") + archive_error_string(in));
-    hash.update({buffer, static_cast<std::size_t>(n)});
-  }
-  return hash.finish();
-}
 
 std::string created_now() {
   std::time_t seconds = std::time(nullptr);
@@ -81,9 +58,9 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
   if (fs::is_directory(fs::path(dir) / "flux-images", error)) entries.push_back("flux-images");
 
   // In memory (a few MB): a push leaves no file behind, even when interrupted.
-  std::string layer_bytes = create_archive(dir, entries);
+  std::string diff_id;  // the digest of the layer once decompressed
+  std::string layer_bytes = create_archive(dir, entries, &diff_id);
   Descriptor layer = describe(kFluxContentLayer, layer_bytes);
-  std::string diff_id = uncompressed_digest(layer_bytes);
 
   // The config go-containerregistry writes for an image built from one layer.
   json config = {{"architecture", ""},
