@@ -1,6 +1,7 @@
 #include "core/yaml/emit.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -60,6 +61,15 @@ std::size_t width_at(std::string_view s, std::size_t i) {
 
 // ---- Scalar analysis -----------------------------------------------------
 
+// Bytes that, past the first character, tell the analysis nothing but that
+// the previous character was no space or break: printable ASCII other than
+// the space, ':' and '#'.
+constexpr auto kQuietBytes = [] {
+  std::array<bool, 256> quiet{};
+  for (int b = 0x21; b <= 0x7E; ++b) quiet[b] = b != ':' && b != '#';
+  return quiet;
+}();
+
 // Which scalar styles can represent a string (the YAML emitter's rules).
 struct ScalarAnalysis {
   bool multiline = false;
@@ -79,25 +89,41 @@ ScalarAnalysis analyze(std::string_view s) {
   bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false;
   bool break_space = false, space_break = false, previous_space = false, previous_break = false;
   bool preceded_by_whitespace = true;
-  for (std::size_t i = 0; i < s.size(); i += width_at(s, i)) {
-    std::size_t w = width_at(s, i);
-    bool followed_by_whitespace = i + w >= s.size() || is_blank_at(s, i + w);
-    char c = s[i];
+  auto followed_by_whitespace = [&](std::size_t next) {
+    return next >= s.size() || is_blank_at(s, next);
+  };
+  // One pass; ASCII, nearly all of what Kubernetes objects hold, is
+  // classified by its byte alone, and quiet runs of it skipped at once.
+  auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (std::size_t i = 0, w; i < s.size(); i += w) {
+    auto b = byte_at(i);
+    if (i > 0 && kQuietBytes[b]) {
+      std::size_t end = i + 1;
+      while (end < s.size() && kQuietBytes[byte_at(end)]) ++end;
+      w = end - i;
+      previous_space = previous_break = preceded_by_whitespace = false;
+      continue;
+    }
+    bool ascii = b < 0x80;
+    w = ascii ? 1 : width_at(s, i);
     if (i == 0) {
-      if (std::string_view("#,[]{}&*!|>'\"%@`").find(c) != std::string_view::npos)
+      if (std::string_view("#,[]{}&*!|>'\"%@`").find(s[0]) != std::string_view::npos)
         indicators = true;
-      if ((c == '?' || c == ':' || c == '-') && followed_by_whitespace) indicators = true;
-    } else if ((c == ':' && followed_by_whitespace) || (c == '#' && preceded_by_whitespace)) {
+      if ((b == '?' || b == ':' || b == '-') && followed_by_whitespace(w)) indicators = true;
+    } else if ((b == ':' && followed_by_whitespace(i + 1)) ||
+               (b == '#' && preceded_by_whitespace)) {
       indicators = true;
     }
-    if (!is_printable_at(s, i)) special = true;
-    if (s[i] == ' ') {
+    bool printable = ascii ? b == '\n' || (b >= 0x20 && b <= 0x7E) : is_printable_at(s, i);
+    if (!printable) special = true;
+    bool line_break = ascii ? b == '\n' || b == '\r' : is_break_at(s, i);
+    if (b == ' ') {
       if (i == 0) leading_space = true;
       if (i + w == s.size()) trailing_space = true;
       if (previous_break) break_space = true;
       previous_space = true;
       previous_break = false;
-    } else if (is_break_at(s, i)) {
+    } else if (line_break) {
       line_breaks = true;
       if (i == 0) leading_break = true;
       if (i + w == s.size()) trailing_break = true;
@@ -107,7 +133,7 @@ ScalarAnalysis analyze(std::string_view s) {
     } else {
       previous_space = previous_break = false;
     }
-    preceded_by_whitespace = is_blank_at(s, i) || is_break_at(s, i);
+    preceded_by_whitespace = b == ' ' || b == '\t' || line_break;
   }
   a.multiline = line_breaks;
   if (leading_space || leading_break || trailing_space || trailing_break || line_breaks ||
@@ -154,10 +180,17 @@ Style string_style(std::string_view s, bool simple_key) {
 
 // ---- The emitter ---------------------------------------------------------
 
+bool is_ascii(std::string_view s) {
+  // No early exit: the loop vectorises, and nearly every text is ASCII.
+  unsigned char all_bits = 0;
+  for (char c : s) all_bits |= static_cast<unsigned char>(c);
+  return all_bits < 0x80;
+}
+
 // `text`, or its repair into `storage` when it is not valid UTF-8 (nodes
 // built in code may hold anything; what the parser reads is valid).
 std::string_view valid_text(const std::string& text, std::string& storage) {
-  if (!first_invalid_utf8(text)) return text;
+  if (is_ascii(text) || !first_invalid_utf8(text)) return text;
   storage = to_valid_utf8(text);
   return storage;
 }
@@ -202,13 +235,14 @@ class Emitter {
   }
 
   void block_map(const Node& node, int indent) {
-    std::vector<const Node::Entry*> sorted;
-    sorted.reserve(node.size());
-    for (const auto& e : node.entries()) sorted.push_back(&e);
-    std::stable_sort(sorted.begin(), sorted.end(), [](const Node::Entry* a, const Node::Entry* b) {
-      return key_less(a->first, b->first);
-    });
-    for (const Node::Entry* entry : sorted) {
+    // The map's entries in key order, on top of the stack that enclosing
+    // maps share (indices, not iterators: nested maps grow it).
+    std::size_t begin = key_order_.size();
+    for (const auto& e : node.entries()) key_order_.push_back(&e);
+    sort_keys(key_order_.begin() + static_cast<std::ptrdiff_t>(begin), key_order_.end());
+    std::size_t end = key_order_.size();
+    for (std::size_t i = begin; i < end; ++i) {
+      const Node::Entry* entry = key_order_[i];
       write_indent(indent);
       std::string repaired;
       std::string_view key = valid_text(entry->first, repaired);
@@ -221,6 +255,24 @@ class Emitter {
       scalar(key, style, indent, true);
       write_indicator(":", false, false, false);
       node_value(entry->second, indent, Context::MapValue);
+    }
+    key_order_.resize(begin);
+  }
+
+  // A stable sort by key_less. Maps come mostly in order and small: an
+  // insertion sort does n - 1 comparisons on them and allocates nothing.
+  using EntryIterator = std::vector<const Node::Entry*>::iterator;
+  static void sort_keys(EntryIterator first, EntryIterator last) {
+    auto less = [](const Node::Entry* a, const Node::Entry* b) {
+      return key_less(a->first, b->first);
+    };
+    constexpr std::ptrdiff_t kInsertionSortSize = 32;
+    if (last - first > kInsertionSortSize) return std::stable_sort(first, last, less);
+    for (auto it = first; it != last; ++it) {
+      const Node::Entry* entry = *it;
+      auto hole = it;
+      for (; hole != first && less(entry, *(hole - 1)); --hole) *hole = *(hole - 1);
+      *hole = entry;
     }
   }
 
@@ -275,13 +327,6 @@ class Emitter {
 
   void plain(std::string_view s, int indent, bool allow_breaks) {
     if (!whitespace_) put(' ');
-    if (s.find(' ') == std::string_view::npos) {  // nowhere to fold: write it whole
-      out_.append(s);
-      column_ += static_cast<int>(
-          std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-      whitespace_ = indention_ = false;
-      return;
-    }
     bool spaces = false;
     for (std::size_t i = 0; i < s.size();) {
       if (s[i] == ' ') {
@@ -293,7 +338,7 @@ class Emitter {
         }
         spaces = true;
       } else {
-        write_char(s, i);
+        i = write_run(s, i, [](unsigned char b) { return b == ' '; });
         indention_ = false;
         spaces = false;
       }
@@ -323,7 +368,7 @@ class Emitter {
       } else {
         if (breaks) write_indent(indent);
         if (s[i] == '\'') put('\'');
-        write_char(s, i);
+        i = write_run(s, i, [](unsigned char b) { return b == ' ' || b == '\'' || may_break(b); });
         indention_ = false;
         spaces = breaks = false;
       }
@@ -351,7 +396,9 @@ class Emitter {
         }
         spaces = true;
       } else {
-        write_char(s, i);
+        i = write_run(s, i, [](unsigned char b) {
+          return b == ' ' || b == '"' || b == '\\' || b < 0x20 || b > 0x7E;
+        });
         spaces = false;
       }
     }
@@ -444,7 +491,7 @@ class Emitter {
           write_indent(indent);
           breaks = false;
         }
-        write_char(s, i);
+        i = write_run(s, i, may_break);
         indention_ = false;
       }
     }
@@ -473,6 +520,26 @@ class Emitter {
     column_ = 0;
   }
 
+  // Whether a byte may start a line break: "\r", "\n", or the lead byte of
+  // NEL, LS or PS.
+  static bool may_break(unsigned char b) {
+    return b == '\n' || b == '\r' || b == 0xC2 || b == 0xE2;
+  }
+
+  // Writes the character at i, which needs no special handling, and the
+  // ones after it up to the first byte `stop` accepts; returns the index
+  // after them. Each UTF-8 character is one column.
+  template <typename Stop>
+  std::size_t write_run(std::string_view s, std::size_t i, Stop stop) {
+    std::size_t end = i + width_at(s, i);
+    while (end < s.size() && !stop(static_cast<unsigned char>(s[end]))) ++end;
+    std::string_view run = s.substr(i, end - i);
+    out_.append(run);
+    column_ += static_cast<int>(
+        std::count_if(run.begin(), run.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+    return end;
+  }
+
   void write_char(std::string_view s, std::size_t& i) {
     std::size_t w = width_at(s, i);
     out_.append(s.substr(i, w));
@@ -494,7 +561,10 @@ class Emitter {
 
   void write_indent(int indent) {
     if (!indention_ || column_ > indent || (column_ == indent && !whitespace_)) put_break();
-    while (column_ < indent) put(' ');
+    if (column_ < indent) {
+      out_.append(static_cast<std::size_t>(indent - column_), ' ');
+      column_ = indent;
+    }
     whitespace_ = indention_ = true;
   }
 
@@ -509,6 +579,7 @@ class Emitter {
   static bool key_less(std::string_view a, std::string_view b);
 
   std::string& out_;
+  std::vector<const Node::Entry*> key_order_;
   int column_ = 0;
   bool whitespace_ = true;
   bool indention_ = true;
@@ -573,10 +644,6 @@ bool yaml_v2_less(const S& a, const S& b) {
     return ar < br;
   }
   return a.size() < b.size();
-}
-
-bool is_ascii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c & 0x80) == 0; });
 }
 
 bool Emitter::key_less(std::string_view a, std::string_view b) {
