@@ -57,6 +57,10 @@ void put_node(std::string& out, const Node& node) {
   }
 }
 
+// The fewest bytes an encoded node takes: its kind, line, column and one
+// varint. Bounding a count by what is left bounds what it reserves too.
+constexpr std::size_t kMinimumNodeSize = 4;
+
 // Reads the encoding back; every read is bounds-checked, so a damaged entry
 // fails instead of reading past the end.
 class Decoder {
@@ -89,53 +93,65 @@ class Decoder {
     return value <= limit ? std::optional(value) : std::nullopt;
   }
 
-  std::optional<Node> node(int depth = 0) {
+  // Decodes one node into `out`, in place: a map of many entries moves
+  // nothing once decoded. False when the data is damaged.
+  bool node(Node& out, int depth = 0) {
     auto kind = byte(static_cast<int>(Node::Kind::Map));
     auto line = varint();
     auto column = varint();
-    if (!kind || !line || !column || depth > 10000) return std::nullopt;
-    auto node = body(static_cast<Node::Kind>(*kind), depth);
-    if (node) node->mark = {static_cast<int>(*line), static_cast<int>(*column)};
-    return node;
+    if (!kind || !line || !column || depth > 10000) return false;
+    if (!body(out, static_cast<Node::Kind>(*kind), depth)) return false;
+    out.mark = {static_cast<int>(*line), static_cast<int>(*column)};
+    return true;
   }
 
  private:
-  std::optional<Node> body(Node::Kind kind, int depth) {
+  bool body(Node& out, Node::Kind kind, int depth) {
     switch (kind) {
       case Node::Kind::Null: {
         auto written = text();
-        return written ? std::optional(Node::null(std::move(*written))) : std::nullopt;
+        if (!written) return false;
+        out = Node::null(std::move(*written));
+        return true;
       }
       case Node::Kind::Scalar: {
         auto tag = byte(static_cast<int>(Tag::Timestamp));
         auto style = byte(static_cast<int>(Style::Folded));
         auto value = text();
-        if (!tag || !style || !value) return std::nullopt;
-        return Node::scalar(std::move(*value), static_cast<Tag>(*tag), static_cast<Style>(*style));
+        if (!tag || !style || !value) return false;
+        out = Node::scalar(std::move(*value), static_cast<Tag>(*tag), static_cast<Style>(*style));
+        return true;
       }
       case Node::Kind::Sequence:
-        return collection(Node::sequence(), depth, false);
+        out = Node::sequence();
+        return collection(out, depth);
       case Node::Kind::Map:
-        return collection(Node::map(), depth, true);
+        out = Node::map();
+        return collection(out, depth);
     }
-    return std::nullopt;
+    return false;
   }
 
-  std::optional<Node> collection(Node out, int depth, bool is_map) {
+  bool collection(Node& out, int depth) {
     auto count = varint();
-    if (!count || *count > data_.size() - pos_) return std::nullopt;
-    for (std::uint64_t i = 0; i < *count; ++i) {
-      std::optional<std::string> key;
-      if (is_map && !(key = text())) return std::nullopt;
-      auto child = node(depth + 1);
-      if (!child) return std::nullopt;
-      if (is_map) {
-        out.append(std::move(*key), std::move(*child));
-      } else {
-        out.push_back(std::move(*child));
-      }
+    if (!count || *count > (data_.size() - pos_) / kMinimumNodeSize) return false;
+    if (out.is_map()) {
+      out.entries().reserve(*count);
+    } else {
+      out.items().reserve(*count);
     }
-    return std::optional<Node>(std::move(out));
+    for (std::uint64_t i = 0; i < *count; ++i) {
+      Node* child;
+      if (out.is_map()) {
+        auto key = text();
+        if (!key) return false;
+        child = &out.append(std::move(*key), Node());
+      } else {
+        child = &out.items().emplace_back();
+      }
+      if (!node(*child, depth + 1)) return false;
+    }
+    return true;
   }
 
   std::string_view data_;
@@ -165,12 +181,10 @@ std::optional<std::vector<Node>> decode_documents(std::string_view data) {
   if (data.substr(0, kMagic.size()) != kMagic) return std::nullopt;
   Decoder decoder(data.substr(kMagic.size()));
   auto count = decoder.varint();
-  if (!count || *count > data.size()) return std::nullopt;
-  std::vector<Node> documents;
-  for (std::uint64_t i = 0; i < *count; ++i) {
-    auto doc = decoder.node();
-    if (!doc) return std::nullopt;
-    documents.push_back(std::move(*doc));
+  if (!count || *count > data.size() / kMinimumNodeSize) return std::nullopt;
+  std::vector<Node> documents(*count);
+  for (Node& doc : documents) {
+    if (!decoder.node(doc)) return std::nullopt;
   }
   if (!decoder.at_end()) return std::nullopt;
   return documents;
