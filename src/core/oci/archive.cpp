@@ -384,18 +384,17 @@ void check_entries(const std::string& root_dir, const std::vector<std::string>& 
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
                      std::string_view display_name, const ExtractLimits& limits) {
   open_empty_directory(dest_dir);  // checked before anything is read
-  Layer layer;
   std::optional<std::string> blob = read_file_if_exists(archive_path);
   if (!blob) throw Error(std::string(display_name) + ": " + archive_path + ": cannot be read");
-  layer.blob = std::move(*blob);
-  layer.index = index_layer(layer.blob, display_name, limits);
-  extract_layer(layer, dest_dir, display_name);
+  extract_layer(Layer{archive_path, index_layer(*blob, display_name, limits)}, dest_dir,
+                display_name);
 }
 
 void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_view display_name) {
   Fd root = open_empty_directory(dest_dir);
   Extractor(display_name, std::move(root))
-      .run(layer.index, read_layer_dir(layer.blob, layer.index, "", display_name));
+      .run(layer.index, read_layer_dir(blob_file_reader(layer.path, display_name), layer.index, "",
+                                       display_name));
 }
 
 std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,

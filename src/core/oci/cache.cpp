@@ -116,11 +116,12 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded)
   std::optional<LayerIndex> index =
       LayerIndex::decode(read_file_if_exists(artifact.layer_index()).value_or(""));
   if (!index) return "layer.index is missing or damaged";
+  // Read whole for its digest, then let go: reads take the parts they need.
   std::optional<std::string> blob = read_file_if_exists(artifact.layer());
   if (!blob) return "the layer is missing";
   if (sha256_digest(*blob) != index->blob_digest)
     return "the layer does not have the digest " + index->blob_digest;
-  if (loaded) *loaded = Layer{std::move(*blob), std::move(*index)};
+  if (loaded) *loaded = Layer{artifact.layer(), std::move(*index)};
   return "";
 }
 

@@ -1,10 +1,14 @@
 #include "core/oci/layer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -35,7 +39,8 @@ std::optional<std::size_t> gzip_header_size(std::string_view data) {
   std::size_t at = 10;
   if (flags & kExtra) {
     if (data.size() < at + 2) return std::nullopt;
-    at += 2 + (static_cast<unsigned char>(data[at]) | static_cast<unsigned char>(data[at + 1]) << 8);
+    at +=
+        2 + (static_cast<unsigned char>(data[at]) | static_cast<unsigned char>(data[at + 1]) << 8);
   }
   for (unsigned char zero_terminated : {kName, kComment}) {
     if (!(flags & zero_terminated)) continue;
@@ -54,8 +59,17 @@ std::optional<std::size_t> gzip_header_size(std::string_view data) {
 // members' CRC-32 (a fifth of zlib's time) is not.
 class Inflater {
  public:
-  Inflater(std::string_view blob, bool gzip, const ResumePoint& from, std::string_view display)
-      : blob_(blob), gzip_(gzip), in_(from.in), out_(from.out), display_(display) {
+  // `bytes` are the blob's from offset `base` on: the whole blob, or the part
+  // a read needs.
+  Inflater(std::string_view bytes, std::uint64_t base, bool gzip, const ResumePoint& from,
+           std::string_view display)
+      : blob_(bytes),
+        base_(base),
+        end_(base + bytes.size()),
+        gzip_(gzip),
+        in_(from.in),
+        out_(from.out),
+        display_(display) {
     if (!gzip_) return;
     stream_.zalloc = Z_NULL;
     stream_.zfree = Z_NULL;
@@ -64,10 +78,10 @@ class Inflater {
       start_member();
       return;
     }
-    if (from.in == 0 || from.in > blob.size() || from.window.size() > kWindow) broken();
+    if (from.in <= base_ || from.in > end_ || from.window.size() > kWindow) broken();
     if (inflateInit2(&stream_, -15) != Z_OK) broken();
     open_ = true;
-    int byte = static_cast<unsigned char>(blob_[from.in - 1]);
+    int byte = static_cast<unsigned char>(at(from.in - 1)[0]);
     if (from.bits > 0 && inflatePrime(&stream_, from.bits, byte >> (8 - from.bits)) != Z_OK)
       broken();
     if (inflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(from.window.data()),
@@ -83,8 +97,8 @@ class Inflater {
   // Up to `size` bytes into `out`; 0 at the end of the blob.
   std::size_t read(char* out, std::size_t size) {
     if (!gzip_) {
-      std::size_t n = std::min<std::uint64_t>(size, blob_.size() - in_);
-      std::memcpy(out, blob_.data() + in_, n);
+      std::size_t n = std::min<std::uint64_t>(size, end_ - in_);
+      std::memcpy(out, at(in_), n);
       in_ += n;
       out_ += n;
       return n;
@@ -92,8 +106,8 @@ class Inflater {
     std::size_t produced = 0;
     while (produced < size) {
       if (!open_ && !next_member()) break;
-      stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(blob_.data() + in_));
-      stream_.avail_in = static_cast<uInt>(std::min<std::uint64_t>(blob_.size() - in_, 1 << 30));
+      stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(at(in_)));
+      stream_.avail_in = static_cast<uInt>(std::min<std::uint64_t>(end_ - in_, 1 << 30));
       stream_.next_out = reinterpret_cast<Bytef*>(out + produced);
       stream_.avail_out = static_cast<uInt>(size - produced);
       uInt before_in = stream_.avail_in;
@@ -134,7 +148,7 @@ class Inflater {
   }
 
   void start_member() {
-    std::string_view member = blob_.substr(in_);
+    std::string_view member = blob_.substr(in_ - base_);
     constexpr unsigned char kReservedFlags = 0xe0;
     if (!is_gzip(member) || (member.size() > 3 && (member[2] != 8 || (member[3] & kReservedFlags))))
       throw Error(std::string(display_) + ": not a gzip stream");
@@ -147,7 +161,7 @@ class Inflater {
 
   // A raw inflate stops before the member's CRC-32 and size.
   void end_member() {
-    if (blob_.size() - in_ < 8) throw Error(std::string(display_) + ": truncated gzip stream");
+    if (end_ - in_ < 8) throw Error(std::string(display_) + ": truncated gzip stream");
     in_ += 8;
     inflateEnd(&stream_);
     open_ = false;
@@ -155,8 +169,8 @@ class Inflater {
 
   // Starts the gzip member at in_, if there is one.
   bool next_member() {
-    if (in_ == blob_.size()) return false;
-    if (!is_gzip(blob_.substr(in_))) {
+    if (in_ == end_) return false;
+    if (!is_gzip(blob_.substr(in_ - base_))) {
       throw Error(std::string(display_) + ": data after the gzip stream is not a gzip member");
     }
     if (points_) points_->push_back({in_, out_, 0, "", true});
@@ -175,7 +189,11 @@ class Inflater {
     points_->push_back(std::move(point));
   }
 
+  const char* at(std::uint64_t offset) const { return blob_.data() + (offset - base_); }
+
   std::string_view blob_;
+  std::uint64_t base_;
+  std::uint64_t end_;
   bool gzip_;
   std::uint64_t in_;
   std::uint64_t out_;
@@ -538,6 +556,7 @@ std::string printable_name(std::string_view name) {
 std::string LayerIndex::encode() const {
   std::string out(kMagic);
   put_bytes(out, blob_digest);
+  put_number(out, blob_size);
   put_number(out, gzip ? 1 : 0);
   put_number(out, dirs.size());
   for (const std::string& dir : dirs) put_bytes(out, dir);
@@ -568,7 +587,8 @@ std::optional<LayerIndex> LayerIndex::decode(std::string_view data) {
   Decoder in(body.substr(kMagic.size()));
   LayerIndex index;
   std::uint64_t flag = 0, count = 0;
-  if (!in.bytes(index.blob_digest) || !in.number(flag) || flag > 1) return std::nullopt;
+  if (!in.bytes(index.blob_digest) || !in.number(index.blob_size) || !in.number(flag) || flag > 1)
+    return std::nullopt;
   index.gzip = flag == 1;
   if (!in.number(count) || count > body.size()) return std::nullopt;
   index.dirs.resize(count);
@@ -601,17 +621,18 @@ LayerIndex index_layer(std::string_view blob, std::string_view display_name,
                        const ExtractLimits& limits) {
   LayerIndex index;
   index.gzip = is_gzip(blob);
+  index.blob_size = blob.size();
   ResumePoint start{0, 0, 0, "", index.gzip};
   index.points.push_back(start);
-  Inflater inflater(blob, index.gzip, start, display_name);
+  Inflater inflater(blob, 0, index.gzip, start, display_name);
   inflater.record_into(index.points);
   TarSource source(inflater);
   Indexer(display_name, limits).run(source, index);
   return index;
 }
 
-std::map<std::string, std::string> read_layer_dir(std::string_view blob, const LayerIndex& index,
-                                                  std::string_view dir,
+std::map<std::string, std::string> read_layer_dir(const BlobReader& read_blob,
+                                                  const LayerIndex& index, std::string_view dir,
                                                   std::string_view display_name) {
   std::string prefix = dir.empty() ? "" : std::string(dir) + "/";
   std::uint64_t begin = UINT64_MAX;
@@ -623,11 +644,20 @@ std::map<std::string, std::string> read_layer_dir(std::string_view blob, const L
   }
   std::map<std::string, std::string> files;
   if (begin == UINT64_MAX) return files;
-  auto after = std::upper_bound(index.points.begin(), index.points.end(), begin,
-                                [](std::uint64_t at, const ResumePoint& p) { return at < p.out; });
+  auto out_after = [](std::uint64_t at, const ResumePoint& p) { return at < p.out; };
+  auto after = std::upper_bound(index.points.begin(), index.points.end(), begin, out_after);
   if (after == index.points.begin()) throw Error(std::string(display_name) + ": no resume point");
   const ResumePoint& from = *std::prev(after);
-  Inflater inflater(blob, index.gzip, from, display_name);
+  // Inflating from `from` to the first point at or past `end` needs the
+  // blob up to that point's input, and the byte whose bits it resumes in.
+  auto until = std::lower_bound(index.points.begin(), index.points.end(), end,
+                                [](const ResumePoint& p, std::uint64_t at) { return p.out < at; });
+  std::uint64_t first = from.member_start || from.in == 0 ? from.in : from.in - 1;
+  std::uint64_t last = until == index.points.end() ? index.blob_size : until->in;
+  if (last < first || last > index.blob_size)
+    throw Error(std::string(display_name) + ": the layer index does not match the blob");
+  std::string bytes = read_blob(first, last - first);
+  Inflater inflater(bytes, first, index.gzip, from, display_name);
   TarSource source(inflater);
   source.skip(begin - from.out, display_name);
   std::string span(end - begin, '\0');
@@ -638,6 +668,40 @@ std::map<std::string, std::string> read_layer_dir(std::string_view blob, const L
       files.emplace(file.path, span.substr(file.offset - begin, file.size));
   }
   return files;
+}
+
+std::map<std::string, std::string> read_layer_dir(std::string_view blob, const LayerIndex& index,
+                                                  std::string_view dir,
+                                                  std::string_view display_name) {
+  return read_layer_dir(
+      [blob, display_name](std::uint64_t offset, std::uint64_t size) {
+        if (offset > blob.size() || size > blob.size() - offset)
+          throw Error(std::string(display_name) + ": truncated gzip stream");
+        return std::string(blob.substr(offset, size));
+      },
+      index, dir, display_name);
+}
+
+BlobReader blob_file_reader(const std::string& path, std::string_view display_name) {
+  return [path, display = std::string(display_name)](std::uint64_t offset, std::uint64_t size) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(display + ": " + path + ": " + std::strerror(errno));
+    std::string bytes(size, '\0');
+    std::uint64_t done = 0;
+    while (done < size) {
+      ssize_t n = ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        int error = n < 0 ? errno : 0;
+        ::close(fd);
+        throw Error(display + ": " + path + ": " +
+                    (error ? std::strerror(error) : "shorter than its index says"));
+      }
+      done += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+    return bytes;
+  };
 }
 
 }  // namespace fluxop::oci

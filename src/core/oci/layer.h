@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,7 +39,8 @@ struct ResumePoint {
 };
 
 struct LayerIndex {
-  std::string blob_digest;          // of the blob it indexes, when known
+  std::string blob_digest;  // of the blob it indexes, when known
+  std::uint64_t blob_size = 0;
   bool gzip = true;                 // false: a plain tar
   std::vector<std::string> dirs;    // every directory, explicit or implied
   std::vector<LayerFile> files;     // regular files, in archive order
@@ -50,9 +52,10 @@ struct LayerIndex {
   static std::optional<LayerIndex> decode(std::string_view data);
 };
 
-// A layer's blob in memory, with its index.
+// A layer's blob in fluxopctl's cache, and its index. The blob stays on
+// disk: a read takes only the part it inflates.
 struct Layer {
-  std::string blob;
+  std::string path;
   LayerIndex index;
 };
 
@@ -64,11 +67,22 @@ struct Layer {
 LayerIndex index_layer(std::string_view blob, std::string_view display_name,
                        const ExtractLimits& limits = {});
 
-// The files of `index` under `dir` ("" for all), by path, read from `blob`.
-// Throws fluxop::Error when the blob does not inflate as the index says.
+// The bytes [offset, offset + size) of a blob; throws when they cannot be read.
+using BlobReader = std::function<std::string(std::uint64_t offset, std::uint64_t size)>;
+
+// The files of `index` under `dir` ("" for all), by path, inflated from the
+// part of the blob they need. Throws fluxop::Error when the blob does not
+// inflate as the index says.
+std::map<std::string, std::string> read_layer_dir(const BlobReader& read_blob,
+                                                  const LayerIndex& index, std::string_view dir,
+                                                  std::string_view display_name);
+// The same, from the whole blob in memory.
 std::map<std::string, std::string> read_layer_dir(std::string_view blob, const LayerIndex& index,
                                                   std::string_view dir,
                                                   std::string_view display_name);
+
+// Reads a layer's blob from its file: the part asked for.
+BlobReader blob_file_reader(const std::string& path, std::string_view display_name);
 
 // An entry name as it may stand in a one-line message: control bytes
 // escaped, an empty name quoted.

@@ -41,8 +41,10 @@ std::string LayerFiles::read(const std::string& path) const {
   std::lock_guard<std::mutex> guard(mutex_);
   auto inflated = inflated_.find(dir);
   if (inflated == inflated_.end()) {
-    inflated =
-        inflated_.emplace(dir, read_layer_dir(layer_->blob, layer_->index, dir, label_)).first;
+    inflated = inflated_
+                   .emplace(dir, read_layer_dir(blob_file_reader(layer_->path, label_),
+                                                layer_->index, dir, label_))
+                   .first;
   }
   auto found = inflated->second.find(path);
   if (found == inflated->second.end()) throw Error(label_ + "/" + path + ": not in the artifact");

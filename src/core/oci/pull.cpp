@@ -24,20 +24,18 @@ const Descriptor& content_layer(const Manifest& manifest, const Reference& ref) 
 }
 
 // Downloads and indexes the layer into `dir` (layer, layer.index,
-// manifest.json); returns it.
-std::shared_ptr<const Layer> fill_entry(RegistryClient& client, const Reference& ref,
-                                        const Manifest& manifest, const PullOptions& options,
-                                        const std::string& dir) {
+// manifest.json); returns the index.
+LayerIndex fill_entry(RegistryClient& client, const Reference& ref, const Manifest& manifest,
+                      const PullOptions& options, const std::string& dir) {
   const Descriptor& descriptor = content_layer(manifest, ref);
-  auto layer = std::make_shared<Layer>();
-  std::string blob = dir + "/layer";
-  client.fetch_blob(ref, descriptor, blob, options.max_layer_bytes);
-  layer->blob = read_file_if_exists(blob).value_or("");
-  layer->index = index_layer(layer->blob, "blob " + descriptor.digest, options.limits);
-  layer->index.blob_digest = descriptor.digest;
-  write_file(dir + "/layer.index", layer->index.encode());
+  std::string path = dir + "/layer";
+  client.fetch_blob(ref, descriptor, path, options.max_layer_bytes);
+  LayerIndex index = index_layer(read_file_if_exists(path).value_or(""),
+                                 "blob " + descriptor.digest, options.limits);
+  index.blob_digest = descriptor.digest;
+  write_file(dir + "/layer.index", index.encode());
   write_file(dir + "/manifest.json", manifest.bytes);
-  return layer;
+  return index;
 }
 
 // A cached entry, pinned, with its layer read and verified.
@@ -133,17 +131,17 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
              [&](const CachedArtifact& damaged) { cache.discard(damaged); });
   bool downloaded = !entry;
   if (downloaded) {
-    std::shared_ptr<const Layer> layer;
+    std::optional<LayerIndex> index;
     cache.add(manifest.digest, [&](const std::string& dir) {
-      layer = fill_entry(client, ref, manifest, options, dir);
+      index = fill_entry(client, ref, manifest, options, dir);
     });
     std::optional<CachedArtifact> artifact = cache.open(manifest.digest);
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
-    if (!layer) {  // another process added it first
-      auto read = std::make_shared<Layer>();
-      if (std::string problem = cache.verify(*artifact, read.get()); !problem.empty())
-        throw Error(artifact->dir + ": " + problem);
-      layer = std::move(read);
+    auto layer = std::make_shared<Layer>();
+    if (index) {
+      *layer = Layer{artifact->layer(), std::move(*index)};
+    } else if (std::string problem = cache.verify(*artifact, layer.get()); !problem.empty()) {
+      throw Error(artifact->dir + ": " + problem);  // another process added it first
     }
     entry = Intact{*artifact, std::move(layer)};
   }

@@ -162,7 +162,7 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
   }
   Layer loaded;
   CHECK(cache.verify(entry, &loaded) == "");
-  CHECK(loaded.blob == layer_blob());
+  CHECK(loaded.path == entry.layer());
   REQUIRE(loaded.index.files.size() == 1);
   CHECK(loaded.index.files[0].path == kFile);
   const std::string changed = "the layer does not have the digest " + kLayerDigest;

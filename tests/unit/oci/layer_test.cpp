@@ -98,7 +98,20 @@ TEST_CASE("layer: the real distribution is read back by directory, from resume p
     CHECK(read_layer_dir(blob, *decoded, dir, "blob") == files_on_disk(real, dir));
   }
 
-  auto layer = std::make_shared<Layer>(Layer{blob, *decoded});
+  // Read from a file, as the cache keeps it: only the parts a read needs.
+  testing::TempDir cache;
+  cache.write("layer", blob);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+  BlobReader from_file = blob_file_reader(cache.str() + "/layer", "blob");
+  auto counted = [&](std::uint64_t offset, std::uint64_t size) {
+    reads.emplace_back(offset, size);
+    return from_file(offset, size);
+  };
+  const std::string newest_dir = on_disk.manifests_dir(newest);
+  CHECK(read_layer_dir(counted, *decoded, newest_dir, "blob") == files_on_disk(real, newest_dir));
+  REQUIRE(reads.size() == 1);
+  CHECK(reads[0].second < blob.size() / 3);
+  auto layer = std::make_shared<Layer>(Layer{cache.str() + "/layer", *decoded});
   distribution::Distribution in_layer = layer_distribution(layer, "oci://r/x@sha256:0");
   REQUIRE(in_layer.versions().size() == on_disk.versions().size());
   CHECK(in_layer.versions().back().original == newest.original);
@@ -144,6 +157,12 @@ TEST_CASE("layer: gzip members, plain tars and long names") {
     LayerIndex index = index_layer(blob, "blob");
     CHECK_THROWS_AS(read_layer_dir(blob.substr(0, blob.size() / 2), index, "flux-images", "blob"),
                     Error);
+    testing::TempDir cache;
+    cache.write("layer", blob.substr(0, blob.size() / 2));
+    CHECK_THROWS_WITH_AS(read_layer_dir(blob_file_reader(cache.str() + "/layer", "blob"), index,
+                                        "flux-images", "blob"),
+                         ("blob: " + cache.str() + "/layer: shorter than its index says").c_str(),
+                         Error);
   }
 }
 
