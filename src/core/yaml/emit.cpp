@@ -61,12 +61,12 @@ std::size_t width_at(std::string_view s, std::size_t i) {
 
 // ---- Scalar analysis -----------------------------------------------------
 
-// Bytes that, past the first character, tell the analysis nothing but that
-// the previous character was no space or break: printable ASCII other than
-// the space, ':' and '#'.
+// Bytes that, past the first character, the analysis can take in runs:
+// printable ASCII other than ':' and '#'. Of them only the space matters,
+// and only at a run's ends (next to a line break or '#', or at the end).
 constexpr auto kQuietBytes = [] {
   std::array<bool, 256> quiet{};
-  for (int b = 0x21; b <= 0x7E; ++b) quiet[b] = b != ':' && b != '#';
+  for (int b = 0x20; b <= 0x7E; ++b) quiet[b] = b != ':' && b != '#';
   return quiet;
 }();
 
@@ -98,10 +98,14 @@ ScalarAnalysis analyze(std::string_view s) {
   for (std::size_t i = 0, w; i < s.size(); i += w) {
     auto b = byte_at(i);
     if (i > 0 && kQuietBytes[b]) {
+      if (b == ' ' && previous_break) break_space = true;
       std::size_t end = i + 1;
       while (end < s.size() && kQuietBytes[byte_at(end)]) ++end;
       w = end - i;
-      previous_space = previous_break = preceded_by_whitespace = false;
+      bool ends_in_space = s[end - 1] == ' ';
+      if (ends_in_space && end == s.size()) trailing_space = true;
+      previous_space = preceded_by_whitespace = ends_in_space;
+      previous_break = false;
       continue;
     }
     bool ascii = b < 0x80;
