@@ -57,9 +57,9 @@ std::set<std::string> subject_namespaces(const Resource& referrer) {
 // What the referrer may refer to: cluster-scoped resources, resources in its
 // namespace, and those in its ServiceAccount subjects' namespaces; a
 // cluster-scoped referrer may refer to anything.
-Candidates visible_from(const ResourceList& resources, const Resource& referrer) {
+Candidates visible_from(const ResourceList& resources, const Resource& referrer,
+                        const std::set<std::string>& subjects_ns) {
   std::string referrer_ns = effective_namespace(referrer.id());
-  std::set<std::string> subjects_ns = subject_namespaces(referrer);
   Candidates visible;
   for (const auto& target : resources) {
     std::string target_ns = effective_namespace(target.id());
@@ -71,11 +71,31 @@ Candidates visible_from(const ResourceList& resources, const Resource& referrer)
   return visible;
 }
 
+// visible_from(), worked out on first use: most referrers have no field that
+// refers to anything, and working it out for each is quadratic. The first
+// use comes before a fix changes the referrer, so it sees what it would
+// have seen worked out first. The subjects are read (and checked) at once.
+class Visible {
+ public:
+  Visible(const ResourceList& resources, const Resource& referrer)
+      : resources_(resources), referrer_(referrer), subjects_ns_(subject_namespaces(referrer)) {}
+
+  const Candidates& get() {
+    if (!candidates_) candidates_ = visible_from(resources_, referrer_, subjects_ns_);
+    return *candidates_;
+  }
+
+ private:
+  const ResourceList& resources_;
+  const Resource& referrer_;
+  std::set<std::string> subjects_ns_;
+  std::optional<Candidates> candidates_;
+};
+
 // One referring field of one referrer, and the resources it may name.
 class Reference {
  public:
-  Reference(Resource& referrer, const FieldSpec& field, const Gvk& target,
-            const Candidates& visible)
+  Reference(Resource& referrer, const FieldSpec& field, const Gvk& target, Visible& visible)
       : referrer_(referrer),
         field_(field),
         target_(target),
@@ -101,7 +121,7 @@ class Reference {
   }
 
   void fix_name(yaml::Node& name, const std::string& where) {
-    const Resource* referral = select(name.text(), visible_, false, where);
+    const Resource* referral = select(name.text(), visible_.get(), false, where);
     if (referral && referral->name() != name.text()) name = yaml::Node::string(referral->name());
   }
 
@@ -121,9 +141,9 @@ class Reference {
   // current namespace; all candidates when the map names no namespace.
   Candidates in_namespace_of(const yaml::Node& map) const {
     const yaml::Node* ns = map.get("namespace");
-    if (!ns) return visible_;
+    if (!ns) return visible_.get();
     auto from = [&](auto id_of) {
-      return sieve(visible_, [&](const Resource* r) {
+      return sieve(visible_.get(), [&](const Resource* r) {
         std::string candidate_ns = effective_namespace(id_of(*r));
         return !candidate_ns.empty() && candidate_ns == ns->text();
       });
@@ -210,7 +230,7 @@ class Reference {
   Resource& referrer_;
   const FieldSpec& field_;
   const Gvk& target_;
-  const Candidates& visible_;
+  Visible& visible_;
   std::optional<Gvk> role_;
 };
 
@@ -219,7 +239,7 @@ class Reference {
 void fix_name_references(ResourceList& resources) {
   for (auto& referrer : resources) {
     Gvk original = referrer.original_id().gvk;
-    Candidates visible = visible_from(resources, referrer);
+    Visible visible(resources, referrer);
     for (const auto& back_reference : default_name_references()) {
       for (const auto& field : back_reference.referrers) {
         if (selects(field, original))

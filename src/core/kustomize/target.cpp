@@ -87,15 +87,19 @@ Target parse_target(const yaml::Node& node, const Context& context, std::string_
 }
 
 bool selects(const Target& target, const Resource& resource) {
+  // Kind, group and version first: they rule out most resources, and
+  // cheaply.
   ResourceId current = resource.id();
+  if (!target.kind.matches(current.gvk.kind) || !target.group.matches(current.gvk.group) ||
+      !target.version.matches(current.gvk.version)) {
+    return false;
+  }
   ResourceId original = resource.original_id();
   auto either = [](const Pattern& pattern, const std::string& a, const std::string& b) {
     return pattern.matches(a) || (b != a && pattern.matches(b));
   };
   return either(target.ns, effective_namespace(original), effective_namespace(current)) &&
          either(target.name, original.name, current.name) &&
-         target.group.matches(current.gvk.group) && target.version.matches(current.gvk.version) &&
-         target.kind.matches(current.gvk.kind) &&
          matches(target.labels, metadata_field(resource, "labels")) &&
          matches(target.annotations, metadata_field(resource, "annotations"));
 }
