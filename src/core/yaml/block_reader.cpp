@@ -45,6 +45,10 @@ bool has_only_plain_white_space(std::string_view text) {
   return true;
 }
 
+bool are_nulls_marked_alike(const Node& a, const Node& b) {
+  return a.is_null() && b.is_null() && a.mark.line == b.mark.line && a.mark.column == b.mark.column;
+}
+
 // A scalar, and whether a ": " after it makes it a key.
 struct ScalarToken {
   Node node;
@@ -71,6 +75,10 @@ class BlockReader {
       } else {
         documents.push_back(read_root());
       }
+      // Two null documents marked alike are how parse.cpp tells yaml-cpp
+      // stuck on a token ("---" at the very end makes them too).
+      if (documents.size() > 1 && are_nulls_marked_alike(documents.end()[-2], documents.back()))
+        unsupported();
       while (skip_to_content() && at_marker("...")) consume_marker_line();
     }
     return documents;
@@ -148,10 +156,14 @@ class BlockReader {
 
   bool at_sequence_entry() const { return at(pos_) == '-' && is_blank_or_line_end(pos_ + 1); }
 
+  // yaml-cpp marks the end of a text that ends with a line break at the
+  // start of the line after; at the end of a last line without one, its
+  // mark follows no rule we know.
   Node null_at_end() {
+    if (!text_.empty() && text_.back() != '\n') unsupported();
     count_node();
     Node null = Node::null("");
-    null.mark = {line_ + 1, 1};  // yaml-cpp's mark at the end: column 1
+    null.mark = {line_ + 1, 1};
     return null;
   }
 
