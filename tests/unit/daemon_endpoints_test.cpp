@@ -3,15 +3,21 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/daemon/metrics.h"
 #include "core/error.h"
@@ -160,4 +166,189 @@ TEST_CASE("daemon endpoints: destruction is prompt") {
   }
   CHECK(time_taken([&] { server.reset(); }) < bound);
   if (client >= 0) close(client);
+}
+
+namespace {
+
+// A blocking connection to the server on 127.0.0.1; reads give up after 10 s
+// so that a server that never answers fails the test instead of hanging it.
+int connect_to(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  timeval ten_seconds{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &ten_seconds, sizeof ten_seconds);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  return fd;
+}
+
+void send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    REQUIRE(sent > 0);
+    data.remove_prefix(static_cast<std::size_t>(sent));
+  }
+}
+
+// Everything the server sends until it closes the connection.
+std::string read_to_end(int fd) {
+  std::string received;
+  char buffer[4096];
+  ssize_t got;
+  while ((got = recv(fd, buffer, sizeof buffer, 0)) > 0) {
+    received.append(buffer, static_cast<std::size_t>(got));
+  }
+  CHECK(got == 0);  // closed, not timed out or reset
+  return received;
+}
+
+// The server's whole answer to `request`, sent as is.
+std::string exchange(int port, std::string_view request) {
+  int fd = connect_to(port);
+  send_all(fd, request);
+  std::string response = read_to_end(fd);
+  close(fd);
+  return response;
+}
+
+EndpointHandlers every_endpoint() {
+  return {.metrics = [] { return std::string("up 1\n"); },
+          .healthy = [] { return true; },
+          .ready = [] { return true; }};
+}
+
+}  // namespace
+
+TEST_CASE("daemon endpoints: the responses on the wire") {
+  EndpointServer server("--metrics-addr", "127.0.0.1:0", every_endpoint());
+  CHECK(exchange(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+        "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+        "Content-Length: 5\r\n\r\nup 1\n");
+  // HEAD: the length the body would have, and no body.
+  CHECK(exchange(server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+        "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+        "Content-Length: 5\r\n\r\n");
+  CHECK(exchange(server.port(), "GET /nowhere HTTP/1.1\r\n\r\n") ==
+        "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  // HTTP/1.0, and lines ended by a bare LF.
+  CHECK(exchange(server.port(), "GET /healthz HTTP/1.0\n\n").ends_with("\r\n\r\nok"));
+  CHECK(exchange(server.port(), "DELETE /readyz HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
+  for (const char* malformed : {"GET /metrics\r\n\r\n", "GET /metrics HTTP/2.0\r\n\r\n",
+                                "GET  /metrics HTTP/1.1\r\n\r\n", "\r\n"}) {
+    CAPTURE(malformed);
+    CHECK(exchange(server.port(), malformed).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+  }
+}
+
+TEST_CASE("daemon endpoints: a request split across many small writes") {
+  EndpointServer server("--metrics-addr", "127.0.0.1:0", every_endpoint());
+  int fd = connect_to(server.port());
+  for (char byte : std::string_view("GET /readyz HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n")) {
+    send_all(fd, std::string_view(&byte, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(read_to_end(fd).ends_with("\r\n\r\nok"));
+  close(fd);
+}
+
+TEST_CASE("daemon endpoints: a request's head beyond 8 KiB is refused") {
+  EndpointServer server("--metrics-addr", "127.0.0.1:0", every_endpoint());
+  std::string request = "GET /metrics HTTP/1.1\r\n";
+  while (request.size() <= 8 * 1024) request += "X-Filler: " + std::string(100, 'x') + "\r\n";
+  CHECK(exchange(server.port(), request + "\r\n")
+            .starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"));
+  // Just within the bound is fine.
+  request = "GET /metrics HTTP/1.1\r\nX-Filler: ";
+  request += std::string(8 * 1024 - request.size() - 4, 'x') + "\r\n\r\n";
+  CHECK(request.size() == 8 * 1024);
+  CHECK(exchange(server.port(), request).ends_with("\r\n\r\nup 1\n"));
+}
+
+TEST_CASE("daemon endpoints: a request's body is read and dropped") {
+  EndpointServer server("--metrics-addr", "127.0.0.1:0", every_endpoint());
+  std::string body(32 * 1024, 'b');
+  CHECK(exchange(server.port(), "POST /metrics HTTP/1.1\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body)
+            .starts_with("HTTP/1.1 404 Not Found\r\n"));
+  CHECK(request(server.port(), "/metrics", "POST").status == 404);
+}
+
+TEST_CASE("daemon endpoints: a handler that throws is a 500") {
+  EndpointServer server("--metrics-addr", "127.0.0.1:0",
+                        {.metrics = []() -> std::string { throw std::runtime_error("broken"); }});
+  CHECK(request(server.port(), "/metrics").status == 500);
+  CHECK(request(server.port(), "/healthz").status == 404);
+}
+
+TEST_CASE("daemon endpoints: a client gone in the middle of a response harms nothing") {
+  // SIGPIPE's default disposition, which would end the process, for this
+  // test's length.
+  struct sigaction default_action {
+  }, previous{};
+  default_action.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &default_action, &previous);
+  EndpointServer server("--metrics-addr", "127.0.0.1:0",
+                        {.metrics = [] { return std::string(8 << 20, 'm'); }});
+  for (int i = 0; i < 3; ++i) {
+    int fd = connect_to(server.port());
+    send_all(fd, "GET /metrics HTTP/1.1\r\n\r\n");
+    char byte;
+    CHECK(recv(fd, &byte, 1, 0) == 1);  // the server is sending
+    linger reset{1, 0};                 // close() resets the connection
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    close(fd);
+  }
+  CHECK(exchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n")
+            .ends_with(std::string(8 << 20, 'm')));
+  sigaction(SIGPIPE, &previous, nullptr);
+}
+
+TEST_CASE("daemon endpoints: slow and silent clients delay no other and are dropped") {
+  EndpointServer server("--health-addr", "127.0.0.1:0", every_endpoint());
+  auto connected = std::chrono::steady_clock::now();
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) silent.push_back(connect_to(server.port()));
+  // One sends its request a byte a second: never whole within the bound.
+  std::thread trickling([port = server.port()] {
+    int fd = connect_to(port);
+    std::string_view request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (std::size_t sent = 0; sent < 10; ++sent) {
+      if (send(fd, request.data() + sent, 1, MSG_NOSIGNAL) != 1) break;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    char byte;
+    CHECK(recv(fd, &byte, 1, 0) <= 0);  // dropped, with no answer
+    close(fd);
+  });
+
+  // Meanwhile, concurrent clients are answered at once.
+  std::atomic<int> answered = 0;
+  std::vector<std::thread> clients;
+  auto answering = time_taken([&] {
+    for (int i = 0; i < 8; ++i) {
+      clients.emplace_back([&, port = server.port()] {
+        for (int j = 0; j < 10; ++j) {
+          if (request(port, j % 2 ? "/healthz" : "/readyz").body == "ok") ++answered;
+        }
+      });
+    }
+    for (std::thread& client : clients) client.join();
+  });
+  CHECK(answered == 80);
+  CHECK(answering < std::chrono::milliseconds(3000));
+
+  // The silent ones are closed after the server's 5 s, no answer sent.
+  for (int fd : silent) {
+    CHECK(read_to_end(fd).empty());
+    close(fd);
+  }
+  auto dropped_after = std::chrono::steady_clock::now() - connected;
+  CHECK(dropped_after >= std::chrono::milliseconds(4500));
+  CHECK(dropped_after < std::chrono::milliseconds(7000));
+  trickling.join();
 }

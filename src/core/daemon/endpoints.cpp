@@ -1,15 +1,19 @@
 #include "core/daemon/endpoints.h"
 
-#include <fcntl.h>
-#include <httplib.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <list>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -20,15 +24,27 @@ namespace fluxop::daemon {
 
 namespace {
 
-constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
-constexpr const char* kProbeContentType = "text/plain; charset=utf-8";
+using Clock = std::chrono::steady_clock;
 
-// A client that connects and then says nothing, or reads nothing, holds a
-// worker (and the destructor) this long at most; probes and scrapes send
-// their request at once.
-constexpr time_t kTimeoutSeconds = 1;
-// Probes and scrapes come one or two at a time: a few workers, not one per core.
-constexpr std::size_t kWorkers = 4;
+constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr std::string_view kProbeContentType = "text/plain; charset=utf-8";
+
+// Probes and scrapes send their request at once and read the answer at once:
+// a client that has not done both this long after connecting is dropped.
+constexpr auto kClientTimeout = std::chrono::seconds(5);
+// The request line and headers; a longer head is answered 431.
+constexpr std::size_t kMaxRequestHead = 8 * 1024;
+// Connections served at once; more wait in the listen backlog until one ends.
+constexpr std::size_t kMaxConnections = 64;
+// After the response, what the client still sends (a body, pipelined
+// requests) is read and dropped until it closes, so that our close does not
+// reset the connection before the client has read the response: this much
+// and this long at most.
+constexpr std::size_t kMaxDiscarded = 64 * 1024;
+constexpr auto kDrainTimeout = std::chrono::seconds(1);
+// When accept() fails for want of descriptors or memory, the listening socket
+// stays readable: it is left alone this long rather than polled in a spin.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
 struct ListenAddress {
   std::string host;  // empty for every interface
@@ -56,8 +72,7 @@ std::string parse_address(std::string_view address, ListenAddress& parsed) {
   return {};
 }
 
-// A socket listening on the address, or -1 and `why` set. httplib binds
-// through getaddrinfo too, but when it fails it does not say why.
+// A non-blocking socket listening on the address, or -1 and `why` set.
 int listen_on(const ListenAddress& address, std::string& why) {
   // Every interface is IPv6's wildcard, which takes IPv4 too (dual stack),
   // as Go listens; IPv4's where the kernel has no IPv6.
@@ -75,7 +90,7 @@ int listen_on(const ListenAddress& address, std::string& why) {
     }
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
     for (addrinfo* candidate = found; candidate; candidate = candidate->ai_next) {
-      int fd = socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC,
+      int fd = socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                       candidate->ai_protocol);
       if (fd < 0) {
         why = std::string("socket: ") + std::strerror(errno);
@@ -109,84 +124,274 @@ int local_port(int fd) {
   return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
+struct Response {
+  int status = 200;
+  std::string_view content_type;  // none when empty
+  std::string body;
+};
+
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 431:
+      return "Request Header Fields Too Large";
+    default:
+      return "Internal Server Error";
+  }
+}
+
+// The response on the wire: the body left out for a HEAD, its length not.
+// Every connection serves one request: an idle keep-alive connection would
+// only hold a descriptor.
+std::string serialize(const Response& response, bool with_body) {
+  std::string wire = "HTTP/1.1 " + std::to_string(response.status) + " ";
+  wire += reason_phrase(response.status);
+  wire += "\r\nConnection: close\r\n";
+  if (!response.content_type.empty()) {
+    wire += "Content-Type: ";
+    wire += response.content_type;
+    wire += "\r\n";
+  }
+  wire += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
+  if (with_body) wire += response.body;
+  return wire;
+}
+
+// Where the request's head (request line and headers) ends in `input`: past
+// its empty line, or npos while that has not come. Lines end in CRLF, or in a
+// bare LF, which RFC 9112 lets a server take too.
+std::size_t head_end(std::string_view input) {
+  for (std::size_t start = 0;;) {
+    std::size_t newline = input.find('\n', start);
+    if (newline == std::string_view::npos) return newline;
+    std::size_t length = newline - start;
+    if (length == 0 || (length == 1 && input[start] == '\r')) return newline + 1;
+    start = newline + 1;
+  }
+}
+
 // A probe's answer: "ok", or a 500 and "<name> check failed", in the words
 // of controller-runtime's healthz handler.
-httplib::Server::Handler probe(std::string name, std::function<bool()> check) {
-  return [name = std::move(name), check = std::move(check)](const httplib::Request&,
-                                                            httplib::Response& response) {
-    if (check()) {
-      response.set_content("ok", kProbeContentType);
-    } else {
-      response.status = 500;
-      response.set_content(name + " check failed\n", kProbeContentType);
-    }
-  };
+Response probe(std::string_view name, const std::function<bool()>& check) {
+  if (check()) return {200, kProbeContentType, "ok"};
+  return {500, kProbeContentType, std::string(name) + " check failed\n"};
 }
+
+// One client's connection, through its one request and response.
+struct Connection {
+  enum class Phase { reading, writing, draining };
+
+  int fd;
+  Clock::time_point deadline;
+  Phase phase = Phase::reading;
+  bool done = false;  // to be closed
+  std::string input;  // the request's head so far
+  std::string output;
+  std::size_t sent = 0;
+  std::size_t discarded = 0;
+
+  Connection(int accepted, Clock::time_point now) : fd(accepted), deadline(now + kClientTimeout) {}
+  ~Connection() { close(fd); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+};
 
 }  // namespace
 
-// httplib's server on a socket of ours. Its stop() does nothing until its
-// thread has begun to accept; shutting our socket down instead ends the
-// accept loop whether it has begun or not (accept() fails at once). httplib
-// gets a duplicate, which it closes when the loop ends: ours stays open until
-// the end, so that the shutdown can never reach another socket that took its
-// number.
-struct EndpointServer::Server : httplib::Server {
-  int socket = -1;  // listening
+// One thread polls the listening socket and every connection, all
+// non-blocking: a client that is slow, silent or gone holds a descriptor
+// until its timeout, never the thread, so that probes are answered whatever
+// other clients do.
+struct EndpointServer::Server {
+  EndpointHandlers handlers;
+  int listener = -1;
+  int stop_event = -1;  // an eventfd: readable once the destructor wants the thread to end
   std::thread thread;
 
-  ~Server() override {
-    if (socket >= 0) close(socket);
+  ~Server() {
+    if (listener >= 0) close(listener);
+    if (stop_event >= 0) close(stop_event);
   }
 
-  // Accepts on `duplicate` (of `socket`) in a thread of its own.
-  void start(int duplicate) {
-    svr_sock_ = duplicate;
-    try {
-      thread = std::thread([this] { listen_after_bind(); });
-    } catch (...) {
-      close(duplicate);
-      throw;
+  void serve();
+  void accept_clients(std::list<Connection>& connections, Clock::time_point now,
+                      Clock::time_point& accept_paused_until) const;
+  void progress(Connection& connection, Clock::time_point now) const;
+  void read_request(Connection& connection, Clock::time_point now) const;
+  static void write_response(Connection& connection, Clock::time_point now);
+  static void drain(Connection& connection);
+  Response answer(std::string_view request_line, bool& head_only) const;
+};
+
+void EndpointServer::Server::serve() {
+  std::list<Connection> connections;  // their addresses stay put as others come and go
+  std::vector<pollfd> polled;
+  Clock::time_point accept_paused_until;
+  for (;;) {
+    Clock::time_point now = Clock::now();
+    bool accepting = connections.size() < kMaxConnections && now >= accept_paused_until;
+    // A negative descriptor is one poll() skips.
+    polled = {{stop_event, POLLIN, 0}, {accepting ? listener : -1, POLLIN, 0}};
+    Clock::time_point wake = Clock::time_point::max();
+    if (!accepting && connections.size() < kMaxConnections) wake = accept_paused_until;
+    for (const Connection& connection : connections) {
+      short events = connection.phase == Connection::Phase::writing ? POLLOUT : POLLIN;
+      polled.push_back({connection.fd, events, 0});
+      wake = std::min(wake, connection.deadline);
+    }
+    int timeout = -1;
+    if (wake != Clock::time_point::max()) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(wake - now);
+      timeout = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    }
+    if (poll(polled.data(), polled.size(), timeout) < 0) continue;  // EINTR
+    if (polled[0].revents) return;
+
+    now = Clock::now();
+    auto ready = polled.begin() + 2;
+    for (Connection& connection : connections) {
+      if ((ready++)->revents) progress(connection, now);
+    }
+    connections.remove_if([now](const Connection& connection) {
+      return connection.done || now >= connection.deadline;
+    });
+    if (polled[1].revents) accept_clients(connections, now, accept_paused_until);
+  }
+}
+
+void EndpointServer::Server::accept_clients(std::list<Connection>& connections,
+                                            Clock::time_point now,
+                                            Clock::time_point& accept_paused_until) const {
+  while (connections.size() < kMaxConnections) {
+    int fd = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      connections.emplace_back(fd, now);
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until = now + kAcceptBackoff;
+      return;
     }
   }
-};
+}
+
+void EndpointServer::Server::progress(Connection& connection, Clock::time_point now) const {
+  switch (connection.phase) {
+    case Connection::Phase::reading:
+      return read_request(connection, now);
+    case Connection::Phase::writing:
+      return write_response(connection, now);
+    case Connection::Phase::draining:
+      return drain(connection);
+  }
+}
+
+void EndpointServer::Server::read_request(Connection& connection, Clock::time_point now) const {
+  std::string& input = connection.input;
+  std::size_t had = input.size();
+  input.resize(kMaxRequestHead);
+  ssize_t got = recv(connection.fd, input.data() + had, kMaxRequestHead - had, 0);
+  input.resize(had + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (got <= 0) {  // gone before its request was whole
+    connection.done = true;
+    return;
+  }
+  Response response;
+  bool head_only = false;
+  if (std::size_t end = head_end(input); end != std::string::npos) {
+    std::string_view head(input.data(), end);
+    std::string_view request_line = head.substr(0, head.find('\n'));
+    if (request_line.ends_with('\r')) request_line.remove_suffix(1);
+    response = answer(request_line, head_only);
+  } else if (input.size() == kMaxRequestHead) {
+    response = {431, {}, {}};
+  } else {
+    return;
+  }
+  connection.output = serialize(response, !head_only);
+  connection.phase = Connection::Phase::writing;
+  write_response(connection, now);  // at once: a response usually fits the socket's buffer
+}
+
+void EndpointServer::Server::write_response(Connection& connection, Clock::time_point now) {
+  while (connection.sent < connection.output.size()) {
+    // MSG_NOSIGNAL: a client gone raises EPIPE here, not SIGPIPE in the process.
+    ssize_t sent = send(connection.fd, connection.output.data() + connection.sent,
+                        connection.output.size() - connection.sent, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0) {
+      connection.done = errno != EAGAIN && errno != EWOULDBLOCK;
+      return;
+    }
+    connection.sent += static_cast<std::size_t>(sent);
+  }
+  shutdown(connection.fd, SHUT_WR);  // the client sees the response's end now
+  connection.phase = Connection::Phase::draining;
+  connection.deadline = now + kDrainTimeout;
+}
+
+void EndpointServer::Server::drain(Connection& connection) {
+  char discarded[4096];
+  ssize_t got = recv(connection.fd, discarded, sizeof discarded, 0);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (got > 0) connection.discarded += static_cast<std::size_t>(got);
+  connection.done = got <= 0 || connection.discarded > kMaxDiscarded;
+}
+
+// The response to "METHOD TARGET HTTP/1.x"; `head_only` set for a HEAD. A
+// handler that throws is a 500.
+Response EndpointServer::Server::answer(std::string_view request_line, bool& head_only) const {
+  std::size_t first_space = request_line.find(' ');
+  std::size_t last_space = request_line.rfind(' ');
+  if (first_space == std::string_view::npos ||
+      request_line.find(' ', first_space + 1) != last_space) {
+    return {400, {}, {}};
+  }
+  std::string_view method = request_line.substr(0, first_space);
+  std::string_view target = request_line.substr(first_space + 1, last_space - first_space - 1);
+  std::string_view version = request_line.substr(last_space + 1);
+  if (target.empty() || (version != "HTTP/1.1" && version != "HTTP/1.0")) return {400, {}, {}};
+  std::string_view path = target.substr(0, target.find('?'));
+  head_only = method == "HEAD";
+  // Every endpoint is a GET: another method finds none, as with a path not served.
+  if (method != "GET" && !head_only) return {404, {}, {}};
+  try {
+    if (path == "/metrics" && handlers.metrics) {
+      return {200, kMetricsContentType, handlers.metrics()};
+    }
+    if (path == "/healthz" && handlers.healthy) return probe("healthz", handlers.healthy);
+    if (path == "/readyz" && handlers.ready) return probe("readyz", handlers.ready);
+  } catch (...) {
+    return {500, {}, {}};
+  }
+  return {404, {}, {}};
+}
 
 EndpointServer::EndpointServer(std::string flag, std::string address, EndpointHandlers handlers)
     : server_(std::make_unique<Server>()) {
   auto fail = [&](const std::string& why) { return Error(flag + ": " + address + ": " + why); };
   ListenAddress parsed;
   if (std::string why = parse_address(address, parsed); !why.empty()) throw fail(why);
-
-  httplib::Server& http = *server_;
-  http.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
-  // One request per connection: a scraper's idle keep-alive connection
-  // would otherwise hold a worker, and the destructor, for its timeout.
-  http.set_keep_alive_max_count(1);
-  http.set_keep_alive_timeout(kTimeoutSeconds);
-  http.set_read_timeout(kTimeoutSeconds);
-  http.set_write_timeout(kTimeoutSeconds);
-  if (handlers.metrics) {
-    http.Get("/metrics", [metrics = std::move(handlers.metrics)](const httplib::Request&,
-                                                                 httplib::Response& response) {
-      response.set_content(metrics(), kMetricsContentType);
-    });
-  }
-  if (handlers.healthy) http.Get("/healthz", probe("healthz", std::move(handlers.healthy)));
-  if (handlers.ready) http.Get("/readyz", probe("readyz", std::move(handlers.ready)));
-
+  server_->handlers = std::move(handlers);
   std::string why;
-  server_->socket = listen_on(parsed, why);
-  if (server_->socket < 0) throw fail(why);
-  int duplicate = fcntl(server_->socket, F_DUPFD_CLOEXEC, 0);
-  if (duplicate < 0) throw fail(std::string("dup: ") + std::strerror(errno));
-  server_->start(duplicate);
+  server_->listener = listen_on(parsed, why);
+  if (server_->listener < 0) throw fail(why);
+  server_->stop_event = eventfd(0, EFD_CLOEXEC);
+  if (server_->stop_event < 0) throw fail(std::string("eventfd: ") + std::strerror(errno));
+  server_->thread = std::thread([server = server_.get()] { server->serve(); });
 }
 
 EndpointServer::~EndpointServer() {
-  shutdown(server_->socket, SHUT_RDWR);
+  std::uint64_t one = 1;
+  // Cannot fail: the counter is far from full.
+  [[maybe_unused]] ssize_t written = write(server_->stop_event, &one, sizeof one);
   server_->thread.join();
 }
 
-int EndpointServer::port() const { return local_port(server_->socket); }
+int EndpointServer::port() const { return local_port(server_->listener); }
 
 }  // namespace fluxop::daemon

@@ -1,6 +1,7 @@
 // The daemon's HTTP endpoints, as the Flux Operator serves them: Prometheus
 // metrics on one address (--metrics-addr), the liveness and readiness probes
-// on another (--health-addr). Plain HTTP; GET and HEAD.
+// on another (--health-addr). Plain HTTP/1.1 (and 1.0), one request per
+// connection; GET and HEAD.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,8 @@
 namespace fluxop::daemon {
 
 // What answers each endpoint; an endpoint whose function is empty is not
-// served (404). Called on the server's threads, possibly concurrently. The
+// served (404). Called on the server's thread, possibly concurrently with
+// any other (another server's, say). The
 // `{}`s let a designated initializer name only some of them without
 // -Wmissing-field-initializers.
 struct EndpointHandlers {
@@ -20,20 +22,22 @@ struct EndpointHandlers {
 };
 
 // Serves the handlers on `address` ("HOST:PORT", "[IPV6]:PORT", or ":PORT"
-// for every interface, IPv4 and IPv6; port 0 for any free port) in threads
+// for every interface, IPv4 and IPv6; port 0 for any free port) in a thread
 // of its own, from construction (connections are accepted as soon as the
 // constructor returns) until destruction. Anything but the endpoints: 404.
-// Constructing one ignores SIGPIPE in the whole process (httplib does: its
-// writes to a closed connection would raise it); children spawned afterwards
-// inherit that unless their spawn restores it.
+// A request's line and headers may take 8 KiB (else 431), and a client 5
+// seconds to send it and read the response (else it is dropped); a client
+// that is slow or silent delays no other. The process's SIGPIPE disposition
+// is left alone: a write to a connection the client closed fails with EPIPE
+// instead (MSG_NOSIGNAL).
 class EndpointServer {
  public:
   // Throws fluxop::Error, "<flag>: <address>: <why>", when the address does
   // not parse or cannot be listened on (`flag` names where it came from,
   // e.g. "--metrics-addr").
   EndpointServer(std::string flag, std::string address, EndpointHandlers handlers);
-  // Stops listening and joins the threads: promptly, unless a client is in
-  // the middle of a request (then at most about a second, the timeouts).
+  // Stops listening, closes the connections and joins the thread: promptly,
+  // whatever the clients are doing.
   ~EndpointServer();
   EndpointServer(const EndpointServer&) = delete;
   EndpointServer& operator=(const EndpointServer&) = delete;
@@ -42,7 +46,7 @@ class EndpointServer {
   int port() const;
 
  private:
-  // Keeps httplib.h, and the OpenSSL headers it brings, out of this header.
+  // Keeps the socket and poll loop's workings out of this header.
   struct Server;
   std::unique_ptr<Server> server_;
 };
