@@ -121,14 +121,18 @@ class Inflater {
         end_member();
         continue;
       }
-      if (status == Z_BUF_ERROR && stream_.avail_in == 0) {
-        throw Error(std::string(display_) + ": truncated gzip stream");
-      }
       if (status != Z_OK && status != Z_BUF_ERROR) {
         throw Error(std::string(display_) +
                     ": gzip: " + (stream_.msg ? stream_.msg : "invalid compressed data"));
       }
       if (recording_ && (stream_.data_type & 128) && !(stream_.data_type & 64)) note_boundary();
+      // Out of input within a member: what was made may be all the caller
+      // needs (a read takes only the part of the blob it needs); asked for
+      // more, the stream is cut short.
+      if (stream_.avail_in == 0) {
+        if (produced > 0) break;
+        throw Error(std::string(display_) + ": truncated gzip stream");
+      }
     }
     return produced;
   }
