@@ -199,6 +199,12 @@ std::vector<Node> ParseCache::parse_documents(std::string_view text, std::string
   if (auto data = read_file_if_exists(entry.string())) {
     if (auto documents = decode_documents(*data)) return std::move(*documents);
   }
+  // Parsed earlier in this run (a build reads the component manifests twice):
+  // decoded from the pending entry, written once.
+  for (const auto& [pending, data] : pending_) {
+    if (pending != entry) continue;
+    if (auto documents = decode_documents(data)) return std::move(*documents);
+  }
   auto documents = yaml::parse_documents(text, source);
   pending_.emplace_back(std::move(entry), encode_documents(documents));
   return documents;
