@@ -204,6 +204,9 @@ CachedArtifact ArtifactCache::add(const std::string& digest,
   }
   CachedArtifact artifact{digest, root_ + "/sha256/" + digest_hex(digest)};
   std::error_code error;
+  // What is there is no entry find() accepts (an older fluxopctl's layout,
+  // or a part of one): moved away, as discard() moves a damaged entry.
+  if (fs::exists(artifact.dir, error)) fs::remove_all(retire(artifact.dir), error);
   fs::rename(pattern, artifact.dir, error);
   if (error) {
     fs::remove_all(pattern, error);
@@ -262,20 +265,28 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
     }
   }
   std::vector<std::string> removed;
-  for (const Entry& entry : list()) {
-    if (kept.contains(entry.artifact.digest)) continue;
-    int fd = ::open(entry.artifact.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  std::error_code error;
+  // Every directory under sha256/: an entry no record keeps, and whatever is
+  // no entry find() accepts (an older fluxopctl's layout), goes.
+  std::vector<fs::path> dirs;
+  for (const fs::directory_entry& item : fs::directory_iterator(root_ + "/sha256", error))
+    dirs.push_back(item.path());
+  for (const fs::path& dir : dirs) {
+    std::string digest = "sha256:" + dir.filename().string();
+    bool entry = is_sha256_digest(digest) && find(digest);
+    if (entry && kept.contains(digest)) continue;
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) continue;
     // Pinned by a process using it: kept. The exclusive lock is held until
     // the entry has moved, so that no process pins it meanwhile.
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      retire(entry.artifact.dir);
-      removed.push_back(entry.artifact.digest);
+      retire(dir.string());
+      removed.push_back(digest);
     }
     close(fd);
   }
-  std::error_code error;
   fs::remove_all(root_ + "/tmp", error);  // writers hold the lock: nothing there is in use
+  std::sort(removed.begin(), removed.end());
   return removed;
 }
 

@@ -220,6 +220,29 @@ TEST_CASE("cache: extract writes the layer's files once, for pull's path") {
   CHECK(cache.verify(entry) == "");
 }
 
+// An older fluxopctl kept content/ and content-digests.json, no layer.index.
+TEST_CASE("cache: an entry in an older layout is replaced when pulled and dropped by prune") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  for (const std::string& digest : {kFirst, kSecond}) {
+    std::string old = "oci/sha256/" + digest.substr(7);
+    dir.write(old + "/manifest.json", kManifest);
+    dir.write(old + "/content/" + kFile, "kind: Deployment\n");
+    dir.write(old + "/content-digests.json", "{}");
+  }
+  CHECK_FALSE(cache.find(kFirst));
+  {
+    auto held = cache.lock();
+    CachedArtifact added = cache.add(kFirst, fill);
+    CHECK(cache.verify(added) == "");
+    CHECK_FALSE(fs::exists(added.dir + "/content-digests.json"));
+  }
+  cache.record(Reference::parse("oci://127.0.0.1:5000/flux:v1"), kFirst);
+  CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kSecond});
+  CHECK(cache.find(kFirst));
+  CHECK_FALSE(fs::exists(dir.str() + "/oci/sha256/" + kSecond.substr(7)));
+}
+
 TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not") {
   testing::TempDir dir;
   ArtifactCache cache(dir.str() + "/oci");
