@@ -27,6 +27,18 @@ const CLI::Option* find_short_option(const CLI::App* command, char name) {
   return nullptr;
 }
 
+// `--version` after a command: the app's flag would print fluxopctl's version
+// and exit 0 in place of the command (its options fall through to the app
+// for --color), so that `apply --version 2.9.x`, copied from diff, applied
+// nothing and succeeded. A command that does not define it refuses it.
+void refuse_app_version_flag(const CLI::App& app, const CLI::App& command, const std::string& arg) {
+  if (&command == &app || !(arg == "--version" || arg.starts_with("--version="))) return;
+  if (command.get_option_no_throw("--version") != nullptr) return;
+  throw CLI::ExtrasError("--version: not a flag of \"" + command.get_name() +
+                             "\" (fluxopctl's own version: fluxopctl --version)",
+                         CLI::ExitCodes::ExtrasError);
+}
+
 }  // namespace
 
 std::vector<std::string> command_line(const CLI::App& app, int argc, const char* const* argv) {
@@ -39,6 +51,8 @@ std::vector<std::string> command_line(const CLI::App& app, int argc, const char*
       options_end = true;
     } else if (const CLI::App* sub = find_command(*command, arg)) {
       command = sub;
+    } else if (arg.starts_with("--")) {
+      refuse_app_version_flag(app, *command, arg);
     } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && arg[2] == '=') {
       const CLI::Option* option = find_short_option(command, arg[1]);
       if (option != nullptr && option->get_type_size_max() > 0) {

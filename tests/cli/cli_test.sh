@@ -72,6 +72,22 @@ check "diff --version 3.x" 2 empty '^error: --version: no Flux version in .* mat
 check "diff --version not a constraint" 2 empty '^error: --version: ' -- \
   "$bin" diff --version 'x.y!' "$root/tests/oci/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
 
+# The app's --version is not a flag of the commands: after one it used to
+# print fluxopctl's version and exit 0, applying nothing. Only diff defines
+# a --version of its own (above).
+for command in apply build get delete wait report reconcile suspend resume pull push kustomize \
+  version completion help; do
+  check "$command --version is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
+    "$bin" "$command" --version 2.9.x "$work/none.yaml"
+  check "$command --version= is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
+    "$bin" "$command" --version=2.9.x
+done
+check "--version before a command" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+$' empty -- "$bin" --version build
+check "--color after a command still falls through" 2 empty '^error: FILE or -f FILE is required$' -- \
+  "$bin" build --color never
+check "--version after -- is a file name" 1 empty '^error: --version: No such file' -- \
+  "$bin" build -- --version
+
 # An unknown command is named, with the closest one; before or after flags.
 check "unknown command" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- \
   "$bin" aply instance.yaml
