@@ -302,5 +302,38 @@ check "the build made good" 0 - -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" 
 [ -n "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
   fail "a successful build cached nothing"
 
+# A cache entry changed in place (its length kept) is never used: the build
+# renders what the distribution says. It used to render a
+# `source-contrxller` Deployment, which apply then created, pruning the real
+# one.
+rename_in_entries() {  # DIR FROM TO: every cache entry's FROM replaced by TO
+  python3 - "$@" <<'PY'
+import pathlib, sys
+directory, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+changed = 0
+for entry in pathlib.Path(directory).iterdir():
+    data = entry.read_bytes()
+    if old in data:
+        entry.write_bytes(data.replace(old, new))
+        changed += 1
+print(changed)
+PY
+}
+check "build, caching" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
+  "$work/minimal.yaml" --distribution-artifact "$dist"
+cp "$work/out" "$work/cached.out"
+changed=$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-controller source-contrxller)
+[ "${changed:-0}" -gt 0 ] || fail "no cache entry holds source-controller"
+check "build with a changed cache entry" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
+  "$work/minimal.yaml" --distribution-artifact "$dist"
+if grep -q contrxller "$work/out" || ! cmp -s "$work/out" "$work/cached.out"; then
+  fail "a changed cache entry was used: $(grep -c contrxller "$work/out") lines name source-contrxller"
+else
+  passed=$((passed + 1))
+  echo "ok a changed cache entry is not used"
+fi
+[ "$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-contrxller x)" = 0 ] ||
+  fail "the changed cache entry was not written anew"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

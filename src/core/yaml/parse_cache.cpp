@@ -17,7 +17,14 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped whenever the encoding or what the parser produces changes.
-constexpr std::string_view kMagic = "fluxopctl-parsed-yaml 1\n";
+constexpr std::string_view kMagic = "fluxopctl-parsed-yaml 2\n";
+// An entry: the magic, the digest of the text it was parsed from, the digest
+// of the rest, then the documents. Both are checked before an entry is used:
+// the name alone ties it to nothing, and a changed byte inside (a disk
+// error, a hand edit, another program's file) would otherwise come back as
+// objects the source never had.
+constexpr std::string_view kSourceField = "source ";
+constexpr std::string_view kEntryField = "entry ";
 
 void put_varint(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -171,15 +178,14 @@ void write_entry(const fs::path& path, const std::string& data) {
 }  // namespace
 
 std::string encode_documents(const std::vector<Node>& documents) {
-  std::string out(kMagic);
+  std::string out;
   put_varint(out, documents.size());
   for (const Node& doc : documents) put_node(out, doc);
   return out;
 }
 
 std::optional<std::vector<Node>> decode_documents(std::string_view data) {
-  if (data.substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  Decoder decoder(data.substr(kMagic.size()));
+  Decoder decoder(data);
   auto count = decoder.varint();
   if (!count || *count > data.size() / kMinimumNodeSize) return std::nullopt;
   std::vector<Node> documents(*count);
@@ -190,6 +196,33 @@ std::optional<std::vector<Node>> decode_documents(std::string_view data) {
   return documents;
 }
 
+std::string encode_entry(std::string_view source_digest, const std::vector<Node>& documents) {
+  std::string documents_data = encode_documents(documents);
+  std::string out(kMagic);
+  out.append(kSourceField).append(source_digest) += '\n';
+  out.append(kEntryField).append(sha256_digest(documents_data)) += '\n';
+  return out + documents_data;
+}
+
+std::optional<std::vector<Node>> decode_entry(std::string_view data,
+                                              std::string_view source_digest) {
+  // One header line: `field`, then a digest.
+  auto line = [&data](std::string_view field) -> std::optional<std::string_view> {
+    std::size_t end = data.find('\n');
+    if (end == std::string_view::npos || !data.starts_with(field)) return std::nullopt;
+    std::string_view value = data.substr(field.size(), end - field.size());
+    data.remove_prefix(end + 1);
+    return value;
+  };
+  if (!data.starts_with(kMagic)) return std::nullopt;
+  data.remove_prefix(kMagic.size());
+  std::optional<std::string_view> source = line(kSourceField);
+  if (!source || *source != source_digest) return std::nullopt;
+  std::optional<std::string_view> entry = line(kEntryField);
+  if (!entry || *entry != sha256_digest(data)) return std::nullopt;
+  return decode_documents(data);
+}
+
 ParseCache::ParseCache(fs::path dir) : dir_(std::move(dir)) {}
 
 std::vector<Node> ParseCache::parse_documents(std::string_view text, std::string_view source) {
@@ -197,16 +230,16 @@ std::vector<Node> ParseCache::parse_documents(std::string_view text, std::string
   std::string digest = sha256_digest(text);
   fs::path entry = dir_ / digest.substr(digest.find(':') + 1);
   if (auto data = read_file_if_exists(entry.string())) {
-    if (auto documents = decode_documents(*data)) return std::move(*documents);
+    if (auto documents = decode_entry(*data, digest)) return std::move(*documents);
   }
   // Parsed earlier in this run (a build reads the component manifests twice):
   // decoded from the pending entry, written once.
   for (const auto& [pending, data] : pending_) {
     if (pending != entry) continue;
-    if (auto documents = decode_documents(data)) return std::move(*documents);
+    if (auto documents = decode_entry(data, digest)) return std::move(*documents);
   }
   auto documents = yaml::parse_documents(text, source);
-  pending_.emplace_back(std::move(entry), encode_documents(documents));
+  pending_.emplace_back(std::move(entry), encode_entry(digest, documents));
   return documents;
 }
 

@@ -22,7 +22,8 @@ class ParseCache {
   explicit ParseCache(std::filesystem::path dir);
 
   // The documents of `text`, as parse_documents() gives them. A missing or
-  // damaged entry is parsed anew, and its new entry kept for commit().
+  // damaged entry (one whose digests do not hold: see encode_entry) is
+  // parsed anew, and its new entry kept for commit().
   std::vector<Node> parse_documents(std::string_view text, std::string_view source);
 
   // Writes the entries parsed since the last commit or discard, each whole
@@ -46,7 +47,15 @@ ParseCache& user_parse_cache();
 
 // Encoding of documents for the cache (exposed for tests).
 std::string encode_documents(const std::vector<Node>& documents);
-// nullopt when `data` is not a complete encoding of this format version.
+// nullopt when `data` is not a complete encoding.
 std::optional<std::vector<Node>> decode_documents(std::string_view data);
+
+// A cache entry: the documents parsed from the text whose digest
+// ("sha256:<hex>") is `source_digest`, with that digest and its own.
+std::string encode_entry(std::string_view source_digest, const std::vector<Node>& documents);
+// The documents of an entry; nullopt unless it is of this format version,
+// was parsed from the text of `source_digest`, and is whole and unchanged.
+std::optional<std::vector<Node>> decode_entry(std::string_view data,
+                                              std::string_view source_digest);
 
 }  // namespace fluxop::yaml

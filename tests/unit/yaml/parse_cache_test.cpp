@@ -6,7 +6,9 @@
 #include <fstream>
 
 #include "../temp_dir.h"
+#include "core/digest.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/parse.h"
 
@@ -61,6 +63,25 @@ TEST_CASE("damaged encodings are refused, never read past their end") {
   CHECK_FALSE(fluxop::yaml::decode_documents("not a cache entry").has_value());
 }
 
+TEST_CASE("an entry is used only for its source text, whole and unchanged") {
+  std::string text = "a: [1, {b: source-controller}]\n---\nd: e\n";
+  auto docs = fluxop::yaml::parse_documents(text, "t.yaml");
+  std::string digest = fluxop::sha256_digest(text);
+  std::string entry = fluxop::yaml::encode_entry(digest, docs);
+  REQUIRE(fluxop::yaml::decode_entry(entry, digest) == docs);
+  CHECK_FALSE(fluxop::yaml::decode_entry(entry, fluxop::sha256_digest("other")).has_value());
+  // Every byte changed in turn, the length kept: the name of a controller
+  // renamed in place read as objects the source never had.
+  for (std::size_t i = 0; i < entry.size(); ++i) {
+    std::string changed = entry;
+    changed[i] = static_cast<char>(changed[i] ^ 0x20);
+    CHECK_FALSE(fluxop::yaml::decode_entry(changed, digest).has_value());
+  }
+  for (std::size_t cut = 0; cut < entry.size(); ++cut) {
+    CHECK_FALSE(fluxop::yaml::decode_entry(entry.substr(0, cut), digest).has_value());
+  }
+}
+
 TEST_CASE("the cache stores big texts by digest and reads them back") {
   fluxop::testing::TempDir dir;
   ParseCache cache(dir.path() / "parsed");
@@ -81,6 +102,16 @@ TEST_CASE("the cache stores big texts by digest and reads them back") {
   CHECK(cache.parse_documents(text, "big.yaml") == first);
   cache.commit();
   CHECK(fs::file_size(stored[0]) > 100);
+
+  // So is one changed in place, its length kept.
+  std::string data = fluxop::read_input_file(stored[0].string());
+  std::size_t at = data.find("cm399");
+  REQUIRE(at != std::string::npos);
+  data.replace(at, 5, "cmXXX");
+  std::ofstream(stored[0], std::ios::trunc | std::ios::binary) << data;
+  CHECK(cache.parse_documents(text, "big.yaml") == first);
+  cache.commit();
+  CHECK(fluxop::read_input_file(stored[0].string()).find("cmXXX") == std::string::npos);
 }
 
 TEST_CASE("what a failed run parsed is never written") {
