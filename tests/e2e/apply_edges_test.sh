@@ -16,7 +16,9 @@
 #   terminal unless NO_COLOR; apply's change lines coloured by action;
 # - drift: a spec field patched into the live FluxInstance by hand, and a
 #   Deployment given an env var and then stripped of its managed fields:
-#   diff shows each, one apply removes them, the next changes nothing.
+#   diff shows each, one apply removes them, the next changes nothing;
+#   an env var set by hand while the Deployment's status moves is removed
+#   by each of five applies in a row.
 #
 #   tests/e2e/apply_edges_test.sh BIN ROOT
 #
@@ -313,5 +315,40 @@ stripped_drift() {
   case " $(env_names)" in *" DRIFT "*) echo "DRIFT is still set: $(env_names)"; return 1 ;; esac
 }
 check "drift: an env var, then managedFields stripped: diff shows it, apply removes it, then nothing changes" stripped_drift
+
+# Drift (d), the most common there is: an env var set by hand, repaired by
+# the next apply every time, five times in a row. The Deployment's status
+# moves meanwhile (its rollout, and a writer of its own here, so that the
+# object moves between the apply's read and its take-over on every run):
+# the take-over's guard used to fail then (exit 1, "invalid").
+status_writer() {
+  local i=0
+  while [ -e "$work/status-writer" ] && [ "$i" -lt 3000 ]; do
+    i=$((i + 1))
+    # A condition of a type of its own: health checks look at others.
+    k -n flux-system patch deployment source-controller --subresource=status --type=strategic \
+      -p "{\"status\":{\"conditions\":[{\"type\":\"E2EStatusWriter\",\"status\":\"True\",\"reason\":\"Write$i\"}]}}" \
+      >/dev/null 2>&1
+  done
+}
+drift_repaired() {
+  local run=$1
+  k -n flux-system set env deployment/source-controller "FOO=$run" >/dev/null ||
+    { echo "kubectl set env failed"; return 1; }
+  edge "drift-env-$run" "$work/instance.yaml" -v
+  exit_is 0 || { tail -n 1 "$work/drift-env-$run.err"; return 1; }
+  grep -q 'source-controller: taken over from its previous managers' "$work/drift-env-$run.err" ||
+    { echo "the apply did not take the Deployment over"; return 1; }
+  case " $(env_names)" in *" FOO "*) echo "FOO is still set: $(env_names)"; return 1 ;; esac
+}
+touch "$work/status-writer"
+status_writer &
+writer=$!
+for run in 1 2 3 4 5; do
+  check "drift: an env var set by hand while the status moves, repaired by apply (run $run of 5)" \
+    drift_repaired "$run"
+done
+rm -f "$work/status-writer"
+wait "$writer"
 
 summary

@@ -39,6 +39,9 @@ std::string strip_object_name(std::string message) {
   return message;
 }
 
+// At most this many causes of an error are quoted in its message.
+constexpr std::size_t kCausesShown = 3;
+
 std::string first_line(std::string_view text, std::size_t limit) {
   text = text.substr(0, text.find('\n'));
   return std::string(text.substr(0, limit));
@@ -106,6 +109,13 @@ ApiError api_error(std::string_view what, long status, std::string_view body) {
   std::string text(what);
   text += ": " + (reason.empty() ? "HTTP " + std::to_string(status) : reason_words(reason));
   if (!message.empty() && reason_words(reason) != message) text += ": " + message;
+  // A generic message ("the server rejected our request due to an error in
+  // our request", a failed JSON patch test) says what happened only in its
+  // causes.
+  for (std::size_t i = 0; i < causes.size() && i < kCausesShown; ++i) {
+    if (!causes[i].message.empty() && message.find(causes[i].message) == std::string::npos)
+      text += " (" + first_line(causes[i].message, 200) + ")";
+  }
   return ApiError(text, status, reason, std::move(causes));
 }
 

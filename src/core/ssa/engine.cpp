@@ -22,6 +22,10 @@ constexpr std::chrono::milliseconds kPollInterval{500};
 // established within tens of milliseconds, a rollout takes seconds.
 constexpr std::chrono::milliseconds kFirstPoll{25};
 constexpr std::chrono::seconds kRecreateTimeout{60};
+// How often a take-over is tried from a fresh read of an object that moved
+// under its guard: a rollout writes a Deployment's status several times a
+// second at most, so that two tries in a row rarely lose.
+constexpr int kTakeOverTries = 5;
 
 std::string resource_version(const json& object) {
   return object.value("metadata", json::object()).value("resourceVersion", "");
@@ -248,13 +252,9 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
       applied[i] = {{key, Action::Unchanged}, *live[i]};
       continue;
     }
-    if (live[i]) {
-      if (json patch = takeover_patch(*live[i], cluster_.field_manager()); !patch.is_null()) {
-        before_request();
-        cluster_.json_patch(key, patch);
-        taken_over[i] = true;
-        progress(display_name(key) + ": taken over from its previous managers");
-      }
+    if (live[i] && take_over(key, *live[i])) {
+      taken_over[i] = true;
+      progress(display_name(key) + ": taken over from its previous managers");
     }
     writes.push_back(objects[i]);
     write_of.push_back(i);
@@ -291,10 +291,7 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
     // An object without managed fields gets them from this write, the
     // fields it had before named before-first-apply's: taken over and
     // applied again, what the object no longer has goes now.
-    if (json patch = takeover_patch(results[j].object, cluster_.field_manager());
-        live[i] && !patch.is_null()) {
-      before_request();
-      cluster_.json_patch(key, patch);
+    if (live[i] && take_over(key, results[j].object)) {
       before_request();
       results[j].object = cluster_.apply(objects[i]);
       action = Action::Configured;
@@ -311,6 +308,36 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
   }
   if (refusal) std::rethrow_exception(refusal);
   return applied;
+}
+
+// The take-over patch is guarded by the resourceVersion it was made from, so
+// that it never writes back managed fields that changed since (a status
+// write adds its manager's). An object that moved is read again and the
+// patch made anew: under a rollout, and after a request retried once its
+// first try went through (the object then has nothing left to take over).
+bool Engine::take_over(const ObjectKey& key, json live) {
+  for (int tries = 1;; ++tries) {
+    json patch = takeover_patch(live, cluster_.field_manager());
+    if (patch.is_null()) return tries > 1;
+    before_request();
+    try {
+      cluster_.json_patch(key, patch);
+      return true;
+    } catch (const kube::ApiError& error) {
+      if (!is_invalid(error)) throw;
+      before_request();
+      std::optional<json> now = cluster_.get(key);
+      if (!now) return false;  // deleted meanwhile: the apply creates it
+      if (resource_version(*now) == resource_version(live)) throw;  // refused for another reason
+      if (tries == kTakeOverTries) {
+        throw Error(display_name(key) +
+                    ": cannot take it over from its previous managers: it "
+                    "changed under each of " +
+                    std::to_string(kTakeOverTries) + " tries");
+      }
+      live = std::move(*now);
+    }
+  }
 }
 
 Applied Engine::recreate(const json& object) {

@@ -115,6 +115,7 @@ class Engine {
   void progress(const std::string& line) const;
   bool namespace_exists(const std::string& ns);
   Applied recreate(const nlohmann::json& object);
+  bool take_over(const ObjectKey& key, nlohmann::json live);
 
   ClusterApi& cluster_;
   EngineHooks hooks_;

@@ -14,4 +14,6 @@ bool is_immutable_field(const kube::ApiError& error) {
   });
 }
 
+bool is_invalid(const kube::ApiError& error) { return error.status() == 422; }
+
 }  // namespace fluxop::ssa

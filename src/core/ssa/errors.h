@@ -11,4 +11,8 @@ namespace fluxop::ssa {
 // must be recreated.
 bool is_immutable_field(const kube::ApiError& error);
 
+// The server refused the request as invalid (422): a failed `test` of a JSON
+// patch is one.
+bool is_invalid(const kube::ApiError& error);
+
 }  // namespace fluxop::ssa

@@ -71,6 +71,15 @@ TEST_CASE("client: API errors decoded from the Status object, naming the object 
       "ConfigMap in ns: forbidden: User \"nobody\" cannot list resource \"configmaps\"");
   CHECK(std::string(api_error("x", 502, "<html>Bad gateway</html>\nmore").what()) ==
         "x: HTTP 502: <html>Bad gateway</html>");
+  // A generic message says what happened only in its causes: quoted.
+  CHECK(
+      std::string(
+          api_error(
+              "Deployment/ns/d", 422,
+              R"({"kind":"Status","message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{"causes":[{"reason":"UnexpectedServerResponse","message":"testing value /metadata/resourceVersion failed: test failed"}]},"code":422})")
+              .what()) ==
+      "Deployment/ns/d: invalid: the server rejected our request due to an error in our request "
+      "(testing value /metadata/resourceVersion failed: test failed)");
 }
 
 TEST_CASE("client: an API server that is down is reported after the retries") {

@@ -139,6 +139,77 @@ TEST_CASE("engine: objects of other managers are taken over before the apply") {
   CHECK(live["metadata"]["managedFields"][0].value("manager", "") == "flux-operator");
 }
 
+// A ConfigMap kubectl applied, to be taken over by fluxopctl's apply.
+void put_kubectl_config_map(FakeCluster& cluster) {
+  cluster.put(namespace_object("flux-system"));
+  json theirs = config_map("cm");
+  theirs["metadata"]["managedFields"] = json::array({{{"manager", "kubectl-edit"}}});
+  cluster.put(theirs);
+}
+
+// Another writer in between: a status write moves the object's version.
+void write_status(json& object) {
+  json& generation = object["status"]["observedGeneration"];
+  generation = generation.is_number() ? generation.get<int>() + 1 : 1;
+  object["metadata"]["resourceVersion"] =
+      std::to_string(std::stoll(object["metadata"].value("resourceVersion", "0")) + 1);
+}
+
+bool owned_by_us(const FakeCluster& cluster) {
+  const json& live = cluster.objects.at("ConfigMap/flux-system/cm");
+  return live["metadata"]["managedFields"].size() == 1 &&
+         live["metadata"]["managedFields"][0].value("manager", "") == "flux-operator";
+}
+
+TEST_CASE("engine: a take-over is made again from a fresh read when the object moved") {
+  FakeCluster cluster;
+  put_kubectl_config_map(cluster);
+  int moves = 3;
+  cluster.before_patch = [&](json& object) {
+    if (moves-- > 0) write_status(object);
+  };
+  Engine engine(cluster);
+  CHECK(apply_one(engine, config_map("cm", "b")).action == Action::Configured);
+  CHECK(cluster.logged("PATCH").size() == 4);
+  CHECK(owned_by_us(cluster));
+  CHECK(cluster.objects.at("ConfigMap/flux-system/cm")["data"]["key"] == "b");
+  // The status the other writer set is the server's, never written back.
+  CHECK(cluster.objects.at("ConfigMap/flux-system/cm")["status"]["observedGeneration"] == 3);
+}
+
+TEST_CASE("engine: a take-over sent again after a lost answer finds it done") {
+  FakeCluster cluster;
+  put_kubectl_config_map(cluster);
+  cluster.lost_patch_responses = 1;
+  Engine engine(cluster);
+  CHECK(apply_one(engine, config_map("cm", "b")).action == Action::Configured);
+  CHECK(owned_by_us(cluster));
+  CHECK(cluster.objects.at("ConfigMap/flux-system/cm")["data"]["key"] == "b");
+}
+
+TEST_CASE("engine: an object that moves under every take-over is an error saying so") {
+  FakeCluster cluster;
+  put_kubectl_config_map(cluster);
+  cluster.before_patch = write_status;
+  Engine engine(cluster);
+  CHECK_THROWS_WITH_AS(apply_one(engine, config_map("cm", "b")),
+                       "ConfigMap/flux-system/cm: cannot take it over from its previous "
+                       "managers: it changed under each of 5 tries",
+                       Error);
+  CHECK(cluster.logged("PATCH").size() == 5);
+  CHECK(cluster.logged("APPLY").empty());
+}
+
+TEST_CASE("engine: a take-over refused with the object unchanged is that refusal") {
+  FakeCluster cluster;
+  put_kubectl_config_map(cluster);
+  // Invalid for another reason: the object has not moved.
+  cluster.before_patch = [](json&) { throw kube::ApiError("refused", 422, "Invalid"); };
+  Engine engine(cluster);
+  CHECK_THROWS_AS(apply_one(engine, config_map("cm", "b")), kube::ApiError);
+  CHECK(cluster.logged("PATCH").size() == 1);
+}
+
 TEST_CASE("engine: an immutable field, as the Status causes say it, means recreate") {
   FakeCluster cluster;
   cluster.put(namespace_object("flux-system"));

@@ -144,10 +144,23 @@ class FakeCluster : public ssa::ClusterApi {
     auto found = objects.find(key(k));
     if (found == objects.end()) throw kube::ApiError(key(k) + " not found", 404, "NotFound");
     json& object = found->second;
-    json patched = object.patch(patch);  // throws on a failed test, as the server refuses
-    if (!dry_run_) object = patched;
+    if (before_patch) before_patch(object);
+    json patched = patched_by(object, patch);
+    if (dry_run_) return patched;
+    stamp(patched, version(object) + 1);
+    object = patched;
+    if (lost_patch_responses > 0) {
+      // The answer lost, the request sent again: the server sees it twice.
+      --lost_patch_responses;
+      return json_patch(k, patch);
+    }
     return patched;
   }
+  // Before each JSON patch, with the object it applies to: another writer
+  // moving it in between (a status write).
+  std::function<void(json&)> before_patch;
+  // How many JSON patches go through but lose their answer (sent again).
+  int lost_patch_responses = 0;
   bool remove(const ssa::ObjectKey& k) override {
     log("DELETE", k);
     if (dry_run_) return objects.contains(key(k));
@@ -198,6 +211,15 @@ class FakeCluster : public ssa::ClusterApi {
   }
 
  private:
+  // A failed `test` refused as the API server refuses it.
+  static json patched_by(const json& object, const json& patch) {
+    try {
+      return object.patch(patch);
+    } catch (const json::exception& e) {
+      throw kube::ApiError("the server rejected our request due to an error in our request", 422,
+                           "Invalid", {{"UnexpectedServerResponse", e.what(), ""}});
+    }
+  }
   static std::int64_t version(const json& object) {
     std::string text = object.value("metadata", json::object()).value("resourceVersion", "0");
     return std::stoll(text);
