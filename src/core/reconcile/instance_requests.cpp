@@ -39,15 +39,6 @@ const json& metadata_of(const json& object) {
   return found != object.end() && found->is_object() ? *found : empty;
 }
 
-std::map<std::string, std::string> annotations_of(const json& object) {
-  std::map<std::string, std::string> annotations;
-  json all = metadata_of(object).value("annotations", json::object());
-  for (const auto& [key, value] : all.items()) {
-    if (value.is_string()) annotations[key] = value.get<std::string>();
-  }
-  return annotations;
-}
-
 // A pointer into `live`, whose lifetime it shares.
 const json* ready_condition(const json& live) {
   auto status = live.find("status");
@@ -114,6 +105,15 @@ void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
     }
   }
   cluster.json_patch(ref, patch);
+}
+
+std::map<std::string, std::string> annotations_of(const json& object) {
+  std::map<std::string, std::string> annotations;
+  json all = metadata_of(object).value("annotations", json::object());
+  for (const auto& [key, value] : all.items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
 }
 
 bool reconcile_disabled(const std::map<std::string, std::string>& annotations) {

@@ -31,6 +31,9 @@ std::string request_time(std::chrono::system_clock::time_point now);
 void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
                        const std::map<std::string, std::string>& annotations);
 
+// The string annotations of an object.
+std::map<std::string, std::string> annotations_of(const nlohmann::json& object);
+
 // Whether the `reconcile` annotation among `annotations` disables the
 // reconciliation (`disabled`, in any case, as the operator reads it).
 bool reconcile_disabled(const std::map<std::string, std::string>& annotations);
