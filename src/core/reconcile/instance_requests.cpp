@@ -131,6 +131,10 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
   using State = Readiness::State;
   std::string name = metadata_of(live).value("name", "");
   if (reconcile_disabled(live)) return {State::failed, "Reconciliation is disabled for " + name};
+  // Being uninstalled, it is never to be ready again.
+  if (metadata_of(live).contains("deletionTimestamp"))
+    return {State::failed, "being deleted since " +
+                               metadata_of(live).value("deletionTimestamp", "") + ": uninstalling"};
   if (!requested_at.empty()) {
     std::string handled = live.value("status", json::object()).value("lastHandledReconcileAt", "");
     if (handled != requested_at)

@@ -46,7 +46,8 @@ struct Readiness {
   std::string message;  // Ready's message when ready; why it failed, or what it waits for
 };
 
-// As the upstream CLI reads it: suspended is a failure; a reconcile asked
+// As the upstream CLI reads it: suspended is a failure, and so is being
+// deleted (the uninstall under way); a reconcile asked
 // at `requested_at` (when not empty) not handled yet is waiting; then
 // Ready for the current generation: True is ready, False is a failure
 // (unless its health check was canceled), else waiting.
