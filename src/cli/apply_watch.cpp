@@ -72,6 +72,16 @@ class DaemonCluster {
     recorder_.record({flux.name, flux.ns, uid, ""}, event);
   }
 
+  // The instance in the cluster does not load: as a spec that does not
+  // build, BuildFailed on it and an event.
+  void mark_unreadable(const daemon::Observed& observed) {
+    reconcile::ObjectRef ref = reconcile::instance_ref(options_.daemon.ns, "flux");
+    reconcile::record_unreadable(*connected_.cluster, ref, "build failed: " + observed.problem,
+                                 [&](const reconcile::InstanceEvent& event) {
+                                   recorder_.record({ref.name, ref.ns, observed.uid, ""}, event);
+                                 });
+  }
+
   void mark_disabled(const daemon::Observed& observed) {
     reconcile::record_disabled(*connected_.cluster, *observed.flux);
   }
@@ -261,6 +271,7 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
   actions.event = [&](const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
     cluster.record(observed, event);
   };
+  actions.unreadable = [&](const daemon::Observed& observed) { cluster.mark_unreadable(observed); };
   actions.disabled = [&](const daemon::Observed& observed) { cluster.mark_disabled(observed); };
   actions.uninstall = [&](const daemon::Observed& observed) { cluster.uninstall(observed); };
   daemon::Metrics metrics;

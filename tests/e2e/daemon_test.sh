@@ -20,7 +20,10 @@
 #     the registry down is an ArtifactFailed event, and once it is back a
 #     new artifact is found; an API server outage of 30 s is ridden out (the
 #     watch reconnects);
-#     --log-format json lines; SIGINT: exit 0 within 10 s
+#     --log-format json lines; SIGINT: exit 0 within 10 s; the CRD refuses
+#     an unknown component; a spec it lets through that does not load is
+#     Ready=False BuildFailed with an event, `wait` fails; a second instance
+#     (team-a) is refused on itself (Ready=False, an event naming the owner)
 #   3 two replicas with --enable-leader-election: one leads (the Lease
 #     flux-operator) and reconciles, the other does not; the leader killed,
 #     the standby takes over; SIGTERM releases the Lease at once
@@ -256,6 +259,38 @@ k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requested
 handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ]; }
 check "cluster: requestedAt is handled" wait_until 120 handled
 
+# An unknown component: the CRD refuses it, as the operator's does.
+unknown_refused() {
+  if k -n "$ns" patch fluxinstance flux --type=merge \
+    -p '{"spec":{"components":["source-controller","foo-controller"]}}' >"$work/patch.out" 2>&1; then
+    echo "the patch was accepted"
+    return 1
+  fi
+  grep -q foo-controller "$work/patch.out" || { head -n 1 "$work/patch.out"; return 1; }
+}
+check "cluster: the CRD refuses an unknown component" unknown_refused
+# A spec the CRD lets through but that does not load (a component listed
+# twice): not Ready for its generation, BuildFailed, an event, and `wait`
+# fails naming it; fixed, it is reconciled.
+k -n "$ns" patch fluxinstance flux --type=merge --field-manager=kubectl-user \
+  -p '{"spec":{"components":["source-controller","source-controller"]}}' >/dev/null
+ready_is() { # ready_is STATUS REASON: Ready, for the current generation
+  local got
+  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].observedGeneration}')
+  [ "$got" = "$1 $2 $(fi_get '{.metadata.generation}')" ] || { echo "Ready: $got"; return 1; }
+}
+check "cluster: an instance that does not load is Ready=False BuildFailed" wait_until 60 ready_is False BuildFailed
+duplicate_event() { events BuildFailed | grep -q "duplicate source-controller"; }
+check "cluster: an event says why it does not load" wait_until 30 duplicate_event
+wait_fails() { # wait_fails WORD: `fluxopctl wait` fails at once, naming WORD
+  fx wait wait -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 60s
+  [ "$rc" != 0 ] && grep -q -- "$1" "$work/wait.err" || { echo "exit $rc: $(head -n 1 "$work/wait.err")"; return 1; }
+}
+check "cluster: wait fails naming BuildFailed" wait_fails BuildFailed
+k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
+  -p '[{"op":"remove","path":"/spec/components"}]' >/dev/null
+check "cluster: fixed, the instance is reconciled" wait_until 120 ready_is True ReconciliationSucceeded
+
 # The registry down: the artifact check fails (an ArtifactFailed event) and
 # is retried; once it is back (same port, same storage), a new artifact is
 # found without anyone acting.
@@ -298,6 +333,28 @@ json_log() { python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"
 check "cluster: --log-format json logs JSON lines" json_log
 stop_daemon INT
 check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
+
+# A second instance, in team-a: its daemon refuses it, and says so on it
+# (Ready=False, an event), naming the instance that owns the cluster, which
+# it leaves alone.
+owner_version=$(fi_get '{.metadata.resourceVersion}')
+k create namespace team-a >/dev/null
+sed "s/namespace: $ns/namespace: team-a/" "$work/cluster-instance.yaml" >"$work/team-a.yaml"
+k apply --server-side --field-manager=kubectl-user -f "$work/team-a.yaml" >/dev/null
+start_daemon team-a --from-cluster -n team-a
+refused() {
+  local got
+  got=$(ns=team-a fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}')
+  [ "$got" = "False ReconciliationFailed: FluxInstance $ns/flux already manages Flux on this cluster; there can be only one (delete it first, or apply it instead)" ] ||
+    { echo "Ready: $got"; return 1; }
+}
+check "cluster: a second instance refused is Ready=False, naming the owner" wait_until 60 refused
+refused_event() { ns=team-a events ReconciliationFailed | grep -q "FluxInstance $ns/flux already manages Flux"; }
+check "cluster: an event on the second instance says why" wait_until 30 refused_event
+check "cluster: the instance that owns the cluster is not touched" \
+  eval '[ "$(fi_get "{.metadata.resourceVersion}")" = "$owner_version" ]'
+stop_daemon TERM
+k -n team-a delete fluxinstance flux >/dev/null
 
 # --- 3 two replicas, one leader ---------------------------------------------------
 # Short leases, so that a takeover is quick: 4 s, renewed every second.

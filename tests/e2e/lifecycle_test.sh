@@ -7,11 +7,14 @@
 #     (labelled as kustomize-controller labels it); --dry-run=server changes
 #     nothing; an object of the inventory held by a finalizer of someone
 #     else's makes the uninstall fail naming it, within --timeout, and keeps
-#     the instance; released, a second run converges: the controllers, the
+#     the instance; the API refusing one DELETE (an admission policy) fails
+#     the uninstall after the controllers went, and the instance says so:
+#     Ready=False Uninstalling, `get` shows it, `wait` fails naming it;
+#     released, a second run converges: the controllers, the
 #     CRDs and the custom resources gone, nothing left terminating, the
 #     namespace and the workload kept; run again, there is nothing to do
-#   2 reinstalled: `delete --keep-crds` killed half-way, then run again,
-#     converges; the CRDs and the custom resources stay with their
+#   2 reinstalled: `delete --keep-crds` killed half-way (the instance not
+#     Ready), then run again, converges; the CRDs and the custom resources stay with their
 #     finalizers; a reinstall adopts them
 #   3 with `apply --watch --from-cluster` running: it adds the operator's
 #     finalizer to the instance; `get` shows what kubectl shows (table and
@@ -148,6 +151,69 @@ dry_run() {
 }
 check "dry run: says what would go, nothing changes" dry_run
 
+# The API refusing to delete one object of the inventory (an admission
+# policy: the outage of one request, at a known point): the uninstall fails
+# after the controllers went; the instance says so before anything was
+# deleted: not Ready, `get` shows it, `wait` fails naming it.
+cat >"$work/hold.yaml" <<'EOF_HOLD'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: test-hold-kustomize-controller
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: [v1]
+        operations: [DELETE]
+        resources: [serviceaccounts]
+  validations:
+    - expression: oldObject.metadata.name != 'kustomize-controller'
+      message: the test holds kustomize-controller's ServiceAccount
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: test-hold-kustomize-controller
+spec:
+  policyName: test-hold-kustomize-controller
+  validationActions: [Deny]
+EOF_HOLD
+k apply -f "$work/hold.yaml" >/dev/null
+# The policy takes effect once the API server has loaded it.
+held() { ! k -n "$ns" delete serviceaccount kustomize-controller --dry-run=server >/dev/null 2>&1; }
+wait_until 60 held || fail "the admission policy" "not in effect after 60 s"
+denied() {
+  fx denied delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 2m
+  [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
+  grep -q "kustomize-controller's ServiceAccount" "$work/denied.err" || { echo "the error does not say why"; return 1; }
+  [ -z "$(controllers)" ] || { echo "the controllers are still there: it did not fail midway"; return 1; }
+}
+check "delete refused midway by the API: it fails after the controllers went" denied
+uninstalling() { # the instance is not Ready, for its generation, and says why
+  local got status reason observed generation
+  got=$(k -n "$ns" get fluxinstance flux -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].observedGeneration} {.metadata.generation}')
+  read -r status reason observed generation <<<"$got"
+  [ "$status $reason" = "False Uninstalling" ] && [ "$observed" = "$generation" ] || { echo "Ready: $got"; return 1; }
+}
+check "delete refused midway: the instance is Ready=False Uninstalling" uninstalling
+get_uninstalling() {
+  fx get_uninstalling get -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  grep -qE "^flux +$ns +False " "$work/get_uninstalling.out" && grep -q "^message: Uninstallation in progress" "$work/get_uninstalling.out" ||
+    { cat "$work/get_uninstalling.out"; return 1; }
+}
+check "delete refused midway: get shows it" get_uninstalling
+wait_uninstalling() {
+  fx wait_uninstalling wait -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 60s
+  [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
+  grep -q "Uninstalling" "$work/wait_uninstalling.err" || { echo "wait does not name it: $(head -n 1 "$work/wait_uninstalling.err")"; return 1; }
+}
+check "delete refused midway: wait fails naming it" wait_uninstalling
+k delete -f "$work/hold.yaml" >/dev/null
+wait_until 60 eval '! held' || fail "the admission policy" "still in effect 60 s after its deletion"
+
 # A finalizer nobody will remove holds an object of the inventory.
 k -n "$ns" patch serviceaccount kustomize-controller --type merge \
   -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
@@ -205,6 +271,7 @@ kill_half_way() {
   k -n "$ns" patch serviceaccount kustomize-controller --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null
 }
 check "delete --keep-crds: killed half-way" kill_half_way
+check "delete --keep-crds: killed half-way, the instance is not Ready" uninstalling
 resumed() {
   fx resumed delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }

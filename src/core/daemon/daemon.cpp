@@ -62,10 +62,17 @@ void Daemon::observe() {
       reported_problem_ = observed.problem;
     }
     // A file that stopped parsing leaves the instance applied as it was; an
-    // object that is gone has nothing left to reconcile.
+    // object that is gone has nothing left to reconcile. An object that does
+    // not load is not what the last reconcile applied: reconciling that
+    // again would report its generation Ready; its failure is said on it
+    // instead, and nothing is reconciled until it changes.
     if (observed.missing) {
       observed_ = std::move(observed);
       metrics_.clear_instance();
+    } else if (!observed.key.empty()) {
+      if (observed.key != unreadable_key_) actions_.unreadable(observed);
+      unreadable_key_ = observed.key;
+      observed_ = std::move(observed);
     }
     return;
   }

@@ -38,6 +38,9 @@ struct DaemonActions {
   // Uninstalls what the instance being deleted installed, and releases it
   // (its finalizer); throws fluxop::Error to be retried.
   std::function<void(const Observed&)> uninstall;
+  // The instance in the cluster does not load (`problem` says why): said on
+  // it (reconcile::record_unreadable), once for each of its keys.
+  std::function<void(const Observed&)> unreadable;
   // The instance's reconciliation was just disabled (its status, if never
   // reconciled: reconcile::record_disabled).
   std::function<void(const Observed&)> disabled;
@@ -83,6 +86,7 @@ class Daemon {
   Observed observed_;
   std::string reported_problem_;  // the last one logged, said once
   std::string warned_key_;        // the key whose warnings were logged
+  std::string unreadable_key_;    // the last key said not to load
   Intervals intervals_;
   Reconciled applied_;                      // by the last successful reconcile
   std::string exported_ready_ = "Unknown";  // flux_instance_info's as last exported

@@ -108,16 +108,16 @@ Observed ClusterSource::read() {
   for (const char* field : {"labels", "annotations"}) {
     if (metadata.contains(field)) object["metadata"][field] = metadata[field];
   }
+  // The uid too: an instance deleted and created again starts at the same
+  // generation.
+  observed.uid = metadata.value("uid", "");
+  observed.deleting = metadata.contains("deletionTimestamp");
+  observed.key = observed.uid + " " + std::to_string(metadata.value("generation", 0)) + " " +
+                 metadata.value("annotations", json::object()).dump() +
+                 (observed.deleting ? " deleting" : "");
   try {
     observed.flux = instance::load_instance(yaml::from_json(nlohmann::ordered_json(object)), name,
                                             {.allow_unknown_fields = true}, observed.warnings);
-    // The uid too: an instance deleted and created again starts at the
-    // same generation.
-    observed.uid = metadata.value("uid", "");
-    observed.deleting = metadata.contains("deletionTimestamp");
-    observed.key = observed.uid + " " + std::to_string(metadata.value("generation", 0)) + " " +
-                   metadata.value("annotations", json::object()).dump() +
-                   (observed.deleting ? " deleting" : "");
   } catch (const Error& e) {
     observed.problem = e.what();
   }

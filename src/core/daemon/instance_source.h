@@ -23,7 +23,8 @@ namespace fluxop::daemon {
 struct Observed {
   std::optional<instance::FluxInstance> flux;
   // Changes when what decides a reconcile does (the spec, the annotations);
-  // empty when there is no instance.
+  // empty when there is no instance. An object in the cluster that does not
+  // load has one too: its failure is recorded on it once per key.
   std::string key;
   std::string uid;        // the object's, when read from the cluster
   bool deleting = false;  // the object is being deleted: uninstall

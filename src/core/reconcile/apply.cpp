@@ -37,24 +37,24 @@ constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcil
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 
-std::string annotation(const instance::FluxInstance& flux, std::string_view name) {
-  auto found = flux.annotations.find(std::string(name));
-  return found == flux.annotations.end() ? "" : found->second;
+std::string annotation(const instance::StringMap& annotations, std::string_view name) {
+  auto found = annotations.find(std::string(name));
+  return found == annotations.end() ? "" : found->second;
 }
 
 // A forceAt annotation not handled yet: every custom resource is migrated.
 bool force_requested(const instance::FluxInstance& flux, const json& status) {
-  std::string force = annotation(flux, kForceAtAnnotation);
+  std::string force = annotation(flux.annotations, kForceAtAnnotation);
   return !force.empty() && force != status.value("lastHandledForceAt", "");
 }
 
 // The requests of the annotations, handled by this reconciliation whatever
 // its outcome (as the operator records them): `reconcile --with-source`-style
 // tools wait for lastHandledReconcileAt to equal what they asked.
-void mark_handled(json& status, const instance::FluxInstance& flux) {
-  std::string requested = annotation(flux, kRequestedAtAnnotation);
+void mark_handled(json& status, const instance::StringMap& annotations) {
+  std::string requested = annotation(annotations, kRequestedAtAnnotation);
   if (!requested.empty()) status["lastHandledReconcileAt"] = requested;
-  std::string force = annotation(flux, kForceAtAnnotation);
+  std::string force = annotation(annotations, kForceAtAnnotation);
   if (!force.empty()) status["lastHandledForceAt"] = force;
 }
 
@@ -168,9 +168,13 @@ void Reconciliation::refuse_another_instance(const std::vector<json>& instances)
       found = true;
       continue;
     }
-    throw Error(flux_.file + ": FluxInstance " + key.ns + "/" + key.name +
-                " already manages Flux on this cluster; there can be only one (delete it "
-                "first, or apply it instead)");
+    std::string why = "FluxInstance " + key.ns + "/" + key.name +
+                      " already manages Flux on this cluster; there can be only one (delete it "
+                      "first, or apply it instead)";
+    // Said on this instance too, when it exists (the daemon's, one created
+    // by hand): its status would say nothing of why it is not installed.
+    record_failure(cluster_, flux_, kFailed, why, options_.on_event);
+    throw Error(flux_.file + ": " + why);
   }
   if (options_.instance_from_cluster && !found)
     throw Error("FluxInstance/" + ref_.ns + "/" + ref_.name + ": not found");
@@ -322,7 +326,7 @@ void Reconciliation::fail(std::string_view reason, const std::string& message) {
     write_status([&](json& status) {
       std::string now = now_rfc3339();
       mark_failed(status, reason, message, generation_, now);
-      mark_handled(status, flux_);
+      mark_handled(status, flux_.annotations);
       record_history(
           status, {rendered_.revision.substr(rendered_.revision.find('@') + 1), std::string(reason),
                    rendered_.version, now, std::chrono::steady_clock::now() - started_});
@@ -449,7 +453,7 @@ ApplyResult Reconciliation::run() {
     else
       status["lastArtifactRevision"] = options_.artifact_revision;
     status["components"] = components_status(objects_, flux_.components);
-    mark_handled(status, flux_);
+    mark_handled(status, flux_.annotations);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});
   });
@@ -566,31 +570,53 @@ ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
   }
 }
 
+namespace {
+
+// A failure before anything was applied, recorded on `live`, the instance:
+// `flux` is what failed to render, none when the live instance did not
+// even load (its own annotations and spec are then the ones handled).
+void write_failure(ssa::ClusterApi& cluster, const json& live, const instance::FluxInstance* flux,
+                   std::string_view reason, const std::string& message,
+                   const std::function<void(const InstanceEvent&)>& on_event) {
+  json status = live.value("status", json::object());
+  std::int64_t generation =
+      live.value("metadata", json::object()).value("generation", std::int64_t{0});
+  if (on_event) on_event({true, std::string(reason), message, ""});
+  std::string now = now_rfc3339();
+  mark_failed(status, reason, message, generation, now);
+  mark_handled(status, flux ? flux->annotations : annotations_of(live));
+  // As the operator: a build failure is remembered by the spec's digest,
+  // there being no revision.
+  if (reason == kBuildFailed) {
+    json spec = flux ? instance_object(*flux)["spec"] : live.value("spec", json::object());
+    record_history(status, {sha256_digest(spec.dump()), std::string(reason), "", now,
+                            std::chrono::nanoseconds(0)});
+  }
+  cluster.apply_status(object_ref(live), status);
+}
+
+}  // namespace
+
 void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
                     std::string_view reason, const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
-  ObjectRef ref = instance_ref(flux.ns, flux.name);
   try {
-    std::optional<json> live = cluster.get(ref);
-    if (!live) return;
-    json status = live->value("status", json::object());
-    std::int64_t generation =
-        live->value("metadata", json::object()).value("generation", std::int64_t{0});
-    if (on_event) on_event({true, std::string(reason), message, ""});
-    std::string now = now_rfc3339();
-    mark_failed(status, reason, message, generation, now);
-    mark_handled(status, flux);
-    // As the operator: a build failure is remembered by the spec's digest,
-    // there being no revision.
-    if (reason == kBuildFailed) {
-      json spec = instance_object(flux)["spec"];
-      record_history(status, {sha256_digest(spec.dump()), std::string(reason), "", now,
-                              std::chrono::nanoseconds(0)});
-    }
-    cluster.apply_status(ref, status);
+    std::optional<json> live = cluster.get(instance_ref(flux.ns, flux.name));
+    if (live) write_failure(cluster, *live, &flux, reason, message, on_event);
   } catch (const Error&) {
     // The cluster may be what failed; the caller reports the failure itself.
+  }
+}
+
+void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std::string& message,
+                       const std::function<void(const InstanceEvent&)>& on_event) {
+  if (cluster.dry_run()) return;
+  try {
+    std::optional<json> live = cluster.get(ref);
+    if (live) write_failure(cluster, *live, nullptr, kBuildFailed, message, on_event);
+  } catch (const Error&) {
+    // As for a failure to render: the caller says it.
   }
 }
 
@@ -611,7 +637,7 @@ void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flu
         status,
         {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
         generation, now_rfc3339());
-    mark_handled(status, flux);
+    mark_handled(status, flux.annotations);
     cluster.apply_status(ref, status);
   } catch (const Error&) {
     // As for an event: the daemon goes on.

@@ -91,6 +91,13 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
                     std::string_view reason, const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event);
 
+// The same for the instance `ref` in the cluster when it does not load (a
+// field its CRD lets through that fluxopctl refuses): BuildFailed, Stalled,
+// as the operator records a spec it cannot build; its own annotations'
+// requests handled, the history keyed by its spec's digest.
+void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std::string& message,
+                       const std::function<void(const InstanceEvent&)>& on_event);
+
 // An instance whose reconciliation is disabled before it was ever
 // reconciled: its status says so (Ready=True, ReconciliationDisabled,
 // "Initialized with reconciliation suspended"), as the operator initializes

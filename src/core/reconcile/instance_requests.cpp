@@ -39,15 +39,6 @@ const json& metadata_of(const json& object) {
   return found != object.end() && found->is_object() ? *found : empty;
 }
 
-std::map<std::string, std::string> annotations_of(const json& object) {
-  std::map<std::string, std::string> annotations;
-  json all = metadata_of(object).value("annotations", json::object());
-  for (const auto& [key, value] : all.items()) {
-    if (value.is_string()) annotations[key] = value.get<std::string>();
-  }
-  return annotations;
-}
-
 // A pointer into `live`, whose lifetime it shares.
 const json* ready_condition(const json& live) {
   auto status = live.find("status");
@@ -116,6 +107,15 @@ void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
   cluster.json_patch(ref, patch);
 }
 
+std::map<std::string, std::string> annotations_of(const json& object) {
+  std::map<std::string, std::string> annotations;
+  json all = metadata_of(object).value("annotations", json::object());
+  for (const auto& [key, value] : all.items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
+}
+
 bool reconcile_disabled(const std::map<std::string, std::string>& annotations) {
   auto found = annotations.find(std::string(kReconcileAnnotation));
   if (found == annotations.end()) return false;
@@ -131,6 +131,10 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
   using State = Readiness::State;
   std::string name = metadata_of(live).value("name", "");
   if (reconcile_disabled(live)) return {State::failed, "Reconciliation is disabled for " + name};
+  // Being uninstalled, it is never to be ready again.
+  if (metadata_of(live).contains("deletionTimestamp"))
+    return {State::failed, "being deleted since " +
+                               metadata_of(live).value("deletionTimestamp", "") + ": uninstalling"};
   if (!requested_at.empty()) {
     std::string handled = live.value("status", json::object()).value("lastHandledReconcileAt", "");
     if (handled != requested_at)

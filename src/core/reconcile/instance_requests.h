@@ -31,6 +31,9 @@ std::string request_time(std::chrono::system_clock::time_point now);
 void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
                        const std::map<std::string, std::string>& annotations);
 
+// The string annotations of an object.
+std::map<std::string, std::string> annotations_of(const nlohmann::json& object);
+
 // Whether the `reconcile` annotation among `annotations` disables the
 // reconciliation (`disabled`, in any case, as the operator reads it).
 bool reconcile_disabled(const std::map<std::string, std::string>& annotations);
@@ -43,7 +46,8 @@ struct Readiness {
   std::string message;  // Ready's message when ready; why it failed, or what it waits for
 };
 
-// As the upstream CLI reads it: suspended is a failure; a reconcile asked
+// As the upstream CLI reads it: suspended is a failure, and so is being
+// deleted (the uninstall under way); a reconcile asked
 // at `requested_at` (when not empty) not handled yet is waiting; then
 // Ready for the current generation: True is ready, False is a failure
 // (unless its health check was canceled), else waiting.

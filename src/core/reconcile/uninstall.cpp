@@ -1,13 +1,16 @@
 #include "core/reconcile/uninstall.h"
 
 #include <algorithm>
+#include <ctime>
 #include <optional>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
+#include "core/reconcile/status.h"
 #include "core/ssa/engine.h"
 
 namespace fluxop::reconcile {
@@ -60,6 +63,8 @@ class Uninstall {
   bool remove_finalizers(const ObjectRef& key, json live,
                          const std::optional<std::string>& finalizer);
   void remove_instance(const json& live);
+  // Ready=False, kUninstalling, for the instance's generation.
+  void mark_uninstalling(const json& live);
 
   ssa::ClusterApi& cluster_;
   const ObjectRef& ref_;
@@ -138,6 +143,18 @@ void Uninstall::remove_flux_finalizers() {
   }
 }
 
+void Uninstall::mark_uninstalling(const json& live) {
+  json status = live.value("status", json::object());
+  set_condition(status,
+                {"Ready", "False", std::string(kUninstalling),
+                 "Uninstallation in progress: `fluxopctl delete` completes one that stopped"},
+                live.value("metadata", json::object()).value("generation", std::int64_t{0}),
+                utc_rfc3339(std::time(nullptr)));
+  remove_condition(status, "Reconciling");
+  before_request();
+  cluster_.apply_status(ref_, status);
+}
+
 void Uninstall::remove_instance(const json& live) {
   std::optional<json> now = live;
   if (!finalizers_of(live).empty()) {
@@ -175,6 +192,8 @@ UninstallResult Uninstall::run() {
   if (!cluster_.dry_run()) {
     ObjectRef lease{"coordination.k8s.io", "v1", "Lease", ref_.ns, LeaseLock::name_for(ref_.name)};
     run_.lock(options_.lock_timeout, cluster_.get(lease));
+    // Behind the finalizer, the deletionTimestamp says it already.
+    if (!options_.behind_finalizer) mark_uninstalling(*live);
   }
 
   std::vector<ObjectRef> inventory =

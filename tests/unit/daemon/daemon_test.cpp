@@ -47,6 +47,16 @@ class FakeSource : public InstanceSource {
     }
     [[maybe_unused]] ssize_t n = ::write(fds_[1], "x", 1);
   }
+  // An object in the cluster, under `key`, that does not load.
+  void set_unreadable(const std::string& key, const std::string& problem) {
+    {
+      std::lock_guard lock(mutex_);
+      observed_ = Observed{};
+      observed_.key = key;
+      observed_.problem = problem;
+    }
+    [[maybe_unused]] ssize_t n = ::write(fds_[1], "x", 1);
+  }
   // The instance with `annotations` (YAML lines under metadata.annotations),
   // under `key`.
   void set(const std::string& key, const std::string& annotations = "", bool deleting = false) {
@@ -106,6 +116,10 @@ struct Harness {
     actions.event = [this](const Observed&, const reconcile::InstanceEvent& event) {
       std::lock_guard lock(mutex);
       events.push_back(event.reason + ": " + event.message);
+    };
+    actions.unreadable = [this](const Observed& observed) {
+      std::lock_guard lock(mutex);
+      events.push_back("unreadable " + observed.key + ": " + observed.problem);
     };
     actions.disabled = [this](const Observed& observed) {
       std::lock_guard lock(mutex);
@@ -243,6 +257,23 @@ TEST_CASE("daemon: an unreadable instance is logged once, the last one stays app
   REQUIRE(first != std::string::npos);
   CHECK(log.find("cannot read the FluxInstance", first + 1) == std::string::npos);
   CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
+}
+
+TEST_CASE("daemon: an object that does not load is said unreadable once per key, not reconciled") {
+  Harness harness;
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.keys().size() == 1; }));
+  // Read again after its status is written: said once.
+  for (int i = 0; i < 2; ++i)
+    harness.change([&] { harness.source.set_unreadable("k2", ".spec.components[4]: foo"); });
+  harness.change([&] { harness.source.set_unreadable("k3", ".spec.components[4]: bar"); });
+  CHECK(harness.recorded() == std::vector<std::string>{"unreadable k2: .spec.components[4]: foo",
+                                                       "unreadable k3: .spec.components[4]: bar"});
+  CHECK(harness.keys() == std::vector<std::string>{"k1"});
+  harness.change([&] { harness.source.set("k4"); });
+  REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
+  CHECK(harness.keys() == std::vector<std::string>{"k1", "k4"});
 }
 
 TEST_CASE("daemon: an instance being deleted is uninstalled, disabled or not, retried on failure") {

@@ -141,6 +141,54 @@ TEST_CASE("policy: a second FluxInstance on the cluster is refused before anythi
   CHECK_NOTHROW(again.apply("  wait: false\n"));
 }
 
+TEST_CASE("policy: a second FluxInstance that exists says on itself why it is refused") {
+  Run run;
+  run.options.instance_from_cluster = true;
+  std::vector<InstanceEvent> events;
+  run.options.on_event = [&](const InstanceEvent& event) { events.push_back(event); };
+  json owner = {{"apiVersion", "fluxcd.controlplane.io/v1"},
+                {"kind", "FluxInstance"},
+                {"metadata", {{"name", "flux"}, {"namespace", "flux-two"}}},
+                {"status", {{"conditions", json::array()}}}};
+  run.cluster.put(owner);
+  json refused = {
+      {"apiVersion", "fluxcd.controlplane.io/v1"},
+      {"kind", "FluxInstance"},
+      {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}, {"generation", 4}}}};
+  run.cluster.put(refused);
+  json owner_before = run.cluster.objects.at("FluxInstance/flux-two/flux");
+  std::string why =
+      "FluxInstance flux-two/flux already manages Flux on this cluster; there can be only one "
+      "(delete it first, or apply it instead)";
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"), ("instance.yaml: " + why).c_str(), Error);
+  CHECK(run.ready() == "False ReconciliationFailed");
+  const json& ready = run.instance()["status"]["conditions"][0];
+  CHECK(ready["message"] == why);
+  CHECK(ready["observedGeneration"] == 4);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].warning);
+  CHECK(events[0].reason == "ReconciliationFailed");
+  CHECK(events[0].message == why);
+  // The owner is not touched.
+  CHECK(run.cluster.objects.at("FluxInstance/flux-two/flux") == owner_before);
+  CHECK(run.cluster.logged("APPLY").empty());
+}
+
+TEST_CASE("policy: the CRD accepts exactly the components an instance may list") {
+  // As the operator's CRD: an edit in the cluster is not validated by
+  // fluxopctl before it is stored.
+  json spec = fluxinstance_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                                ["spec"]["properties"];
+  json known = spec["components"]["items"]["enum"];
+  REQUIRE(known.size() == 7);
+  for (const json& component : known) {
+    CHECK_NOTHROW(instance::testing::load_minimal_with("  components: [" +
+                                                       component.get<std::string>() + "]\n"));
+  }
+  CHECK(instance::testing::error_of(std::string(instance::testing::kMinimal) +
+                                    "  components: [foo-controller]\n") != "");
+}
+
 TEST_CASE("policy: diff and apply agree on what is pruned") {
   auto stale = [](const std::string& name, bool prune_disabled) {
     json object = {{"apiVersion", "v1"},
@@ -697,6 +745,32 @@ TEST_CASE("policy: a failure before any apply is recorded on an existing instanc
 
   record_failure(run.cluster, flux, "ArtifactFailed", "fetch failed: timeout", on_event);
   CHECK(run.ready() == "False ArtifactFailed");
+}
+
+TEST_CASE("policy: an instance in the cluster that does not load: BuildFailed on it, once asked") {
+  Run run;
+  std::vector<InstanceEvent> events;
+  auto on_event = [&](const InstanceEvent& event) { events.push_back(event); };
+  ObjectRef ref = instance_ref("flux-system", "flux");
+  record_unreadable(run.cluster, ref, "build failed: .spec.components[0]: foo", on_event);
+  CHECK(events.empty());  // no instance: nothing to say it on
+
+  run.apply("  wait: false\n");
+  json& live = run.cluster.objects.at("FluxInstance/flux-system/flux");
+  live["metadata"]["generation"] = 7;
+  live["metadata"]["annotations"] = {{"reconcile.fluxcd.io/requestedAt", "t9"}};
+  live["spec"]["components"] = {"foo-controller"};
+  record_unreadable(run.cluster, ref, "build failed: .spec.components[0]: foo", on_event);
+  CHECK(run.ready() == "False BuildFailed");
+  const json& status = run.instance()["status"];
+  CHECK(status["conditions"].dump().find("Stalled") != std::string::npos);
+  for (const json& condition : status["conditions"]) CHECK(condition["observedGeneration"] == 7);
+  CHECK(status["lastHandledReconcileAt"] == "t9");
+  CHECK(status["history"][0]["lastReconciledStatus"] == "BuildFailed");
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].warning);
+  CHECK(events[0].reason == "BuildFailed");
+  CHECK(events[0].message == "build failed: .spec.components[0]: foo");
 }
 
 }  // namespace

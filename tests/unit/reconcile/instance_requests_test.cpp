@@ -57,6 +57,14 @@ TEST_CASE("requests: readiness as the upstream CLI reads it") {
   CHECK(instance_readiness(json::object(), "").state == State::waiting);
 }
 
+TEST_CASE("requests: an instance being deleted is a failure, its last Ready notwithstanding") {
+  json deleting = instance("True");
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";
+  Readiness readiness = instance_readiness(deleting, "");
+  CHECK(readiness.state == State::failed);
+  CHECK(readiness.message == "being deleted since 2026-01-02T03:04:05Z: uninstalling");
+}
+
 TEST_CASE("requests: annotations are added beside the others, at the version read") {
   testing::FakeCluster cluster;
   cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");

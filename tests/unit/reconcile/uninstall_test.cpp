@@ -161,6 +161,36 @@ TEST_CASE("uninstall: an object that does not go is named with what holds it") {
   CHECK(installed.has("FluxInstance/flux-system/flux"));
 }
 
+TEST_CASE("uninstall: marked not Ready before anything is deleted; a failure leaves the mark") {
+  Installed installed;
+  std::string crd = "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io";
+  installed.cluster.stuck.insert(crd);
+  installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["generation"] = 3;
+  CHECK_THROWS_AS(uninstall_instance(installed.cluster, kInstance, installed.options), Error);
+  CHECK(installed.position("STATUS FluxInstance/flux-system/flux") <
+        installed.position("DELETE Deployment/flux-system/kustomize-controller"));
+  const json& ready =
+      installed.cluster.objects.at("FluxInstance/flux-system/flux")["status"]["conditions"][0];
+  CHECK(ready["type"] == "Ready");
+  CHECK(ready["status"] == "False");
+  CHECK(ready["reason"] == kUninstalling);
+  CHECK(ready["observedGeneration"] == 3);
+  CHECK(ready["message"].get<std::string>().find("fluxopctl delete") != std::string::npos);
+
+  // Run again, it finishes.
+  installed.cluster.stuck.clear();
+  uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
+
+  // Behind the finalizer, the instance being deleted says it: no status.
+  Installed deleting;
+  deleting.options.behind_finalizer = true;
+  deleting.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] = {
+      std::string(kInstanceFinalizer)};
+  uninstall_instance(deleting.cluster, kInstance, deleting.options);
+  CHECK(deleting.cluster.logged("STATUS").empty());
+}
+
 TEST_CASE("uninstall: behind the finalizer it goes on past a failure and releases the instance") {
   Installed installed;
   installed.options.behind_finalizer = true;
