@@ -17,7 +17,8 @@
 #     reconcile.fluxcd.io/requestedAt is recorded in lastHandledReconcileAt;
 #     a newer distribution artifact pushed to the registry (a changed
 #     manifest) is rolled out by the artifact poll (reconcileArtifactEvery);
-#     the registry down is an ArtifactFailed event, and once it is back a
+#     the registry down is an ArtifactFailed event, counted on one Event as
+#     the checks fail again (as Kubernetes' recorders do), and once it is back a
 #     new artifact is found; an API server outage of 30 s is ridden out (the
 #     watch reconnects);
 #     --log-format json lines; SIGINT: exit 0 within 10 s
@@ -262,6 +263,15 @@ check "cluster: requestedAt is handled" wait_until 120 handled
 registry_stop
 artifact_failed() { events ArtifactFailed | grep -q "fetch failed"; }
 check "cluster: a registry down is an ArtifactFailed event" wait_until 60 artifact_failed
+# Each failed check again is the same event: one Event, its count grown.
+artifact_failed_counted() {
+  local counts
+  counts=$(k -n "$ns" get events -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' \
+    --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=ArtifactFailed")
+  [ "$(grep -c . <<<"$counts")" = 1 ] && [ "$counts" -ge 2 ] ||
+    { echo "the ArtifactFailed Events' counts: $(tr '\n' ' ' <<<"$counts")"; events ArtifactFailed | head -n 3; return 1; }
+}
+check "cluster: the failing checks are counted on one ArtifactFailed Event" wait_until 120 artifact_failed_counted
 check "cluster: the daemon keeps running while the registry is down" running "$daemon"
 setpriv --pdeathsig TERM docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_LOG" 2>&1 &
 REGISTRY_PID=$!
