@@ -23,7 +23,8 @@
 #     watch reconnects);
 #     --log-format json lines; SIGINT: exit 0 within 10 s
 #   3 two replicas with --enable-leader-election: one leads (the Lease
-#     flux-operator) and reconciles, the other does not; the leader killed,
+#     flux-operator) and reconciles, the other does not, and neither logged
+#     an ERROR while starting; the leader killed,
 #     the standby takes over; SIGTERM releases the Lease at once
 #   4 usage: --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
@@ -324,6 +325,8 @@ holder() { k -n "$ns" get lease flux-operator -o jsonpath='{.spec.holderIdentity
 leaders() { grep -l "acquired the leader Lease" "$work"/replica?.log 2>/dev/null | wc -l; }
 one_leader() { [ -n "$(holder)" ] && [ "$(leaders)" = 1 ]; }
 check "leader: one of two replicas leads" wait_until 60 one_leader
+no_error_logged() { ! grep -h ' ERROR ' "$work"/replica?.log; }
+check "leader: neither replica logged an ERROR while starting" no_error_logged
 leader_log=$(grep -l "acquired the leader Lease" "$work"/replica?.log | head -n 1)
 leader=$replica_1 standby=$replica_2 standby_log=$work/replica2.log
 [ "$leader_log" = "$work/replica1.log" ] || { leader=$replica_2 standby=$replica_1 standby_log=$work/replica1.log; }
