@@ -41,19 +41,21 @@ void run_apply(const ApplyCommandOptions& options) {
   catch_interrupts();
 
   ChangeSetOutput output(options.writes, options.verbose);
-  apply.interrupted = interrupted;
+  apply.interruption = interruption;
   apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
   apply.on_change = output.on_change();
   output.run([&] {
-    reconcile::ApplyResult result =
-        reconcile_input(connected, options.input, std::move(flux), apply,
-                        [&](const RenderedInstance& instance) {
-                          say_distribution(instance);
-                          output.document()["revision"] = instance.rendered.revision;
-                        })
-            .result;
-    std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
-    output.document()["message"] = result.message;
+    run_interruptible([&] {
+      reconcile::ApplyResult result =
+          reconcile_input(connected, options.input, std::move(flux), apply,
+                          [&](const RenderedInstance& instance) {
+                            say_distribution(instance);
+                            output.document()["revision"] = instance.rendered.revision;
+                          })
+              .result;
+      std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+      output.document()["message"] = result.message;
+    });
   });
 }
 

@@ -21,6 +21,7 @@
 #include "core/daemon/stop_signal.h"
 #include "core/distribution/resolve.h"
 #include "core/file.h"
+#include "core/interruption.h"
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
@@ -46,11 +47,14 @@ constexpr std::chrono::minutes kReportTimeout{2};
 // What the daemon needs to act on the cluster, for the whole run.
 class DaemonCluster {
  public:
+  // `interruption`: what stops the daemon ("interrupted by SIGTERM"), empty
+  // while it runs.
   DaemonCluster(const ApplyCommandOptions& options, const daemon::Logger& log,
-                std::function<bool()> stopping)
+                std::function<std::string()> interruption)
       : options_(options),
         log_(log),
-        stopping_(std::move(stopping)),
+        interruption_(std::move(interruption)),
+        stopping_([this] { return !interruption_().empty(); }),
         connected_(connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
         recorder_(*connected_.cluster, [this](const std::string& error) {
           log_.error("cannot record an event", error);
@@ -92,7 +96,7 @@ class DaemonCluster {
     const instance::FluxInstance& flux = *observed.flux;
     reconcile::ApplyOptions apply = base;
     apply.instance_from_cluster = options_.daemon.from_cluster;
-    apply.interrupted = stopping_;
+    apply.interruption = interruption_;
     apply.on_progress = [this](const std::string& line) { log_.info(line); };
     apply.on_change = [this](const ssa::Change& change) {
       if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
@@ -129,7 +133,7 @@ class DaemonCluster {
     const instance::FluxInstance& flux = *observed.flux;
     reconcile::UninstallOptions uninstall;
     uninstall.behind_finalizer = true;
-    uninstall.interrupted = stopping_;
+    uninstall.interruption = interruption_;
     uninstall.on_progress = [this](const std::string& line) { log_.info(line); };
     uninstall.on_change = [this](const ssa::Change& change) {
       log_.info(ssa::change_line(change));
@@ -200,6 +204,7 @@ class DaemonCluster {
 
   const ApplyCommandOptions& options_;
   const daemon::Logger& log_;
+  std::function<std::string()> interruption_;
   std::function<bool()> stopping_;
   ConnectedCluster connected_;
   daemon::EventRecorder recorder_;
@@ -259,7 +264,11 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
                                   {"controllerKind", "FluxInstance"}});
   daemon::StopSignal stop;
   auto stopping = [&stop] { return stop.received() != 0; };
-  DaemonCluster cluster(options, log, stopping);
+  DaemonCluster cluster(options, log, [&stop] {
+    int signal = stop.received();
+    if (signal < 0) return std::string("stopped: the leader Lease was lost");
+    return signal > 0 ? interrupted_by(signal) : std::string();
+  });
 
   daemon::DaemonActions actions;
   actions.reconcile = [&](const daemon::Observed& observed) {

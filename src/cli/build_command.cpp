@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/instance/instance.h"
 #include "core/render/render.h"
 #include "core/yaml/emit.h"
@@ -58,13 +59,6 @@ std::string object_file_name(const yaml::Node& object, OutputFormat format) {
   return name + (format == OutputFormat::Json ? ".json" : ".yaml");
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) throw Error(path.string() + ": cannot write");
-}
-
 // Empties `dir` for a new build: it may be missing, empty, or hold only the
 // files of an earlier build (listed in its index). Anything else is refused.
 void prepare_output_dir(const fs::path& dir) {
@@ -105,10 +99,10 @@ void write_output_dir(const fs::path& dir, const std::vector<yaml::Node>& object
   prepare_output_dir(dir);
   std::string index;
   for (const auto& [name, text] : files) {
-    write_file(dir / name, text);
+    write_file((dir / name).string(), text);
     index += name + "\n";
   }
-  write_file(dir / kOutputDirIndex, index);
+  write_file((dir / kOutputDirIndex).string(), index);
 }
 
 void run_build(const BuildOptions& options) {

@@ -33,15 +33,17 @@ void run_delete(const DeleteCommandOptions& options) {
       connect(options.cluster, options.writes.server_dry_run(),
               std::chrono::steady_clock::now() + uninstall.timeout, interrupted);
   catch_interrupts();
-  uninstall.interrupted = interrupted;
+  uninstall.interruption = interruption;
   uninstall.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
   ChangeSetOutput output(options.writes, /*verbose=*/false);
   uninstall.on_change = output.on_change();
   output.run([&] {
-    reconcile::UninstallResult result =
-        reconcile::uninstall_instance(*connected.cluster, ref, uninstall);
-    std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
-    output.document()["message"] = result.message;
+    run_interruptible([&] {
+      reconcile::UninstallResult result =
+          reconcile::uninstall_instance(*connected.cluster, ref, uninstall);
+      std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+      output.document()["message"] = result.message;
+    });
   });
 }
 

@@ -110,10 +110,13 @@ void wait_for(const InstanceCommandOptions& options, ConnectedCluster& connected
   catch_interrupts();
   std::cerr << "waiting for " << display_name(ref)
             << (requested_at.empty() ? " to be ready" : " to be reconciled") << "\n";
-  std::cerr << reconcile::wait_ready(
-                   *connected.cluster, ref, requested_at,
-                   std::chrono::steady_clock::now() + duration_flag(options.timeout), interrupted)
-            << "\n";
+  run_interruptible([&] {
+    std::cerr << reconcile::wait_ready(
+                     *connected.cluster, ref, requested_at,
+                     std::chrono::steady_clock::now() + duration_flag(options.timeout),
+                     interruption)
+              << "\n";
+  });
 }
 
 void run_wait(const InstanceCommandOptions& options) {

@@ -4,6 +4,10 @@
 
 #include <atomic>
 
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/interruption.h"
+
 namespace fluxop::cli {
 
 namespace {
@@ -20,5 +24,17 @@ void catch_interrupts() {
 }
 
 bool interrupted() { return received != 0; }
+
+std::string interruption() { return interrupted() ? interrupted_by(received) : ""; }
+
+void run_interruptible(const std::function<void()>& command) {
+  try {
+    command();
+  } catch (const Error&) {
+    if (int signal = received; signal != 0)
+      throw CommandError(interrupted_by(signal), 128 + signal);
+    throw;
+  }
+}
 
 }  // namespace fluxop::cli

@@ -88,16 +88,56 @@ std::optional<std::string> read_file_if_exists(const std::string& path) {
   return text.str();
 }
 
+void create_directories(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw Error(dir + ": cannot create the directory: " + error.message());
+}
+
+FileWriter::~FileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileWriter::fail(int error) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  throw Error(path_ + ": cannot write: " + std::strerror(error));
+}
+
+void FileWriter::open(const std::string& path) {
+  if (fd_ >= 0) ::close(fd_);
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(errno);
+}
+
+void FileWriter::write(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t written = ::write(fd_, bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) fail(errno);
+    bytes.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+void FileWriter::close() {
+  int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) fail(errno);
+}
+
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  if (!file.flush()) throw Error(path + ": cannot write");
+  FileWriter file;
+  file.open(path);
+  file.write(text);
+  file.close();
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
+  if (fs::path parent = fs::path(path).parent_path(); !parent.empty())
+    create_directories(parent.string());
   std::string temporary = path + ".tmp" + std::to_string(getpid());
+  std::error_code error;
   try {
     write_file(temporary, text);
   } catch (const Error&) {
@@ -106,8 +146,9 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
   fs::rename(temporary, path, error);
   if (error) {
+    std::string reason = error.message();
     fs::remove(temporary, error);
-    throw Error(path + ": cannot write: " + error.message());
+    throw Error(path + ": cannot write: " + reason);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fluxop {
 
@@ -26,7 +27,36 @@ std::string read_input_stream(std::istream& in, const std::string& name);
 // The file's bytes; nullopt when it cannot be opened.
 std::optional<std::string> read_file_if_exists(const std::string& path);
 
-// Writes (truncating) `text`; throws fluxop::Error naming the path on failure.
+// Creates `dir` and its missing parents. Throws fluxop::Error naming the
+// directory and the system's reason ("Read-only file system"), which the
+// next step (a file in it) would hide behind "No such file or directory".
+void create_directories(const std::string& dir);
+
+// A file written in parts (a download). Every failure throws fluxop::Error
+// naming the path and the system's reason: "No space left on device" says
+// what a bare "cannot write" does not.
+class FileWriter {
+ public:
+  FileWriter() = default;
+  ~FileWriter();
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+
+  // Creates or truncates `path` (closing the file open before, if any).
+  void open(const std::string& path);
+  void write(std::string_view bytes);
+  // Some file systems report a failed write only here.
+  void close();
+
+ private:
+  [[noreturn]] void fail(int error);
+
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Writes (truncating) `text`; throws fluxop::Error naming the path and the
+// system's reason on failure.
 void write_file(const std::string& path, const std::string& text);
 
 // Writes `text` next to `path` and renames it into place (creating parent

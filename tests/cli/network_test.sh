@@ -26,15 +26,26 @@ fail() {
 # writes it to $work/MODE.port once it listens. Each connection's request is
 # read, then: silent, no answer ever; late, an answer after 10 minutes;
 # trickle, a status line and headers, then a byte a second of a large body
-# (the headers too to a HEAD).
+# (the headers too to a HEAD); busy and swamped, "429 Too Many Requests" with
+# Retry-After: 2 or 100000 (more than a day), each request's path and
+# arrival (seconds, monotonic) appended to $work/MODE.port.arrivals.
 cat >"$work/server.py" <<'PY'
 import socket, sys, threading, time
 
 mode, port_file = sys.argv[1], sys.argv[2]
+retry_after = {"busy": b"2", "swamped": b"100000"}
 
 def handle(conn):
     try:
         request = conn.recv(65536)
+        if mode in retry_after:
+            with open(port_file + ".arrivals", "a") as f:
+                path = request.split(b" ")[1].decode() if b" " in request else "?"
+                f.write(f"{path} {time.monotonic()}\n")
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: " + retry_after[mode] +
+                         b"\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n"
+                         b"Connection: close\r\n\r\ntoo many\n")
+            return
         if mode == "trickle":
             head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     b"Content-Length: 1000000\r\n\r\n")
@@ -67,11 +78,11 @@ while True:
     threading.Thread(target=handle, args=(conn,), daemon=True).start()
 PY
 
-for mode in silent late trickle; do
+for mode in silent late trickle busy swamped; do
   python3 "$work/server.py" "$mode" "$work/$mode.port" &
   server_pids+=($!)
 done
-for mode in silent late trickle; do
+for mode in silent late trickle busy swamped; do
   for _ in $(seq 100); do [ -s "$work/$mode.port" ] && break; sleep 0.1; done
   [ -s "$work/$mode.port" ] || { echo "FAIL the $mode server did not start"; exit 1; }
 done
@@ -128,6 +139,52 @@ for mode in silent late trickle; do
   bounded "apply, a $mode API server" "$host" -- \
     "$bin" apply "$work/instance.yaml" --kubeconfig "$work/$mode.kubeconfig" \
     --distribution-artifact "$root/tests/cli/distribution" --request-timeout 2s
+done
+
+# retry_after NAME MODE MIN_REQUESTS MAX_REQUESTS -- COMMAND...: exit 1
+# within 30 s with one error line, after the MODE server saw between MIN and
+# MAX requests of a path (requests sent together, such as discovery's, each
+# count), each at least 1.9 s after the one before (its Retry-After is 2 s:
+# a client that ignores it, or cuts it short, comes back sooner).
+retry_after() {
+  local name=$1 mode=$2 min=$3 max=$4
+  shift 5
+  local arrivals=$work/$mode.port.arrivals
+  rm -f "$arrivals"
+  local started=$SECONDS
+  timeout 120 "$@" >"$work/out" 2>"$work/err"
+  local got=$? took=$((SECONDS - started))
+  local gaps
+  gaps=$(awk '$1 in last { printf "%.2f ", $2 - last[$1] } { last[$1] = $2 }' "$arrivals" 2>/dev/null)
+  local requests
+  requests=$(awk '{ n[$1]++ } END { for (p in n) if (n[p] > most) most = n[p]; print most + 0 }' "$arrivals" 2>/dev/null)
+  if [ "$got" -ne 1 ]; then
+    fail "$name: exit $got after ${took}s (want 1)"
+  elif [ "$took" -ge 30 ]; then
+    fail "$name: took ${took}s"
+  elif [ "$(grep -c '^error: ' "$work/err")" -ne 1 ]; then
+    fail "$name: the error is not one line on stderr starting with 'error: '"
+  elif [ "${requests:-0}" -lt "$min" ] || [ "${requests:-0}" -gt "$max" ]; then
+    fail "$name: ${requests:-0} requests (want $min to $max), gaps: $gaps"
+  elif awk -v gaps="$gaps" 'BEGIN { n = split(gaps, g, " "); for (i = 1; i <= n; i++) if (g[i] < 1.9) exit 0; exit 1 }'; then
+    fail "$name: a retry came sooner than Retry-After: 2 said (gaps: $gaps s)"
+  else
+    passed=$((passed + 1))
+    echo "ok $name (${took}s, gaps: $gaps s)"
+  fi
+}
+
+# Retry-After: 2 with a bound of 5 s: attempts at 0, 2 and 4 s, then no
+# time is left for another wait. A wait past the bound (a day) is not made
+# at all: the 429 is the answer.
+for case in "busy 2 3 Retry-After: 2" "swamped 1 1 a Retry-After of a day"; do
+  read -r mode min max what <<<"$case"
+  host=127.0.0.1:$(cat "$work/$mode.port")
+  kubeconfig "$mode" >"$work/$mode.kubeconfig"
+  retry_after "get, an API server answering 429 with $what" "$mode" "$min" "$max" -- \
+    "$bin" get --kubeconfig "$work/$mode.kubeconfig" --request-timeout 5s
+  retry_after "pull, a registry answering 429 with $what" "$mode" "$min" "$max" -- \
+    "$bin" pull "oci://$host/flux:v1" --request-timeout 5s
 done
 
 # The flag's value is checked before anything is reached.

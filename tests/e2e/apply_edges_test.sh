@@ -233,9 +233,15 @@ over() { ! running "$pid"; }
 holds_lease() {
   [ "$holder" = "$(hostname)/$pid" ] || { echo "the Lease's holder is '$holder', not the apply ($(hostname)/$pid)"; return 1; }
 }
+# Exit 143, as a shell reports a command SIGTERM ended; the interruption
+# said as such on stderr and in the status, not as the request it cut short.
 stopped_cleanly() {
-  [ "$status" = 1 ] || { echo "exit $status, not 1"; return 1; }
-  grep -q interrupted "$work/term.err" || { echo "stderr does not say interrupted"; return 1; }
+  [ "$status" = 143 ] || { echo "exit $status, not 143"; return 1; }
+  [ "$(tail -n 1 "$work/term.err")" = "error: interrupted by SIGTERM" ] ||
+    { echo "stderr's last line: $(tail -n 1 "$work/term.err")"; return 1; }
+  local message
+  message=$(k -n flux-system get fluxinstance flux -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}')
+  [ "$message" = "interrupted by SIGTERM" ] || { echo "the Ready message: $message"; return 1; }
 }
 lease_released() {
   local now
@@ -255,7 +261,7 @@ if wait_until 180 waits_or_over && running "$pid"; then
   # It stops within a minute, or it is killed (and fails below).
   wait_until 60 over || kill -9 "$pid"
   wait "$pid" || status=$?
-  check "SIGTERM: exit 1, interrupted" stopped_cleanly
+  check "SIGTERM: exit 143, interrupted by SIGTERM (stderr, Ready)" stopped_cleanly
   check "SIGTERM: the Lease exists and has no holder" lease_released
 else
   kill -9 "$pid" 2>/dev/null

@@ -17,7 +17,8 @@
 #     reconcile.fluxcd.io/requestedAt is recorded in lastHandledReconcileAt;
 #     a newer distribution artifact pushed to the registry (a changed
 #     manifest) is rolled out by the artifact poll (reconcileArtifactEvery);
-#     the registry down is an ArtifactFailed event, and once it is back a
+#     the registry down is an ArtifactFailed event, counted on one Event as
+#     the checks fail again (as Kubernetes' recorders do), and once it is back a
 #     new artifact is found; an API server outage of 30 s is ridden out (the
 #     watch reconnects);
 #     --log-format json lines; SIGINT: exit 0 within 10 s; the CRD refuses
@@ -25,7 +26,8 @@
 #     Ready=False BuildFailed with an event, `wait` fails; a second instance
 #     (team-a) is refused on itself (Ready=False, an event naming the owner)
 #   3 two replicas with --enable-leader-election: one leads (the Lease
-#     flux-operator) and reconciles, the other does not; the leader killed,
+#     flux-operator) and reconciles, the other does not, and neither logged
+#     an ERROR while starting; the leader killed,
 #     the standby takes over; SIGTERM releases the Lease at once
 #   4 usage: --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
@@ -297,6 +299,15 @@ check "cluster: fixed, the instance is reconciled" wait_until 120 ready_is True 
 registry_stop
 artifact_failed() { events ArtifactFailed | grep -q "fetch failed"; }
 check "cluster: a registry down is an ArtifactFailed event" wait_until 60 artifact_failed
+# Each failed check again is the same event: one Event, its count grown.
+artifact_failed_counted() {
+  local counts
+  counts=$(k -n "$ns" get events -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' \
+    --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=ArtifactFailed")
+  [ "$(grep -c . <<<"$counts")" = 1 ] && [ "$counts" -ge 2 ] ||
+    { echo "the ArtifactFailed Events' counts: $(tr '\n' ' ' <<<"$counts")"; events ArtifactFailed | head -n 3; return 1; }
+}
+check "cluster: the failing checks are counted on one ArtifactFailed Event" wait_until 120 artifact_failed_counted
 check "cluster: the daemon keeps running while the registry is down" running "$daemon"
 setpriv --pdeathsig TERM docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_LOG" 2>&1 &
 REGISTRY_PID=$!
@@ -371,6 +382,8 @@ holder() { k -n "$ns" get lease flux-operator -o jsonpath='{.spec.holderIdentity
 leaders() { grep -l "acquired the leader Lease" "$work"/replica?.log 2>/dev/null | wc -l; }
 one_leader() { [ -n "$(holder)" ] && [ "$(leaders)" = 1 ]; }
 check "leader: one of two replicas leads" wait_until 60 one_leader
+no_error_logged() { ! grep -h ' ERROR ' "$work"/replica?.log; }
+check "leader: neither replica logged an ERROR while starting" no_error_logged
 leader_log=$(grep -l "acquired the leader Lease" "$work"/replica?.log | head -n 1)
 leader=$replica_1 standby=$replica_2 standby_log=$work/replica2.log
 [ "$leader_log" = "$work/replica1.log" ] || { leader=$replica_2 standby=$replica_1 standby_log=$work/replica1.log; }

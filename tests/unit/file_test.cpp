@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "private_mount.h"
 #include "temp_dir.h"
 
 namespace fluxop {
@@ -62,6 +63,42 @@ TEST_CASE("input files: more than the limit is refused, a file by its size") {
         "-: larger than 64 MiB, the most an input may be");
   std::istringstream small("kind: A\n");
   CHECK(read_input_stream(small, "-") == "kind: A\n");
+}
+
+// A write error says the system's reason and the path: a read-only cache is
+// not "No such file or directory", a full one not a bare "cannot write".
+TEST_CASE("writes: a read-only or full file system is named as such, with the path") {
+  testing::TempDir dir;
+  std::string unavailable;
+  std::string record = dir.str() + "/fluxopctl/oci/refs/r.json";
+  std::optional<std::string> read_only = testing::error_on_private_mount(
+      dir.str(), MS_RDONLY, nullptr, [&] { write_file_atomically(record, "{}"); }, unavailable);
+  if (!read_only) {
+    MESSAGE("skipped: no private mount here: " << unavailable);
+    return;
+  }
+  CHECK(*read_only ==
+        dir.str() + "/fluxopctl/oci/refs: cannot create the directory: Read-only file system");
+
+  std::string big(1 << 20, 'x');
+  std::string layer = dir.str() + "/layer";
+  CHECK(testing::error_on_private_mount(
+            dir.str(), 0, "size=64k", [&] { write_file(layer, big); }, unavailable) ==
+        layer + ": cannot write: No space left on device");
+  CHECK(testing::error_on_private_mount(
+            dir.str(), 0, "size=64k",
+            [&] {
+              FileWriter writer;
+              writer.open(layer);
+              for (int part = 0; part < 16; ++part) writer.write(big.substr(0, 64 * 1024));
+              writer.close();
+            },
+            unavailable) == layer + ": cannot write: No space left on device");
+  std::optional<std::string> full_rename = testing::error_on_private_mount(
+      dir.str(), 0, "size=64k", [&] { write_file_atomically(layer, big); }, unavailable);
+  REQUIRE(full_rename);
+  CHECK(full_rename->starts_with(layer + ".tmp"));
+  CHECK(full_rename->ends_with(": cannot write: No space left on device"));
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ void Daemon::run() {
 void Daemon::observe() {
   Observed observed = source_.read();
   if (!observed.flux) {
-    if (observed.problem != reported_problem_) {
+    if (!observed.problem.empty() && observed.problem != reported_problem_) {
       log_.error("cannot read the FluxInstance", observed.problem);
       reported_problem_ = observed.problem;
     }

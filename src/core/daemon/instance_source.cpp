@@ -94,8 +94,12 @@ Observed ClusterSource::read() {
   std::string name = "FluxInstance/" + ns_ + "/flux";
   std::optional<json> live = watch_->object();
   if (!live) {
-    observed.problem = watch_->synced() ? name + ": not found" : name + ": not listed yet";
-    observed.missing = watch_->synced();
+    // Before the watch's first list nothing is known, which is no problem:
+    // the list wakes the daemon (change_fd) with the answer.
+    if (watch_->synced()) {
+      observed.problem = name + ": not found";
+      observed.missing = true;
+    }
     return observed;
   }
   const json& metadata = (*live)["metadata"];

@@ -28,8 +28,9 @@ struct Observed {
   std::string key;
   std::string uid;        // the object's, when read from the cluster
   bool deleting = false;  // the object is being deleted: uninstall
-  // When there is no instance: why (one line), and whether that is because
-  // it does not exist (rather than failing to load).
+  // When there is no instance: why (one line; empty while nothing is known
+  // yet), and whether that is because it does not exist (rather than
+  // failing to load).
   std::string problem;
   bool missing = false;
   std::vector<std::string> warnings;  // of loading it

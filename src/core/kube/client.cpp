@@ -138,7 +138,6 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
     http.request_timeout = options_.request_timeout;
     http.attempts = options_.attempts;
     http.backoff = options_.backoff;
-    http.max_retry_after = options_.max_retry_after;
     http.tls.ca_pem = access_.ca_pem;
     http.tls.insecure_skip_verify = access_.insecure_skip_tls_verify;
     http.tls.client_cert_pem = credentials.client_cert_pem;

@@ -37,10 +37,6 @@ struct ClientOptions {
   // attempt and three retries, 250 ms apart and doubling.
   int attempts = 4;
   std::chrono::milliseconds backoff{250};
-  // The API server answers 429 with "Retry-After: 1" while it readies the
-  // resource of a CRD just established: a quarter of that is enough to
-  // find it served, and the backoff still grows.
-  std::chrono::milliseconds max_retry_after{250};
   // Once the server has answered, an outage (it restarts, is overloaded:
   // no connection, 429, 502-504) is retried until then: an outage in the
   // middle of an apply does not end it before its deadline. An API server

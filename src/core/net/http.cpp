@@ -106,6 +106,27 @@ std::chrono::milliseconds retry_delay(const HttpResponse& response,
   return std::min<std::chrono::milliseconds>(seconds, max_retry_after);
 }
 
+// curl's words without the time the attempt took ("Failed to connect to
+// h port 1 after 3 ms: Couldn't connect to server"): the same failure reads
+// the same every time, so that an Event about it is counted, not written
+// anew for every retry.
+std::string without_elapsed(std::string words) {
+  constexpr std::string_view kAfter = " after ";
+  for (std::size_t at = words.find(kAfter); at != std::string::npos;
+       at = words.find(kAfter, at + 1)) {
+    std::size_t digits = at + kAfter.size();
+    std::size_t end = words.find_first_not_of("0123456789", digits);
+    if (end == digits || end == std::string::npos) continue;
+    for (std::string_view unit : {" ms", " milliseconds"}) {
+      if (words.compare(end, unit.size(), unit) == 0) {
+        words.erase(at, end + unit.size() - at);
+        break;
+      }
+    }
+  }
+  return words;
+}
+
 std::string human_size(double bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);
@@ -377,7 +398,7 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
   if (code != CURLE_OK) {
     response.status = 0;
     failure.message = code == CURLE_OPERATION_TIMEDOUT ? timeout_message(attempt)
-                      : *attempt.error_buffer          ? attempt.error_buffer
+                      : *attempt.error_buffer          ? without_elapsed(attempt.error_buffer)
                                                        : curl_easy_strerror(code);
     // A name mismatch says so in curl's own words; the hints are for an
     // untrusted signer.

@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -41,6 +42,14 @@ std::chrono::system_clock::time_point modified(const fs::path& path) {
 std::string digest_hex(const std::string& digest) {
   if (!is_sha256_digest(digest)) throw Error("not a sha256 digest: " + digest);
   return digest.substr(7);
+}
+
+// A new directory named after `prefix` ("<root>/tmp/entry-"), unique.
+std::string temporary_directory(const std::string& prefix) {
+  std::string pattern = prefix + "XXXXXX";
+  if (!mkdtemp(pattern.data()))
+    throw Error(prefix + "XXXXXX: cannot create the directory: " + std::strerror(errno));
+  return pattern;
 }
 
 bool same_inode(const struct stat& a, const struct stat& b) {
@@ -138,10 +147,11 @@ void ArtifactCache::discard(const CachedArtifact& artifact) {
 }
 
 std::string ArtifactCache::retire(const std::string& dir) {
-  fs::create_directories(root_ + "/tmp");
-  std::string away = root_ + "/tmp/retired-XXXXXX";
-  if (!mkdtemp(away.data())) throw Error(root_ + "/tmp: cannot create a directory");
-  fs::rename(dir, away);  // onto the empty directory: one step
+  create_directories(root_ + "/tmp");
+  std::string away = temporary_directory(root_ + "/tmp/retired-");
+  std::error_code error;
+  fs::rename(dir, away, error);  // onto the empty directory: one step
+  if (error) throw Error(dir + ": cannot move it out of the cache: " + error.message());
   return away;
 }
 
@@ -167,8 +177,7 @@ void ArtifactCache::record(const Reference& ref, const std::string& digest) {
 }
 
 std::unique_ptr<CacheLock> ArtifactCache::lock(std::chrono::seconds timeout) {
-  std::error_code error;
-  fs::create_directories(root_, error);
+  create_directories(root_);
   std::string path = root_ + "/.lock";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
@@ -191,10 +200,9 @@ std::unique_ptr<CacheLock> ArtifactCache::lock(std::chrono::seconds timeout) {
 CachedArtifact ArtifactCache::add(const std::string& digest,
                                   const std::function<void(const std::string&)>& fill) {
   if (std::optional<CachedArtifact> present = find(digest)) return *present;
-  fs::create_directories(root_ + "/tmp");
-  fs::create_directories(root_ + "/sha256");
-  std::string pattern = root_ + "/tmp/entry-XXXXXX";
-  if (!mkdtemp(pattern.data())) throw Error(root_ + "/tmp: cannot create a directory");
+  create_directories(root_ + "/tmp");
+  create_directories(root_ + "/sha256");
+  std::string pattern = temporary_directory(root_ + "/tmp/entry-");
   try {
     fill(pattern);
   } catch (...) {
@@ -293,8 +301,7 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
 std::string ArtifactCache::extract(const CachedArtifact& artifact, const Layer& layer) {
   std::error_code error;
   if (fs::is_directory(artifact.content(), error)) return artifact.content();
-  std::string pattern = artifact.dir + "/.content-XXXXXX";
-  if (!mkdtemp(pattern.data())) throw Error(artifact.dir + ": cannot create a directory");
+  std::string pattern = temporary_directory(artifact.dir + "/.content-");
   try {
     extract_layer(layer, pattern, "blob " + layer.index.blob_digest);
   } catch (...) {

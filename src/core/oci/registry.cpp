@@ -1,12 +1,12 @@
 #include "core/oci/registry.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/base64.h"
 #include "core/digest.h"
 #include "core/error.h"
+#include "core/file.h"
 
 namespace fluxop::oci {
 
@@ -56,9 +56,7 @@ class VerifyingFileSink : public net::BodySink {
       : path_(std::move(path)), max_bytes_(max_bytes), what_(std::move(what)) {}
 
   void reset() override {
-    file_.close();
-    file_.open(path_, std::ios::binary | std::ios::trunc);
-    if (!file_) throw Error(path_ + ": cannot write");
+    file_.open(path_);
     hash_.finish();
     received_ = 0;
   }
@@ -68,13 +66,11 @@ class VerifyingFileSink : public net::BodySink {
       throw Error(what_ + ": larger than " + std::to_string(max_bytes_) + " bytes");
     }
     hash_.update(bytes);
-    file_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!file_) throw Error(path_ + ": cannot write");
+    file_.write(bytes);
   }
   // The digest of what arrived; closes the file.
   std::string finish() {
     file_.close();
-    if (!file_) throw Error(path_ + ": cannot write");
     return hash_.finish();
   }
   std::uint64_t received() const { return received_; }
@@ -83,7 +79,7 @@ class VerifyingFileSink : public net::BodySink {
   std::string path_;
   std::uint64_t max_bytes_;
   std::string what_;
-  std::ofstream file_;
+  FileWriter file_;
   Sha256 hash_;
   std::uint64_t received_ = 0;
 };

@@ -78,7 +78,7 @@ class Reconciliation {
         flux_(flux),
         rendered_(rendered),
         options_(options),
-        run_(cluster, instance_ref(flux.ns, flux.name), options.interrupted, options.on_progress,
+        run_(cluster, instance_ref(flux.ns, flux.name), options.interruption, options.on_progress,
              options.on_change),
         engine_(cluster, run_.engine_hooks(), owner_labels(instance_ref(flux.ns, flux.name))),
         objects_(rendered_json(rendered)),
@@ -430,8 +430,12 @@ ApplyResult Reconciliation::run() {
         std::rethrow_exception(failure);
       }
     }
-    fail(reason, e.what());
-    throw ReconcileError(reason, e.what());
+    // An interruption cuts a request short ("<URL>: cancelled"): the
+    // record says what happened instead.
+    std::string stopped = run_.interruption();
+    std::string message = stopped.empty() ? e.what() : stopped;
+    fail(reason, message);
+    throw ReconcileError(reason, message);
   }
 
   auto elapsed = std::chrono::steady_clock::now() - started_;

@@ -54,8 +54,10 @@ struct ApplyOptions {
   bool force = false;
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
-  std::function<bool()> interrupted;                    // SIGINT/SIGTERM seen
-  std::function<void(const InstanceEvent&)> on_event;   // events to record on the instance
+  // What stopped the apply ("interrupted by SIGINT"); empty while it may go
+  // on. Recorded as the failure's message, whatever request it cut short.
+  std::function<std::string()> interruption;
+  std::function<void(const InstanceEvent&)> on_event;  // events to record on the instance
   // The instance was read from the cluster (the daemon's --from-cluster):
   // it must exist, and is never written but for its status.
   bool instance_from_cluster = false;

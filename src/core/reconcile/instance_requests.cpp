@@ -157,10 +157,11 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
 std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
-                       const std::function<bool()>& interrupted) {
+                       const std::function<std::string()>& interruption) {
   std::chrono::milliseconds poll = kFirstPoll;
   for (;;) {
-    if (interrupted && interrupted()) throw Error("interrupted");
+    if (std::string stopped = interruption ? interruption() : ""; !stopped.empty())
+      throw Error(stopped);
     std::optional<json> live = cluster.get(ref);
     Readiness readiness = live ? instance_readiness(*live, requested_at)
                                : Readiness{Readiness::State::waiting, "not found"};

@@ -56,10 +56,10 @@ Readiness instance_readiness(const nlohmann::json& live, const std::string& requ
 // Polls the instance until it is ready (its Ready message returned) or
 // failed (thrown), or `deadline` passes: then throws naming what is not
 // ready, the instance's Ready condition and its components not rolled out.
-// `interrupted` ends the wait early (thrown).
+// An `interruption` ends the wait early (thrown, its words the message).
 std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
-                       const std::function<bool()>& interrupted);
+                       const std::function<std::string()>& interruption);
 
 }  // namespace fluxop::reconcile

@@ -5,19 +5,21 @@
 namespace fluxop::reconcile {
 
 InstanceRun::InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance,
-                         std::function<bool()> interrupted,
+                         std::function<std::string()> interruption,
                          std::function<void(const std::string&)> on_progress,
                          std::function<void(const ssa::Change&)> on_change)
     : cluster_(cluster),
       instance_(std::move(instance)),
-      interrupted_(std::move(interrupted)),
+      interruption_(std::move(interruption)),
       on_progress_(std::move(on_progress)),
       on_change_(std::move(on_change)) {}
 
 void InstanceRun::before_request() {
-  if (interrupted_ && interrupted_()) throw Error("interrupted");
+  if (std::string stopped = interruption(); !stopped.empty()) throw Error(stopped);
   if (lock_) lock_->renew();
 }
+
+std::string InstanceRun::interruption() const { return interruption_ ? interruption_() : ""; }
 
 void InstanceRun::progress(const std::string& line) const {
   if (on_progress_) on_progress_(line);

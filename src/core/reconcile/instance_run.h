@@ -21,7 +21,8 @@ namespace fluxop::reconcile {
 
 class InstanceRun {
  public:
-  InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance, std::function<bool()> interrupted,
+  InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance,
+              std::function<std::string()> interruption,
               std::function<void(const std::string&)> on_progress,
               std::function<void(const ssa::Change&)> on_change);
   InstanceRun(const InstanceRun&) = delete;
@@ -30,6 +31,8 @@ class InstanceRun {
   // Before each request: throws fluxop::Error once interrupted; renews the
   // lock when it is held.
   void before_request();
+  // What interrupted the run ("interrupted by SIGINT"), else empty.
+  std::string interruption() const;
   void progress(const std::string& line) const;
   // Reports the change, and keeps it.
   void report(const ssa::Change& change);
@@ -46,7 +49,7 @@ class InstanceRun {
  private:
   ssa::ClusterApi& cluster_;
   ObjectRef instance_;
-  std::function<bool()> interrupted_;
+  std::function<std::string()> interruption_;
   std::function<void(const std::string&)> on_progress_;
   std::function<void(const ssa::Change&)> on_change_;
   std::vector<ssa::Change> changes_;

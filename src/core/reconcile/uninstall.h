@@ -46,7 +46,7 @@ struct UninstallOptions {
   bool behind_finalizer = false;
   std::function<void(const ssa::Change&)> on_change;
   std::function<void(const std::string&)> on_progress;
-  std::function<bool()> interrupted;
+  std::function<std::string()> interruption;  // as ApplyOptions::interruption
 };
 
 struct UninstallResult {

@@ -240,3 +240,16 @@ TEST_CASE("http: a server that does not accept the connection fails at the conne
   for (int fd : queued) close(fd);
   close(listener);
 }
+
+// The time curl took to fail is left out: a retry that fails alike says the
+// same (an Event is counted, not written again for each).
+TEST_CASE("http: a refused connection is described without the time it took") {
+  int port = 0;
+  close(fluxop::testing::listen_on_loopback(port));  // nothing listens there now
+  fluxop::net::HttpOptions options = plain_http();
+  options.attempts = 1;
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v2/";
+  CHECK(failure(options, get(url)).message == url + ": Failed to connect to 127.0.0.1 port " +
+                                                  std::to_string(port) +
+                                                  ": Couldn't connect to server");
+}

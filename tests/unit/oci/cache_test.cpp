@@ -7,9 +7,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "../private_mount.h"
 #include "../temp_dir.h"
 #include "core/digest.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/oci/archive.h"
 #include "core/oci/layer.h"
 #include "core/oci/pull.h"
@@ -150,6 +152,33 @@ TEST_CASE("cache: the writers' lock is exclusive and times out") {
   CHECK_THROWS_WITH_AS(second.lock(std::chrono::seconds(0)), message.c_str(), Error);
   held.reset();
   CHECK(second.lock(std::chrono::seconds(0)) != nullptr);
+}
+
+// The reason the system gave, not what the next step made of it.
+TEST_CASE("cache: a read-only or full cache says so, naming the path") {
+  testing::TempDir dir;
+  std::string root = dir.str() + "/fluxopctl/oci";
+  std::string unavailable;
+  std::optional<std::string> read_only = testing::error_on_private_mount(
+      dir.str(), MS_RDONLY, nullptr, [&] { ArtifactCache(root).lock(); }, unavailable);
+  if (!read_only) {
+    MESSAGE("skipped: no private mount here: " << unavailable);
+    return;
+  }
+  CHECK(*read_only == root + ": cannot create the directory: Read-only file system");
+
+  std::string big(1 << 20, 'x');
+  std::optional<std::string> full = testing::error_on_private_mount(
+      dir.str(), 0, "size=64k",
+      [&] {
+        ArtifactCache cache(root);
+        auto held = cache.lock();
+        cache.add(kFirst, [&](const std::string& entry) { write_file(entry + "/layer", big); });
+      },
+      unavailable);
+  REQUIRE(full);
+  CHECK(full->starts_with(root + "/tmp/entry-"));
+  CHECK(full->ends_with("/layer: cannot write: No space left on device"));
 }
 
 TEST_CASE("cache: verify names a changed, truncated or missing layer, index or manifest") {

@@ -494,6 +494,24 @@ TEST_CASE("policy: a refused object: Ready=False ReconciliationFailed, nothing p
   CHECK(run.instance()["status"]["history"][0]["lastReconciledStatus"] == "ReconciliationFailed");
 }
 
+TEST_CASE("policy: an interruption is recorded as such, not as the request it cut short") {
+  Run run;
+  std::string stopped;
+  run.options.interruption = [&] { return stopped; };
+  run.cluster.on_apply = [&](const json& object) {
+    if (object["kind"] != "Deployment") return;
+    stopped = "interrupted by SIGINT";
+    throw Error("https://127.0.0.1:6443/apis/apps/v1/namespaces/flux-system/deployments/" +
+                object["metadata"]["name"].get<std::string>() + ": cancelled");
+  };
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"), "interrupted by SIGINT", ReconcileError);
+  std::string message;
+  for (const json& condition : run.instance()["status"]["conditions"]) {
+    if (condition["type"] == "Ready") message = condition["message"];
+  }
+  CHECK(message == "interrupted by SIGINT");
+}
+
 TEST_CASE("policy: a rollout that does not end: Ready=False HealthCheckFailed") {
   Run run;
   CHECK_THROWS_WITH_AS(run.apply(""), doctest::Contains("timeout waiting for Deployment"), Error);
