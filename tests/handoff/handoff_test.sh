@@ -10,10 +10,15 @@
 #     renders, its lastAppliedRevision is build's revision, a server-side dry
 #     run of build's objects by the operator's field manager changes nothing
 #     (field by field), `fluxopctl diff` exits 0 and `fluxopctl apply`
-#     changes no object (every resourceVersion the same);
+#     changes no object;
 #   fluxopctl -> operator: `fluxopctl apply` of the next spec; then the
 #     operator, started, reconciles it and changes no object, and keeps
 #     fluxopctl's inventory.
+#
+# "Changes no object": no manager writes an inventory object's spec or
+# metadata, nor takes or gives up a field (tests/handoff/object_writes.py);
+# the status the Deployment and quota controllers keep writing does not
+# count.
 #
 # The turns cover an upgrade (2.8 -> 2.9) in both directions, the image
 # catalog of every registry the operator maps to a variant and of an explicit
@@ -113,14 +118,32 @@ ready_for_generation() {
 }
 applied_is() { [ "$(fi_status '{.status.lastAppliedRevision}')" = "$1" ] && ready_for_generation; }
 reconciled_more_than() { [ "$(fi_status '{.status.history[0].totalReconciliations}')" -gt "$1" ] && ready_for_generation; }
-# "id resourceVersion" of every inventory object, sorted.
-versions() {
-  local id rest namespace name group kind
+# snapshot FILE: every inventory object, as `kubectl get -o json` lists
+# them (its errors in FILE.err).
+snapshot() {
+  local id namespace name group kind rest objects=()
   while read -r id; do
     IFS=_ read -r namespace name group kind rest <<<"$id"
-    printf '%s %s\n' "$id" "$(k ${namespace:+-n "$namespace"} get "$kind${group:+.$group}" "$name" \
-      -o jsonpath='{.metadata.resourceVersion}' 2>&1)"
+    # Namespaced objects are all in $ns: one request for them all.
+    [ -z "$namespace" ] || [ "$namespace" = "$ns" ] ||
+      { echo "$id is outside $ns" >"$1.err"; return 1; }
+    objects+=("$kind${group:+.$group}/$name")
   done < <(inventory)
+  k -n "$ns" get "${objects[@]}" -o json --show-managed-fields >"$1" 2>"$1.err"
+}
+# The Deployments whose generation the Deployment controller has not yet
+# observed, "name generation observedGeneration"; fails when they cannot be
+# read.
+unobserved_deployments() {
+  local out
+  out=$(k -n "$ns" get deployments \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.generation} {.status.observedGeneration}{"\n"}{end}') ||
+    return 1
+  awk '$2 != $3' <<<"$out"
+}
+deployments_observed() {
+  local out
+  out=$(unobserved_deployments) && [ -z "$out" ]
 }
 inventory_is_build() {
   local want
@@ -140,11 +163,27 @@ fields_are_build() {
     --field-manager=flux-operator -f "$work/$1.out" >"$work/$1.fields.diff" 2>&1 || rc=$?
   [ "$rc" = 0 ] || { echo "the operator's objects differ from build --operator (kubectl diff exit $rc):"; grep -E '^[-+] |rror' "$work/$1.fields.diff" | head -n 12; return 1; }
 }
+# remember NAME: what the next turn must keep, in $work/NAME.before.json,
+# $work/inventory and $work/revision. Taken once the Deployment controller has
+# observed every Deployment (with `wait: false` a rollout may still be under
+# way): it writes a new revision's annotation before it observes the
+# generation, and that write is not the next turn's.
+remember() {
+  wait_until 300 deployments_observed ||
+    fail "$1: the Deployment controller observes every Deployment's generation" \
+      "not observed (name generation observed): $(unobserved_deployments | tr '\n' ' ')"
+  snapshot "$work/$1.before.json" ||
+    fail "$1: reading the inventory's objects" "$(head -n 1 "$work/$1.before.json.err")"
+  inventory >"$work/inventory"
+  fi_status '{.status.lastAppliedRevision}' >"$work/revision"
+}
+# unchanged NAME: nobody wrote an object remember NAME saw: no spec, metadata
+# or managed field changed (object_writes.py; the status subresource aside).
 unchanged() {
-  local now
-  now=$(versions)
-  [ "$now" = "$(cat "$work/versions")" ] ||
-    { echo "objects changed (< before, > after):"; diff "$work/versions" <(echo "$now") | grep '^[<>]' | head; return 1; }
+  snapshot "$work/$1.after.json" ||
+    { echo "reading the inventory's objects failed: $(head -n 1 "$work/$1.after.json.err")"; return 1; }
+  python3 "$root/tests/handoff/object_writes.py" "$work/$1.before.json" "$work/$1.after.json" >"$work/$1.writes" ||
+    { echo "objects written (by whom, what):"; cat "$work/$1.writes"; return 1; }
 }
 inventory_kept() {
   [ "$(inventory)" = "$(cat "$work/inventory")" ] ||
@@ -187,12 +226,12 @@ operator_turn() {
   pass "$name: the operator reconciles the instance to build --operator's revision"
   check "$name: the operator's inventory is build --operator's objects" inventory_is_build "$name"
   check "$name: the operator's objects are build --operator's, field by field" fields_are_build "$name"
-  versions >"$work/versions"
+  remember "$name"
   fxrun "$name.diff" diff "$work/$name.yaml" "${flags[@]}"
   check "$name: then fluxopctl diff exits 0" exit_is 0 "$name.diff"
   fxrun "$name.apply" apply "$work/$name.yaml" "${flags[@]}" --timeout 4m
   check "$name: then fluxopctl apply exits 0" exit_is 0 "$name.apply"
-  check "$name: and changes no object" unchanged
+  check "$name: and changes no object" unchanged "$name"
 }
 
 # fluxopctl_turn NAME [artifact]: fluxopctl applies $work/NAME.yaml, then the
@@ -202,9 +241,7 @@ fluxopctl_turn() {
   [ -n "${2:-}" ] || flags=(--distribution-artifact "$dist")
   fxrun "$name.apply" apply "$work/$name.yaml" "${flags[@]}" --timeout 4m
   check "$name: fluxopctl apply exits 0" exit_is 0 "$name.apply" || return
-  versions >"$work/versions"
-  inventory >"$work/inventory"
-  fi_status '{.status.lastAppliedRevision}' >"$work/revision"
+  remember "$name"
   before=$(fi_status '{.status.history[0].totalReconciliations}')
   op_start
   if ! wait_until 300 reconciled_more_than "$before"; then
@@ -215,7 +252,7 @@ fluxopctl_turn() {
   fi
   op_stop
   pass "$name: then the operator reconciles it"
-  check "$name: and changes no object" unchanged
+  check "$name: and changes no object" unchanged "$name"
   check "$name: and keeps fluxopctl's inventory" inventory_kept
   check "$name: and fluxopctl's revision" revision_kept
 }
@@ -348,17 +385,12 @@ dm_stop() {
   dm_pid=
 }
 handled_at() { [ "$(fi_status '{.status.lastHandledReconcileAt}')" = "$1" ] && ready_for_generation; }
-remember() {
-  versions >"$work/versions"
-  inventory >"$work/inventory"
-  fi_status '{.status.lastAppliedRevision}' >"$work/revision"
-}
 
 # c1: the operator reconciles; stopped, the daemon starts in its place,
 # handles a reconcile request and changes nothing.
 instance c1-operator "$ns" 2.9.x '    registry: ghcr.io/fluxcd' "${features[@]/size: medium/size: small}" "${git_sync[@]}"
 operator_turn c1-operator
-remember
+remember c1-daemon
 dm_start
 requested=$(date +%s%N)
 k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
@@ -370,7 +402,7 @@ else
     "lastHandledReconcileAt '$(fi_status '{.status.lastHandledReconcileAt}')', Ready: $(fi_status '{.status.conditions[?(@.type=="Ready")].message}')"
 fi
 dm_stop
-check "c1: and changes no object" unchanged
+check "c1: and changes no object" unchanged c1-daemon
 check "c1: and keeps the operator's inventory" inventory_kept
 check "c1: and the operator's revision" revision_kept
 
@@ -390,7 +422,7 @@ else
 fi
 dm_stop
 check "c2: the daemon's inventory is build --operator's objects" inventory_is_build c2-daemon
-remember
+remember c2-daemon
 before=$(fi_status '{.status.history[0].totalReconciliations}')
 op_start
 if wait_until 300 reconciled_more_than "$before"; then
@@ -400,7 +432,7 @@ else
   fail "c2: then the operator reconciles it" "Ready: $(fi_status '{.status.conditions[?(@.type=="Ready")].message}')"
 fi
 op_stop
-check "c2: and changes no object" unchanged
+check "c2: and changes no object" unchanged c2-daemon
 check "c2: and keeps the daemon's inventory" inventory_kept
 check "c2: and the daemon's revision" revision_kept
 summary
