@@ -23,9 +23,10 @@ constexpr std::chrono::milliseconds kPollInterval{500};
 constexpr std::chrono::milliseconds kFirstPoll{25};
 constexpr std::chrono::seconds kRecreateTimeout{60};
 // How often a take-over is tried from a fresh read of an object that moved
-// under its guard: a rollout writes a Deployment's status several times a
-// second at most, so that two tries in a row rarely lose.
-constexpr int kTakeOverTries = 5;
+// under its guard, the tries kFirstPoll apart, doubling up to kPollInterval:
+// a rollout writes a Deployment's status in bursts over a few seconds, which
+// the later tries outlast.
+constexpr int kTakeOverTries = 8;
 
 std::string resource_version(const json& object) {
   return object.value("metadata", json::object()).value("resourceVersion", "");
@@ -310,12 +311,14 @@ std::vector<Applied> Engine::apply(const std::vector<json>& objects, const std::
   return applied;
 }
 
-// The take-over patch is guarded by the resourceVersion it was made from, so
-// that it never writes back managed fields that changed since (a status
-// write adds its manager's). An object that moved is read again and the
-// patch made anew: under a rollout, and after a request retried once its
-// first try went through (the object then has nothing left to take over).
+// The take-over patch is guarded by tests of the managed fields entries it
+// edits, so that it never overwrites what another manager wrote since. An
+// object whose entries moved is read again and the patch made anew: an
+// entry's place changes when a status write sorts it past another, and a
+// request retried once its first try went through finds the object taken
+// over already.
 bool Engine::take_over(const ObjectKey& key, json live) {
+  std::chrono::milliseconds pause = kFirstPoll;
   for (int tries = 1;; ++tries) {
     json patch = takeover_patch(live, cluster_.field_manager());
     if (patch.is_null()) return tries > 1;
@@ -336,6 +339,8 @@ bool Engine::take_over(const ObjectKey& key, json live) {
                     std::to_string(kTakeOverTries) + " tries");
       }
       live = std::move(*now);
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, kPollInterval);
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "core/ssa/takeover.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -78,6 +79,63 @@ json fields_after_takeover(const json& live, std::string_view manager) {
   return taken;
 }
 
+namespace {
+
+// The edits of the managed fields: the other tools' entries removed and the
+// manager's own entry given their fields, index by index, each entry edited
+// tested first. Status writes (a rollout's, several a second) edit other
+// entries, which are neither tested nor written back: the patch holds
+// through them, and what they recorded stays. An entry that moved (the
+// server keeps them sorted by time) or changed fails a test, and the patch
+// is made anew (Engine::take_over).
+void take_managed_fields(const json& live, std::string_view manager, json& operations) {
+  const json& entries = live["metadata"]["managedFields"];
+  std::vector<std::size_t> foreign;
+  std::optional<std::size_t> own_at;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].is_object()) continue;
+    if (foreign_manager(entries[i])) {
+      foreign.push_back(i);
+    } else if (!own_at && own_entry(entries[i], manager)) {
+      own_at = i;
+    }
+  }
+  if (foreign.empty()) return;
+  auto path = [](std::size_t i) { return "/metadata/managedFields/" + std::to_string(i); };
+  std::vector<std::size_t> edited = foreign;
+  if (own_at) edited.push_back(*own_at);
+  for (std::size_t i : edited) {
+    operations.push_back({{"op", "test"}, {"path", path(i)}, {"value", entries[i]}});
+  }
+  for (auto i = foreign.rbegin(); i != foreign.rend(); ++i) {
+    operations.push_back({{"op", "remove"}, {"path", path(*i)}});
+  }
+  std::size_t left = entries.size() - foreign.size();
+  if (json taken = fields_after_takeover(live, manager); !taken.empty()) {
+    json own = {{"manager", std::string(manager)},
+                {"operation", "Apply"},
+                {"apiVersion", live.value("apiVersion", "")},
+                {"fieldsType", "FieldsV1"},
+                {"fieldsV1", std::move(taken)}};
+    if (own_at) {
+      std::size_t before = static_cast<std::size_t>(std::count_if(
+          foreign.begin(), foreign.end(), [&](std::size_t i) { return i < *own_at; }));
+      operations.push_back({{"op", "replace"}, {"path", path(*own_at - before)}, {"value", own}});
+    } else {
+      operations.push_back({{"op", "add"}, {"path", path(0)}, {"value", own}});
+      ++left;
+    }
+  }
+  // An empty list leaves the managed fields as they are; one empty entry
+  // clears them (the API server's documented way).
+  if (left == 0) {
+    operations.push_back(
+        {{"op", "add"}, {"path", "/metadata/managedFields/-"}, {"value", json::object()}});
+  }
+}
+
+}  // namespace
+
 json takeover_patch(const json& live, std::string_view manager) {
   const json& metadata = live.value("metadata", json::object());
   json operations = json::array();
@@ -94,47 +152,9 @@ json takeover_patch(const json& live, std::string_view manager) {
     }
   }
   if (metadata.contains("managedFields") && metadata["managedFields"].is_array()) {
-    json kept = json::array();
-    json taken = fields_after_takeover(live, manager);
-    bool foreign = false;
-    std::size_t ours = 0;  // where the manager's own entry goes
-    json own;
-    for (const json& entry : metadata["managedFields"]) {
-      if (!entry.is_object()) continue;
-      if (foreign_manager(entry)) {
-        foreign = true;
-        continue;
-      }
-      if (own_entry(entry, manager)) {
-        ours = kept.size();
-        own = entry;
-        continue;
-      }
-      kept.push_back(entry);
-    }
-    if (foreign) {
-      if (!taken.empty()) {
-        own = {{"manager", std::string(manager)},
-               {"operation", "Apply"},
-               {"apiVersion", live.value("apiVersion", "")},
-               {"fieldsType", "FieldsV1"},
-               {"fieldsV1", taken}};
-      }
-      if (!own.is_null()) {
-        kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(std::min(ours, kept.size())), own);
-      }
-      // An empty list leaves the managed fields as they are; one empty
-      // entry clears them (the API server's documented way).
-      if (kept.empty()) kept.push_back(json::object());
-      operations.push_back(
-          {{"op", "replace"}, {"path", "/metadata/managedFields"}, {"value", kept}});
-    }
+    take_managed_fields(live, manager, operations);
   }
   if (operations.empty()) return nullptr;
-  json guard = {{"op", "test"},
-                {"path", "/metadata/resourceVersion"},
-                {"value", metadata.value("resourceVersion", "")}};
-  operations.insert(operations.begin(), std::move(guard));
   return operations;
 }
 

@@ -14,8 +14,9 @@
 namespace fluxop::ssa {
 
 // A JSON patch (RFC 6902) of `live` that hands the other tools' fields to
-// `manager` and removes their traces, guarded by a test of the
-// resourceVersion; null when there is nothing to take over.
+// `manager` and removes their traces, guarded by a test of each managed
+// fields entry it edits (not of the resourceVersion, which status writes
+// move); null when there is nothing to take over.
 nlohmann::json takeover_patch(const nlohmann::json& live, std::string_view manager);
 
 // The fields (fieldsV1) `manager` owns once it has taken `live` over.

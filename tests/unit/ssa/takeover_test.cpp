@@ -24,50 +24,65 @@ TEST_CASE("takeover: other tools' annotations, labels and managers are removed")
                    {{"manager", "before-first-apply"}, {"operation", "Update"}}}}}}};
   json patch = takeover_patch(live, "flux-operator");
   REQUIRE(patch.is_array());
-  CHECK(patch[0] == json{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "42"}});
-  std::vector<std::string> paths;
-  for (const json& op : patch) paths.push_back(op["path"]);
-  CHECK(std::find(paths.begin(), paths.end(),
-                  "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration") !=
-        paths.end());
-  CHECK(std::find(paths.begin(), paths.end(), "/metadata/annotations/meta.helm.sh~1release-name") !=
-        paths.end());
-  CHECK(std::find(paths.begin(), paths.end(),
-                  "/metadata/labels/kustomize.toolkit.fluxcd.io~1name") != paths.end());
-  CHECK(std::find(paths.begin(), paths.end(), "/metadata/labels/app.kubernetes.io~1managed-by") !=
-        paths.end());
-  CHECK(std::find(paths.begin(), paths.end(), "/metadata/annotations/keep~1me") == paths.end());
-  CHECK(patch.back() == json{{"op", "replace"},
-                             {"path", "/metadata/managedFields"},
-                             {"value", {{{"manager", "flux-operator"}, {"operation", "Apply"}}}}});
+  json metadata = live.patch(patch)["metadata"];
+  CHECK(metadata["annotations"] == json{{"keep/me", "x"}});
+  CHECK(metadata["labels"] == json{{"app.kubernetes.io/part-of", "flux"}});
+  CHECK(metadata["managedFields"] ==
+        json::array({{{"manager", "flux-operator"}, {"operation", "Apply"}}}));
+  CHECK(metadata["resourceVersion"] == "42");
 }
 
-TEST_CASE("takeover: the fields of other tools and hand edits pass to the manager") {
-  json live = json::parse(R"({"apiVersion": "apps/v1", "metadata": {"resourceVersion": "9",
+const json kDeployment = json::parse(R"({"apiVersion": "apps/v1", "metadata": {
+    "resourceVersion": "9",
     "managedFields": [
-      {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status",
-       "fieldsV1": {"f:status": {"f:replicas": {}}}},
       {"manager": "flux-operator", "operation": "Apply", "apiVersion": "apps/v1",
        "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+      {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status",
+       "time": "2026-11-25T10:00:00Z", "fieldsV1": {"f:status": {"f:replicas": {}}}},
       {"manager": "kubectl-edit", "operation": "Update",
        "fieldsV1": {"f:spec": {"f:paused": {}}}},
       {"manager": "before-first-apply", "operation": "Update",
        "fieldsV1": {"f:spec": {"f:minReadySeconds": {}}, "f:status": {"f:replicas": {}}}},
       {"manager": "kubectl-rollout", "operation": "Update",
        "fieldsV1": {"f:spec": {"f:template": {}}}}]}})");
-  json patch = takeover_patch(live, "flux-operator");
+
+TEST_CASE("takeover: the fields of other tools and hand edits pass to the manager") {
+  json patch = takeover_patch(kDeployment, "flux-operator");
   REQUIRE(patch.is_array());
-  REQUIRE(patch.size() == 2);
   json expected = json::parse(R"([
-      {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status",
-       "fieldsV1": {"f:status": {"f:replicas": {}}}},
       {"manager": "flux-operator", "operation": "Apply", "apiVersion": "apps/v1",
        "fieldsType": "FieldsV1",
        "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}, "f:minReadySeconds": {}}}},
+      {"manager": "kube-controller-manager", "operation": "Update", "subresource": "status",
+       "time": "2026-11-25T10:00:00Z", "fieldsV1": {"f:status": {"f:replicas": {}}}},
       {"manager": "kubectl-rollout", "operation": "Update",
        "fieldsV1": {"f:spec": {"f:template": {}}}}])");
-  CHECK(patch[1] ==
-        json{{"op", "replace"}, {"path", "/metadata/managedFields"}, {"value", expected}});
+  CHECK(kDeployment.patch(patch)["metadata"]["managedFields"] == expected);
+}
+
+TEST_CASE("takeover: a status write in between neither fails the patch nor is written back") {
+  json patch = takeover_patch(kDeployment, "flux-operator");
+  json moved = kDeployment;
+  moved["metadata"]["resourceVersion"] = "10";
+  json& status_entry = moved["metadata"]["managedFields"][1];
+  status_entry["time"] = "2026-11-25T10:00:01Z";
+  status_entry["fieldsV1"]["f:status"]["f:conditions"] = json::object();
+  json after = moved.patch(patch)["metadata"]["managedFields"];
+  REQUIRE(after.size() == 3);
+  CHECK(after[1] == status_entry);
+  CHECK(after[0]["fieldsV1"]["f:spec"].contains("f:paused"));
+}
+
+TEST_CASE("takeover: an edited entry that changed or moved in between fails the patch") {
+  json patch = takeover_patch(kDeployment, "flux-operator");
+  json changed = kDeployment;
+  changed["metadata"]["managedFields"][2]["fieldsV1"]["f:spec"]["f:strategy"] = json::object();
+  CHECK_THROWS_AS(changed.patch(patch), json::exception);
+  json moved = kDeployment;
+  std::swap(moved["metadata"]["managedFields"][1], moved["metadata"]["managedFields"][2]);
+  CHECK_THROWS_AS(moved.patch(patch), json::exception);
+  // Applied once, it fails a second time: nothing is done twice.
+  CHECK_THROWS_AS(kDeployment.patch(patch).patch(patch), json::exception);
 }
 
 TEST_CASE("takeover: an object kubectl alone manages has its managed fields cleared") {
@@ -76,9 +91,7 @@ TEST_CASE("takeover: an object kubectl alone manages has its managed fields clea
                  {"managedFields", {{{"manager", "kubectl"}, {"operation", "Apply"}}}}}}};
   json patch = takeover_patch(live, "flux-operator");
   REQUIRE(patch.is_array());
-  CHECK(patch.back() == json{{"op", "replace"},
-                             {"path", "/metadata/managedFields"},
-                             {"value", json::array({json::object()})}});
+  CHECK(live.patch(patch)["metadata"]["managedFields"] == json::array({json::object()}));
 }
 
 TEST_CASE("takeover: nothing to do gives null") {
