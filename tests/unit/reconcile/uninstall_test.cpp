@@ -161,7 +161,7 @@ TEST_CASE("uninstall: an object that does not go is named with what holds it") {
   CHECK(installed.has("FluxInstance/flux-system/flux"));
 }
 
-TEST_CASE("uninstall: marked not Ready before anything is deleted; a failure leaves the mark") {
+TEST_CASE("uninstall: marked not Ready before anything is deleted, and a failure leaves the mark") {
   Installed installed;
   std::string crd = "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io";
   installed.cluster.stuck.insert(crd);
