@@ -1,22 +1,47 @@
+// `fluxopctl apply`, once (CI) or as a daemon (`--watch`): its flags, and
+// the reconcile pipeline or the daemon they run.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
-#include "cli/apply.h"
+#include "cli/change_output.h"
+#include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/duration_check.h"
+#include "cli/instance_input.h"
 #include "cli/interrupt.h"
-#include "core/distribution/crd_versions.h"
-#include "core/error.h"
+#include "core/daemon/watch.h"
 #include "core/instance/duration.h"
-#include "core/reconcile/apply.h"
-#include "core/reconcile/pull_secret.h"
-#include "core/reconcile/status.h"
-#include "core/yaml/json.h"
-#include "core/yaml/parse_cache.h"
+#include "core/reconcile/pipeline.h"
 
 namespace fluxop::cli {
 
 namespace {
+
+struct WatchFlags {
+  bool watch = false;
+  bool from_cluster = false;
+  std::string ns = "flux-system";
+  std::string metrics_addr;
+  std::string health_addr;
+  std::string log_format = "text";
+  bool leader_elect = false;
+  std::string lease_duration = "35s";
+  std::string renew_deadline = "30s";
+  std::string retry_period = "5s";
+};
+
+struct ApplyCommandOptions {
+  InstanceInput input;
+  ClusterFlags cluster;
+  WatchFlags daemon;
+  bool wait = true;
+  bool wait_given = false;  // else .spec.wait decides
+  std::string timeout;
+  ChangeSetFlags writes;
+  bool verbose = false;
+  bool force = false;
+};
 
 // What every apply sets from the flags, once or in the loop.
 reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
@@ -46,12 +71,15 @@ void run_apply(const ApplyCommandOptions& options) {
   apply.on_change = output.on_change();
   output.run([&] {
     run_interruptible([&] {
+      reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
       reconcile::ApplyResult result =
-          reconcile_input(connected, options.input, std::move(flux), apply,
-                          [&](const RenderedInstance& instance) {
-                            say_distribution(instance);
-                            output.document()["revision"] = instance.rendered.revision;
-                          })
+          reconcile::reconcile_instance(*connected.cluster, artifacts, std::move(flux),
+                                        render_request(options.input, /*revision=*/true), apply,
+                                        [&](const RenderedInstance& instance) {
+                                          say_distribution(instance);
+                                          output.document()["revision"] =
+                                              instance.rendered.revision;
+                                        })
               .result;
       std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
       output.document()["message"] = result.message;
@@ -59,52 +87,30 @@ void run_apply(const ApplyCommandOptions& options) {
   });
 }
 
-}  // namespace
-
-ReconcileRun reconcile_input(ConnectedCluster& connected, const InstanceInput& input,
-                             instance::FluxInstance flux, reconcile::ApplyOptions apply,
-                             const std::function<void(const RenderedInstance&)>& rendered) {
-  InstanceInput with_secret = input;
-  if (!flux.distribution.artifact_pull_secret.empty()) {
-    try {
-      with_secret.registry.credentials = reconcile::secret_credentials(
-          *connected.client, flux.ns, flux.distribution.artifact_pull_secret);
-    } catch (const Error& e) {
-      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
-    }
-  }
-  // What a render parsed is cached once it succeeded, not on a failure: a
-  // daemon's next render starts clean.
-  auto render = [&] {
-    try {
-      RenderedInstance instance = render_loaded(with_secret, std::move(flux), /*revision=*/true);
-      yaml::user_parse_cache().commit();
-      return instance;
-    } catch (const reconcile::ReconcileError&) {
-      yaml::user_parse_cache().discard();
-      throw;
-    } catch (const Error& e) {
-      yaml::user_parse_cache().discard();
-      throw reconcile::ReconcileError(reconcile::kBuildFailed, e.what());
-    }
-  };
-  ReconcileRun run{render(), {}};
-  if (rendered) rendered(run.instance);
-  const RenderedInstance& instance = run.instance;
-  apply.artifact_revision = instance.artifact_digest;
-  apply.intermediate_version = [&instance](const std::string& crd,
-                                           const std::vector<std::string>& api_versions) {
-    std::optional<distribution::Version> target =
-        distribution::parse_version(instance.rendered.version);
-    std::optional<distribution::Version> through =
-        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
-               : std::nullopt;
-    return through ? "v" + distribution::to_string(*through) : std::string();
-  };
-  run.result =
-      reconcile::apply_instance(*connected.cluster, instance.flux, instance.rendered, apply);
-  return run;
+// `apply --watch`: the reconcile loop, until SIGTERM or SIGINT.
+void run_watch(const ApplyCommandOptions& options) {
+  const WatchFlags& flags = options.daemon;
+  daemon::WatchOptions watch;
+  watch.cluster = options.cluster;
+  watch.registry = options.input.registry;
+  watch.artifact_cache = registry_artifacts(options.input.registry).cache_root();
+  if (!flags.from_cluster)
+    watch.file = options.input.filename.empty() ? options.input.file : options.input.filename;
+  watch.load.allow_unknown_fields = options.input.allow_unknown_fields;
+  watch.ns = flags.ns;
+  watch.render = render_request(options.input, /*revision=*/true);
+  watch.apply = apply_options(options);
+  watch.metrics_addr = flags.metrics_addr;
+  watch.health_addr = flags.health_addr;
+  watch.log_format = flags.log_format == "json" ? daemon::LogFormat::json : daemon::LogFormat::text;
+  watch.leader_elect = flags.leader_elect;
+  watch.lease_duration = duration_flag(flags.lease_duration);
+  watch.renew_deadline = duration_flag(flags.renew_deadline);
+  watch.retry_period = duration_flag(flags.retry_period);
+  daemon::run_watch(watch, std::cerr);
 }
+
+}  // namespace
 
 void add_apply_command(CLI::App& app) {
   auto options = std::make_shared<ApplyCommandOptions>();
@@ -195,8 +201,7 @@ void add_apply_command(CLI::App& app) {
       if (option->count() > 0 && !daemon.leader_elect)
         throw CLI::ValidationError(option->get_name(), "only with --enable-leader-election");
     }
-    reconcile::ApplyOptions apply = apply_options(*options);
-    run_watch(*options, apply);
+    run_watch(*options);
   });
 }
 

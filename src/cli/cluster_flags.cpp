@@ -1,7 +1,5 @@
 #include "cli/cluster_flags.h"
 
-#include "core/kube/kubeconfig.h"
-
 namespace fluxop::cli {
 
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
@@ -23,22 +21,6 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
                         "operator's, so that it and fluxopctl can hand a cluster to each other)"
                       : "Field manager of the writes (default: the upstream CLI's)")
       ->option_text("NAME (default " + flags.field_manager + ")");
-}
-
-ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
-                         std::optional<std::chrono::steady_clock::time_point> retry_until,
-                         std::function<bool()> cancelled) {
-  kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
-  if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
-  ConnectedCluster connected;
-  kube::ClientOptions options;
-  options.request_timeout = flags.request_timeout;
-  options.retry_until = retry_until;
-  options.cancelled = std::move(cancelled);
-  connected.client = std::make_unique<kube::KubeClient>(std::move(access), options);
-  connected.cluster =
-      std::make_unique<ssa::KubeCluster>(*connected.client, flags.field_manager, dry_run);
-  return connected;
 }
 
 }  // namespace fluxop::cli

@@ -1,12 +1,13 @@
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/cluster_flags.h"
 #include "cli/color.h"
 #include "cli/commands.h"
 #include "cli/instance_input.h"
 #include "core/error.h"
-#include "core/reconcile/instance_diff.h"
+#include "core/reconcile/pipeline.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::cli {
@@ -23,11 +24,19 @@ constexpr int kDiffError = 2;
 
 void run_diff(const DiffCommandOptions& options) {
   try {
-    RenderedInstance instance = render_input(options.input, /*revision=*/false);
-    say_distribution(instance);
-    ConnectedCluster connected = connect(options.cluster, /*dry_run=*/true);
+    instance::FluxInstance flux = load_input(options.input);
+    reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
+    // Connected once the instance has rendered, or to read its pull secret.
+    std::optional<ConnectedCluster> connected;
+    auto cluster = [&]() -> ssa::ClusterApi& {
+      if (!connected) connected = connect(options.cluster, /*dry_run=*/true);
+      return *connected->cluster;
+    };
     reconcile::InstanceDiff diff =
-        reconcile::diff_instance(*connected.cluster, instance.flux, instance.rendered);
+        reconcile::plan_instance(cluster, artifacts, std::move(flux),
+                                 render_request(options.input, /*revision=*/false),
+                                 say_distribution)
+            .diff;
     std::cout << color::diff(diff.text);
     std::cerr << diff.changed << " objects would change\n";
     if (diff.changed > 0) throw ExitStatus{1};

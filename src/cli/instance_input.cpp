@@ -3,11 +3,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include "core/distribution/locate.h"
-#include "core/distribution/resolve.h"
-#include "core/reconcile/apply.h"
-#include "core/reconcile/status.h"
-
 namespace fluxop::cli {
 
 void add_instance_flags(CLI::App& command, InstanceInput& input) {
@@ -37,52 +32,18 @@ instance::FluxInstance load_input(const InstanceInput& input) {
   return flux;
 }
 
-RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
-                               bool revision) {
-  std::string artifact_digest;
-  distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
-    try {
-      oci::PullResult pulled = pull_url(url, origin, input.registry, input.notice);
-      artifact_digest = pulled.artifact.digest;
-      return oci::pulled_distribution(pulled);
-    } catch (const Error& e) {
-      // What the operator reports as ArtifactFailed, and retries.
-      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
-    }
-  };
-  // What `fluxopctl pull` fetched last, without the network: a new machine
-  // builds offline after one pull.
-  distribution::PulledDefault pulled_default = [&]() -> std::optional<distribution::Distribution> {
-    std::optional<oci::PullResult> pulled;
-    try {
-      pulled = pulled_default_artifact();
-    } catch (const Error& e) {
-      throw reconcile::ReconcileError(reconcile::kArtifactFailed, e.what());
-    }
-    if (!pulled) return std::nullopt;
-    artifact_digest = pulled->artifact.digest;
-    return oci::pulled_distribution(*pulled);
-  };
-  distribution::Distribution dist =
-      distribution::locate(input.distribution_artifact, flux, distribution::Environment::current(),
-                           pull, pulled_default);
-  if (!input.version.empty()) {
-    distribution::resolve_version(dist, input.version, "--version");
-    flux.distribution.version = input.version;
-  }
-  render::Rendered rendered =
-      render::render(flux, dist, {.revision = revision, .mode = input.mode});
-  for (const std::string& warning : rendered.warnings) {
-    if (input.notice)
-      input.notice("warning: " + warning);
-    else
-      std::cerr << "warning: " << warning << "\n";
-  }
-  return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
+reconcile::RenderRequest render_request(const InstanceInput& input, bool revision) {
+  return {.artifact = input.distribution_artifact,
+          .version = input.version,
+          .mode = input.mode,
+          .revision = revision,
+          .environment = distribution::Environment::current(),
+          .notice = [](const std::string& line) { std::cerr << line << "\n"; }};
 }
 
 RenderedInstance render_input(const InstanceInput& input, bool revision) {
-  return render_loaded(input, load_input(input), revision);
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(input.registry);
+  return reconcile::render_instance(artifacts, load_input(input), render_request(input, revision));
 }
 
 void say_distribution(const RenderedInstance& instance) {

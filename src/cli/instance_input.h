@@ -1,14 +1,13 @@
 // The FluxInstance a command works on (build, apply, diff): FILE or -f, the
-// distribution flags, and rendering it.
+// distribution flags, and what the reconcile pipeline is asked to render.
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
 #include <string>
 
 #include "cli/registry_flags.h"
-#include "core/distribution/distribution.h"
 #include "core/instance/instance.h"
+#include "core/reconcile/pipeline.h"
 #include "core/render/render.h"
 
 namespace fluxop::cli {
@@ -24,31 +23,21 @@ struct InstanceInput {
   // build: the CLI's rendering unless --operator; apply and diff: the
   // operator's, since they install what the operator would.
   render::Mode mode = render::Mode::cli;
-  // Where the render's warnings and the pull's notices go; stderr when empty
-  // (the daemon logs them).
-  std::function<void(const std::string&)> notice;
 };
 
 // FILE, -f/--filename, --distribution-artifact, --insecure-registry,
 // --offline, --allow-unknown-fields.
 void add_instance_flags(CLI::App& command, InstanceInput& input);
 
-struct RenderedInstance {
-  instance::FluxInstance flux;
-  distribution::Distribution distribution;
-  render::Rendered rendered;
-  std::string artifact_digest;  // of the OCI artifact's manifest, when one was pulled
-};
+using RenderedInstance = reconcile::RenderedInstance;
 
 // Loads the instance; warnings go to stderr.
 instance::FluxInstance load_input(const InstanceInput& input);
 
-// Finds the instance's distribution and renders it; the render's warnings
-// go to stderr.
-RenderedInstance render_loaded(const InstanceInput& input, instance::FluxInstance flux,
-                               bool revision);
+// What the flags ask the pipeline to render; its warnings go to stderr.
+reconcile::RenderRequest render_request(const InstanceInput& input, bool revision);
 
-// Both.
+// Loads the instance and renders it, without a cluster (build).
 RenderedInstance render_input(const InstanceInput& input, bool revision);
 
 // "using distribution DIR (Flux vX.Y.Z)" on stderr.

@@ -66,7 +66,7 @@ void print(const ordered_json& document, OutputFormat format) {
 
 void run_pull(const PullCommandOptions& options) {
   if (options.list) {
-    oci::ArtifactCache cache = default_artifact_cache();
+    oci::ArtifactCache cache = registry_artifacts(options.registry).cache();
     ordered_json entries = ordered_json::array();
     for (const oci::ArtifactCache::Entry& entry : cache.list()) {
       auto layer = std::make_shared<oci::Layer>();
@@ -87,7 +87,7 @@ void run_pull(const PullCommandOptions& options) {
   }
   if (options.prune) {
     std::chrono::nanoseconds age = *instance::parse_go_duration(options.older_than);
-    oci::ArtifactCache cache = default_artifact_cache();
+    oci::ArtifactCache cache = registry_artifacts(options.registry).cache();
     for (const std::string& digest :
          cache.prune(std::chrono::duration_cast<std::chrono::seconds>(age))) {
       std::cout << "deleted " << digest << "\n";
@@ -95,10 +95,11 @@ void run_pull(const PullCommandOptions& options) {
     return;
   }
   std::string url = options.url.empty() ? default_url() : options.url;
-  oci::PullResult result = pull_url(url, "", options.registry);
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(options.registry);
+  oci::PullResult result = artifacts.pull_artifact(url, "", {});
   // Extracted for whoever reads `path` (e.g. to push it elsewhere); builds
   // read the layer itself.
-  oci::ArtifactCache cache = default_artifact_cache();
+  oci::ArtifactCache cache = artifacts.cache();
   std::string path;
   {
     std::unique_ptr<oci::CacheLock> held = cache.lock();

@@ -20,7 +20,7 @@ struct PushCommandOptions {
 void run_push(const PushCommandOptions& options) {
   oci::Reference ref = oci::Reference::parse(options.url);
   oci::PushOptions push;
-  push.registry = registry_options(options.registry);
+  push.registry = reconcile::registry_options(options.registry, {});
   push.source = options.source;
   push.revision = options.revision;
   oci::PushResult result = oci::push_distribution(options.dir, ref, push);

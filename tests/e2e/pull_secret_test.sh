@@ -106,6 +106,8 @@ if grep -q nope "$work/err"; then
 else
   ok "refused credentials: the password is not shown"
 fi
+check "diff: refused credentials are a clear 401" 2 "HTTP 401" -- \
+  "${fluxopctl[@]}" diff "$work/instance.yaml"
 if ! deployments=$(kubectl get deployments -n flux-system -o name 2>&1); then
   fail "the failed pulls wrote nothing" "kubectl get deployments: $deployments"
 elif [ -n "$deployments" ]; then
@@ -114,8 +116,18 @@ else
   ok "the failed pulls wrote nothing"
 fi
 instance dist-pull
+# diff renders what apply would, so it reads the same Secret.
+check "diff pulls with the Secret's credentials" 1 "^[1-9][0-9]* objects would change" -- \
+  "${fluxopctl[@]}" diff "$work/instance.yaml"
+if grep -qE "^pulled oci://$REGISTRY_ADDR/flux/manifests@sha256:" "$work/err"; then
+  ok "diff: the artifact was pulled"
+else
+  fail "diff: the artifact was pulled" "no 'pulled' line on stderr"
+fi
 check "apply pulls with the Secret's credentials" 0 "Reconciliation finished" -- \
   "${fluxopctl[@]}" apply "$work/instance.yaml"
+check "diff after the apply: nothing would change" 0 "^0 objects would change" -- \
+  "${fluxopctl[@]}" diff "$work/instance.yaml"
 # The newest Flux 2.9 of the distribution, and its source-controller tag as
 # the distribution's image list has it (not as fluxopctl renders it).
 newest=$(ls "$dist/flux-images" | grep '^v2\.9\.' | sort -V | tail -1)

@@ -74,21 +74,21 @@ Distribution open_artifact(std::string_view artifact, std::string_view origin,
   return open(artifact_dir(artifact, origin), origin);
 }
 
+std::optional<ArtifactSource> given_artifact(std::string_view flag,
+                                             const instance::FluxInstance& flux,
+                                             const Environment& env) {
+  if (!flag.empty()) return ArtifactSource{std::string(flag), "--distribution-artifact"};
+  if (!flux.distribution.artifact.empty())
+    return ArtifactSource{flux.distribution.artifact, flux.file + ": .spec.distribution.artifact"};
+  if (!env.distribution.empty()) return ArtifactSource{env.distribution, "FLUXOPCTL_DISTRIBUTION"};
+  return std::nullopt;
+}
+
 Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
                     const Environment& env, const OciResolver& oci,
                     const PulledDefault& pulled_default) {
-  if (!flag.empty()) {
-    constexpr std::string_view origin = "--distribution-artifact";
-    return open_artifact(flag, origin, oci);
-  }
-  if (!flux.distribution.artifact.empty()) {
-    std::string origin = flux.file + ": .spec.distribution.artifact";
-    return open_artifact(flux.distribution.artifact, origin, oci);
-  }
-  if (!env.distribution.empty()) {
-    constexpr std::string_view origin = "FLUXOPCTL_DISTRIBUTION";
-    return open_artifact(env.distribution, origin, oci);
-  }
+  if (std::optional<ArtifactSource> given = given_artifact(flag, flux, env))
+    return open_artifact(given->url, given->origin, oci);
   if (pulled_default) {
     if (std::optional<Distribution> pulled = pulled_default()) return std::move(*pulled);
   }

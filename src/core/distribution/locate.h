@@ -47,6 +47,18 @@ Distribution open_artifact(std::string_view artifact, std::string_view origin,
 // cache alone; nothing when it was never pulled.
 using PulledDefault = std::function<std::optional<Distribution>()>;
 
+// An artifact reference and where it was given (for errors).
+struct ArtifactSource {
+  std::string url;
+  std::string origin;
+};
+
+// The first of the flag, the instance's .spec.distribution.artifact and
+// FLUXOPCTL_DISTRIBUTION that is given; nullopt when none is.
+std::optional<ArtifactSource> given_artifact(std::string_view flag,
+                                             const instance::FluxInstance& flux,
+                                             const Environment& env);
+
 // Opens the distribution the first source above names (`flag` empty when the
 // flag is not given). Throws fluxop::Error naming the source when it is not a
 // distribution, or saying how to give one when there is none.

@@ -12,11 +12,11 @@ using nlohmann::json;
 
 namespace {
 
-oci::DockerConfig read_secret(kube::KubeClient& client, const std::string& ns,
+oci::DockerConfig read_secret(ssa::ClusterApi& cluster, const std::string& ns,
                               const std::string& name) {
   kube::ObjectKey key{"", "v1", "Secret", ns, name};
   std::string what = kube::display_name(key) + " (.spec.distribution.artifactPullSecret)";
-  std::optional<json> secret = client.get(key);
+  std::optional<json> secret = cluster.get(key);
   if (!secret) throw Error(what + ": not found");
   if (secret->value("type", "") != "kubernetes.io/dockerconfigjson")
     throw Error(what + ": type is not kubernetes.io/dockerconfigjson");
@@ -30,12 +30,12 @@ oci::DockerConfig read_secret(kube::KubeClient& client, const std::string& ns,
 
 }  // namespace
 
-std::function<oci::Credential(std::string_view)> secret_credentials(kube::KubeClient& client,
+std::function<oci::Credential(std::string_view)> secret_credentials(ssa::ClusterApi& cluster,
                                                                     const std::string& ns,
                                                                     const std::string& name) {
   auto config = std::make_shared<std::optional<oci::DockerConfig>>();
-  return [&client, ns, name, config](std::string_view registry) {
-    if (!*config) *config = read_secret(client, ns, name);
+  return [&cluster, ns, name, config](std::string_view registry) {
+    if (!*config) *config = read_secret(cluster, ns, name);
     return (*config)->lookup(registry);
   };
 }

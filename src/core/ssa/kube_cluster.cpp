@@ -1,6 +1,7 @@
 #include "core/ssa/kube_cluster.h"
 
 #include "core/error.h"
+#include "core/kube/kubeconfig.h"
 
 namespace fluxop::ssa {
 
@@ -116,5 +117,25 @@ std::string KubeCluster::server_version() { return version_field(client_, "gitVe
 std::string KubeCluster::server_platform() { return version_field(client_, "platform"); }
 
 int KubeCluster::requests() const { return client_.requests_sent(); }
+
+kube::ClusterAccess cluster_access(const ClusterSettings& settings) {
+  kube::ClusterAccess access = kube::load_cluster_access({settings.kubeconfig, settings.context});
+  if (settings.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
+  return access;
+}
+
+Connection connect(const ClusterSettings& settings, bool dry_run,
+                   std::optional<std::chrono::steady_clock::time_point> retry_until,
+                   std::function<bool()> cancelled) {
+  kube::ClientOptions options;
+  options.request_timeout = settings.request_timeout;
+  options.retry_until = retry_until;
+  options.cancelled = std::move(cancelled);
+  Connection connected;
+  connected.client = std::make_unique<kube::KubeClient>(cluster_access(settings), options);
+  connected.cluster =
+      std::make_unique<KubeCluster>(*connected.client, settings.field_manager, dry_run);
+  return connected;
+}
 
 }  // namespace fluxop::ssa

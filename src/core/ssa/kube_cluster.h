@@ -1,6 +1,9 @@
 // The cluster through the Kubernetes client and its REST mapper.
 #pragma once
 
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -45,5 +48,30 @@ class KubeCluster : public ClusterApi {
   std::string field_manager_;
   bool dry_run_;
 };
+
+// How to reach a cluster, as kubectl's flags say it; the kubeconfig is read
+// again at each connection (a projected token rotates).
+struct ClusterSettings {
+  std::string kubeconfig;  // empty: $KUBECONFIG, ~/.kube/config, in-cluster
+  std::string context;     // empty: the current one
+  bool insecure_skip_tls_verify = false;
+  std::chrono::milliseconds request_timeout{30'000};
+  std::string field_manager = "flux-operator";  // the in-cluster operator's
+};
+
+struct Connection {
+  std::unique_ptr<kube::KubeClient> client;
+  std::unique_ptr<KubeCluster> cluster;
+};
+
+// `retry_until`: until when an outage of a server that has answered is
+// retried (kube::ClientOptions::retry_until); `cancelled` ends a request
+// early (kube::ClientOptions::cancelled).
+Connection connect(const ClusterSettings& settings, bool dry_run,
+                   std::optional<std::chrono::steady_clock::time_point> retry_until = {},
+                   std::function<bool()> cancelled = {});
+
+// The kubeconfig's access as the settings select it.
+kube::ClusterAccess cluster_access(const ClusterSettings& settings);
 
 }  // namespace fluxop::ssa

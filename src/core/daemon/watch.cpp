@@ -1,7 +1,5 @@
-// `fluxopctl apply --watch`: the daemon's parts put together. The loop
-// (core/daemon) decides when; this file says how: the same reconciliation as
-// a one-shot apply, events on the instance, the artifact's digest, the
-// endpoints and the log.
+#include "core/daemon/watch.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -9,11 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <iostream>
 #include <memory>
 #include <optional>
 
-#include "cli/apply.h"
 #include "core/daemon/daemon.h"
 #include "core/daemon/endpoints.h"
 #include "core/daemon/events.h"
@@ -22,13 +18,12 @@
 #include "core/distribution/resolve.h"
 #include "core/file.h"
 #include "core/interruption.h"
-#include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/report/write.h"
 #include "core/ssa/change_set.h"
 
-namespace fluxop::cli {
+namespace fluxop::daemon {
 
 namespace {
 
@@ -49,19 +44,21 @@ class DaemonCluster {
  public:
   // `interruption`: what stops the daemon ("interrupted by SIGTERM"), empty
   // while it runs.
-  DaemonCluster(const ApplyCommandOptions& options, const daemon::Logger& log,
+  DaemonCluster(const WatchOptions& options, const Logger& log,
                 std::function<std::string()> interruption)
       : options_(options),
         log_(log),
         interruption_(std::move(interruption)),
         stopping_([this] { return !interruption_().empty(); }),
-        connected_(connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
+        connected_(ssa::connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
+        artifacts_(options.registry, options.artifact_cache,
+                   [this](const std::string& line) { log_.info(line); }),
         recorder_(*connected_.cluster, [this](const std::string& error) {
           log_.error("cannot record an event", error);
         }) {}
 
   // Records `event` on the instance, whose uid is read when not known yet.
-  void record(const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
+  void record(const Observed& observed, const reconcile::InstanceEvent& event) {
     const instance::FluxInstance& flux = *observed.flux;
     std::string uid = observed.uid;
     if (uid.empty()) {
@@ -78,24 +75,23 @@ class DaemonCluster {
 
   // The instance in the cluster does not load: as a spec that does not
   // build, BuildFailed on it and an event.
-  void mark_unreadable(const daemon::Observed& observed) {
-    reconcile::ObjectRef ref = reconcile::instance_ref(options_.daemon.ns, "flux");
+  void mark_unreadable(const Observed& observed) {
+    reconcile::ObjectRef ref = reconcile::instance_ref(options_.ns, "flux");
     reconcile::record_unreadable(*connected_.cluster, ref, "build failed: " + observed.problem,
                                  [&](const reconcile::InstanceEvent& event) {
                                    recorder_.record({ref.name, ref.ns, observed.uid, ""}, event);
                                  });
   }
 
-  void mark_disabled(const daemon::Observed& observed) {
+  void mark_disabled(const Observed& observed) {
     reconcile::record_disabled(*connected_.cluster, *observed.flux);
   }
 
   // One reconciliation, as `apply` does it, with the daemon's log and events.
-  daemon::Reconciled reconcile(const daemon::Observed& observed,
-                               const reconcile::ApplyOptions& base) {
+  Reconciled reconcile(const Observed& observed, const reconcile::ApplyOptions& base) {
     const instance::FluxInstance& flux = *observed.flux;
     reconcile::ApplyOptions apply = base;
-    apply.instance_from_cluster = options_.daemon.from_cluster;
+    apply.instance_from_cluster = options_.file.empty();
     apply.interruption = interruption_;
     apply.on_progress = [this](const std::string& line) { log_.info(line); };
     apply.on_change = [this](const ssa::Change& change) {
@@ -104,15 +100,14 @@ class DaemonCluster {
     apply.on_event = [&](const reconcile::InstanceEvent& event) { record(observed, event); };
     // A connection per reconcile: an API server outage is retried until the
     // apply's deadline, and discovery is fresh (CRDs change with upgrades).
-    ConnectedCluster connected = connect(
+    ssa::Connection connected = ssa::connect(
         options_.cluster, /*dry_run=*/false,
         std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
         stopping_);
-    InstanceInput input = options_.input;
-    input.notice = [this](const std::string& line) { log_.info(line); };
     try {
-      ReconcileRun run =
-          reconcile_input(connected, input, flux, apply, [&](const RenderedInstance& instance) {
+      reconcile::Reconciliation run = reconcile::reconcile_instance(
+          *connected.cluster, artifacts_, flux, render_request(), apply,
+          [&](const reconcile::RenderedInstance& instance) {
             log_.info("building", {{"revision", instance.rendered.revision}});
             say_outdated(observed, instance);
           });
@@ -129,7 +124,7 @@ class DaemonCluster {
   }
 
   // The uninstall behind the instance's finalizer, as the operator's.
-  void uninstall(const daemon::Observed& observed) {
+  void uninstall(const Observed& observed) {
     const instance::FluxInstance& flux = *observed.flux;
     reconcile::UninstallOptions uninstall;
     uninstall.behind_finalizer = true;
@@ -138,9 +133,9 @@ class DaemonCluster {
     uninstall.on_change = [this](const ssa::Change& change) {
       log_.info(ssa::change_line(change));
     };
-    ConnectedCluster connected =
-        connect(options_.cluster, /*dry_run=*/false,
-                std::chrono::steady_clock::now() + uninstall.timeout, stopping_);
+    ssa::Connection connected =
+        ssa::connect(options_.cluster, /*dry_run=*/false,
+                     std::chrono::steady_clock::now() + uninstall.timeout, stopping_);
     reconcile::UninstallResult result = reconcile::uninstall_instance(
         *connected.cluster, reconcile::instance_ref(flux.ns, flux.name), uninstall);
     log_.info(result.message, {{"requests", connected.cluster->requests()}});
@@ -148,12 +143,12 @@ class DaemonCluster {
 
   // The FluxReport of the instance's namespace, written as `report --write`
   // writes it; its resources exported as flux_resource_info.
-  void report(const daemon::Observed& observed, daemon::Metrics& metrics) {
+  void report(const Observed& observed, Metrics& metrics) {
     const std::string& ns = observed.flux->ns;
     auto started = std::chrono::steady_clock::now();
     // A connection per report: discovery is fresh (CRDs change with upgrades).
-    ConnectedCluster connected =
-        connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
+    ssa::Connection connected =
+        ssa::connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
     report::Report computed =
         report::compute(*connected.cluster, ns, options_.cluster.field_manager);
     for (const std::string& error : computed.errors)
@@ -170,25 +165,16 @@ class DaemonCluster {
   // The digest the distribution artifact has now; the layer is pulled into
   // the cache when it is new, which the reconcile it triggers then reads.
   std::string artifact_digest(const instance::FluxInstance& flux) {
-    std::string url = options_.input.distribution_artifact;
-    std::string origin = "--distribution-artifact";
-    if (url.rfind("oci://", 0) != 0) {
-      url = flux.distribution.artifact;
-      origin = flux.file + ": .spec.distribution.artifact";
-    }
-    RegistryFlags registry = options_.input.registry;
-    if (!flux.distribution.artifact_pull_secret.empty()) {
-      registry.credentials = reconcile::secret_credentials(*connected_.client, flux.ns,
-                                                           flux.distribution.artifact_pull_secret);
-    }
-    return pull_url(url, origin, registry, [this](const std::string& line) { log_.info(line); })
-        .artifact.digest;
+    return reconcile::artifact_digest(
+        artifacts_, flux, render_request(),
+        reconcile::artifact_credentials(
+            flux, [this]() -> ssa::ClusterApi& { return *connected_.cluster; }));
   }
 
  private:
   // "Flux vX is outdated, the latest stable version is vY", as the operator
   // says it when .spec.distribution.version pins an older minor.
-  void say_outdated(const daemon::Observed& observed, const RenderedInstance& instance) {
+  void say_outdated(const Observed& observed, const reconcile::RenderedInstance& instance) {
     try {
       std::string latest = "v" + distribution::to_string(
                                      distribution::resolve_version(instance.distribution, "2.x"));
@@ -202,19 +188,21 @@ class DaemonCluster {
     }
   }
 
-  const ApplyCommandOptions& options_;
-  const daemon::Logger& log_;
+  // What the pipeline renders, its notices in the log.
+  reconcile::RenderRequest render_request() const {
+    reconcile::RenderRequest request = options_.render;
+    request.notice = [this](const std::string& line) { log_.info(line); };
+    return request;
+  }
+
+  const WatchOptions& options_;
+  const Logger& log_;
   std::function<std::string()> interruption_;
   std::function<bool()> stopping_;
-  ConnectedCluster connected_;
-  daemon::EventRecorder recorder_;
+  ssa::Connection connected_;
+  reconcile::RegistryArtifacts artifacts_;
+  EventRecorder recorder_;
 };
-
-kube::ClusterAccess cluster_access(const ClusterFlags& flags) {
-  kube::ClusterAccess access = kube::load_cluster_access({flags.kubeconfig, flags.context});
-  if (flags.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
-  return access;
-}
 
 // Wakes the thread waiting for a change made by another one.
 class ScopedEventFd {
@@ -243,26 +231,23 @@ class ScopedEventFd {
 
 }  // namespace
 
-void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions& apply) {
-  const WatchFlags& flags = options.daemon;
-  daemon::Logger root(
-      std::cerr, flags.log_format == "json" ? daemon::LogFormat::json : daemon::LogFormat::text);
-  std::unique_ptr<daemon::InstanceSource> source;
-  std::string ns = flags.ns;
-  if (flags.from_cluster) {
-    source = std::make_unique<daemon::ClusterSource>(
-        cluster_access(options.cluster), ns, [&root](const std::string& error) {
+void run_watch(const WatchOptions& options, std::ostream& log_stream) {
+  const reconcile::ApplyOptions& apply = options.apply;
+  Logger root(log_stream, options.log_format);
+  std::unique_ptr<InstanceSource> source;
+  const std::string& ns = options.ns;
+  if (options.file.empty()) {
+    source = std::make_unique<ClusterSource>(
+        ssa::cluster_access(options.cluster), ns, [&root](const std::string& error) {
           root.error("watching the FluxInstance failed", error);
         });
   } else {
-    std::string path = options.input.filename.empty() ? options.input.file : options.input.filename;
-    source = std::make_unique<daemon::FileSource>(
-        path, instance::LoadOptions{.allow_unknown_fields = options.input.allow_unknown_fields});
+    source = std::make_unique<FileSource>(options.file, options.load);
   }
-  daemon::Logger log = root.with({{"controller", "fluxinstance"},
-                                  {"controllerGroup", "fluxcd.controlplane.io"},
-                                  {"controllerKind", "FluxInstance"}});
-  daemon::StopSignal stop;
+  Logger log = root.with({{"controller", "fluxinstance"},
+                          {"controllerGroup", "fluxcd.controlplane.io"},
+                          {"controllerKind", "FluxInstance"}});
+  StopSignal stop;
   auto stopping = [&stop] { return stop.received() != 0; };
   DaemonCluster cluster(options, log, [&stop] {
     int signal = stop.received();
@@ -270,36 +255,34 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
     return signal > 0 ? interrupted_by(signal) : std::string();
   });
 
-  daemon::DaemonActions actions;
-  actions.reconcile = [&](const daemon::Observed& observed) {
-    return cluster.reconcile(observed, apply);
-  };
+  DaemonActions actions;
+  actions.reconcile = [&](const Observed& observed) { return cluster.reconcile(observed, apply); };
   actions.artifact_digest = [&](const instance::FluxInstance& flux) {
     return cluster.artifact_digest(flux);
   };
-  actions.event = [&](const daemon::Observed& observed, const reconcile::InstanceEvent& event) {
+  actions.event = [&](const Observed& observed, const reconcile::InstanceEvent& event) {
     cluster.record(observed, event);
   };
-  actions.unreadable = [&](const daemon::Observed& observed) { cluster.mark_unreadable(observed); };
-  actions.disabled = [&](const daemon::Observed& observed) { cluster.mark_disabled(observed); };
-  actions.uninstall = [&](const daemon::Observed& observed) { cluster.uninstall(observed); };
-  daemon::Metrics metrics;
-  actions.report = [&](const daemon::Observed& observed) { cluster.report(observed, metrics); };
-  daemon::Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
+  actions.unreadable = [&](const Observed& observed) { cluster.mark_unreadable(observed); };
+  actions.disabled = [&](const Observed& observed) { cluster.mark_disabled(observed); };
+  actions.uninstall = [&](const Observed& observed) { cluster.uninstall(observed); };
+  Metrics metrics;
+  actions.report = [&](const Observed& observed) { cluster.report(observed, metrics); };
+  Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 
   // Several replicas: one leads (the operator's Lease), the others wait for
   // it; leadership lost stops this one, which must not act any more.
-  std::optional<daemon::LeaderElection> leader;
+  std::optional<LeaderElection> leader;
   ScopedEventFd leader_changed;
-  daemon::LeaderOptions election;
+  LeaderOptions election;
   std::string lease = ns + "/" + election.name;
-  if (flags.leader_elect) {
+  if (options.leader_elect) {
     election.ns = ns;
-    election.lease_duration = duration_flag(flags.lease_duration);
-    election.renew_deadline = duration_flag(flags.renew_deadline);
-    election.retry_period = duration_flag(flags.retry_period);
+    election.lease_duration = options.lease_duration;
+    election.renew_deadline = options.renew_deadline;
+    election.retry_period = options.retry_period;
     leader.emplace(
-        cluster_access(options.cluster), election,
+        ssa::cluster_access(options.cluster), election,
         [&] {
           if (leader && leader->lost()) stop.request();
           leader_changed.notify();
@@ -307,24 +290,22 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
         [&root](const std::string& error) { root.error("leader election", error); });
   }
 
-  std::optional<daemon::EndpointServer> metrics_server, health_server;
-  if (!flags.metrics_addr.empty()) {
-    metrics_server.emplace(
-        "--metrics-addr", flags.metrics_addr,
-        daemon::EndpointHandlers{.metrics = [&metrics] { return metrics.render(); }});
-    root.info("serving metrics", {{"address", flags.metrics_addr}});
+  std::optional<EndpointServer> metrics_server, health_server;
+  if (!options.metrics_addr.empty()) {
+    metrics_server.emplace("--metrics-addr", options.metrics_addr,
+                           EndpointHandlers{.metrics = [&metrics] { return metrics.render(); }});
+    root.info("serving metrics", {{"address", options.metrics_addr}});
   }
-  if (!flags.health_addr.empty()) {
+  if (!options.health_addr.empty()) {
     health_server.emplace(
-        "--health-addr", flags.health_addr,
-        daemon::EndpointHandlers{
+        "--health-addr", options.health_addr,
+        EndpointHandlers{
             .healthy = [] { return true; },
             .ready = [&] { return loop.started() || (leader && !leader->leading()); }});
-    root.info("serving health probes", {{"address", flags.health_addr}});
+    root.info("serving health probes", {{"address", options.health_addr}});
   }
   root.info("starting",
-            {{"source", flags.from_cluster ? "FluxInstance/" + ns + "/flux"
-                                           : options.input.file + options.input.filename}});
+            {{"source", options.file.empty() ? "FluxInstance/" + ns + "/flux" : options.file}});
   if (leader) {
     root.info("attempting to acquire the leader Lease",
               {{"lease", lease}, {"identity", leader->identity()}});
@@ -336,4 +317,4 @@ void run_watch(const ApplyCommandOptions& options, const reconcile::ApplyOptions
   root.info("stopped", {{"signal", stop.received()}});
 }
 
-}  // namespace fluxop::cli
+}  // namespace fluxop::daemon

@@ -1,0 +1,69 @@
+#include "core/reconcile/artifacts.h"
+
+#include "core/error.h"
+#include "core/oci/credentials.h"
+#include "core/oci/reference.h"
+
+namespace fluxop::reconcile {
+
+oci::RegistryOptions registry_options(const RegistrySettings& settings,
+                                      const RegistryCredentials& credentials) {
+  oci::RegistryOptions options;
+  options.insecure_registries = settings.insecure_registries;
+  options.credentials = credentials ? credentials : oci::default_docker_credentials();
+  options.http.request_timeout = settings.request_timeout;
+  return options;
+}
+
+RegistryArtifacts::RegistryArtifacts(RegistrySettings settings, std::string cache_root,
+                                     std::function<void(const std::string&)> notice)
+    : settings_(std::move(settings)),
+      cache_root_(std::move(cache_root)),
+      notice_(std::move(notice)) {}
+
+oci::ArtifactCache RegistryArtifacts::cache() const {
+  if (cache_root_.empty())
+    throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
+  return oci::ArtifactCache(cache_root_);
+}
+
+oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::string_view origin,
+                                                 const RegistryCredentials& credentials) {
+  try {
+    oci::ArtifactCache artifacts = cache();
+    oci::PullOptions options;
+    options.registry = registry_options(settings_, credentials);
+    options.offline = settings_.offline;
+    oci::PullResult result = oci::pull(artifacts, oci::Reference::parse(url), options);
+    if (notice_ && !result.warning.empty()) notice_("warning: " + result.warning);
+    if (notice_ && result.downloaded)
+      notice_("pulled " + result.ref.pinned(result.artifact.digest));
+    return result;
+  } catch (const Error& e) {
+    if (origin.empty()) throw;
+    throw Error(std::string(origin) + ": " + e.what());
+  }
+}
+
+PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_view origin,
+                                           const RegistryCredentials& credentials) {
+  oci::PullResult pulled = pull_artifact(url, origin, credentials);
+  return {oci::pulled_distribution(pulled), pulled.artifact.digest};
+}
+
+std::optional<PulledDistribution> RegistryArtifacts::pulled_default() {
+  if (cache_root_.empty()) return std::nullopt;
+  oci::ArtifactCache artifacts(cache_root_);
+  oci::Reference ref = oci::Reference::parse(oci::kDefaultDistribution);
+  if (!artifacts.resolve(ref)) return std::nullopt;
+  oci::PullOptions options;
+  options.offline = true;
+  try {
+    oci::PullResult pulled = oci::pull(artifacts, ref, options);
+    return PulledDistribution{oci::pulled_distribution(pulled), pulled.artifact.digest};
+  } catch (const Error& e) {
+    throw Error(ref.str() + " (as last pulled): " + e.what());
+  }
+}
+
+}  // namespace fluxop::reconcile

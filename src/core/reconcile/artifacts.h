@@ -1,0 +1,77 @@
+// The distribution artifacts a reconciliation reads, behind a port: the
+// pipeline asks for an oci:// URL's distribution and for the default one
+// as last pulled; RegistryArtifacts answers from fluxopctl's cache and the
+// registries, a unit test from memory.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/distribution/distribution.h"
+#include "core/oci/cache.h"
+#include "core/oci/pull.h"
+
+namespace fluxop::reconcile {
+
+// A registry's credential; the Docker config's when the function is empty.
+using RegistryCredentials = std::function<oci::Credential(std::string_view registry)>;
+
+// A distribution read from an OCI artifact, and the digest of its manifest
+// (.status.lastArtifactRevision).
+struct PulledDistribution {
+  distribution::Distribution distribution;
+  std::string digest;
+};
+
+class ArtifactPort {
+ public:
+  virtual ~ArtifactPort() = default;
+  // The distribution `url` names, pulled with `credentials`; errors start
+  // with `origin` when it is given.
+  virtual PulledDistribution pull(std::string_view url, std::string_view origin,
+                                  const RegistryCredentials& credentials) = 0;
+  // oci::kDefaultDistribution as `fluxopctl pull` last fetched it, from the
+  // cache alone; nothing when it was never pulled.
+  virtual std::optional<PulledDistribution> pulled_default() = 0;
+};
+
+// How registries are reached: the flags of every command that pulls.
+struct RegistrySettings {
+  std::vector<std::string> insecure_registries;  // reached over plain HTTP
+  bool offline = false;                          // the cache only
+  std::chrono::milliseconds request_timeout{30'000};
+};
+
+oci::RegistryOptions registry_options(const RegistrySettings& settings,
+                                      const RegistryCredentials& credentials);
+
+// The artifacts of fluxopctl's cache (`cache_root`, empty when there is no
+// cache directory) and of the registries.
+class RegistryArtifacts final : public ArtifactPort {
+ public:
+  // `notice` hears what was downloaded, and a pull's warnings.
+  RegistryArtifacts(RegistrySettings settings, std::string cache_root,
+                    std::function<void(const std::string&)> notice);
+
+  PulledDistribution pull(std::string_view url, std::string_view origin,
+                          const RegistryCredentials& credentials) override;
+  std::optional<PulledDistribution> pulled_default() override;
+
+  // The pull itself, for `fluxopctl pull`.
+  oci::PullResult pull_artifact(std::string_view url, std::string_view origin,
+                                const RegistryCredentials& credentials);
+  // Throws fluxop::Error when there is no cache directory.
+  oci::ArtifactCache cache() const;
+  const std::string& cache_root() const { return cache_root_; }
+
+ private:
+  RegistrySettings settings_;
+  std::string cache_root_;
+  std::function<void(const std::string&)> notice_;
+};
+
+}  // namespace fluxop::reconcile

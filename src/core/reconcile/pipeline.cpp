@@ -1,0 +1,126 @@
+#include "core/reconcile/pipeline.h"
+
+#include <optional>
+
+#include "core/distribution/crd_versions.h"
+#include "core/distribution/resolve.h"
+#include "core/reconcile/pull_secret.h"
+#include "core/reconcile/status.h"
+#include "core/yaml/parse_cache.h"
+
+namespace fluxop::reconcile {
+
+namespace {
+
+bool is_oci(std::string_view url) { return url.starts_with("oci://"); }
+
+}  // namespace
+
+RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
+                                         std::function<ssa::ClusterApi&()> cluster) {
+  if (flux.distribution.artifact_pull_secret.empty()) return {};
+  RegistryCredentials from_secret;
+  return [cluster = std::move(cluster), ns = flux.ns, name = flux.distribution.artifact_pull_secret,
+          from_secret](std::string_view registry) mutable {
+    if (!from_secret) from_secret = secret_credentials(cluster(), ns, name);
+    return from_secret(registry);
+  };
+}
+
+RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
+                                 const RenderRequest& request,
+                                 const RegistryCredentials& credentials) {
+  std::string artifact_digest;
+  distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
+    try {
+      PulledDistribution pulled = artifacts.pull(url, origin, credentials);
+      artifact_digest = pulled.digest;
+      return std::move(pulled.distribution);
+    } catch (const Error& e) {
+      // What the operator reports as ArtifactFailed, and retries.
+      throw ReconcileError(kArtifactFailed, e.what());
+    }
+  };
+  // What `fluxopctl pull` fetched last, without the network: a new machine
+  // builds offline after one pull.
+  distribution::PulledDefault pulled_default = [&]() -> std::optional<distribution::Distribution> {
+    std::optional<PulledDistribution> pulled;
+    try {
+      pulled = artifacts.pulled_default();
+    } catch (const Error& e) {
+      throw ReconcileError(kArtifactFailed, e.what());
+    }
+    if (!pulled) return std::nullopt;
+    artifact_digest = pulled->digest;
+    return std::move(pulled->distribution);
+  };
+  // What a render parsed is cached once it succeeded, not on a failure: a
+  // daemon's next render starts clean.
+  try {
+    distribution::Distribution dist =
+        distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
+    if (!request.version.empty()) {
+      distribution::resolve_version(dist, request.version, "--version");
+      flux.distribution.version = request.version;
+    }
+    render::Rendered rendered =
+        render::render(flux, dist, {.revision = request.revision, .mode = request.mode});
+    if (request.notice) {
+      for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
+    }
+    yaml::user_parse_cache().commit();
+    return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
+  } catch (const ReconcileError&) {
+    yaml::user_parse_cache().discard();
+    throw;
+  } catch (const Error& e) {
+    yaml::user_parse_cache().discard();
+    throw ReconcileError(kBuildFailed, e.what());
+  }
+}
+
+std::string artifact_digest(ArtifactPort& artifacts, const instance::FluxInstance& flux,
+                            const RenderRequest& request, const RegistryCredentials& credentials) {
+  if (std::optional<distribution::ArtifactSource> given =
+          distribution::given_artifact(request.artifact, flux, request.environment)) {
+    if (!is_oci(given->url)) return "";
+    return artifacts.pull(given->url, given->origin, credentials).digest;
+  }
+  std::optional<PulledDistribution> pulled = artifacts.pulled_default();
+  return pulled ? pulled->digest : "";
+}
+
+Reconciliation reconcile_instance(ssa::ClusterApi& cluster, ArtifactPort& artifacts,
+                                  instance::FluxInstance flux, const RenderRequest& request,
+                                  ApplyOptions apply,
+                                  const std::function<void(const RenderedInstance&)>& rendered) {
+  RegistryCredentials credentials =
+      artifact_credentials(flux, [&cluster]() -> ssa::ClusterApi& { return cluster; });
+  Reconciliation run{render_instance(artifacts, std::move(flux), request, credentials), {}};
+  if (rendered) rendered(run.instance);
+  const RenderedInstance& instance = run.instance;
+  apply.artifact_revision = instance.artifact_digest;
+  apply.intermediate_version = [&instance](const std::string& crd,
+                                           const std::vector<std::string>& api_versions) {
+    std::optional<distribution::Version> target =
+        distribution::parse_version(instance.rendered.version);
+    std::optional<distribution::Version> through =
+        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
+               : std::nullopt;
+    return through ? "v" + distribution::to_string(*through) : std::string();
+  };
+  run.result = apply_instance(cluster, instance.flux, instance.rendered, apply);
+  return run;
+}
+
+Plan plan_instance(const std::function<ssa::ClusterApi&()>& cluster, ArtifactPort& artifacts,
+                   instance::FluxInstance flux, const RenderRequest& request,
+                   const std::function<void(const RenderedInstance&)>& rendered) {
+  RegistryCredentials credentials = artifact_credentials(flux, cluster);
+  Plan plan{render_instance(artifacts, std::move(flux), request, credentials), {}};
+  if (rendered) rendered(plan.instance);
+  plan.diff = diff_instance(cluster(), plan.instance.flux, plan.instance.rendered);
+  return plan;
+}
+
+}  // namespace fluxop::reconcile

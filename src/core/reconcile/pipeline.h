@@ -1,0 +1,87 @@
+// The reconciliation of one FluxInstance, from its spec to the cluster, as
+// every command runs it: the credentials of its distribution artifact (its
+// pull secret), the distribution located and pulled through the artifact
+// port, the render, then the apply or its plan (diff). Failures before the
+// apply are classified (ArtifactFailed, BuildFailed); what the render parsed
+// is cached only when it succeeded. `build` runs the render alone, `apply`
+// and the daemon all of it, `diff` the plan.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/distribution/distribution.h"
+#include "core/distribution/locate.h"
+#include "core/instance/instance.h"
+#include "core/reconcile/apply.h"
+#include "core/reconcile/artifacts.h"
+#include "core/reconcile/instance_diff.h"
+#include "core/render/render.h"
+#include "core/ssa/cluster_api.h"
+
+namespace fluxop::reconcile {
+
+// What is rendered besides the instance itself.
+struct RenderRequest {
+  // --distribution-artifact; empty: the instance's, the environment's.
+  std::string artifact;
+  // Replaces .spec.distribution.version (diff --version); errors name the flag.
+  std::string version;
+  render::Mode mode = render::Mode::operator_controller;
+  bool revision = true;  // compute the revision (it reads every object)
+  distribution::Environment environment;
+  // The render's warnings ("warning: ..."), what was pulled.
+  std::function<void(const std::string&)> notice;
+};
+
+struct RenderedInstance {
+  instance::FluxInstance flux;
+  distribution::Distribution distribution;
+  render::Rendered rendered;
+  std::string artifact_digest;  // of the OCI artifact's manifest, when one was pulled
+};
+
+// The instance's .spec.distribution.artifactPullSecret, read from the cluster
+// on first use (`cluster` is called then); empty when it names none, for the
+// Docker config's.
+RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
+                                         std::function<ssa::ClusterApi&()> cluster);
+
+// Locates the instance's distribution (pulling it through `artifacts`) and
+// renders it. Throws ReconcileError: ArtifactFailed when the artifact could
+// not be read, BuildFailed when the instance does not render.
+RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
+                                 const RenderRequest& request,
+                                 const RegistryCredentials& credentials = {});
+
+// The digest the instance's distribution artifact has now, by the same
+// precedence as the render (a new one is pulled into the cache, for the
+// reconcile it triggers); empty when the distribution is a directory.
+std::string artifact_digest(ArtifactPort& artifacts, const instance::FluxInstance& flux,
+                            const RenderRequest& request, const RegistryCredentials& credentials);
+
+struct Reconciliation {
+  RenderedInstance instance;
+  ApplyResult result;
+};
+
+// Renders the instance with its pull secret and applies it (apply_instance);
+// `rendered` hears of the render before anything is written.
+Reconciliation reconcile_instance(ssa::ClusterApi& cluster, ArtifactPort& artifacts,
+                                  instance::FluxInstance flux, const RenderRequest& request,
+                                  ApplyOptions apply,
+                                  const std::function<void(const RenderedInstance&)>& rendered);
+
+struct Plan {
+  RenderedInstance instance;
+  InstanceDiff diff;
+};
+
+// What reconcile_instance would change, from a server dry run; the cluster
+// is connected (`cluster` called) once the instance has rendered, or before
+// when its pull secret is to be read.
+Plan plan_instance(const std::function<ssa::ClusterApi&()>& cluster, ArtifactPort& artifacts,
+                   instance::FluxInstance flux, const RenderRequest& request,
+                   const std::function<void(const RenderedInstance&)>& rendered);
+
+}  // namespace fluxop::reconcile

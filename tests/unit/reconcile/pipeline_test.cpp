@@ -1,0 +1,228 @@
+// The reconcile pipeline end to end on a cluster in memory: the pull secret
+// read from the cluster and handed to the artifact port, the render of a
+// small distribution, the apply or its plan, and the failures classified.
+#include "core/reconcile/pipeline.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "../instance/support.h"
+#include "../ssa/fake_cluster.h"
+#include "core/base64.h"
+#include "core/reconcile/status.h"
+
+namespace fluxop::reconcile {
+namespace {
+
+using nlohmann::json;
+using testing::FakeCluster;
+
+const std::string kDistribution = FLUXOPCTL_TEST_DATA "/golden/distribution";
+
+// Artifacts in memory: each URL a distribution and a digest; every pull and
+// the credential it was given recorded.
+class FakeArtifacts final : public ArtifactPort {
+ public:
+  std::map<std::string, std::string> digests;  // url -> digest; the distribution is kDistribution
+  std::optional<std::string> default_digest;   // the default artifact, as last pulled
+  std::vector<std::string> pulls;              // "url user:password"
+
+  PulledDistribution pull(std::string_view url, std::string_view origin,
+                          const RegistryCredentials& credentials) override {
+    oci::Credential credential;
+    if (credentials) credential = credentials("registry.example");
+    pulls.push_back(std::string(url) + " " + credential.username + ":" + credential.password);
+    auto found = digests.find(std::string(url));
+    if (found == digests.end())
+      throw Error(std::string(origin) + ": " + std::string(url) + ": not found");
+    return {distribution::Distribution(kDistribution), found->second};
+  }
+  std::optional<PulledDistribution> pulled_default() override {
+    if (!default_digest) return std::nullopt;
+    return PulledDistribution{distribution::Distribution(kDistribution), *default_digest};
+  }
+};
+
+constexpr std::string_view kSpec = R"(  wait: false
+  components: [source-controller, kustomize-controller]
+)";
+
+instance::FluxInstance flux_instance(std::string_view distribution_extra = "") {
+  std::string text(instance::testing::kMinimal);
+  std::string_view registry = "    registry: ghcr.io/fluxcd\n";
+  text.insert(text.find(registry) + registry.size(), distribution_extra);
+  return instance::testing::load(text + std::string(kSpec));
+}
+
+RenderRequest request() {
+  RenderRequest request;
+  request.artifact = kDistribution;
+  return request;
+}
+
+void serve_flux_kinds(FakeCluster& cluster) {
+  for (const char* kind :
+       {"fluxcd.controlplane.io/v1/FluxInstance", "/v1/Secret",
+        "rbac.authorization.k8s.io/v1/ClusterRole",
+        "rbac.authorization.k8s.io/v1/ClusterRoleBinding", "networking.k8s.io/v1/NetworkPolicy"}) {
+    cluster.served.insert(kind);
+  }
+}
+
+void put_pull_secret(FakeCluster& cluster) {
+  json config = {
+      {"auths", {{"registry.example", {{"username", "robot"}, {"password", "s3cret"}}}}}};
+  cluster.put({{"apiVersion", "v1"},
+               {"kind", "Secret"},
+               {"type", "kubernetes.io/dockerconfigjson"},
+               {"metadata", {{"name", "pull"}, {"namespace", "flux-system"}}},
+               {"data", {{".dockerconfigjson", base64_encode(config.dump())}}}});
+}
+
+ApplyOptions quick() {
+  ApplyOptions options;
+  options.timeout = std::chrono::seconds(1);
+  return options;
+}
+
+TEST_CASE("the pipeline renders a directory distribution and applies it") {
+  FakeCluster cluster;
+  serve_flux_kinds(cluster);
+  FakeArtifacts artifacts;
+  std::string said;
+  Reconciliation run = reconcile_instance(
+      cluster, artifacts, flux_instance(), request(), quick(),
+      [&](const RenderedInstance& rendered) {
+        said = rendered.rendered.revision;
+        CHECK(cluster.objects.count("Deployment/flux-system/source-controller") == 0);
+      });
+  CHECK(artifacts.pulls.empty());
+  CHECK(run.instance.artifact_digest.empty());
+  CHECK(said == run.result.revision);
+  CHECK(cluster.objects.count("Deployment/flux-system/source-controller") == 1);
+  CHECK(cluster.objects.count("Deployment/flux-system/kustomize-controller") == 1);
+  CHECK(cluster.objects.count("Deployment/flux-system/helm-controller") == 0);
+  const json& status = cluster.objects.at("FluxInstance/flux-system/flux")["status"];
+  CHECK(status["lastAppliedRevision"] == run.result.revision);
+  CHECK_FALSE(status.contains("lastArtifactRevision"));
+}
+
+TEST_CASE("the pipeline pulls an oci:// artifact with the instance's pull secret") {
+  FakeCluster cluster;
+  serve_flux_kinds(cluster);
+  put_pull_secret(cluster);
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  Reconciliation run = reconcile_instance(
+      cluster, artifacts,
+      flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"
+                    "    artifactPullSecret: pull\n"),
+      from_instance, quick(), {});
+  CHECK(artifacts.pulls ==
+        std::vector<std::string>{"oci://registry.example/flux-manifests:latest robot:s3cret"});
+  CHECK(run.instance.artifact_digest == "sha256:abc");
+  CHECK(cluster.objects.at("FluxInstance/flux-system/flux")["status"]["lastArtifactRevision"] ==
+        "sha256:abc");
+}
+
+TEST_CASE("the pipeline classifies what fails before the apply, and writes nothing") {
+  FakeCluster cluster;
+  serve_flux_kinds(cluster);
+  FakeArtifacts artifacts;
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  SUBCASE("an artifact that cannot be pulled: ArtifactFailed") {
+    try {
+      reconcile_instance(cluster, artifacts,
+                         flux_instance("    artifact: oci://registry.example/missing:1\n"),
+                         from_instance, quick(), {});
+      FAIL("no error");
+    } catch (const ReconcileError& e) {
+      CHECK(e.reason() == kArtifactFailed);
+      CHECK(std::string(e.what()).find("instance.yaml: .spec.distribution.artifact: ") == 0);
+    }
+  }
+  SUBCASE("a pull secret that is not there: ArtifactFailed") {
+    artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+    try {
+      reconcile_instance(
+          cluster, artifacts,
+          flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"
+                        "    artifactPullSecret: absent\n"),
+          from_instance, quick(), {});
+      FAIL("no error");
+    } catch (const ReconcileError& e) {
+      CHECK(e.reason() == kArtifactFailed);
+      CHECK(std::string(e.what()).find("Secret/flux-system/absent") != std::string::npos);
+    }
+  }
+  SUBCASE("a version the distribution does not have: BuildFailed") {
+    RenderRequest newer = request();
+    newer.version = "3.x";
+    try {
+      reconcile_instance(cluster, artifacts, flux_instance(), newer, quick(), {});
+      FAIL("no error");
+    } catch (const ReconcileError& e) {
+      CHECK(e.reason() == kBuildFailed);
+      CHECK(std::string(e.what()).find("--version") != std::string::npos);
+    }
+  }
+  CHECK(cluster.objects.count("FluxInstance/flux-system/flux") == 0);
+  CHECK(cluster.objects.count("Namespace//flux-system") == 0);
+}
+
+TEST_CASE(
+    "the plan reads the pull secret, then diffs on a dry run; a render failure connects nothing") {
+  FakeCluster cluster(/*dry_run=*/true);
+  serve_flux_kinds(cluster);
+  put_pull_secret(cluster);
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  int connected = 0;
+  auto connect = [&]() -> ssa::ClusterApi& {
+    ++connected;
+    return cluster;
+  };
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  Plan plan =
+      plan_instance(connect, artifacts,
+                    flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"
+                                  "    artifactPullSecret: pull\n"),
+                    from_instance, {});
+  CHECK(artifacts.pulls ==
+        std::vector<std::string>{"oci://registry.example/flux-manifests:latest robot:s3cret"});
+  CHECK(plan.diff.changed > 0);
+  CHECK(cluster.objects.count("Deployment/flux-system/source-controller") == 0);
+
+  connected = 0;
+  RenderRequest newer = request();
+  newer.version = "3.x";
+  CHECK_THROWS_AS(plan_instance(connect, artifacts, flux_instance(), newer, {}), ReconcileError);
+  CHECK(connected == 0);
+}
+
+TEST_CASE("the artifact's digest follows the render's precedence") {
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  artifacts.digests["oci://registry.example/from-env:1"] = "sha256:env";
+  RenderRequest from_environment = request();
+  from_environment.artifact.clear();
+  CHECK(artifact_digest(artifacts, flux_instance(), request(), {}) == "");
+  from_environment.environment.distribution = "oci://registry.example/from-env:1";
+  CHECK(artifact_digest(artifacts, flux_instance(), from_environment, {}) == "sha256:env");
+  CHECK(
+      artifact_digest(artifacts,
+                      flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"),
+                      from_environment, {}) == "sha256:abc");
+  from_environment.environment.distribution.clear();
+  CHECK(artifact_digest(artifacts, flux_instance(), from_environment, {}) == "");
+  artifacts.default_digest = "sha256:default";
+  CHECK(artifact_digest(artifacts, flux_instance(), from_environment, {}) == "sha256:default");
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile
