@@ -129,10 +129,10 @@ void Daemon::reconcile() {
     log_.info("Reconciliation finished in " + seconds_text(Clock::now() - started),
               {{"revision", applied_.revision}, {"requests", applied_.requests}});
   } catch (const reconcile::ReconcileError& e) {
-    outcome = stopping_() ? Outcome::interrupted : failure_outcome(e.reason());
+    outcome = stopping_() ? Outcome::interrupted : failure_outcome(e.failure());
     metrics_.observe_reconcile("error", Clock::now() - started);
-    export_instance("False", e.reason());
-    log_.error("Reconciler error", e.what(), {{"reason", e.reason()}});
+    export_instance("False", std::string(e.reason()));
+    log_.error("Reconciler error", e.what(), {{"reason", std::string(e.reason())}});
   } catch (const std::exception& e) {
     // Retried like any failure: the daemon outlives a bad reconcile.
     outcome = stopping_() ? Outcome::interrupted : Outcome::failed;

@@ -54,8 +54,8 @@ bool reconcile_disabled(const instance::FluxInstance& flux) {
   return reconcile::reconcile_disabled(flux.annotations);
 }
 
-Outcome failure_outcome(std::string_view reason) {
-  return reason == "BuildFailed" ? Outcome::stalled : Outcome::failed;
+Outcome failure_outcome(reconcile::Failure failure) {
+  return failure == reconcile::Failure::build ? Outcome::stalled : Outcome::failed;
 }
 
 Scheduler::Scheduler(JitterSource jitter) : jitter_(std::move(jitter)) {

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/instance/instance.h"
+#include "core/reconcile/status.h"
 
 namespace fluxop::daemon {
 
@@ -43,9 +44,9 @@ enum class Outcome {
   interrupted,  // the daemon is stopping: the schedule stays as it was
 };
 
-// The outcome of a reconcile that failed with this Ready reason: BuildFailed
-// stalls (the operator's terminal error), every other reason is retried.
-Outcome failure_outcome(std::string_view reason);
+// The outcome of a reconcile that failed so: a build failure stalls (the
+// operator's terminal error), every other failure is retried.
+Outcome failure_outcome(reconcile::Failure failure);
 
 enum class ArtifactCheck {
   same,     // the digest applied last

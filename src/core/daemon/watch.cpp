@@ -29,9 +29,9 @@ namespace {
 
 // The upstream operator's message for a failure before the apply.
 std::string failure_message(const reconcile::ReconcileError& error) {
-  if (error.reason() == reconcile::kArtifactFailed)
+  if (error.failure() == reconcile::Failure::artifact)
     return std::string("fetch failed: ") + error.what();
-  if (error.reason() == reconcile::kBuildFailed)
+  if (error.failure() == reconcile::Failure::build)
     return std::string("build failed: ") + error.what();
   return error.what();
 }
@@ -114,10 +114,10 @@ class DaemonCluster {
       return {run.result.revision, run.instance.artifact_digest, observed.uid,
               connected.cluster->requests()};
     } catch (const reconcile::ReconcileError& e) {
-      if (e.reason() == reconcile::kArtifactFailed || e.reason() == reconcile::kBuildFailed) {
-        reconcile::record_failure(*connected.cluster, flux, e.reason(), failure_message(e),
+      if (e.failure() == reconcile::Failure::artifact || e.failure() == reconcile::Failure::build) {
+        reconcile::record_failure(*connected.cluster, flux, e.failure(), failure_message(e),
                                   apply.on_event);
-        throw reconcile::ReconcileError(e.reason(), failure_message(e));
+        throw reconcile::ReconcileError(e.failure(), failure_message(e));
       }
       throw;
     }

@@ -58,15 +58,15 @@ void mark_handled(json& status, const instance::StringMap& annotations) {
   if (!force.empty()) status["lastHandledForceAt"] = force;
 }
 
-// Ready=False with `reason`, and Stalled for a build failure, which does not
-// go away by retrying: only a new spec helps.
-void mark_failed(json& status, std::string_view reason, const std::string& message,
-                 std::int64_t generation, const std::string& now) {
-  set_condition(status, {"Ready", "False", std::string(reason), message}, generation, now);
+// Ready=False with the failure's reason, and Stalled for a build failure,
+// which does not go away by retrying: only a new spec helps.
+void mark_failed(json& status, Failure failure, const std::string& message, std::int64_t generation,
+                 const std::string& now) {
+  std::string why(reason(failure));
+  set_condition(status, {"Ready", "False", why, message}, generation, now);
   remove_condition(status, "Reconciling");
-  if (reason == kBuildFailed) {
-    set_condition(status, {"Stalled", "True", std::string(reason), message}, generation, now);
-  }
+  if (failure == Failure::build)
+    set_condition(status, {"Stalled", "True", why, message}, generation, now);
 }
 
 // One reconciliation: the state the steps share.
@@ -122,7 +122,7 @@ class Reconciliation {
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
   void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
-  void fail(std::string_view reason, const std::string& message);
+  void fail(Failure failure, const std::string& message);
 
   ssa::ClusterApi& cluster_;
   const instance::FluxInstance& flux_;
@@ -173,7 +173,7 @@ void Reconciliation::refuse_another_instance(const std::vector<json>& instances)
                       "first, or apply it instead)";
     // Said on this instance too, when it exists (the daemon's, one created
     // by hand): its status would say nothing of why it is not installed.
-    record_failure(cluster_, flux_, kFailed, why, options_.on_event);
+    record_failure(cluster_, flux_, Failure::reconciliation, why, options_.on_event);
     throw Error(flux_.file + ": " + why);
   }
   if (options_.instance_from_cluster && !found)
@@ -189,7 +189,7 @@ void Reconciliation::refuse_suspended(const std::vector<json>& instances) const 
       suspended = suspended || reconcile_disabled(live);
   }
   if (suspended)
-    throw ReconcileError("ReconciliationDisabled",
+    throw ReconcileError(Failure::disabled,
                          display_name(ref_) + ": its reconciliation is disabled (" +
                              std::string(kReconcileAnnotation) +
                              ": disabled); `fluxopctl resume` it, or apply --force");
@@ -307,8 +307,8 @@ void Reconciliation::refuse_downgrade() {
   if (to->major > from->major || (to->major == from->major && to->minor >= from->minor)) return;
   std::string message = "downgrading from " + from->original + " to " + to->original +
                         " is not supported, reinstall needed";
-  fail(kBuildFailed, "build failed: " + message);
-  throw ReconcileError(kBuildFailed, flux_.file + ": .spec.distribution.version: " + message);
+  fail(Failure::build, "build failed: " + message);
+  throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + message);
 }
 
 void Reconciliation::write_status(const std::function<void(json&)>& edit) {
@@ -317,19 +317,19 @@ void Reconciliation::write_status(const std::function<void(json&)>& edit) {
   cluster_.apply_status(ref_, status_);
 }
 
-void Reconciliation::fail(std::string_view reason, const std::string& message) {
+void Reconciliation::fail(Failure failure, const std::string& message) {
   // The apply that took the lease owns the status now: ours would overwrite
   // its conditions and inventory.
   if (cluster_.dry_run() || (run_.held_lock() && !run_.held_lock()->held())) return;
-  event(true, reason, message, status_.value("lastAttemptedRevision", ""));
+  event(true, reason(failure), message, status_.value("lastAttemptedRevision", ""));
   try {
     write_status([&](json& status) {
       std::string now = now_rfc3339();
-      mark_failed(status, reason, message, generation_, now);
+      mark_failed(status, failure, message, generation_, now);
       mark_handled(status, flux_.annotations);
-      record_history(
-          status, {rendered_.revision.substr(rendered_.revision.find('@') + 1), std::string(reason),
-                   rendered_.version, now, std::chrono::steady_clock::now() - started_});
+      record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
+                              std::string(reason(failure)), rendered_.version, now,
+                              std::chrono::steady_clock::now() - started_});
     });
   } catch (const Error&) {
     // The cluster may be what failed; the error that ends the apply says it.
@@ -400,7 +400,7 @@ ApplyResult Reconciliation::run() {
       status["inventory"] = inventory_json(tracking);
     });
 
-  std::string_view reason = kFailed;
+  Failure failure = Failure::reconciliation;
   auto on_change = [this](const Change& change) { report(change); };
   try {
     refuse_dropped_versions(live);
@@ -417,25 +417,25 @@ ApplyResult Reconciliation::run() {
     }
     engine_.prune(stale, owner_labels(ref_), on_change);
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {
-      reason = kHealthCheckFailed;
+      failure = Failure::health_check;
       engine_.wait(objects_, "the components to roll out", deadline_);
     }
   } catch (const Error& e) {
     // The failure is recorded on the instance, there or not yet.
-    std::exception_ptr failure = std::current_exception();
+    std::exception_ptr first = std::current_exception();
     if (instance_later) {
       try {
         apply_new_instance(*new_crd, instance);
       } catch (const Error&) {
-        std::rethrow_exception(failure);
+        std::rethrow_exception(first);
       }
     }
     // An interruption cuts a request short ("<URL>: cancelled"): the
     // record says what happened instead.
     std::string stopped = run_.interruption();
     std::string message = stopped.empty() ? e.what() : stopped;
-    fail(reason, message);
-    throw ReconcileError(reason, message);
+    fail(failure, message);
+    throw ReconcileError(failure, message);
   }
 
   auto elapsed = std::chrono::steady_clock::now() - started_;
@@ -570,7 +570,7 @@ ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
     throw;
   } catch (const Error& e) {
     // Before the objects: the cluster could not be read, the lock not had.
-    throw ReconcileError(kFailed, e.what());
+    throw ReconcileError(Failure::reconciliation, e.what());
   }
 }
 
@@ -580,20 +580,20 @@ namespace {
 // `flux` is what failed to render, none when the live instance did not
 // even load (its own annotations and spec are then the ones handled).
 void write_failure(ssa::ClusterApi& cluster, const json& live, const instance::FluxInstance* flux,
-                   std::string_view reason, const std::string& message,
+                   Failure failure, const std::string& message,
                    const std::function<void(const InstanceEvent&)>& on_event) {
   json status = live.value("status", json::object());
   std::int64_t generation =
       live.value("metadata", json::object()).value("generation", std::int64_t{0});
-  if (on_event) on_event({true, std::string(reason), message, ""});
+  if (on_event) on_event({true, std::string(reason(failure)), message, ""});
   std::string now = now_rfc3339();
-  mark_failed(status, reason, message, generation, now);
+  mark_failed(status, failure, message, generation, now);
   mark_handled(status, flux ? flux->annotations : annotations_of(live));
   // As the operator: a build failure is remembered by the spec's digest,
   // there being no revision.
-  if (reason == kBuildFailed) {
+  if (failure == Failure::build) {
     json spec = flux ? instance_object(*flux)["spec"] : live.value("spec", json::object());
-    record_history(status, {sha256_digest(spec.dump()), std::string(reason), "", now,
+    record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
                             std::chrono::nanoseconds(0)});
   }
   cluster.apply_status(object_ref(live), status);
@@ -601,13 +601,13 @@ void write_failure(ssa::ClusterApi& cluster, const json& live, const instance::F
 
 }  // namespace
 
-void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
-                    std::string_view reason, const std::string& message,
+void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux, Failure failure,
+                    const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
   try {
     std::optional<json> live = cluster.get(instance_ref(flux.ns, flux.name));
-    if (live) write_failure(cluster, *live, &flux, reason, message, on_event);
+    if (live) write_failure(cluster, *live, &flux, failure, message, on_event);
   } catch (const Error&) {
     // The cluster may be what failed; the caller reports the failure itself.
   }
@@ -618,7 +618,7 @@ void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std
   if (cluster.dry_run()) return;
   try {
     std::optional<json> live = cluster.get(ref);
-    if (live) write_failure(cluster, *live, nullptr, kBuildFailed, message, on_event);
+    if (live) write_failure(cluster, *live, nullptr, Failure::build, message, on_event);
   } catch (const Error&) {
     // As for a failure to render: the caller says it.
   }

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/instance/instance.h"
 #include "core/reconcile/inventory.h"
+#include "core/reconcile/status.h"
 #include "core/render/render.h"
 #include "core/ssa/change_set.h"
 #include "core/ssa/cluster_api.h"
@@ -33,17 +34,16 @@ struct InstanceEvent {
   std::string revision;  // the fluxcd.controlplane.io/revision annotation; may be empty
 };
 
-// A reconciliation that failed: the Ready reason it was recorded with
-// (ReconciliationFailed, HealthCheckFailed, BuildFailed, ArtifactFailed),
-// which says whether retrying can help.
+// A reconciliation that failed, and why: the Ready reason it is recorded
+// with, which says whether retrying can help.
 class ReconcileError : public Error {
  public:
-  ReconcileError(std::string_view reason, const std::string& message)
-      : Error(message), reason_(reason) {}
-  const std::string& reason() const { return reason_; }
+  ReconcileError(Failure failure, const std::string& message) : Error(message), failure_(failure) {}
+  Failure failure() const { return failure_; }
+  std::string_view reason() const { return reconcile::reason(failure_); }
 
  private:
-  std::string reason_;
+  Failure failure_;
 };
 
 struct ApplyOptions {
@@ -86,11 +86,11 @@ ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
 
 // A reconciliation that failed before anything could be applied (the
 // instance did not render, its artifact could not be pulled): recorded on the
-// instance when it exists (Ready=False with `reason`, Stalled for
+// instance when it exists (Ready=False with its reason, Stalled for
 // BuildFailed, the history), and as an event. Errors writing it are ignored:
 // the failure itself is what the caller reports.
-void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
-                    std::string_view reason, const std::string& message,
+void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux, Failure failure,
+                    const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event);
 
 // The same for the instance `ref` in the cluster when it does not load (a

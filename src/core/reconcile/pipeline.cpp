@@ -38,7 +38,7 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
       return std::move(pulled.distribution);
     } catch (const Error& e) {
       // What the operator reports as ArtifactFailed, and retries.
-      throw ReconcileError(kArtifactFailed, e.what());
+      throw ReconcileError(Failure::artifact, e.what());
     }
   };
   // What `fluxopctl pull` fetched last, without the network: a new machine
@@ -48,7 +48,7 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
     try {
       pulled = artifacts.pulled_default();
     } catch (const Error& e) {
-      throw ReconcileError(kArtifactFailed, e.what());
+      throw ReconcileError(Failure::artifact, e.what());
     }
     if (!pulled) return std::nullopt;
     artifact_digest = pulled->digest;
@@ -75,7 +75,7 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
     throw;
   } catch (const Error& e) {
     yaml::user_parse_cache().discard();
-    throw ReconcileError(kBuildFailed, e.what());
+    throw ReconcileError(Failure::build, e.what());
   }
 }
 

@@ -6,6 +6,22 @@
 
 namespace fluxop::reconcile {
 
+std::string_view reason(Failure failure) {
+  switch (failure) {
+    case Failure::disabled:
+      return "ReconciliationDisabled";
+    case Failure::reconciliation:
+      return "ReconciliationFailed";
+    case Failure::health_check:
+      return "HealthCheckFailed";
+    case Failure::build:
+      return "BuildFailed";
+    case Failure::artifact:
+      return "ArtifactFailed";
+  }
+  return "ReconciliationFailed";
+}
+
 using nlohmann::json;
 
 namespace {

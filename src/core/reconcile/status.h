@@ -12,11 +12,20 @@ namespace fluxop::reconcile {
 
 // Upstream's condition reasons.
 inline constexpr std::string_view kSucceeded = "ReconciliationSucceeded";
-inline constexpr std::string_view kFailed = "ReconciliationFailed";
-inline constexpr std::string_view kArtifactFailed = "ArtifactFailed";
-inline constexpr std::string_view kBuildFailed = "BuildFailed";
-inline constexpr std::string_view kHealthCheckFailed = "HealthCheckFailed";
 inline constexpr std::string_view kProgressing = "Progressing";
+
+// Why a reconciliation failed.
+enum class Failure {
+  disabled,        // its reconciliation is disabled
+  reconciliation,  // the cluster could not be read or written
+  health_check,    // the components did not roll out
+  build,           // the instance does not render: only a new spec helps
+  artifact,        // its distribution artifact could not be read
+};
+
+// The Ready condition's reason for it: ReconciliationDisabled,
+// ReconciliationFailed, HealthCheckFailed, BuildFailed, ArtifactFailed.
+std::string_view reason(Failure failure);
 
 struct Condition {
   std::string type;    // Ready, Reconciling, Stalled

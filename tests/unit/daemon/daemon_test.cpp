@@ -95,7 +95,7 @@ struct Harness {
   std::vector<std::string> events;      // "<reason>: <message>"
   std::vector<std::string> reports;     // the key of each report asked for
   // What the next reconciles throw, in order; then they succeed.
-  std::vector<std::string> failures;
+  std::vector<reconcile::Failure> failures;
   std::unique_ptr<Daemon> daemon;
   std::thread thread;
 
@@ -106,9 +106,9 @@ struct Harness {
       std::lock_guard lock(mutex);
       reconciled.push_back(observed.key);
       if (!failures.empty()) {
-        std::string reason = failures.front();
+        reconcile::Failure failure = failures.front();
         failures.erase(failures.begin());
-        throw reconcile::ReconcileError(reason, "it failed");
+        throw reconcile::ReconcileError(failure, "it failed");
       }
       return Reconciled{"v2.9.0@sha256:0123", "", "uid-1"};
     };
@@ -212,7 +212,7 @@ TEST_CASE("daemon: the report is made after each reconcile, and while reconcilia
 
 TEST_CASE("daemon: a failed reconcile is retried after its backoff, its reason exported") {
   Harness harness;
-  harness.failures = {"ReconciliationFailed"};
+  harness.failures = {reconcile::Failure::reconciliation};
   harness.source.set("k1");
   harness.start();
   REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
@@ -281,7 +281,7 @@ TEST_CASE("daemon: an instance being deleted is uninstalled, disabled or not, re
   harness.source.set("k1", "    fluxcd.controlplane.io/reconcile: disabled\n");
   harness.start();
   REQUIRE(eventually([&] { return harness.recorded().size() == 2; }));
-  harness.failures = {"once"};
+  harness.failures = {reconcile::Failure::reconciliation};
   harness.change([&] {
     harness.source.set("k1 deleting", "    fluxcd.controlplane.io/reconcile: disabled\n", true);
   });

@@ -103,10 +103,11 @@ TEST_CASE("daemon schedule: reconcile disabled by the annotation, in any case") 
 
 TEST_CASE("daemon schedule: BuildFailed stalls, every other failure is retried") {
   using fluxop::daemon::failure_outcome;
-  CHECK(failure_outcome("BuildFailed") == Outcome::stalled);
-  CHECK(failure_outcome("ArtifactFailed") == Outcome::failed);
-  CHECK(failure_outcome("ReconciliationFailed") == Outcome::failed);
-  CHECK(failure_outcome("HealthCheckFailed") == Outcome::failed);
+  using fluxop::reconcile::Failure;
+  CHECK(failure_outcome(Failure::build) == Outcome::stalled);
+  CHECK(failure_outcome(Failure::artifact) == Outcome::failed);
+  CHECK(failure_outcome(Failure::reconciliation) == Outcome::failed);
+  CHECK(failure_outcome(Failure::health_check) == Outcome::failed);
 }
 
 TEST_CASE("daemon schedule: nothing is due before the instance is observed") {

@@ -746,12 +746,12 @@ TEST_CASE("policy: a failure before any apply is recorded on an existing instanc
   auto on_event = [&](const InstanceEvent& event) { events.push_back(event); };
   instance::FluxInstance flux = instance::testing::load(std::string(instance::testing::kMinimal));
   // No instance yet: nothing to record on.
-  record_failure(run.cluster, flux, "BuildFailed", "build failed: no version", on_event);
+  record_failure(run.cluster, flux, Failure::build, "build failed: no version", on_event);
   CHECK(events.empty());
   CHECK(run.cluster.logged("STATUS").empty());
 
   run.apply("  wait: false\n");
-  record_failure(run.cluster, flux, "BuildFailed", "build failed: no version", on_event);
+  record_failure(run.cluster, flux, Failure::build, "build failed: no version", on_event);
   CHECK(run.ready() == "False BuildFailed");
   CHECK(run.instance()["status"]["conditions"].dump().find("Stalled") != std::string::npos);
   CHECK(run.instance()["status"]["history"][0]["lastReconciledStatus"] == "BuildFailed");
@@ -761,7 +761,7 @@ TEST_CASE("policy: a failure before any apply is recorded on an existing instanc
   // What was applied stays applied, with its revision.
   CHECK(run.instance()["status"]["lastAppliedRevision"] == "v2.9.0@sha256:0123");
 
-  record_failure(run.cluster, flux, "ArtifactFailed", "fetch failed: timeout", on_event);
+  record_failure(run.cluster, flux, Failure::artifact, "fetch failed: timeout", on_event);
   CHECK(run.ready() == "False ArtifactFailed");
 }
 

@@ -141,7 +141,7 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
                          from_instance, quick(), {});
       FAIL("no error");
     } catch (const ReconcileError& e) {
-      CHECK(e.reason() == kArtifactFailed);
+      CHECK(e.failure() == Failure::artifact);
       CHECK(std::string(e.what()).find("instance.yaml: .spec.distribution.artifact: ") == 0);
     }
   }
@@ -155,7 +155,7 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
           from_instance, quick(), {});
       FAIL("no error");
     } catch (const ReconcileError& e) {
-      CHECK(e.reason() == kArtifactFailed);
+      CHECK(e.reason() == "ArtifactFailed");
       CHECK(std::string(e.what()).find("Secret/flux-system/absent") != std::string::npos);
     }
   }
@@ -166,7 +166,7 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
       reconcile_instance(cluster, artifacts, flux_instance(), newer, quick(), {});
       FAIL("no error");
     } catch (const ReconcileError& e) {
-      CHECK(e.reason() == kBuildFailed);
+      CHECK(e.failure() == Failure::build);
       CHECK(std::string(e.what()).find("--version") != std::string::npos);
     }
   }

@@ -39,9 +39,10 @@ TEST_CASE("status: history deduplicates by digest and reason, newest first, five
   CHECK(status["history"][0]["lastReconciled"] == "t2");
   CHECK(status["history"][0]["lastReconciledDuration"] == "2.5s");
   CHECK(status["history"][0]["metadata"]["flux"] == "v2.9.4");
-  record_history(status, attempt("sha256:a", kHealthCheckFailed, "t3"));
+  std::string health_check(reason(Failure::health_check));
+  record_history(status, attempt("sha256:a", health_check, "t3"));
   CHECK(status["history"].size() == 2);
-  CHECK(status["history"][0]["lastReconciledStatus"] == kHealthCheckFailed);
+  CHECK(status["history"][0]["lastReconciledStatus"] == "HealthCheckFailed");
   for (int i = 0; i < 6; ++i)
     record_history(status, attempt("sha256:" + std::to_string(i), kSucceeded, "t"));
   CHECK(status["history"].size() == 5);
