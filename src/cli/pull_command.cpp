@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "cli/registry_flags.h"
 #include "core/distribution/distribution.h"
+#include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/instance/duration.h"
 #include "core/oci/layer_files.h"
@@ -57,7 +58,7 @@ ordered_json describe(const oci::CachedArtifact& artifact,
 std::string default_url() {
   const char* env = std::getenv("FLUXOPCTL_DISTRIBUTION");
   if (env != nullptr && std::string_view(env).starts_with("oci://")) return env;
-  return std::string(oci::kDefaultDistribution);
+  return std::string(distribution::kDefaultArtifact);
 }
 
 void print(const ordered_json& document, OutputFormat format) {
@@ -118,7 +119,7 @@ void add_pull_command(CLI::App& app) {
   auto* url = cmd->add_option("URL", options->url,
                               "oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST] (default: "
                               "FLUXOPCTL_DISTRIBUTION when it is an oci:// URL, else " +
-                                  std::string(oci::kDefaultDistribution) +
+                                  std::string(distribution::kDefaultArtifact) +
                                   ", which build then uses offline)")
                   ->option_text(" ");
   auto* list = cmd->add_flag("--list", options->list, "List the cached artifacts")->excludes(url);

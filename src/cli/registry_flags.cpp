@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/distribution/locate.h"
 #include "core/error.h"
 
 namespace fluxop::cli {
@@ -50,7 +51,7 @@ std::optional<oci::PullResult> pulled_default_artifact() {
   std::string root = default_cache_root();
   if (root.empty()) return std::nullopt;
   oci::ArtifactCache cache(root);
-  oci::Reference ref = oci::Reference::parse(oci::kDefaultDistribution);
+  oci::Reference ref = oci::Reference::parse(distribution::kDefaultArtifact);
   if (!cache.resolve(ref)) return std::nullopt;
   oci::PullOptions options;
   options.offline = true;

@@ -30,7 +30,7 @@ oci::RegistryOptions registry_options(const RegistryFlags& flags);
 // $XDG_CACHE_HOME/fluxopctl/oci.
 oci::ArtifactCache default_artifact_cache();
 
-// oci::kDefaultDistribution from the cache alone, as `fluxopctl pull` last
+// distribution::kDefaultArtifact from the cache alone, as `fluxopctl pull` last
 // fetched it; nothing when it was never pulled (or there is no cache).
 std::optional<oci::PullResult> pulled_default_artifact();
 
