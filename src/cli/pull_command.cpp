@@ -9,8 +9,8 @@
 #include "cli/registry_flags.h"
 #include "core/distribution/distribution.h"
 #include "core/distribution/locate.h"
+#include "core/duration.h"
 #include "core/error.h"
-#include "core/instance/duration.h"
 #include "core/oci/layer_files.h"
 
 namespace fluxop::cli {
@@ -87,7 +87,7 @@ void run_pull(const PullCommandOptions& options) {
     return;
   }
   if (options.prune) {
-    std::chrono::nanoseconds age = *instance::parse_go_duration(options.older_than);
+    std::chrono::nanoseconds age = *parse_go_duration(options.older_than);
     oci::ArtifactCache cache = default_artifact_cache();
     for (const std::string& digest :
          cache.prune(std::chrono::duration_cast<std::chrono::seconds>(age))) {
