@@ -11,7 +11,7 @@
 #include "cli/instance_input.h"
 #include "cli/interrupt.h"
 #include "core/daemon/watch.h"
-#include "core/instance/duration.h"
+#include "core/duration.h"
 #include "core/reconcile/pipeline.h"
 
 namespace fluxop::cli {

@@ -9,7 +9,8 @@
 #include "cli/registry_flags.h"
 #include "core/distribution/distribution.h"
 #include "core/error.h"
-#include "core/instance/duration.h"
+#include "core/distribution/locate.h"
+#include "core/duration.h"
 #include "core/oci/layer_files.h"
 
 namespace fluxop::cli {
@@ -57,7 +58,7 @@ ordered_json describe(const oci::CachedArtifact& artifact,
 std::string default_url() {
   const char* env = std::getenv("FLUXOPCTL_DISTRIBUTION");
   if (env != nullptr && std::string_view(env).starts_with("oci://")) return env;
-  return std::string(oci::kDefaultDistribution);
+  return std::string(distribution::kDefaultArtifact);
 }
 
 void print(const ordered_json& document, OutputFormat format) {
@@ -86,7 +87,7 @@ void run_pull(const PullCommandOptions& options) {
     return;
   }
   if (options.prune) {
-    std::chrono::nanoseconds age = *instance::parse_go_duration(options.older_than);
+    std::chrono::nanoseconds age = *parse_go_duration(options.older_than);
     oci::ArtifactCache cache = registry_artifacts(options.registry).cache();
     for (const std::string& digest :
          cache.prune(std::chrono::duration_cast<std::chrono::seconds>(age))) {
@@ -119,7 +120,7 @@ void add_pull_command(CLI::App& app) {
   auto* url = cmd->add_option("URL", options->url,
                               "oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST] (default: "
                               "FLUXOPCTL_DISTRIBUTION when it is an oci:// URL, else " +
-                                  std::string(oci::kDefaultDistribution) +
+                                  std::string(distribution::kDefaultArtifact) +
                                   ", which build then uses offline)")
                   ->option_text(" ");
   auto* list = cmd->add_flag("--list", options->list, "List the cached artifacts")->excludes(url);

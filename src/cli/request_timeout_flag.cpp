@@ -1,7 +1,7 @@
 #include "cli/request_timeout_flag.h"
 
 #include "cli/duration_check.h"
-#include "core/instance/duration.h"
+#include "core/duration.h"
 
 namespace fluxop::cli {
 
@@ -19,7 +19,7 @@ void add_request_timeout_flag(CLI::App& command, std::chrono::milliseconds& time
   // Validators run in order: the value is a duration by now. Rounded up, so
   // that a bound below a millisecond is not "none".
   option->each([&timeout](const std::string& value) {
-    timeout = std::chrono::ceil<std::chrono::milliseconds>(*instance::parse_go_duration(value));
+    timeout = std::chrono::ceil<std::chrono::milliseconds>(*parse_go_duration(value));
   });
 }
 

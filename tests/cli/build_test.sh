@@ -11,21 +11,17 @@ root=$2
 dist=$root/tests/cli/distribution
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
+# A failure shows the end of the last command's output.
+show "$work/out" "$work/err"
 
 # No distribution or cache from the machine running the test: the caches
 # (distribution, parse trees) are the test's own.
 export HOME=$work/home XDG_CACHE_HOME=$work/cache
 unset FLUXOPCTL_DISTRIBUTION
 
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-  sed 's/^/  stdout: /' "$work/out" | head -5
-  sed 's/^/  stderr: /' "$work/err" | head -5
-}
-
-check() {  # check NAME EXPECTED_EXIT [quiet: one stderr line, empty stdout] -- command...
+expect_exit() {  # expect_exit NAME EXPECTED_EXIT [quiet: one stderr line, empty stdout] -- command...
   local name=$1 want=$2 quiet=$3
   shift 4
   "$@" >"$work/out" 2>"$work/err"
@@ -35,15 +31,13 @@ check() {  # check NAME EXPECTED_EXIT [quiet: one stderr line, empty stdout] -- 
   elif [ "$quiet" = quiet ] && { [ -s "$work/out" ] || [ "$(wc -l <"$work/err")" -ne 1 ]; }; then
     fail "$name: wants one line on stderr and nothing on stdout"
   else
-    passed=$((passed + 1))
-    echo "ok $name"
+    pass "$name"
   fi
 }
 
 expect_err() {  # expect_err NAME EXTENDED_REGEX: the last command's stderr matches
   if grep -qE -- "$2" "$work/err"; then
-    passed=$((passed + 1))
-    echo "ok $1: stderr /$2/"
+    pass "$1: stderr /$2/"
   else
     fail "$1: stderr lacks /$2/"
   fi
@@ -54,7 +48,7 @@ expect_err() {  # expect_err NAME EXTENDED_REGEX: the last command's stderr matc
 usage_error() {
   local name=$1 regex=$2
   shift 3
-  check "$name" 2 - -- "$@"
+  expect_exit "$name" 2 - -- "$@"
   [ ! -s "$work/out" ] || fail "$name: usage error printed on stdout"
   expect_err "$name" "$regex"
 }
@@ -70,7 +64,7 @@ instance() {  # instance FILE [SPEC LINES...]: a FluxInstance with extra spec li
 }
 
 # --- usage -------------------------------------------------------------------
-check "build --help" 0 - -- "$bin" build --help
+expect_exit "build --help" 0 - -- "$bin" build --help
 grep -q -- "--distribution-artifact" "$work/out" || fail "build --help lacks --distribution-artifact"
 instance minimal.yaml
 usage_error "no file" 'FILE or -f FILE' -- "$bin" build
@@ -80,15 +74,15 @@ usage_error "unknown flag" '--bogus' -- "$bin" build --bogus "$work/minimal.yaml
 
 # --- instance errors, before any distribution is needed ----------------------
 printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: [\n' >"$work/bad.yaml"
-check "malformed yaml" 1 quiet -- "$bin" build "$work/bad.yaml" --distribution-artifact "$dist"
+expect_exit "malformed yaml" 1 quiet -- "$bin" build "$work/bad.yaml" --distribution-artifact "$dist"
 expect_err "malformed yaml" "^error: $work/bad.yaml:[0-9]+:[0-9]+: "
 instance unknown.yaml 'cluster:' '  networkPolcy: false'
-check "unknown field" 1 quiet -- "$bin" build "$work/unknown.yaml" --distribution-artifact "$dist"
+expect_exit "unknown field" 1 quiet -- "$bin" build "$work/unknown.yaml" --distribution-artifact "$dist"
 expect_err "unknown field" "^error: $work/unknown.yaml: \.spec\.cluster\.networkPolcy: "
 instance enum.yaml 'cluster:' '  type: mainframe'
-check "bad enum" 1 quiet -- "$bin" build "$work/enum.yaml" --distribution-artifact "$dist"
+expect_exit "bad enum" 1 quiet -- "$bin" build "$work/enum.yaml" --distribution-artifact "$dist"
 expect_err "bad enum" "^error: $work/enum.yaml: \.spec\.cluster\.type: "
-check "missing file" 1 quiet -- "$bin" build "$work/nope.yaml" --distribution-artifact "$dist"
+expect_exit "missing file" 1 quiet -- "$bin" build "$work/nope.yaml" --distribution-artifact "$dist"
 expect_err "missing file" "^error: $work/nope.yaml: "
 # A shard is a suffix of object names (and was once a directory of the
 # render's temporary tree): one Kubernetes would refuse is refused first, and
@@ -98,7 +92,7 @@ canaries=("$work/x" "$work/shard-tmp/x" "$work/shard-tmp/t/x")
 [ -e /tmp/x ] || canaries+=(/tmp/x)
 for shard in ../x /tmp/x "$work/x"; do
   instance shard.yaml 'sharding:' "  shards: [\"$shard\"]"
-  check "shard $shard" 1 quiet -- env -C "$work/shard-cwd" TMPDIR="$work/shard-tmp/t" "$bin" build \
+  expect_exit "shard $shard" 1 quiet -- env -C "$work/shard-cwd" TMPDIR="$work/shard-tmp/t" "$bin" build \
     "$work/shard.yaml" --distribution-artifact "$dist"
   expect_err "shard $shard" "^error: $work/shard.yaml: \.spec\.sharding\.shards\[0\]: must be a DNS-1123 label"
   for canary in "${canaries[@]}"; do
@@ -107,57 +101,57 @@ for shard in ../x /tmp/x "$work/x"; do
 done
 
 # --- distribution errors ---------------------------------------------------------
-check "no distribution" 1 quiet -- "$bin" build "$work/minimal.yaml"
+expect_exit "no distribution" 1 quiet -- "$bin" build "$work/minimal.yaml"
 expect_err "no distribution" '^error: no Flux distribution: run `fluxopctl pull` .*--distribution-artifact.*FLUXOPCTL_DISTRIBUTION'
 ! grep -q 'scripts/setup' "$work/err" || fail "no distribution: the error sends a user to scripts/setup"
 # (tests/oci/oci_test.sh pulls from real registries; here --offline keeps it local)
-check "oci flag" 1 quiet -- "$bin" build "$work/minimal.yaml" --offline --distribution-artifact oci://ghcr.io/x/y:latest
+expect_exit "oci flag" 1 quiet -- "$bin" build "$work/minimal.yaml" --offline --distribution-artifact oci://ghcr.io/x/y:latest
 expect_err "oci flag" "^error: --distribution-artifact: oci://ghcr.io/x/y:latest: not in the cache .*--offline"
-check "flag not a distribution" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work"
+expect_exit "flag not a distribution" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work"
 expect_err "flag not a distribution" "^error: --distribution-artifact: $work/flux: not a directory"
 instance nomatch.yaml
 sed -i 's/version: "2.x"/version: "3.x"/' "$work/nomatch.yaml"
-check "no matching version" 1 quiet -- "$bin" build "$work/nomatch.yaml" --distribution-artifact "$dist"
+expect_exit "no matching version" 1 quiet -- "$bin" build "$work/nomatch.yaml" --distribution-artifact "$dist"
 expect_err "no matching version" "^error: $work/nomatch.yaml: \.spec\.distribution\.version: "
 # A broken file of the distribution is named, not the instance that reads it.
 cp -r "$dist" "$work/broken-dist"
 manifest=$(ls "$work"/broken-dist/flux/*/rbac.yaml)
 printf -- '---\nkind: [\n' >>"$manifest"
-check "broken distribution file" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work/broken-dist"
+expect_exit "broken distribution file" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$work/broken-dist"
 expect_err "broken distribution file" "^error: $manifest:[0-9]+:[0-9]+: "
 
 # --- rendering -------------------------------------------------------------------
-check "file" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_exit "file" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
 cp "$work/out" "$work/file.out"
 [ "$(head -1 "$work/file.out")" = "---" ] || fail "stream does not start with ---"
 grep -q '^kind: Deployment$' "$work/file.out" || fail "no Deployment rendered"
 expect_err "file" "^using distribution $dist \(Flux v[0-9.]+\)$"
 [ "$(wc -l <"$work/err")" -eq 1 ] || fail "stderr of a build is one line"
-check "-f" 0 - -- "$bin" build -f "$work/minimal.yaml" --distribution-artifact "file://$dist"
+expect_exit "-f" 0 - -- "$bin" build -f "$work/minimal.yaml" --distribution-artifact "file://$dist"
 cmp -s "$work/out" "$work/file.out" || fail "-f FILE and FILE differ"
-check "stdin -" 0 - -- "$bin" build - --distribution-artifact "$dist" <"$work/minimal.yaml"
+expect_exit "stdin -" 0 - -- "$bin" build - --distribution-artifact "$dist" <"$work/minimal.yaml"
 cmp -s "$work/out" "$work/file.out" || fail "stdin (-) and FILE differ"
-check "stdin -f -" 0 - -- "$bin" build -f - --distribution-artifact "$dist" <"$work/minimal.yaml"
+expect_exit "stdin -f -" 0 - -- "$bin" build -f - --distribution-artifact "$dist" <"$work/minimal.yaml"
 cmp -s "$work/out" "$work/file.out" || fail "stdin (-f -) and FILE differ"
-check "-v" 0 - -- "$bin" build -v "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_exit "-v" 0 - -- "$bin" build -v "$work/minimal.yaml" --distribution-artifact "$dist"
 expect_err "-v" '^revision: v[0-9.]+@sha256:[0-9a-f]{64}$'
-check "allow unknown fields" 0 - -- "$bin" build --allow-unknown-fields "$work/unknown.yaml" \
+expect_exit "allow unknown fields" 0 - -- "$bin" build --allow-unknown-fields "$work/unknown.yaml" \
   --distribution-artifact "$dist"
 expect_err "allow unknown fields" "^warning: $work/unknown.yaml: \.spec\.cluster\.networkPolcy: "
 
-check "-o json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_exit "-o json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist"
 objects=$(grep -c '^---$' "$work/file.out")
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kind"]=="List"
 assert len(d["items"]) == int(sys.argv[2])' "$work/out" "$objects" 2>/dev/null || fail "-o json is no List of every object"
 
 instance badpatch.yaml 'kustomize:' '  patches:' '  - target:' '      kind: Deployment' \
   '    patch: |' '      - op: replace' '        path: /spec/no/such/path' '        value: 1'
-check "patch that does not apply" 1 quiet -- "$bin" build "$work/badpatch.yaml" --distribution-artifact "$dist"
+expect_exit "patch that does not apply" 1 quiet -- "$bin" build "$work/badpatch.yaml" --distribution-artifact "$dist"
 expect_err "patch that does not apply" "^error: $work/badpatch.yaml: .*/spec/no/such/path"
 
 # --- --output-dir ------------------------------------------------------------------
 out_dir=$work/rendered/flux
-check "--output-dir" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+expect_exit "--output-dir" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
 [ ! -s "$work/out" ] || fail "--output-dir prints to stdout"
 [ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq "$objects" ] || fail "--output-dir: not one file per object"
 [ -f "$out_dir/namespace-flux-system.yaml" ] || fail "--output-dir: no namespace-flux-system.yaml"
@@ -165,14 +159,14 @@ ls "$out_dir" | grep -q '^deployment-flux-system-source-controller\.yaml$' ||
   fail "--output-dir: no deployment-flux-system-source-controller.yaml"
 cat "$out_dir"/*.yaml | sort >"$work/dir.sorted"
 grep -v '^---$' "$work/file.out" | sort | cmp -s - "$work/dir.sorted" || fail "--output-dir files differ from the stream"
-check "--output-dir again" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+expect_exit "--output-dir again" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
 [ ! -s "$work/out" ] || fail "--output-dir again prints to stdout"
 cat "$out_dir"/*.yaml | sort | cmp -s - "$work/dir.sorted" || fail "--output-dir again: files differ from the first build"
-check "--output-dir json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+expect_exit "--output-dir json" 0 - -- "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
 [ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq 0 ] || fail "--output-dir: files of the earlier build stay"
 [ "$(find "$out_dir" -name '*.json' | wc -l)" -eq "$objects" ] || fail "--output-dir -o json: not one file per object"
 touch "$work/rendered/mine.txt"
-check "--output-dir with other files" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$work/rendered"
+expect_exit "--output-dir with other files" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$work/rendered"
 expect_err "--output-dir with other files" "^error: $work/rendered: holds "
 [ -f "$work/rendered/mine.txt" ] || fail "--output-dir removed a file it did not write"
 
@@ -183,37 +177,37 @@ cp -R "$dist" "$cache"
 cp -R "$dist/." "$work/env"
 instance artifact.yaml
 sed -i 's|registry: ghcr.io/fluxcd|&\n    artifact: oci://ghcr.io/x/manifests:latest|' "$work/artifact.yaml"
-check "cache without env" 0 - -- "$bin" build "$work/minimal.yaml"
+expect_exit "cache without env" 0 - -- "$bin" build "$work/minimal.yaml"
 expect_err "cache without env" "^using distribution $cache \("
 export FLUXOPCTL_DISTRIBUTION=$work/env
-check "env before cache" 0 - -- "$bin" build "$work/minimal.yaml"
+expect_exit "env before cache" 0 - -- "$bin" build "$work/minimal.yaml"
 expect_err "env before cache" "^using distribution $work/env \("
 cmp -s "$work/out" "$work/file.out" || fail "env before cache: renders differently"
-check "env as file://" 0 - -- env FLUXOPCTL_DISTRIBUTION="file://$dist" "$bin" build "$work/minimal.yaml"
+expect_exit "env as file://" 0 - -- env FLUXOPCTL_DISTRIBUTION="file://$dist" "$bin" build "$work/minimal.yaml"
 expect_err "env as file://" "^using distribution $dist \("
-check "env as oci://, offline" 1 quiet -- env FLUXOPCTL_DISTRIBUTION=oci://ghcr.io/x/y:latest "$bin" build \
+expect_exit "env as oci://, offline" 1 quiet -- env FLUXOPCTL_DISTRIBUTION=oci://ghcr.io/x/y:latest "$bin" build \
   "$work/minimal.yaml" --offline
 expect_err "env as oci://, offline" "^error: FLUXOPCTL_DISTRIBUTION: oci://ghcr.io/x/y:latest: not in the cache "
-check "env not a distribution" 1 quiet -- env FLUXOPCTL_DISTRIBUTION="$work" "$bin" build "$work/minimal.yaml"
+expect_exit "env not a distribution" 1 quiet -- env FLUXOPCTL_DISTRIBUTION="$work" "$bin" build "$work/minimal.yaml"
 expect_err "env not a distribution" "^error: FLUXOPCTL_DISTRIBUTION: $work/flux: not a directory"
-check "flag before env" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_exit "flag before env" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
 expect_err "flag before env" "^using distribution $dist \("
-check "instance artifact before cache" 1 quiet -- "$bin" build "$work/artifact.yaml" --offline
+expect_exit "instance artifact before cache" 1 quiet -- "$bin" build "$work/artifact.yaml" --offline
 expect_err "instance artifact before cache" "^error: $work/artifact.yaml: \.spec\.distribution\.artifact: oci://ghcr.io/x/manifests:latest: not in the cache"
-check "flag before instance artifact" 0 - -- "$bin" build "$work/artifact.yaml" --distribution-artifact "$dist"
+expect_exit "flag before instance artifact" 0 - -- "$bin" build "$work/artifact.yaml" --distribution-artifact "$dist"
 expect_err "flag before instance artifact" "^using distribution $dist \("
 cmp -s "$work/out" "$work/file.out" || fail "flag before instance artifact: renders differently"
-check "env without cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
+expect_exit "env without cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
 expect_err "env without cache" "^using distribution $work/env \("
 unset FLUXOPCTL_DISTRIBUTION
 mkdir -p "$work/xdg/fluxopctl"
 cp -R "$dist" "$work/xdg/fluxopctl/distribution"
-check "XDG cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
+expect_exit "XDG cache" 0 - -- env XDG_CACHE_HOME="$work/xdg" "$bin" build "$work/minimal.yaml"
 expect_err "XDG cache" "^using distribution $work/xdg/fluxopctl/distribution \("
 cmp -s "$work/out" "$work/file.out" || fail "the cache renders differently from the flag"
 mkdir -p "$HOME/.cache/fluxopctl"
 cp -R "$dist" "$HOME/.cache/fluxopctl/distribution"
-check "HOME cache without XDG_CACHE_HOME" 0 - -- env -u XDG_CACHE_HOME "$bin" build "$work/minimal.yaml"
+expect_exit "HOME cache without XDG_CACHE_HOME" 0 - -- env -u XDG_CACHE_HOME "$bin" build "$work/minimal.yaml"
 expect_err "HOME cache without XDG_CACHE_HOME" "^using distribution $HOME/.cache/fluxopctl/distribution \("
 
 # --- hostile YAML: bounded time and memory -----------------------------------
@@ -227,27 +221,27 @@ expect_err "HOME cache without XDG_CACHE_HOME" "^using distribution $HOME/.cache
   done
   printf 'spec:\n  distribution:\n    version: "2.x"\n    registry: ghcr.io/fluxcd\n'
 } >"$work/laughs.yaml"
-check "billion laughs" 1 quiet -- timeout 30 "$bin" build "$work/laughs.yaml" --distribution-artifact "$dist"
+expect_exit "billion laughs" 1 quiet -- timeout 30 "$bin" build "$work/laughs.yaml" --distribution-artifact "$dist"
 expect_err "billion laughs" "laughs.yaml:[0-9]+:[0-9]+: more than 1000000 nodes \(aliases expanded\)$"
 instance unclosed.yaml 'cluster:' '  domain: "cluster.local'
-check "unclosed quote" 1 quiet -- "$bin" build "$work/unclosed.yaml" --distribution-artifact "$dist"
+expect_exit "unclosed quote" 1 quiet -- "$bin" build "$work/unclosed.yaml" --distribution-artifact "$dist"
 expect_err "unclosed quote" "unclosed.yaml:10:13: found unexpected end of stream while scanning a quoted scalar$"
 # 50,000 labels and 20,000 JSON patch operations: linear work (quadratic took
 # 30 s for 20,000 labels).
 instance labels.yaml 'commonMetadata:' '  labels:'
 seq 50000 | sed 's/.*/      k&: v/' >>"$work/labels.yaml"
-check "50,000 commonMetadata labels" 0 - -- timeout 60 "$bin" build "$work/labels.yaml" \
+expect_exit "50,000 commonMetadata labels" 0 - -- timeout 60 "$bin" build "$work/labels.yaml" \
   --distribution-artifact "$dist"
 grep -q "k49999: v" "$work/out" || fail "50,000 commonMetadata labels: the last is not rendered"
 instance patches.yaml 'kustomize:' '  patches:' '    - target: {kind: Deployment}' '      patch: |'
 seq 20000 | sed 's|.*|          - {op: add, path: /metadata/annotations/k&, value: v}|' >>"$work/patches.yaml"
-check "20,000 JSON patch operations" 0 - -- timeout 60 "$bin" build "$work/patches.yaml" \
+expect_exit "20,000 JSON patch operations" 0 - -- timeout 60 "$bin" build "$work/patches.yaml" \
   --distribution-artifact "$dist"
 grep -q "k19999: v" "$work/out" || fail "20,000 JSON patch operations: the last is not rendered"
 # A 10 MB value is never echoed whole: every error stays one short line.
 mkdir -p "$work/long"
 printf 'resources:\n- %s\n' "$(head -c 10000000 /dev/zero | tr '\0' x)" >"$work/long/kustomization.yaml"
-check "a 10 MB resource path" 1 quiet -- "$bin" kustomize "$work/long"
+expect_exit "a 10 MB resource path" 1 quiet -- "$bin" kustomize "$work/long"
 [ "$(wc -c <"$work/err")" -lt 300 ] || fail "a 10 MB resource path: the error is $(wc -c <"$work/err") bytes"
 expect_err "a 10 MB resource path" '^error: .*/kustomization.yaml: resources\[0\]: no such file or directory: "x{40}"\.\.\.$'
 
@@ -269,7 +263,7 @@ mkdir -p "$work/smp"
   seq 40000 | sed 's/.*/  k&: b/'
 } >"$work/smp/patch.yaml"
 printf 'resources:\n- objects.yaml\npatches:\n- path: patch.yaml\n' >"$work/smp/kustomization.yaml"
-check "strategic merge of 20,000 items and 40,000 keys" 0 - -- timeout 60 "$bin" kustomize "$work/smp"
+expect_exit "strategic merge of 20,000 items and 40,000 keys" 0 - -- timeout 60 "$bin" kustomize "$work/smp"
 [ "$(grep -c "value: b" "$work/out")" -eq 20000 ] && grep -q "k39999: b" "$work/out" ||
   fail "strategic merge of 20,000 items and 40,000 keys: not every item and key merged"
 
@@ -277,12 +271,12 @@ check "strategic merge of 20,000 items and 40,000 keys" 0 - -- timeout 60 "$bin"
 # The render is composed in memory: no temporary directory is made, so an
 # interrupted build can leave none behind, and an unusable TMPDIR is no
 # obstacle.
-check "unusable TMPDIR" 0 - -- env TMPDIR="$work/no-such-dir" "$bin" build "$work/minimal.yaml" \
+expect_exit "unusable TMPDIR" 0 - -- env TMPDIR="$work/no-such-dir" "$bin" build "$work/minimal.yaml" \
   --distribution-artifact "$dist"
 cmp -s "$work/out" "$work/file.out" || fail "unusable TMPDIR: renders differently"
 mkdir -p "$work/tmp"
 instance sharded.yaml 'sharding:' '  shards: [a, b]'
-check "sharded build, TMPDIR watched" 0 - -- env TMPDIR="$work/tmp" "$bin" build \
+expect_exit "sharded build, TMPDIR watched" 0 - -- env TMPDIR="$work/tmp" "$bin" build \
   "$work/sharded.yaml" --distribution-artifact "$dist"
 [ -z "$(ls -A "$work/tmp")" ] || fail "build wrote into TMPDIR: $(ls -A "$work/tmp")"
 
@@ -293,11 +287,11 @@ check "sharded build, TMPDIR watched" 0 - -- env TMPDIR="$work/tmp" "$bin" build
 # build made good caches what it parsed.
 instance patch-fails.yaml 'kustomize:' '  patches:' '    - target: {kind: Deployment}' \
   '      patch: |' '        - op: replace' '          path: /spec/no/such/field' '          value: 1'
-check "failing build" 1 quiet -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
+expect_exit "failing build" 1 quiet -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
   "$work/patch-fails.yaml" --distribution-artifact "$dist"
 [ -z "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
   fail "a failing build wrote the parse cache: $(ls "$work/cache-fail/fluxopctl/parsed")"
-check "the build made good" 0 - -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
+expect_exit "the build made good" 0 - -- env XDG_CACHE_HOME="$work/cache-fail" "$bin" build \
   "$work/minimal.yaml" --distribution-artifact "$dist"
 [ -n "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
   fail "a successful build cached nothing"
@@ -319,21 +313,19 @@ for entry in pathlib.Path(directory).iterdir():
 print(changed)
 PY
 }
-check "build, caching" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
+expect_exit "build, caching" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
   "$work/minimal.yaml" --distribution-artifact "$dist"
 cp "$work/out" "$work/cached.out"
 changed=$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-controller source-contrxller)
 [ "${changed:-0}" -gt 0 ] || fail "no cache entry holds source-controller"
-check "build with a changed cache entry" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
+expect_exit "build with a changed cache entry" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
   "$work/minimal.yaml" --distribution-artifact "$dist"
 if grep -q contrxller "$work/out" || ! cmp -s "$work/out" "$work/cached.out"; then
   fail "a changed cache entry was used: $(grep -c contrxller "$work/out") lines name source-contrxller"
 else
-  passed=$((passed + 1))
-  echo "ok a changed cache entry is not used"
+  pass "a changed cache entry is not used"
 fi
 [ "$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-contrxller x)" = 0 ] ||
   fail "the changed cache entry was not written anew"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -7,17 +7,13 @@ fixtures=$2
 root=$(cd "$fixtures/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
+# A failure shows the end of the last command's output.
+show "$work/out" "$work/err"
 
 # No cache of the machine's: the parse cache is the test's own.
 export XDG_CACHE_HOME=$work/cache
-
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-  sed 's/^/  stdout: /' "$work/out" | head -5
-  sed 's/^/  stderr: /' "$work/err" | head -5
-}
 
 # stream_holds FILE WANT: WANT is "empty", or an extended regex a line matches.
 stream_holds() {
@@ -25,10 +21,10 @@ stream_holds() {
 }
 shown() { if [ "$1" = empty ]; then echo empty; else echo "/$1/"; fi; }
 
-# check NAME EXIT STDOUT STDERR -- COMMAND...: the exit status and what each
+# expect NAME EXIT STDOUT STDERR -- COMMAND...: the exit status and what each
 # stream holds (see stream_holds). An error (exit 1) or a usage error (exit 2)
 # is one stderr line starting with "error: ".
-check() {
+expect() {
   local name=$1 want=$2 out=$3 err=$4
   shift 5
   timeout 60 "$@" >"$work/out" 2>"$work/err"
@@ -43,33 +39,32 @@ check() {
     { [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q '^error: ' "$work/err"; }; then
     fail "$name: an error is one line on stderr, starting with 'error: '"
   else
-    passed=$((passed + 1))
-    echo "ok $name"
+    pass "$name"
   fi
 }
 
-check "--help" 0 '^Subcommands:' empty -- "$bin" --help
-check "kustomize --help" 0 '^Usage: .*kustomize' empty -- "$bin" kustomize --help
-check "version --help" 0 '^Usage: .*version' empty -- "$bin" version --help
-check "version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" version
-check "--version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" --version
+expect "--help" 0 '^Subcommands:' empty -- "$bin" --help
+expect "kustomize --help" 0 '^Usage: .*kustomize' empty -- "$bin" kustomize --help
+expect "version --help" 0 '^Usage: .*version' empty -- "$bin" version --help
+expect "version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" version
+expect "--version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" --version
 # Usage errors: one line naming what is wrong, nothing on stdout, exit 2.
-check "no subcommand" 2 empty '^error: a subcommand is required$' -- "$bin"
-check "unknown flag" 2 empty '^error: .*--bogus' -- "$bin" kustomize --bogus
-check "bad -o" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
-check "bad -o=" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o=xml "$fixtures/01-resources-files"
-check "apply --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m" -- \
+expect "no subcommand" 2 empty '^error: a subcommand is required$' -- "$bin"
+expect "unknown flag" 2 empty '^error: .*--bogus' -- "$bin" kustomize --bogus
+expect "bad -o" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
+expect "bad -o=" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o=xml "$fixtures/01-resources-files"
+expect "apply --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m" -- \
   "$bin" apply --timeout 5x "$work/none.yaml"
-check "apply --lock-timeout xyz" 2 empty "^error: --lock-timeout: 'xyz' is not a duration" -- \
+expect "apply --lock-timeout xyz" 2 empty "^error: --lock-timeout: 'xyz' is not a duration" -- \
   "$bin" apply --lock-timeout xyz "$work/none.yaml"
-check "pull --older-than 5x" 2 empty "^error: --older-than: '5x' is not a duration such as 720h$" -- \
+expect "pull --older-than 5x" 2 empty "^error: --older-than: '5x' is not a duration such as 720h$" -- \
   "$bin" pull --prune --older-than 5x
-check "missing FILE" 2 empty '^error: FILE or -f FILE is required$' -- "$bin" build
-check "FILE and -f" 2 empty '^error: FILE excludes --filename$' -- "$bin" build a.yaml -f b.yaml
+expect "missing FILE" 2 empty '^error: FILE or -f FILE is required$' -- "$bin" build
+expect "FILE and -f" 2 empty '^error: FILE excludes --filename$' -- "$bin" build a.yaml -f b.yaml
 # diff --version: a constraint nothing matches, or no constraint, names the flag.
-check "diff --version 3.x" 2 empty '^error: --version: no Flux version in .* matches "3\.x"' -- \
+expect "diff --version 3.x" 2 empty '^error: --version: no Flux version in .* matches "3\.x"' -- \
   "$bin" diff --version 3.x "$root/tests/oci/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
-check "diff --version not a constraint" 2 empty '^error: --version: ' -- \
+expect "diff --version not a constraint" 2 empty '^error: --version: ' -- \
   "$bin" diff --version 'x.y!' "$root/tests/oci/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
 
 # The app's --version is not a flag of the commands: after one it used to
@@ -77,36 +72,36 @@ check "diff --version not a constraint" 2 empty '^error: --version: ' -- \
 # a --version of its own (above).
 for command in apply build get delete wait report reconcile suspend resume pull push kustomize \
   version completion help; do
-  check "$command --version is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
+  expect "$command --version is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
     "$bin" "$command" --version 2.9.x "$work/none.yaml"
-  check "$command --version= is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
+  expect "$command --version= is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
     "$bin" "$command" --version=2.9.x
 done
-check "--version before a command" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+$' empty -- "$bin" --version build
-check "--color after a command still falls through" 2 empty '^error: FILE or -f FILE is required$' -- \
+expect "--version before a command" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+$' empty -- "$bin" --version build
+expect "--color after a command still falls through" 2 empty '^error: FILE or -f FILE is required$' -- \
   "$bin" build --color never
-check "--version after -- is a file name" 1 empty '^error: --version: No such file' -- \
+expect "--version after -- is a file name" 1 empty '^error: --version: No such file' -- \
   "$bin" build -- --version
 
 # An unknown command is named, with the closest one; before or after flags.
-check "unknown command" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- \
+expect "unknown command" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- \
   "$bin" aply instance.yaml
-check "unknown command after --color" 2 empty '^error: unknown command "versoin" for "fluxopctl"; did you mean "version"\?$' -- \
+expect "unknown command after --color" 2 empty '^error: unknown command "versoin" for "fluxopctl"; did you mean "version"\?$' -- \
   "$bin" --color never versoin
-check "unknown command, nothing close" 2 empty '^error: unknown command "frobnicate" for "fluxopctl"; see .fluxopctl --help.' -- \
+expect "unknown command, nothing close" 2 empty '^error: unknown command "frobnicate" for "fluxopctl"; see .fluxopctl --help.' -- \
   "$bin" frobnicate
 
 # help [COMMAND]
-check "help" 0 '^Subcommands:' empty -- "$bin" help
+expect "help" 0 '^Subcommands:' empty -- "$bin" help
 grep -q '^  apply ' "$work/out" || fail "help: the commands are not listed"
-check "help apply" 0 '^Usage: fluxopctl apply ' empty -- "$bin" help apply
+expect "help apply" 0 '^Usage: fluxopctl apply ' empty -- "$bin" help apply
 grep -q -- '--dry-run' "$work/out" || fail "help apply: not apply's flags"
-check "help unknown" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- "$bin" help aply
+expect "help unknown" 2 empty '^error: unknown command "aply" for "fluxopctl"; did you mean "apply"\?$' -- "$bin" help aply
 
 # completion SHELL: the scripts of completions/, compiled in, loadable.
 for shell in bash zsh fish; do
   file=$(case $shell in bash) echo fluxopctl.bash ;; zsh) echo _fluxopctl ;; fish) echo fluxopctl.fish ;; esac)
-  check "completion $shell" 0 'fluxopctl' empty -- "$bin" completion "$shell"
+  expect "completion $shell" 0 'fluxopctl' empty -- "$bin" completion "$shell"
   cmp -s "$work/out" "$root/completions/$file" || fail "completion $shell: not completions/$file"
   if command -v "$shell" >/dev/null; then
     "$shell" -n "$work/out" 2>"$work/err" || fail "completion $shell: $shell -n: $(head -1 "$work/err")"
@@ -123,10 +118,10 @@ if command -v zsh >/dev/null; then
   zsh -c 'autoload -U compinit && compinit -u -d "$2/zcompdump" && source "$1" && [[ $_comps[fluxopctl] == _fluxopctl ]]' \
     _ <("$bin" completion zsh) "$work" >/dev/null 2>&1 || fail "completion zsh: sourced, it does not register _fluxopctl"
 fi
-check "completion tcsh" 2 empty '^error: SHELL: tcsh not in \{bash,zsh,fish\}$' -- "$bin" completion tcsh
+expect "completion tcsh" 2 empty '^error: SHELL: tcsh not in \{bash,zsh,fish\}$' -- "$bin" completion tcsh
 
 # version -o json|yaml: the version, the commit and date the build knew, the libraries.
-check "version -o json" 0 '"gitCommit"' empty -- "$bin" version -o json
+expect "version -o json" 0 '"gitCommit"' empty -- "$bin" version -o json
 python3 - "$work/out" <<'PY' || fail "version -o json: not the document"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
@@ -149,34 +144,34 @@ fi
 cp "$work/out" "$work/version.json"
 for form in "-o=json" "--output=json" "-ojson" "--output json"; do
   # shellcheck disable=SC2086 # "--output json" is two words
-  check "version $form" 0 '"gitCommit"' empty -- "$bin" version $form
+  expect "version $form" 0 '"gitCommit"' empty -- "$bin" version $form
   cmp -s "$work/out" "$work/version.json" || fail "version $form: differs from -o json"
 done
-check "version -o yaml" 0 '^gitCommit: ' empty -- "$bin" version -o yaml
-check "version -o xml" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" version -o xml
+expect "version -o yaml" 0 '^gitCommit: ' empty -- "$bin" version -o yaml
+expect "version -o xml" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" version -o xml
 
 # --color takes auto, always or never, before the command or after it.
-check "--color bogus" 2 empty '^error: --color: bogus not in \{auto,always,never\}$' -- "$bin" --color bogus version
-check "--color after the command" 0 '^fluxopctl [0-9]' empty -- "$bin" version --color always
-check "--color=never" 0 '^fluxopctl [0-9]' empty -- "$bin" --color=never version
-check "missing dir" 1 empty "^error: $work/nope: not a directory\$" -- "$bin" kustomize "$work/nope"
+expect "--color bogus" 2 empty '^error: --color: bogus not in \{auto,always,never\}$' -- "$bin" --color bogus version
+expect "--color after the command" 0 '^fluxopctl [0-9]' empty -- "$bin" version --color always
+expect "--color=never" 0 '^fluxopctl [0-9]' empty -- "$bin" --color=never version
+expect "missing dir" 1 empty "^error: $work/nope: not a directory\$" -- "$bin" kustomize "$work/nope"
 
 mkdir -p "$work/k"
 printf 'resources:\n- cm.yaml\nconfigMapGenerator: []\n' >"$work/k/kustomization.yaml"
-check "refused field" 1 empty \
+expect "refused field" 1 empty \
   "^error: $work/k/kustomization.yaml: configMapGenerator: generators are not supported" \
   -- "$bin" kustomize "$work/k"
 
 printf 'resources:\n- cm.yaml\n' >"$work/k/kustomization.yaml"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: [\n' >"$work/k/cm.yaml"
-check "malformed yaml" 1 empty "^error: $work/k/cm.yaml:7:1: " -- "$bin" kustomize "$work/k"
+expect "malformed yaml" 1 empty "^error: $work/k/cm.yaml:7:1: " -- "$bin" kustomize "$work/k"
 
 # The fixture's three objects, in kustomize's order, and nothing on stderr.
-check "kustomize yaml" 0 '^kind: ' empty -- "$bin" kustomize "$fixtures/01-resources-files"
+expect "kustomize yaml" 0 '^kind: ' empty -- "$bin" kustomize "$fixtures/01-resources-files"
 kinds=$(grep '^kind: ' "$work/out" | tr '\n' ' ')
 [ "$kinds" = "kind: ConfigMap kind: Service kind: Deployment " ] || fail "kustomize yaml: kinds are '$kinds'"
 [ "$(grep -c '^---$' "$work/out")" -eq 2 ] || fail "kustomize yaml: not three documents"
-check "kustomize json" 0 '"kind": "List"' empty -- "$bin" kustomize -o json "$fixtures/01-resources-files"
+expect "kustomize json" 0 '"kind": "List"' empty -- "$bin" kustomize -o json "$fixtures/01-resources-files"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kind"]=="List"
 assert [i["kind"] for i in d["items"]] == ["ConfigMap", "Service", "Deployment"]' \
   "$work/out" || fail "kustomize json: not a List of the three objects"
@@ -186,18 +181,18 @@ assert [i["kind"] for i in d["items"]] == ["ConfigMap", "Service", "Deployment"]
 
 # Unbounded inputs are refused before they are read whole: a device, a
 # manifest that is a FIFO or a symlink to a device, an endless stdin.
-check "build /dev/zero" 1 empty '^error: /dev/zero: not a regular file$' -- "$bin" build /dev/zero
-check "build: stdin larger than 64 MiB" 1 empty '^error: -: larger than 64 MiB' -- \
+expect "build /dev/zero" 1 empty '^error: /dev/zero: not a regular file$' -- "$bin" build /dev/zero
+expect "build: stdin larger than 64 MiB" 1 empty '^error: -: larger than 64 MiB' -- \
   bash -c 'head -c 70000000 /dev/zero | tr "\\0" x | "$0" build -' "$bin"
 mkdir -p "$work/special"
 printf 'resources: [zero.yaml, fifo.yaml]\n' >"$work/special/kustomization.yaml"
 ln -s /dev/zero "$work/special/zero.yaml"
 # (kustomize's load restrictor refuses the link first: /dev/zero is outside the root)
-check "kustomize: a manifest linked to /dev/zero" 1 empty "^error: .*file '/dev/zero' is not in or below " -- \
+expect "kustomize: a manifest linked to /dev/zero" 1 empty "^error: .*file '/dev/zero' is not in or below " -- \
   "$bin" kustomize "$work/special"
 printf 'resources: [fifo.yaml]\n' >"$work/special/kustomization.yaml"
 mkfifo "$work/special/fifo.yaml"
-check "kustomize: a manifest that is a FIFO" 1 empty "^error: .*fifo.yaml: not a regular file\$" -- \
+expect "kustomize: a manifest that is a FIFO" 1 empty "^error: .*fifo.yaml: not a regular file\$" -- \
   "$bin" kustomize "$work/special"
 
 # Patch targets are Go regular expressions matched by RE2: in linear time and
@@ -211,25 +206,25 @@ target_patch() {
     "$1" >"$work/regex/kustomization.yaml"
 }
 target_patch "'.*'"
-check "kustomize: target .* on a 200k name" 0 '^  patched: "yes"$' empty -- "$bin" kustomize "$work/regex"
+expect "kustomize: target .* on a 200k name" 0 '^  patched: "yes"$' empty -- "$bin" kustomize "$work/regex"
 for pattern in '(a+)+$' '(a|aa)+' '(a*)*c'; do
   target_patch "'$pattern'"
-  check "kustomize: target $pattern on a 200k name" 0 '^  name: a+b$' empty -- "$bin" kustomize "$work/regex"
+  expect "kustomize: target $pattern on a 200k name" 0 '^  name: a+b$' empty -- "$bin" kustomize "$work/regex"
   ! grep -q patched "$work/out" || fail "kustomize: target $pattern selects a name it does not match"
 done
 target_patch "'(?=a)'"
-check "kustomize: a lookahead target" 1 empty \
+expect "kustomize: a lookahead target" 1 empty \
   "^error: $work/regex/kustomization.yaml: patches\[0\]\.target\.name: invalid regular expression \"\(\?=a\)\": invalid perl operator: \(\?=\$" \
   -- "$bin" kustomize "$work/regex"
 target_patch "'(a)\\1'"
-check "kustomize: a backreference target" 1 empty \
+expect "kustomize: a backreference target" 1 empty \
   '^error: .*patches\[0\]\.target\.name: invalid regular expression "\(a\)\\\\1": invalid escape sequence: \\1$' \
   -- "$bin" kustomize "$work/regex"
 {
   cat "$root/tests/oci/instance.yaml"
   printf '  kustomize:\n    patches:\n    - target: {kind: Deployment, name: "(?!x)"}\n      patch: "[]"\n'
 } >"$work/regex/instance.yaml"
-check "build: a lookahead target" 1 empty \
+expect "build: a lookahead target" 1 empty \
   '^error: .*instance\.yaml: \.spec\.kustomize\.patches\[0\]\.target\.name: invalid regular expression "\(\?!x\)": invalid perl operator: \(\?!' \
   -- "$bin" build "$work/regex/instance.yaml" --distribution-artifact "$root/tests/cli/distribution"
 
@@ -243,7 +238,7 @@ values_instance() { # SPEC: lines appended to the instance's .spec.distribution
 build_values=("$bin" build "$work/values/instance.yaml" --distribution-artifact "$root/tests/cli/distribution")
 while IFS='|' read -r field spec; do
   values_instance "$spec"
-  check "build: $field Kubernetes would refuse" 1 empty \
+  expect "build: $field Kubernetes would refuse" 1 empty \
     "^error: $work/values/instance\\.yaml: $(printf '%s' "$field" | sed 's/[].[\\*^$]/\\&/g'): " -- "${build_values[@]}"
 done <<'VALUES'
 .spec.storage.size|  storage: {class: standard, size: ten gigs}
@@ -267,14 +262,14 @@ VALUES
 values_instance '  storage: {class: standard, size: 0.5Gi}
   cluster: {domain: example.internal}
   commonMetadata: {labels: {app.kubernetes.io/part-of: flux, empty: ""}}'
-check "build: values Kubernetes takes" 0 '^kind: PersistentVolumeClaim$' '^using distribution ' -- "${build_values[@]}"
+expect "build: values Kubernetes takes" 0 '^kind: PersistentVolumeClaim$' '^using distribution ' -- "${build_values[@]}"
 # A 10 MB value is quoted by its first characters, not echoed whole.
 huge=$(head -c 10000000 /dev/zero | tr '\0' x)
 for field in '  storage: {class: standard, size: %s}' '  cluster: {domain: %s}' \
   '  commonMetadata:\n    labels:\n      ? %s\n      : a' '  sync: {kind: OCIRepository, url: %s, ref: a, path: ./}'; do
   # shellcheck disable=SC2059 # the field is the format
   values_instance "$(printf "$field" "\"$huge\"")"
-  check "build: a 10 MB value in ${field:2:24}" 1 empty "^error: $work/values/instance\\.yaml: \\.spec\\." -- "${build_values[@]}"
+  expect "build: a 10 MB value in ${field:2:24}" 1 empty "^error: $work/values/instance\\.yaml: \\.spec\\." -- "${build_values[@]}"
   [ "$(wc -c <"$work/err")" -lt 500 ] || fail "build: a 10 MB value in ${field:2:24}: $(wc -c <"$work/err") bytes of error"
 done
 unset huge
@@ -282,23 +277,22 @@ unset huge
 # The commands on the instance in a cluster: usage before any connection,
 # and a cluster that cannot be reached is one error line.
 printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >"$work/empty.kubeconfig"
-check "delete FILE and -n" 2 empty '^error: .*(FILE|--namespace) excludes' -- "$bin" delete a.yaml -n flux-system
-check "delete --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m$" -- \
+expect "delete FILE and -n" 2 empty '^error: .*(FILE|--namespace) excludes' -- "$bin" delete a.yaml -n flux-system
+expect "delete --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m$" -- \
   "$bin" delete --timeout 5x
-check "delete --dry-run=client" 2 empty '^error: --dry-run: client not in \{none,server\}$' -- \
+expect "delete --dry-run=client" 2 empty '^error: --dry-run: client not in \{none,server\}$' -- \
   "$bin" delete --dry-run=client
-check "get -o wide" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- "$bin" get -o wide
-check "get --field-manager" 2 empty '^error: .*--field-manager' -- "$bin" get --field-manager x
-check "wait --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- "$bin" wait --timeout 1x
-check "reconcile --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- \
+expect "get -o wide" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- "$bin" get -o wide
+expect "get --field-manager" 2 empty '^error: .*--field-manager' -- "$bin" get --field-manager x
+expect "wait --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- "$bin" wait --timeout 1x
+expect "reconcile --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- \
   "$bin" reconcile --timeout 1x
-check "suspend --timeout" 2 empty '^error: .*--timeout' -- "$bin" suspend --timeout 1m
+expect "suspend --timeout" 2 empty '^error: .*--timeout' -- "$bin" suspend --timeout 1m
 for command in delete get wait reconcile suspend resume; do
-  check "$command without a cluster" 1 empty '^error: ' -- \
+  expect "$command without a cluster" 1 empty '^error: ' -- \
     "$bin" "$command" --kubeconfig "$work/empty.kubeconfig"
 done
-check "delete: a FILE that is no FluxInstance" 1 empty "^error: $work/empty.kubeconfig: " -- \
+expect "delete: a FILE that is no FluxInstance" 1 empty "^error: $work/empty.kubeconfig: " -- \
   "$bin" delete "$work/empty.kubeconfig" --kubeconfig "$work/empty.kubeconfig"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -6,7 +6,8 @@
 set -uo pipefail
 bin=$1
 root=$2
-failed=0 passed=0
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
 man=$root/man/fluxopctl.1
 bash_completion=$root/completions/fluxopctl.bash
 zsh_completion=$root/completions/_fluxopctl
@@ -73,28 +74,25 @@ has_flag() {
   esac
 }
 
-check() {  # check WHAT TEST FORMAT ARGS...
+documented() {  # documented WHAT TEST FORMAT ARGS...
   local what=$1 format=$3
   shift
   if "$@"; then
-    passed=$((passed + 1))
-    echo "ok $format: $what"
+    pass "$format: $what"
   else
-    failed=$((failed + 1))
-    echo "FAIL $format: ${docs[$format]##*/} does not document $what"
+    fail "$format: ${docs[$format]##*/} does not document $what"
   fi
 }
 
 commands=$(timeout 30 "$bin" --help | awk '/^Subcommands:/ {on=1; next} on && NF {print $1}')
-[ -n "$commands" ] || { echo "FAIL no subcommands in --help"; echo "0 passed, 1 failed"; exit 1; }
+[ -n "$commands" ] || abort "no subcommands in --help"
 for command in $commands; do
   flags=$(timeout 30 "$bin" "$command" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | grep -v -- '--help')
   for format in man bash zsh fish; do
-    check "the subcommand $command" has_command "$format" "$command"
+    documented "the subcommand $command" has_command "$format" "$command"
     for flag in $flags; do
-      check "$flag of $command" has_flag "$format" "$command" "${flag#--}"
+      documented "$flag of $command" has_flag "$format" "$command" "${flag#--}"
     done
   done
 done
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -12,15 +12,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-passed=0 failed=0
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
+# A failure shows the end of the last command's output.
+show "$work/out" "$work/err"
 export XDG_CACHE_HOME=$work/cache HOME=$work
-
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-  sed 's/^/  stdout: /' "$work/out" | head -5
-  sed 's/^/  stderr: /' "$work/err" | head -5
-}
 
 # The misbehaving server: `serve MODE` listens on a free loopback port, and
 # writes it to $work/MODE.port once it listens. Each connection's request is
@@ -83,8 +79,7 @@ for mode in silent late trickle busy swamped; do
   server_pids+=($!)
 done
 for mode in silent late trickle busy swamped; do
-  for _ in $(seq 100); do [ -s "$work/$mode.port" ] && break; sleep 0.1; done
-  [ -s "$work/$mode.port" ] || { echo "FAIL the $mode server did not start"; exit 1; }
+  wait_until 30 test -s "$work/$mode.port" || abort "the $mode server did not start"
 done
 
 # bounded NAME HOST -- COMMAND...: exit 1 within 60 s (the guard of 120 s
@@ -107,8 +102,7 @@ bounded() {
   elif ! tail -1 "$work/err" | grep -qE "$host/.*: (no response|response not complete) within 2s"; then
     fail "$name: the error does not name $host and the bound"
   else
-    passed=$((passed + 1))
-    echo "ok $name (${took}s)"
+    pass "$name (${took}s)"
   fi
 }
 
@@ -169,8 +163,7 @@ retry_after() {
   elif awk -v gaps="$gaps" 'BEGIN { n = split(gaps, g, " "); for (i = 1; i <= n; i++) if (g[i] < 1.9) exit 0; exit 1 }'; then
     fail "$name: a retry came sooner than Retry-After: 2 said (gaps: $gaps s)"
   else
-    passed=$((passed + 1))
-    echo "ok $name (${took}s, gaps: $gaps s)"
+    pass "$name (${took}s, gaps: $gaps s)"
   fi
 }
 
@@ -190,11 +183,9 @@ done
 # The flag's value is checked before anything is reached.
 timeout 60 "$bin" pull oci://127.0.0.1:1/flux:v1 --request-timeout 2x >"$work/out" 2>"$work/err"
 if [ $? -eq 2 ] && grep -qx "error: --request-timeout: '2x' is not a duration such as 30s" "$work/err"; then
-  passed=$((passed + 1))
-  echo "ok --request-timeout 2x"
+  pass "--request-timeout 2x"
 else
   fail "--request-timeout 2x: not a usage error naming the flag"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

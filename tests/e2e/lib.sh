@@ -14,13 +14,13 @@
 #   e2e_operator_start LOG / e2e_operator_stop
 #                         the upstream Flux Operator's controller run out of
 #                         cluster (after sourcing scripts/lib/upstream-operator.sh)
-#   e2e_stop PID          stops a background process of the test, and reaps it
 #
-# The reporting and the checks use $work (the test's temporary directory),
-# $bin (fluxopctl), $dist (the distribution directory) and $ns.
+# The reporting (pass, fail, check, summary...), wait_until and stop_process
+# are tests/lib/harness.sh's. The checks use $work (the test's temporary
+# directory), $bin (fluxopctl), $dist (the distribution directory) and $ns.
 
-# shellcheck source=tests/lib/skip.sh
-source "$root/tests/lib/skip.sh"
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
 # shellcheck source=scripts/lib/upstream-cli.sh
 source "$root/scripts/lib/upstream-cli.sh"
 # shellcheck source=scripts/lib/oci-registry.sh
@@ -37,9 +37,7 @@ e2e_cluster_up() {
   if [ "$status" != 0 ]; then
     [ "$status" = 77 ] && skip_test "$(tail -1 "$FLUXOPCTL_CLUSTER_DIR.up.err")"
     sed 's/^/  | /' "$FLUXOPCTL_CLUSTER_DIR.up.err" >&2
-    echo "FAIL scripts/cluster up (exit $status)"
-    echo "0 passed, 1 failed"
-    exit 1
+    abort "scripts/cluster up (exit $status)"
   fi
   eval "$up"
   e2e_cluster_started=1
@@ -115,78 +113,8 @@ e2e_operator_start() {
   e2e_operator_pid=$!
 }
 e2e_operator_stop() {
-  e2e_stop "$e2e_operator_pid"
+  stop_process "$e2e_operator_pid"
   e2e_operator_pid=
-}
-
-# e2e_stop PID: a background process of the test stopped with SIGTERM (SIGKILL
-# after 30 s) and reaped; nothing for an empty PID.
-e2e_stop() {
-  [ -n "$1" ] || return 0
-  kill "$1" 2>/dev/null
-  wait_until 30 eval '! kill -0 '"$1"' 2>/dev/null' || kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
-
-# ---------------------------------------------------------------------------
-# Reporting: `ok NAME`, `FAIL NAME: reason` (with the end of the file show
-# named), `skip NAME: reason` (a failure in CI), and the closing line.
-
-passed=0 failed=0 skipped=0
-show() { echo "$1" >"$work/shown"; }
-pass() {
-  passed=$((passed + 1))
-  echo "ok $1"
-}
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $1: $2"
-  local shown
-  shown=$(cat "$work/shown" 2>/dev/null)
-  if [ -n "$shown" ] && [ -s "$shown" ]; then
-    tail -n 8 "$shown" | sed 's/^/  | /'
-  fi
-  return 0
-}
-skip() {
-  if skip_is_failure; then
-    fail "$1" "cannot run in CI: $2"
-    return 0
-  fi
-  skipped=$((skipped + 1))
-  echo "skip $1: $2"
-}
-# check NAME FUNCTION ARGS...: FUNCTION prints why it fails on stdout and
-# returns non-zero; its first line is the reason, the rest is shown below.
-check() {
-  local name=$1 out
-  shift
-  if out=$("$@" 2>&1); then
-    pass "$name"
-  else
-    fail "$name" "$(head -n 1 <<<"${out:-failed}")"
-    tail -n +2 <<<"$out" | head -n 12 | sed 's/^/  > /'
-    return 1
-  fi
-}
-summary() {
-  if [ "$skipped" -gt 0 ]; then
-    echo "$passed passed, $failed failed, $skipped skipped"
-  else
-    echo "$passed passed, $failed failed"
-  fi
-  [ "$failed" -eq 0 ]
-}
-
-# wait_until SECONDS COMMAND...: polls COMMAND until it succeeds; false when
-# SECONDS pass first.
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.2
-  done
 }
 
 # gone RESOURCE/NAME...: kubectl says NotFound for each (namespaced ones in

@@ -323,7 +323,7 @@ if command -v curl >/dev/null; then
   else
     fail "the daemon writes the report after its reconcile" "no FluxReport within 5 minutes"
   fi
-  e2e_stop "$daemon"
+  stop_process "$daemon"
   daemon=
 else
   skip "the daemon writes the report after its reconcile" "curl is not installed"

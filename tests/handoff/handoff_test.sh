@@ -381,7 +381,7 @@ dm_start() {
   dm_pid=$!
 }
 dm_stop() {
-  e2e_stop "$dm_pid"
+  stop_process "$dm_pid"
   dm_pid=
 }
 handled_at() { [ "$(fi_status '{.status.lastHandledReconcileAt}')" = "$1" ] && ready_for_generation; }

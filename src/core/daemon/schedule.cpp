@@ -6,7 +6,7 @@
 #include <random>
 #include <utility>
 
-#include "core/instance/duration.h"
+#include "core/duration.h"
 #include "core/reconcile/instance_requests.h"
 
 namespace fluxop::daemon {
@@ -27,7 +27,7 @@ std::chrono::seconds read_interval(const instance::FluxInstance& flux,
   if (found == flux.annotations.end()) return annotation.fallback;
   // Negative durations are not in parse_go_duration's grammar: they fall
   // back too.
-  std::optional<std::chrono::nanoseconds> duration = instance::parse_go_duration(found->second);
+  std::optional<std::chrono::nanoseconds> duration = parse_go_duration(found->second);
   if (duration) return std::chrono::ceil<std::chrono::seconds>(*duration);
   if (warn) {
     warn("annotation " + std::string(annotation.name) + ": '" + found->second +

@@ -5,7 +5,6 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "core/oci/reference.h"
 
 namespace fluxop::distribution {
 namespace fs = std::filesystem;
@@ -96,7 +95,7 @@ Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
   std::error_code error;
   if (!cache.empty() && fs::is_directory(cache, error)) return open(cache, "");
   throw Error("no Flux distribution: run `fluxopctl pull` to fetch the default one (" +
-              std::string(oci::kDefaultDistribution) +
+              std::string(kDefaultArtifact) +
               "), or give one with --distribution-artifact or FLUXOPCTL_DISTRIBUTION (a "
               "directory or an oci:// URL)");
 }

@@ -16,6 +16,10 @@
 
 namespace fluxop::distribution {
 
+// Where the Flux Operator publishes the distribution (its CLI's default).
+inline constexpr std::string_view kDefaultArtifact =
+    "oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest";
+
 // The environment variables locate() reads, apart so tests can set them.
 struct Environment {
   std::string xdg_cache_home;  // XDG_CACHE_HOME
@@ -43,7 +47,7 @@ std::string artifact_dir(std::string_view artifact, std::string_view origin);
 Distribution open_artifact(std::string_view artifact, std::string_view origin,
                            const OciResolver& oci = {});
 
-// The default artifact (oci::kDefaultDistribution) as last pulled, from the
+// The default artifact (kDefaultArtifact) as last pulled, from the
 // cache alone; nothing when it was never pulled.
 using PulledDefault = std::function<std::optional<Distribution>()>;
 

@@ -4,8 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include "core/duration.h"
 #include "core/error.h"
-#include "core/instance/duration.h"
 
 namespace fluxop::instance {
 

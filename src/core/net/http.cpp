@@ -11,8 +11,8 @@
 #include <optional>
 #include <thread>
 
+#include "core/duration.h"
 #include "core/error.h"
-#include "core/instance/duration.h"
 
 namespace fluxop::net {
 
@@ -364,9 +364,7 @@ std::string HttpClient::timeout_message(const Attempt& attempt) const {
   // ("Operation too slow"), connecting ("Connection timed out", "Failed to
   // connect", "Resolving timed out"), else the attempt's own bound.
   std::string_view curl_words = attempt.error_buffer;
-  auto go = [](std::chrono::milliseconds duration) {
-    return instance::format_go_duration(duration);
-  };
+  auto go = [](std::chrono::milliseconds duration) { return format_go_duration(duration); };
   if (curl_words.starts_with("Operation too slow")) {
     const StallBound& stall = attempt.stall;
     return stall.bytes_per_second <= 1

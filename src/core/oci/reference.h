@@ -8,10 +8,6 @@
 
 namespace fluxop::oci {
 
-// Where the Flux Operator publishes the distribution (its CLI's default).
-inline constexpr std::string_view kDefaultDistribution =
-    "oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest";
-
 struct Reference {
   std::string registry;    // "ghcr.io", "127.0.0.1:5000", "[::1]:5000"
   std::string repository;  // "controlplaneio-fluxcd/flux-operator-manifests"

@@ -7,9 +7,9 @@
 
 #include "core/digest.h"
 #include "core/distribution/version.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
-#include "core/instance/duration.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
 #include "core/reconcile/lease_lock.h"
@@ -440,9 +440,8 @@ ApplyResult Reconciliation::run() {
 
   auto elapsed = std::chrono::steady_clock::now() - started_;
   result_.revision = rendered_.revision;
-  result_.message =
-      "Reconciliation finished in " +
-      instance::format_go_duration(std::chrono::duration_cast<std::chrono::seconds>(elapsed));
+  result_.message = "Reconciliation finished in " +
+                    format_go_duration(std::chrono::duration_cast<std::chrono::seconds>(elapsed));
   write_status([&](json& status) {
     std::string now = now_rfc3339();
     set_condition(status, {"Ready", "True", std::string(kSucceeded), result_.message}, generation_,
@@ -489,8 +488,7 @@ std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
   if (flag) return *flag;
   auto annotation = flux.annotations.find(std::string(kTimeoutAnnotation));
   if (annotation == flux.annotations.end()) return kDefaultTimeout;
-  std::optional<std::chrono::nanoseconds> duration =
-      instance::parse_go_duration(annotation->second);
+  std::optional<std::chrono::nanoseconds> duration = parse_go_duration(annotation->second);
   if (duration && duration->count() > 0) {
     return std::chrono::duration_cast<std::chrono::seconds>(*duration);
   }

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/oci/credentials.h"
+#include "core/distribution/locate.h"
 #include "core/oci/reference.h"
 
 namespace fluxop::reconcile {
@@ -54,7 +55,7 @@ PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_vie
 std::optional<PulledDistribution> RegistryArtifacts::pulled_default() {
   if (cache_root_.empty()) return std::nullopt;
   oci::ArtifactCache artifacts(cache_root_);
-  oci::Reference ref = oci::Reference::parse(oci::kDefaultDistribution);
+  oci::Reference ref = oci::Reference::parse(distribution::kDefaultArtifact);
   if (!artifacts.resolve(ref)) return std::nullopt;
   oci::PullOptions options;
   options.offline = true;

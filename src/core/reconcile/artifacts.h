@@ -34,7 +34,7 @@ class ArtifactPort {
   // with `origin` when it is given.
   virtual PulledDistribution pull(std::string_view url, std::string_view origin,
                                   const RegistryCredentials& credentials) = 0;
-  // oci::kDefaultDistribution as `fluxopctl pull` last fetched it, from the
+  // distribution::kDefaultArtifact as `fluxopctl pull` last fetched it, from the
   // cache alone; nothing when it was never pulled.
   virtual std::optional<PulledDistribution> pulled_default() = 0;
 };

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/instance/duration.h"
+#include "core/duration.h"
 
 namespace fluxop::reconcile {
 
@@ -92,7 +92,7 @@ void remove_condition(json& status, std::string_view type) {
 
 void record_history(json& status, const Attempt& attempt) {
   json& history = array_field(status, "history");
-  std::string duration = instance::format_go_duration(attempt.duration);
+  std::string duration = format_go_duration(attempt.duration);
   json entry = {{"digest", attempt.digest},
                 {"firstReconciled", attempt.finished},
                 {"lastReconciled", attempt.finished},

@@ -4,9 +4,9 @@
 #include <ctime>
 #include <optional>
 
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
-#include "core/instance/duration.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
@@ -225,7 +225,7 @@ UninstallResult Uninstall::run() {
 
   auto elapsed =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
-  result_.message = "Uninstallation completed in " + instance::format_go_duration(elapsed);
+  result_.message = "Uninstallation completed in " + format_go_duration(elapsed);
   return result_;
 }
 

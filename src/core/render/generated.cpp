@@ -1,6 +1,6 @@
 #include "core/render/generated.h"
 
-#include "core/instance/duration.h"
+#include "core/duration.h"
 
 namespace fluxop::render {
 
@@ -18,7 +18,7 @@ std::string sync_source(const instance::FluxInstance& flux, const distribution::
       sync.kind == "GitRepository" ? "source.toolkit.fluxcd.io/v1" : source_api_version(version);
   std::string text = "apiVersion: " + api_version + "\nkind: " + sync.kind +
                      "\nmetadata:\n  name: " + sync.name + "\n  namespace: " + flux.ns +
-                     "\nspec:\n  interval: " + instance::format_go_duration(sync.interval) + "\n";
+                     "\nspec:\n  interval: " + format_go_duration(sync.interval) + "\n";
   if (sync.kind == "GitRepository") text += "  ref:\n    name: " + sync.ref + "\n";
   if (sync.kind == "OCIRepository") text += "  ref:\n    tag: " + sync.ref + "\n";
   if (sync.kind == "Bucket") text += "  bucketName: " + sync.ref + "\n";

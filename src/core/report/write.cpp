@@ -1,6 +1,6 @@
 #include "core/report/write.h"
 
-#include "core/instance/duration.h"
+#include "core/duration.h"
 #include "core/share.h"
 #include "core/ssa/engine.h"
 #include "core/yaml/json.h"
@@ -19,7 +19,7 @@ std::string took_text(std::chrono::nanoseconds took) {
   using std::chrono::nanoseconds;
   nanoseconds unit = took < std::chrono::seconds(1) ? nanoseconds(std::chrono::milliseconds(1))
                                                     : nanoseconds(std::chrono::seconds(1));
-  return instance::format_go_duration((took + unit / 2) / unit * unit);
+  return format_go_duration((took + unit / 2) / unit * unit);
 }
 
 }  // namespace

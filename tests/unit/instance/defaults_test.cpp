@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/instance/duration.h"
+#include "core/duration.h"
 #include "support.h"
 
 namespace fluxop::instance {

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "../temp_dir.h"
-#include "core/instance/duration.h"
+#include "core/duration.h"
 #include "support.h"
 
 namespace fluxop::instance {

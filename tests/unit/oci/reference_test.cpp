@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/distribution/locate.h"
 #include "core/error.h"
 
 namespace fluxop::oci {
@@ -10,12 +11,12 @@ namespace {
 const std::string kDigest = "sha256:" + std::string(64, 'a');
 
 TEST_CASE("reference: registry, repository, tag and digest") {
-  Reference ref = Reference::parse(kDefaultDistribution);
+  Reference ref = Reference::parse(distribution::kDefaultArtifact);
   CHECK(ref.registry == "ghcr.io");
   CHECK(ref.repository == "controlplaneio-fluxcd/flux-operator-manifests");
   CHECK(ref.tag == "latest");
   CHECK(ref.digest.empty());
-  CHECK(ref.str() == kDefaultDistribution);
+  CHECK(ref.str() == distribution::kDefaultArtifact);
 
   ref = Reference::parse("oci://127.0.0.1:5000/flux/manifests");
   CHECK(ref.registry == "127.0.0.1:5000");

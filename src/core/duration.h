@@ -1,5 +1,6 @@
-// Go's time.Duration in text, as upstream reads .spec.sync.interval and
-// writes it into the generated objects.
+// Go's time.Duration in text: how upstream reads .spec.sync.interval and
+// writes it into the generated objects, how the flags read their durations
+// and how messages write them.
 #pragma once
 
 #include <chrono>
@@ -7,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace fluxop::instance {
+namespace fluxop {
 
 // Parses a duration as Go's time.ParseDuration does, for the unsigned forms
 // ("1m", "1.5h", "2h45m30.5s", units ns, us, µs, ms, s, m, h). nullopt when
@@ -18,4 +19,4 @@ std::optional<std::chrono::nanoseconds> parse_go_duration(std::string_view text)
 // "500ms", "0s".
 std::string format_go_duration(std::chrono::nanoseconds duration);
 
-}  // namespace fluxop::instance
+}  // namespace fluxop

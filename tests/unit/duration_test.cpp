@@ -1,10 +1,10 @@
-#include "core/instance/duration.h"
+#include "core/duration.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
-namespace fluxop::instance {
+namespace fluxop {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -59,4 +59,4 @@ TEST_CASE("negative durations are written with a sign") {
 }
 
 }  // namespace
-}  // namespace fluxop::instance
+}  // namespace fluxop

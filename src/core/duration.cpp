@@ -1,11 +1,11 @@
-#include "core/instance/duration.h"
+#include "core/duration.h"
 
 #include <array>
 #include <cstdint>
 #include <tuple>
 #include <utility>
 
-namespace fluxop::instance {
+namespace fluxop {
 
 namespace {
 
@@ -146,4 +146,4 @@ std::string format_go_duration(std::chrono::nanoseconds duration) {
   return negative ? "-" + out : out;
 }
 
-}  // namespace fluxop::instance
+}  // namespace fluxop
