@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../memory_dir.h"
 #include "core/error.h"
-#include "core/file_system.h"
 #include "core/kustomize/context.h"
 #include "core/kustomize/resource.h"
 #include "core/kustomize/transforms.h"
@@ -18,29 +18,13 @@
 
 namespace fluxop::testing {
 
-// A kustomization directory held in memory, for transformers that read its
-// files.
-class KustomizationDir {
- public:
-  static constexpr std::string_view kPath = "/k";
-
-  // Writes `text` to the file `name` under the directory.
-  void write(const std::string& name, std::string_view text) {
-    files_.add(std::string(kPath) + "/" + name, std::string(text));
-  }
-  const FileSystem& files() const { return files_; }
-
- private:
-  MemoryFileSystem files_;
-};
-
-// The kustomization file in `dir`.
-inline kustomize::Context context_in(const KustomizationDir& dir) {
-  return {std::string(KustomizationDir::kPath), "kustomization.yaml", &dir.files()};
+// The kustomization file in `dir`, for transformers that read its files.
+inline kustomize::Context context_in(const MemoryDir& dir) {
+  return {dir.str(), "kustomization.yaml", dir.files().get()};
 }
 
 // A kustomization for transformers that read no files: it has none.
-inline const KustomizationDir kNoFiles;
+inline const MemoryDir kNoFiles("/k");
 inline const kustomize::Context kContext = context_in(kNoFiles);
 
 inline yaml::Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
