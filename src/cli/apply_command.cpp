@@ -112,8 +112,9 @@ void run_watch(const ApplyCommandOptions& options) {
 
 }  // namespace
 
-void add_apply_command(CLI::App& app) {
+void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   auto options = std::make_shared<ApplyCommandOptions>();
+  options->input.parse_cache = &parse_cache;
   auto* cmd = app.add_subcommand(
       "apply",
       "Install or upgrade Flux on a cluster from a FluxInstance: server-side apply in stages, "

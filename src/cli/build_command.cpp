@@ -127,8 +127,9 @@ void run_build(const BuildOptions& options) {
 
 }  // namespace
 
-void add_build_command(CLI::App& app) {
+void add_build_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   auto options = std::make_shared<BuildOptions>();
+  options->input.parse_cache = &parse_cache;
   auto* cmd =
       app.add_subcommand("build",
                          "Render a FluxInstance into the Flux installation it describes, as "

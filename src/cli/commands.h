@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::cli {
 
@@ -31,12 +32,15 @@ void add_version_command(CLI::App& app);
 // `help [COMMAND]` (it finds the commands when it runs) and `completion SHELL`.
 void add_help_command(CLI::App& app);
 void add_completion_command(CLI::App& app);
-void add_kustomize_command(CLI::App& app);
-void add_build_command(CLI::App& app);
+// The commands that parse manifests do it through `parse_cache`, which
+// main commits once a command has succeeded (apply commits or discards it
+// itself after each render).
+void add_kustomize_command(CLI::App& app, yaml::ParseCache& parse_cache);
+void add_build_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_pull_command(CLI::App& app);
 void add_push_command(CLI::App& app);
-void add_apply_command(CLI::App& app);
-void add_diff_command(CLI::App& app);
+void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache);
+void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_delete_command(CLI::App& app);
 // get, wait, reconcile, suspend, resume.
 void add_instance_commands(CLI::App& app);

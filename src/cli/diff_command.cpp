@@ -47,8 +47,9 @@ void run_diff(const DiffCommandOptions& options) {
 
 }  // namespace
 
-void add_diff_command(CLI::App& app) {
+void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   auto options = std::make_shared<DiffCommandOptions>();
+  options->input.parse_cache = &parse_cache;
   auto* cmd = app.add_subcommand(
       "diff",
       "Show what apply would change: a unified diff per object from a server-side dry run, the "

@@ -38,7 +38,8 @@ reconcile::RenderRequest render_request(const InstanceInput& input, bool revisio
           .mode = input.mode,
           .revision = revision,
           .environment = distribution::Environment::current(),
-          .notice = [](const std::string& line) { std::cerr << line << "\n"; }};
+          .notice = [](const std::string& line) { std::cerr << line << "\n"; },
+          .parse_cache = input.parse_cache};
 }
 
 RenderedInstance render_input(const InstanceInput& input, bool revision) {

@@ -23,6 +23,8 @@ struct InstanceInput {
   // build: the CLI's rendering unless --operator; apply and diff: the
   // operator's, since they install what the operator would.
   render::Mode mode = render::Mode::cli;
+  // The command's parse cache (main's), for the render.
+  yaml::ParseCache* parse_cache = nullptr;
 };
 
 // FILE, -f/--filename, --distribution-artifact, --insecure-registry,

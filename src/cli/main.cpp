@@ -4,6 +4,7 @@
 #include "cli/color.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "core/cache_root.h"
 #include "core/error.h"
 #include "core/yaml/parse_cache.h"
 
@@ -29,12 +30,14 @@ int main(int argc, char** argv) {
   fluxop::cli::color::add_color_flag(app);
   app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
   fluxop::cli::add_version_command(app);
-  fluxop::cli::add_kustomize_command(app);
-  fluxop::cli::add_build_command(app);
+  // Entries are written once the command has read everything it parsed.
+  fluxop::yaml::ParseCache parse_cache = fluxop::yaml::user_parse_cache(fluxop::user_cache_root());
+  fluxop::cli::add_kustomize_command(app, parse_cache);
+  fluxop::cli::add_build_command(app, parse_cache);
   fluxop::cli::add_pull_command(app);
   fluxop::cli::add_push_command(app);
-  fluxop::cli::add_apply_command(app);
-  fluxop::cli::add_diff_command(app);
+  fluxop::cli::add_apply_command(app, parse_cache);
+  fluxop::cli::add_diff_command(app, parse_cache);
   fluxop::cli::add_delete_command(app);
   fluxop::cli::add_instance_commands(app);
   fluxop::cli::add_report_command(app);
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(fluxop::cli::usage_message(app, e), kExitUsage);
   } catch (const fluxop::cli::ExitStatus& status) {
-    fluxop::yaml::user_parse_cache().commit();  // diff: changes found, all read
+    parse_cache.commit();  // diff: changes found, all read
     return status.code;
   } catch (const fluxop::cli::CommandError& e) {
     return fail(e.what(), e.code());
@@ -57,6 +60,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(std::string("internal: ") + e.what(), 1);
   }
-  fluxop::yaml::user_parse_cache().commit();
+  parse_cache.commit();
   return 0;
 }

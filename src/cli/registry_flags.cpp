@@ -1,7 +1,8 @@
 #include "cli/registry_flags.h"
 
-#include <cstdlib>
 #include <iostream>
+
+#include "core/cache_root.h"
 
 namespace fluxop::cli {
 
@@ -20,11 +21,8 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
 }
 
 reconcile::RegistryArtifacts registry_artifacts(const RegistryFlags& flags) {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  return reconcile::RegistryArtifacts(
-      flags, oci::ArtifactCache::default_root(xdg ? xdg : "", home ? home : ""),
-      [](const std::string& line) { std::cerr << line << "\n"; });
+  return reconcile::RegistryArtifacts(flags, oci::ArtifactCache::default_root(user_cache_root()),
+                                      [](const std::string& line) { std::cerr << line << "\n"; });
 }
 
 }  // namespace fluxop::cli

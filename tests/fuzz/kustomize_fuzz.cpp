@@ -3,21 +3,18 @@
 // kustomization's directory, /k). Any tree must either build or throw
 // fluxop::Error, within the bounds of issue 14.
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/file_system.h"
 #include "core/kustomize/build.h"
-#include "core/kustomize/file_system.h"
 #include "core/yaml/emit.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const bool no_parse_cache = setenv("FLUXOPCTL_NO_PARSE_CACHE", "1", 1) == 0;
-  (void)no_parse_cache;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   constexpr std::string_view kHeader = "=== ";
-  fluxop::kustomize::MemoryFileSystem files;
+  fluxop::MemoryFileSystem files;
   for (std::size_t at = text.find(kHeader); at != std::string_view::npos;) {
     std::size_t name_end = text.find('\n', at);
     if (name_end == std::string_view::npos) break;
@@ -29,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at = next == std::string_view::npos ? next : next + 1;
   }
   try {
-    for (const auto& resource : fluxop::kustomize::build("/k", files)) {
+    for (const auto& resource : fluxop::kustomize::build("/k", files, nullptr)) {
       (void)fluxop::yaml::emit(resource.object());
     }
   } catch (const fluxop::Error&) {

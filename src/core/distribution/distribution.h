@@ -2,8 +2,8 @@
 // flux-operator-manifests artifact:
 //   flux/vX.Y.Z/<component>.yaml, rbac.yaml, policies.yaml   the manifests
 //   flux-images/vX.Y.Z/<variant>.yaml                         image catalogs
-// read from a directory, or from an artifact's layer in fluxopctl's cache
-// (oci/layer_files.h) without extracting it.
+// read from a directory, from an artifact's layer in fluxopctl's cache
+// (oci/layer_files.h) without extracting it, or from memory (tests).
 #pragma once
 
 #include <memory>
@@ -12,28 +12,26 @@
 #include <vector>
 
 #include "core/distribution/version.h"
+#include "core/file_system.h"
 
 namespace fluxop::distribution {
 
-// Where a distribution's files come from; paths are relative to its root
-// ("flux/v2.7.1/rbac.yaml").
-class Files {
- public:
-  virtual ~Files() = default;
-  // The names of the subdirectories of `dir`; empty when it is none.
-  virtual std::vector<std::string> directories(const std::string& dir) const = 0;
-  // The names of the regular files in `dir`.
-  virtual std::vector<std::string> files(const std::string& dir) const = 0;
-  // The file's content; throws fluxop::Error naming it when it cannot be read.
-  virtual std::string read(const std::string& path) const = 0;
-};
+class Distribution;
+
+// The distribution in the directory `root` of `files`; throws fluxop::Error
+// when root/flux is not a directory.
+Distribution directory_distribution(const std::string& root,
+                                    std::shared_ptr<const FileSystem> files);
 
 class Distribution {
  public:
-  // The directory `root`; throws fluxop::Error when root/flux is not a directory.
+  // The directory `root` of the process's file system; throws fluxop::Error
+  // when root/flux is not a directory.
   explicit Distribution(std::string root);
-  // `files` named `root` in messages (an oci:// URL pinned to its digest).
-  Distribution(std::string root, std::shared_ptr<const Files> files);
+  // `files`, its paths relative to the distribution's root
+  // ("flux/v2.7.1/rbac.yaml"), named `root` in messages (an oci:// URL
+  // pinned to its digest).
+  Distribution(std::string root, std::shared_ptr<const FileSystem> files);
 
   const std::string& root() const { return root_; }
 
@@ -49,13 +47,16 @@ class Distribution {
 
   // A path above, as messages name it: under the root.
   std::string label(const std::string& path) const;
-  std::vector<std::string> files(const std::string& dir) const { return files_->files(dir); }
+  // The names of the regular files in `dir`.
+  std::vector<std::string> files(const std::string& dir) const {
+    return files_->list(dir, FileSystem::Kind::File);
+  }
   // Throws fluxop::Error naming label(path) when it cannot be read.
   std::string read(const std::string& path) const { return files_->read(path); }
 
  private:
   std::string root_;
-  std::shared_ptr<const Files> files_;
+  std::shared_ptr<const FileSystem> files_;
   std::vector<Version> versions_;
 };
 

@@ -2,19 +2,14 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 
+#include "core/cache_root.h"
 #include "core/error.h"
 
 namespace fluxop::distribution {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string getenv_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 // "oci" for "oci://host/repo", empty when `artifact` has no URL scheme.
 std::string_view url_scheme(std::string_view artifact) {
@@ -28,10 +23,12 @@ std::string_view url_scheme(std::string_view artifact) {
   return artifact.substr(0, end);
 }
 
-// Opens the distribution at `dir`, prefixing errors with where `dir` came from.
-Distribution open(const std::string& dir, std::string_view origin) {
+// Opens the distribution at `dir` of `files`, prefixing errors with where
+// `dir` came from.
+Distribution open(const std::string& dir, std::string_view origin,
+                  const std::shared_ptr<const FileSystem>& files) {
   try {
-    return Distribution(dir);
+    return directory_distribution(dir, files);
   } catch (const Error& e) {
     if (origin.empty()) throw;
     throw Error(std::string(origin) + ": " + e.what());
@@ -41,20 +38,12 @@ Distribution open(const std::string& dir, std::string_view origin) {
 }  // namespace
 
 Environment Environment::current() {
-  return {getenv_or_empty("XDG_CACHE_HOME"), getenv_or_empty("HOME"),
-          getenv_or_empty("FLUXOPCTL_DISTRIBUTION")};
+  const char* distribution = std::getenv("FLUXOPCTL_DISTRIBUTION");
+  return {user_cache_root(), distribution ? distribution : ""};
 }
 
 std::string cache_dir(const Environment& env) {
-  fs::path base;
-  if (fs::path(env.xdg_cache_home).is_absolute()) {
-    base = env.xdg_cache_home;
-  } else if (!env.home.empty()) {
-    base = fs::path(env.home) / ".cache";
-  } else {
-    return "";
-  }
-  return (base / "fluxopctl" / "distribution").string();
+  return env.cache_root.empty() ? "" : (fs::path(env.cache_root) / "distribution").string();
 }
 
 std::string artifact_dir(std::string_view artifact, std::string_view origin) {
@@ -68,9 +57,9 @@ std::string artifact_dir(std::string_view artifact, std::string_view origin) {
 }
 
 Distribution open_artifact(std::string_view artifact, std::string_view origin,
-                           const OciResolver& oci) {
+                           const std::shared_ptr<const FileSystem>& files, const OciResolver& oci) {
   if (oci && url_scheme(artifact) == "oci") return oci(artifact, origin);
-  return open(artifact_dir(artifact, origin), origin);
+  return open(artifact_dir(artifact, origin), origin, files);
 }
 
 std::optional<ArtifactSource> given_artifact(std::string_view flag,
@@ -87,13 +76,13 @@ Distribution locate(std::string_view flag, const instance::FluxInstance& flux,
                     const Environment& env, const OciResolver& oci,
                     const PulledDefault& pulled_default) {
   if (std::optional<ArtifactSource> given = given_artifact(flag, flux, env))
-    return open_artifact(given->url, given->origin, oci);
+    return open_artifact(given->url, given->origin, env.files, oci);
   if (pulled_default) {
     if (std::optional<Distribution> pulled = pulled_default()) return std::move(*pulled);
   }
   std::string cache = cache_dir(env);
-  std::error_code error;
-  if (!cache.empty() && fs::is_directory(cache, error)) return open(cache, "");
+  if (!cache.empty() && env.files->kind(cache) == FileSystem::Kind::Directory)
+    return open(cache, "", env.files);
   throw Error("no Flux distribution: run `fluxopctl pull` to fetch the default one (" +
               std::string(kDefaultArtifact) +
               "), or give one with --distribution-artifact or FLUXOPCTL_DISTRIBUTION (a "

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/distribution/distribution.h"
+#include "core/file_system.h"
 #include "core/instance/instance.h"
 
 namespace fluxop::distribution {
@@ -20,18 +22,17 @@ namespace fluxop::distribution {
 inline constexpr std::string_view kDefaultArtifact =
     "oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest";
 
-// The environment variables locate() reads, apart so tests can set them.
+// What locate() reads besides its arguments, apart so tests can set it.
 struct Environment {
-  std::string xdg_cache_home;  // XDG_CACHE_HOME
-  std::string home;            // HOME
-  std::string distribution;    // FLUXOPCTL_DISTRIBUTION
+  std::string cache_root;    // fluxopctl's, from XDG_CACHE_HOME or HOME (core/cache_root.h)
+  std::string distribution;  // FLUXOPCTL_DISTRIBUTION
+  // Where directories are read from.
+  std::shared_ptr<const FileSystem> files = shared_disk();
 
   static Environment current();
 };
 
-// $XDG_CACHE_HOME/fluxopctl/distribution, or ~/.cache/fluxopctl/distribution
-// when XDG_CACHE_HOME is unset or relative (the XDG spec ignores relative
-// values); empty when HOME is unset too.
+// <cache_root>/distribution; empty when there is no cache root.
 std::string cache_dir(const Environment& env);
 
 // The distribution of an oci:// URL, pulled; `origin` names where the URL
@@ -42,9 +43,10 @@ using OciResolver = std::function<Distribution(std::string_view url, std::string
 // oci:// included, throw fluxop::Error starting with `origin`.
 std::string artifact_dir(std::string_view artifact, std::string_view origin);
 
-// The distribution an artifact reference names: a directory as above, or an
-// oci:// URL through `oci`.
+// The distribution an artifact reference names: a directory of `files` as
+// above, or an oci:// URL through `oci`.
 Distribution open_artifact(std::string_view artifact, std::string_view origin,
+                           const std::shared_ptr<const FileSystem>& files,
                            const OciResolver& oci = {});
 
 // The default artifact (kDefaultArtifact) as last pulled, from the

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "core/yaml/parse.h"
-#include "core/yaml/parse_cache.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -13,10 +12,11 @@ bool is_tag_char(char c) {
 }
 
 // The image of the last container of the last Deployment in `text`, read from `path`.
-std::string deployment_image(const std::string& text, const std::string& path) {
+std::string deployment_image(const std::string& text, const std::string& path,
+                             yaml::ParseCache* parse_cache) {
   std::string image;
   bool found = false;
-  for (const yaml::Node& doc : yaml::user_parse_cache().parse_documents(text, path)) {
+  for (const yaml::Node& doc : yaml::parse_documents(text, path, parse_cache)) {
     if (!doc.is_map() || doc.string_at({"kind"}) != "Deployment") continue;
     std::string where = path + ": Deployment " + doc.string_at({"metadata", "name"});
     const yaml::Node* containers = doc.find({"spec", "template", "spec", "containers"});
@@ -51,12 +51,13 @@ std::optional<std::string> image_tag(std::string_view image) {
 
 std::vector<ComponentImage> manifest_images(const Distribution& distribution,
                                             const Version& version, std::string_view registry,
-                                            const std::vector<std::string>& components) {
+                                            const std::vector<std::string>& components,
+                                            yaml::ParseCache* parse_cache) {
   std::vector<ComponentImage> images;
   for (const std::string& component : components) {
     std::string file = distribution.manifests_dir(version) + "/" + component + ".yaml";
     std::string path = distribution.label(file);
-    std::string image = deployment_image(distribution.read(file), path);
+    std::string image = deployment_image(distribution.read(file), path, parse_cache);
     auto tag = image_tag(image);
     if (!tag) throw Error(path + ": image \"" + image + "\": invalid tag");
     images.push_back({component, component_repository(registry, component), std::move(*tag), ""});

@@ -11,6 +11,7 @@
 
 #include "core/distribution/component_image.h"
 #include "core/distribution/distribution.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::distribution {
 
@@ -18,9 +19,11 @@ namespace fluxop::distribution {
 // of its Deployment's container (the last one, should there be several),
 // as <registry>/<component> with that image's tag, "latest" when it has none. Throws when a file is
 // missing, has no Deployment, or an image has an invalid tag.
+// The manifests are parsed through `parse_cache` when given.
 std::vector<ComponentImage> manifest_images(const Distribution& distribution,
                                             const Version& version, std::string_view registry,
-                                            const std::vector<std::string>& components);
+                                            const std::vector<std::string>& components,
+                                            yaml::ParseCache* parse_cache);
 
 // The tag of an image reference as go-containerregistry reads it loosely:
 // after the last ':' unless a '/' follows it; "latest" when absent; nullopt

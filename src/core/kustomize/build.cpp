@@ -13,7 +13,6 @@
 #include "core/kustomize/scope.h"
 #include "core/kustomize/string_annotations.h"
 #include "core/kustomize/transforms.h"
-#include "core/yaml/parse_cache.h"
 
 namespace fluxop::kustomize {
 
@@ -67,8 +66,9 @@ void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, 
 
 }  // namespace
 
-ResourceList load_resources(std::string_view text, const std::string& origin) {
-  auto docs = yaml::user_parse_cache().parse_documents(text, origin);
+ResourceList load_resources(std::string_view text, const std::string& origin,
+                            yaml::ParseCache* parse_cache) {
+  auto docs = yaml::parse_documents(text, origin, parse_cache);
   ResourceList out;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (!docs[i].is_null()) add_object(out, std::move(docs[i]), origin, static_cast<int>(i));
@@ -86,7 +86,8 @@ bool is_remote(std::string_view entry) {
 
 class Builder {
  public:
-  explicit Builder(const FileSystem& files) : files_(files) {}
+  Builder(const FileSystem& files, yaml::ParseCache* parse_cache)
+      : files_(files), parse_cache_(parse_cache) {}
 
   ResourceList accumulate(const std::string& dir) {
     std::string key = files_.resolve(dir);
@@ -127,10 +128,11 @@ class Builder {
     if (kind == FileSystem::Kind::Directory) return accumulate(path);
     if (kind == FileSystem::Kind::Missing)
       ctx.fail(field, "no such file or directory: " + quote(entry));
-    return load_resources(ctx.read(entry, field), path);
+    return load_resources(ctx.read(entry, field), path, parse_cache_);
   }
 
   const FileSystem& files_;
+  yaml::ParseCache* parse_cache_;
   std::vector<std::string> stack_;
 };
 
@@ -143,9 +145,9 @@ void finish_build(ResourceList& resources, Order order) {
   if (order == Order::legacy) sort_legacy(resources);
 }
 
-ResourceList build(const std::string& dir, const FileSystem& files) {
+ResourceList build(const std::string& dir, const FileSystem& files, yaml::ParseCache* parse_cache) {
   BoundedReads bounded(files, kMaxInputBytes);
-  ResourceList resources = Builder(bounded).accumulate(dir);
+  ResourceList resources = Builder(bounded, parse_cache).accumulate(dir);
   finish_build(resources, Order::legacy);
   return resources;
 }

@@ -5,19 +5,22 @@
 #include <string>
 #include <string_view>
 
+#include "core/file_system.h"
 #include "core/kustomize/context.h"
-#include "core/kustomize/file_system.h"
 #include "core/kustomize/resource.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::kustomize {
 
-// The resources of the kustomization in `dir`, transformed, with name
-// references fixed and in kustomize's legacy order.
-ResourceList build(const std::string& dir, const FileSystem& files = disk());
+// The resources of the kustomization in `dir` of `files`, transformed, with
+// name references fixed and in kustomize's legacy order; resource files are
+// parsed through `parse_cache` when given.
+ResourceList build(const std::string& dir, const FileSystem& files, yaml::ParseCache* parse_cache);
 
-// The objects of a YAML stream, Lists expanded; `origin` names the stream
-// in errors.
-ResourceList load_resources(std::string_view text, const std::string& origin);
+// The objects of a YAML stream, Lists expanded, parsed through `parse_cache`
+// when given; `origin` names the stream in errors.
+ResourceList load_resources(std::string_view text, const std::string& origin,
+                            yaml::ParseCache* parse_cache);
 
 // Adds `from` to `into`; an id already there is an error naming `field`.
 void append_resources(ResourceList& into, ResourceList&& from, const Context& context,

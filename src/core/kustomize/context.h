@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/kustomize/file_system.h"
+#include "core/file_system.h"
 #include "core/kustomize/resource.h"
 #include "core/yaml/node.h"
 

@@ -70,17 +70,8 @@ CacheLock::~CacheLock() {
 
 ArtifactCache::ArtifactCache(std::string root) : root_(std::move(root)) {}
 
-std::string ArtifactCache::default_root(const std::string& xdg_cache_home,
-                                        const std::string& home) {
-  fs::path base;
-  if (fs::path(xdg_cache_home).is_absolute()) {
-    base = xdg_cache_home;
-  } else if (!home.empty()) {
-    base = fs::path(home) / ".cache";
-  } else {
-    return "";
-  }
-  return (base / "fluxopctl" / "oci").string();
+std::string ArtifactCache::default_root(const std::string& cache_root) {
+  return cache_root.empty() ? "" : (fs::path(cache_root) / "oci").string();
 }
 
 std::optional<CachedArtifact> ArtifactCache::find(const std::string& digest) const {

@@ -64,9 +64,9 @@ class ArtifactCache {
   // `root` is created when first written to.
   explicit ArtifactCache(std::string root);
 
-  // $XDG_CACHE_HOME/fluxopctl/oci (else ~/.cache/fluxopctl/oci); empty
-  // without HOME.
-  static std::string default_root(const std::string& xdg_cache_home, const std::string& home);
+  // The artifact cache under fluxopctl's cache root (cache_root.h):
+  // <cache_root>/oci; empty when `cache_root` is.
+  static std::string default_root(const std::string& cache_root);
 
   const std::string& root() const { return root_; }
 

@@ -1,6 +1,7 @@
 #include "core/oci/layer_files.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -18,19 +19,27 @@ std::string name_of(const std::string& path) { return path.substr(path.rfind('/'
 
 }  // namespace
 
-std::vector<std::string> LayerFiles::directories(const std::string& dir) const {
-  std::vector<std::string> out;
-  for (const std::string& path : layer_->index.dirs) {
-    if (parent_of(path) == dir) out.push_back(name_of(path));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+FileSystem::Kind LayerFiles::kind(const std::string& path) const {
+  std::string normal = resolve(path);
+  if (normal.empty()) return Kind::Directory;
+  const auto& dirs = layer_->index.dirs;
+  if (std::find(dirs.begin(), dirs.end(), normal) != dirs.end()) return Kind::Directory;
+  const auto& files = layer_->index.files;
+  bool file = std::any_of(files.begin(), files.end(),
+                          [&normal](const LayerFile& entry) { return entry.path == normal; });
+  return file ? Kind::File : Kind::Missing;
 }
 
-std::vector<std::string> LayerFiles::files(const std::string& dir) const {
+std::vector<std::string> LayerFiles::list(const std::string& dir, Kind kind) const {
+  std::string normal = resolve(dir);
   std::vector<std::string> out;
-  for (const LayerFile& file : layer_->index.files) {
-    if (parent_of(file.path) == dir) out.push_back(name_of(file.path));
+  auto add = [&](const std::string& path) {
+    if (parent_of(path) == normal) out.push_back(name_of(path));
+  };
+  if (kind == Kind::Directory) {
+    for (const std::string& path : layer_->index.dirs) add(path);
+  } else {
+    for (const LayerFile& file : layer_->index.files) add(file.path);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -49,6 +58,12 @@ std::string LayerFiles::read(const std::string& path) const {
   auto found = inflated->second.find(path);
   if (found == inflated->second.end()) throw Error(label_ + "/" + path + ": not in the artifact");
   return found->second;
+}
+
+std::string LayerFiles::resolve(const std::string& path) const {
+  std::string normal = std::filesystem::path(path).lexically_normal().string();
+  while (normal.ends_with('/')) normal.pop_back();
+  return normal == "." ? "" : normal;
 }
 
 distribution::Distribution layer_distribution(std::shared_ptr<const Layer> layer,

@@ -9,19 +9,23 @@
 #include <string>
 
 #include "core/distribution/distribution.h"
+#include "core/file_system.h"
 #include "core/oci/layer.h"
 
 namespace fluxop::oci {
 
-class LayerFiles : public distribution::Files {
+class LayerFiles : public FileSystem {
  public:
   // `label` names the layer in messages (an oci:// URL pinned to its digest).
   LayerFiles(std::shared_ptr<const Layer> layer, std::string label)
       : layer_(std::move(layer)), label_(std::move(label)) {}
 
-  std::vector<std::string> directories(const std::string& dir) const override;
-  std::vector<std::string> files(const std::string& dir) const override;
+  // Paths are relative to the layer's root ("flux/v2.7.1/rbac.yaml").
+  Kind kind(const std::string& path) const override;
+  std::vector<std::string> list(const std::string& dir, Kind kind) const override;
   std::string read(const std::string& path) const override;
+  // The path made normal ("a/./b/../c" is "a/c"): a layer has no links.
+  std::string resolve(const std::string& path) const override;
 
  private:
   std::shared_ptr<const Layer> layer_;

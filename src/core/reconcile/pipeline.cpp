@@ -6,7 +6,6 @@
 #include "core/distribution/resolve.h"
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
-#include "core/yaml/parse_cache.h"
 
 namespace fluxop::reconcile {
 
@@ -56,6 +55,9 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
   };
   // What a render parsed is cached once it succeeded, not on a failure: a
   // daemon's next render starts clean.
+  auto discard_parsed = [&request] {
+    if (request.parse_cache) request.parse_cache->discard();
+  };
   try {
     distribution::Distribution dist =
         distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
@@ -63,18 +65,19 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
       distribution::resolve_version(dist, request.version, "--version");
       flux.distribution.version = request.version;
     }
-    render::Rendered rendered =
-        render::render(flux, dist, {.revision = request.revision, .mode = request.mode});
+    render::Rendered rendered = render::render(
+        flux, dist,
+        {.revision = request.revision, .mode = request.mode, .parse_cache = request.parse_cache});
     if (request.notice) {
       for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
     }
-    yaml::user_parse_cache().commit();
+    if (request.parse_cache) request.parse_cache->commit();
     return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
   } catch (const ReconcileError&) {
-    yaml::user_parse_cache().discard();
+    discard_parsed();
     throw;
   } catch (const Error& e) {
-    yaml::user_parse_cache().discard();
+    discard_parsed();
     throw ReconcileError(Failure::build, e.what());
   }
 }

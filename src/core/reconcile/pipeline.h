@@ -18,6 +18,7 @@
 #include "core/reconcile/instance_diff.h"
 #include "core/render/render.h"
 #include "core/ssa/cluster_api.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::reconcile {
 
@@ -32,6 +33,9 @@ struct RenderRequest {
   distribution::Environment environment;
   // The render's warnings ("warning: ..."), what was pulled.
   std::function<void(const std::string&)> notice;
+  // What the render parses the distribution's manifests through (the
+  // command's, yaml::user_parse_cache); none: parsed every time.
+  yaml::ParseCache* parse_cache = nullptr;
 };
 
 struct RenderedInstance {

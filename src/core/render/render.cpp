@@ -65,10 +65,11 @@ void check_sync(const instance::FluxInstance& flux, const distribution::Version&
 // The images the operator pins by digest, else (with a warning) the CLI's.
 std::vector<distribution::ComponentImage> images(const instance::FluxInstance& flux,
                                                  const distribution::Distribution& dist,
-                                                 const distribution::Version& version, Mode mode,
+                                                 const distribution::Version& version,
+                                                 const RenderOptions& options,
                                                  std::vector<std::string>& warnings) {
   const std::string& registry = flux.distribution.registry;
-  if (mode == Mode::operator_controller) {
+  if (options.mode == Mode::operator_controller) {
     try {
       return distribution::catalog_images(dist, version, registry, flux.distribution.variant,
                                           flux.components);
@@ -77,7 +78,8 @@ std::vector<distribution::ComponentImage> images(const instance::FluxInstance& f
                          "); using the tags of the manifests");
     }
   }
-  return distribution::manifest_images(dist, version, registry, flux.components);
+  return distribution::manifest_images(dist, version, registry, flux.components,
+                                       options.parse_cache);
 }
 
 // Every patch of the instance kustomization after the node selector, in the
@@ -103,12 +105,6 @@ std::vector<Patch> instance_patches(const instance::FluxInstance& flux,
   return patches;
 }
 
-// The objects of a YAML stream the renderer holds (a distribution manifest
-// or a generated one).
-kustomize::ResourceList objects(std::string_view text, const std::string& origin) {
-  return kustomize::load_resources(text, origin);
-}
-
 // The namespace the distribution's manifests are written for.
 constexpr std::string_view kManifestsNamespace = "flux-system";
 
@@ -132,8 +128,13 @@ void bind_to_namespace(kustomize::ResourceList& roles, const std::string& ns) {
 kustomize::ResourceList compose(const instance::FluxInstance& flux,
                                 const distribution::Distribution& dist,
                                 const distribution::Version& version, WorkloadIdentity identity,
-                                const kustomize::Context& context, Mode mode,
+                                const kustomize::Context& context, const RenderOptions& options,
                                 std::vector<std::string>& warnings) {
+  // The objects of a YAML stream: a distribution manifest or a generated one.
+  auto objects = [&options](std::string_view text, const std::string& origin) {
+    return kustomize::load_resources(text, origin, options.parse_cache);
+  };
+  Mode mode = options.mode;
   std::string manifests = dist.manifests_dir(version) + "/";
   auto manifest = [&](const std::string& name) {
     return objects(dist.read(manifests + name), dist.label(manifests + name));
@@ -177,7 +178,7 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
 
   kustomize::apply_transforms(
       resources,
-      instance_transforms(flux, version, images(flux, dist, version, mode, warnings),
+      instance_transforms(flux, version, images(flux, dist, version, options, warnings),
                           instance_patches(flux, version, identity, context), context),
       context);
   kustomize::finish_build(resources, kustomize::Order::accumulated);
@@ -203,7 +204,7 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
   kustomize::ResourceList resources;
   try {
     resources =
-        compose(flux, dist, version, std::move(identity), context, options.mode, rendered.warnings);
+        compose(flux, dist, version, std::move(identity), context, options, rendered.warnings);
   } catch (const Error& error) {
     throw Error(std::string(error.what()) + " (rendering Flux " + version.original + ")");
   }

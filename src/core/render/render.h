@@ -10,6 +10,7 @@
 #include "core/distribution/distribution.h"
 #include "core/instance/instance.h"
 #include "core/yaml/node.h"
+#include "core/yaml/parse_cache.h"
 
 namespace fluxop::render {
 
@@ -38,6 +39,9 @@ struct RenderOptions {
   // The revision costs one more emission and digest of every object.
   bool revision = true;
   Mode mode = Mode::cli;
+  // Where the distribution's manifests are parsed through: the caller
+  // commits it once what it rendered is used, or discards it. None: parsed.
+  yaml::ParseCache* parse_cache = nullptr;
 };
 
 // Throws fluxop::Error naming the instance file and field on any problem

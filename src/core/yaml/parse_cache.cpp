@@ -248,18 +248,14 @@ void ParseCache::commit() {
   pending_.clear();
 }
 
-ParseCache& user_parse_cache() {
-  static ParseCache cache = [] {
-    if (std::getenv("FLUXOPCTL_NO_PARSE_CACHE")) return ParseCache({});
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-      return ParseCache(fs::path(xdg) / "fluxopctl" / "parsed");
-    }
-    if (const char* home = std::getenv("HOME"); home && *home) {
-      return ParseCache(fs::path(home) / ".cache" / "fluxopctl" / "parsed");
-    }
-    return ParseCache({});
-  }();
-  return cache;
+ParseCache user_parse_cache(const std::string& cache_root) {
+  if (cache_root.empty() || std::getenv("FLUXOPCTL_NO_PARSE_CACHE")) return ParseCache({});
+  return ParseCache(fs::path(cache_root) / "parsed");
+}
+
+std::vector<Node> parse_documents(std::string_view text, std::string_view source,
+                                  ParseCache* cache) {
+  return cache ? cache->parse_documents(text, source) : parse_documents(text, source);
 }
 
 }  // namespace fluxop::yaml

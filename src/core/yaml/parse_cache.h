@@ -41,9 +41,15 @@ class ParseCache {
   std::vector<std::pair<std::filesystem::path, std::string>> pending_;  // entry, data
 };
 
-// The user's cache: $XDG_CACHE_HOME/fluxopctl/parsed, else
-// ~/.cache/fluxopctl/parsed; disabled when FLUXOPCTL_NO_PARSE_CACHE is set.
-ParseCache& user_parse_cache();
+// The parse cache under fluxopctl's cache root (core/cache_root.h):
+// <cache_root>/parsed; disabled when `cache_root` is empty or
+// FLUXOPCTL_NO_PARSE_CACHE is set. The command that renders creates it,
+// hands it to what parses, and commits or discards it.
+ParseCache user_parse_cache(const std::string& cache_root);
+
+// The documents of `text`: through `cache` when given, else parsed.
+std::vector<Node> parse_documents(std::string_view text, std::string_view source,
+                                  ParseCache* cache);
 
 // Encoding of documents for the cache (exposed for tests).
 std::string encode_documents(const std::vector<Node>& documents);

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../temp_dir.h"
+#include "../memory_dir.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -17,13 +17,13 @@ std::string crd(const std::string& versions) {
 }
 
 TEST_CASE("crd versions: the newest earlier version serving every API version asked for") {
-  testing::TempDir root;
+  testing::MemoryDir root;
   root.write("flux/v2.1.0/widget-controller.yaml", crd("1"));
   root.write("flux/v2.2.0/widget-controller.yaml", crd("12"));
   root.write("flux/v2.3.0/widget-controller.yaml", crd("12"));
   root.write("flux/v2.4.0/widget-controller.yaml", crd("23"));
   root.write("flux/v2.5.0/other.yaml", "kind: ConfigMap\n");
-  Distribution distribution(root.str());
+  Distribution distribution = directory_distribution(root.str(), root.files());
   Version target = *parse_version("v2.5.0");
 
   std::optional<Version> through =

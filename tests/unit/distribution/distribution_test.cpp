@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../temp_dir.h"
+#include "../memory_dir.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
 
@@ -37,14 +37,18 @@ TEST_CASE("distribution: versions are the version directories of flux/, ascendin
 }
 
 TEST_CASE("distribution: a root without flux/ is refused") {
-  testing::TempDir dir;
+  testing::MemoryDir dir;
+  dir.write("README", "");
+  CHECK_THROWS_WITH_AS(directory_distribution(dir.str(), dir.files()),
+                       "/mem/flux: not a directory (expected a Flux distribution at /mem)", Error);
+  dir.write("flux", "a file");
+  CHECK_THROWS_AS(directory_distribution(dir.str(), dir.files()), Error);
+  // On disk: the fake distribution's flux/ has no flux/ of its own.
   CHECK_THROWS_WITH_AS(
-      Distribution(dir.str()),
-      (dir.str() + "/flux: not a directory (expected a Flux distribution at " + dir.str() + ")")
+      Distribution(kFake + "/flux"),
+      (kFake + "/flux/flux: not a directory (expected a Flux distribution at " + kFake + "/flux)")
           .c_str(),
       Error);
-  dir.write("flux", "a file");
-  CHECK_THROWS_AS(Distribution(dir.str()), Error);
 }
 
 TEST_CASE("resolve: the highest matching version, pre-releases only when asked for") {
@@ -66,11 +70,11 @@ TEST_CASE("resolve: the highest matching version, pre-releases only when asked f
 }
 
 TEST_CASE("resolve: equal versions resolve to the first directory name") {
-  testing::TempDir dir;
+  testing::MemoryDir dir;
   for (const char* name : {"v2.7.1", "2.7.1+b", "2.7.1", "2.7.1+a", "v2.7.0"}) {
     dir.write(std::string("flux/") + name + "/rbac.yaml", "");
   }
-  Distribution distribution(dir.str());
+  Distribution distribution = directory_distribution(dir.str(), dir.files());
   CHECK(resolve_version(distribution, "2.x").original == "2.7.1");
   CHECK(names(distribution) ==
         std::vector<std::string>{"v2.7.0", "2.7.1", "2.7.1+a", "2.7.1+b", "v2.7.1"});
@@ -91,9 +95,9 @@ TEST_CASE("resolve: errors name the field") {
                         "v2.8.0-rc.1, v2.9.4)")
                            .c_str(),
                        Error);
-  testing::TempDir empty;
+  testing::MemoryDir empty;
   empty.write("flux/latest/rbac.yaml", "");
-  CHECK_THROWS_WITH_AS(resolve_version(Distribution(empty.str()), "2.x"),
+  CHECK_THROWS_WITH_AS(resolve_version(directory_distribution(empty.str(), empty.files()), "2.x"),
                        (".spec.distribution.version: no Flux version in " + empty.str() +
                         "/flux matches \"2.x\" (it has no version directories)")
                            .c_str(),

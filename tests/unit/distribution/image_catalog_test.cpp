@@ -3,9 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "../temp_dir.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
 #include "core/yaml/parse.h"
@@ -91,30 +91,24 @@ TEST_CASE("image catalog: errors") {
                            .c_str(),
                        Error);
 
-  testing::TempDir dir;
-  dir.write("not-a-list.yaml", "images: {}\n");
-  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/not-a-list.yaml"),
-                       (dir.str() + "/not-a-list.yaml: images: expected a list").c_str(), Error);
-  dir.write("list.yaml", "- name: a\n");
-  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/list.yaml"),
-                       (dir.str() + "/list.yaml: expected a map with an images list").c_str(),
-                       Error);
-  dir.write("number.yaml", "images:\n- name: fluxcd/source-controller\n  newTag: 1.5\n");
-  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/number.yaml"),
-                       (dir.str() + "/number.yaml: images[0].newTag: expected a string, found "
-                                    "scalar")
-                           .c_str(),
-                       Error);
-  dir.write("entry.yaml", "images:\n- fluxcd/source-controller\n");
-  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/entry.yaml"),
-                       (dir.str() + "/entry.yaml: images[0]: expected a map").c_str(), Error);
-  dir.write("broken.yaml", "images: [\n");
-  CHECK_THROWS_WITH_AS(catalog_at(dir.str() + "/broken.yaml"),
-                       doctest::Contains((dir.str() + "/broken.yaml:").c_str()), Error);
+  // Catalogs that are not one, each named in its error.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"images: {}\n", "catalog.yaml: images: expected a list"},
+      {"- name: a\n", "catalog.yaml: expected a map with an images list"},
+      {"images:\n- name: fluxcd/source-controller\n  newTag: 1.5\n",
+       "catalog.yaml: images[0].newTag: expected a string, found scalar"},
+      {"images:\n- fluxcd/source-controller\n", "catalog.yaml: images[0]: expected a map"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(read_image_catalog(text, "catalog.yaml"), message.c_str(), Error);
+  }
+  CHECK_THROWS_WITH_AS(read_image_catalog("images: [\n", "catalog.yaml"),
+                       doctest::Contains("catalog.yaml:"), Error);
 
   // Without a digest an entry still names a tag (a null reads as empty).
-  dir.write("no-digest.yaml", "images:\n- name: a/source-controller\n  newTag: v1\n  digest:\n");
-  auto catalog = catalog_at(dir.str() + "/no-digest.yaml");
+  auto catalog = read_image_catalog(
+      "images:\n- name: a/source-controller\n  newTag: v1\n  digest:\n", "catalog.yaml");
   REQUIRE(catalog.size() == 1);
   CHECK(catalog[0].new_tag == "v1");
   CHECK(catalog[0].digest.empty());

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "../temp_dir.h"
 #include "core/error.h"
+#include "core/file_system.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -19,17 +19,14 @@ instance::FluxInstance instance_with_artifact(std::string artifact) {
   return flux;
 }
 
-// A directory holding a distribution: an empty flux/ is enough to open it.
-void make_distribution(const testing::TempDir& dir, const std::string& name) {
-  dir.write(name + "/flux/v2.9.4/source-controller.yaml", "");
+// A directory holding a distribution: a flux/ with a version is enough to open it.
+void make_distribution(MemoryFileSystem& files, const std::string& dir) {
+  files.add(dir + "/flux/v2.9.4/source-controller.yaml", "");
 }
 
-TEST_CASE("locate: the cache is under XDG_CACHE_HOME, else ~/.cache") {
-  CHECK(cache_dir({"/xdg", "/home/u", ""}) == "/xdg/fluxopctl/distribution");
-  CHECK(cache_dir({"", "/home/u", ""}) == "/home/u/.cache/fluxopctl/distribution");
-  // The XDG spec ignores relative values.
-  CHECK(cache_dir({"relative", "/home/u", ""}) == "/home/u/.cache/fluxopctl/distribution");
-  CHECK(cache_dir({"", "", ""}).empty());
+TEST_CASE("locate: the cache is distribution/ under fluxopctl's cache root") {
+  CHECK(cache_dir({"/xdg/fluxopctl", ""}) == "/xdg/fluxopctl/distribution");
+  CHECK(cache_dir({"", ""}).empty());
 }
 
 TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs through a resolver") {
@@ -46,8 +43,9 @@ TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs throu
     CHECK(origin == "flag");
     return Distribution(kFake);
   };
-  CHECK(open_artifact("oci://ghcr.io/x/manifests:latest", "flag", pulled).root() == kFake);
-  CHECK(open_artifact(kFake, "flag", pulled).root() == kFake);
+  CHECK(open_artifact("oci://ghcr.io/x/manifests:latest", "flag", shared_disk(), pulled).root() ==
+        kFake);
+  CHECK(open_artifact(kFake, "flag", shared_disk(), pulled).root() == kFake);
   CHECK_THROWS_WITH_AS(artifact_dir("https://example.com/d.tgz", "flag"),
                        "flag: https://example.com/d.tgz: unsupported URL scheme (expected a "
                        "directory, file://DIR or oci://)",
@@ -56,39 +54,38 @@ TEST_CASE("locate: artifacts are directories, file:// URLs, or oci:// URLs throu
 
 TEST_CASE(
     "locate: flag, instance artifact, FLUXOPCTL_DISTRIBUTION, pulled default artifact, cache") {
-  testing::TempDir dir;
-  for (const char* name : {"flag", "env", "pulled", "xdg/fluxopctl/distribution"})
-    make_distribution(dir, name);
-  const std::string flag = dir.str() + "/flag";
-  const std::string cache = dir.str() + "/xdg/fluxopctl/distribution";
-  const Environment env{dir.str() + "/xdg", "", dir.str() + "/env"};
-  const Environment no_env{dir.str() + "/xdg", "", ""};
+  auto files = std::make_shared<MemoryFileSystem>();
+  for (const char* dir : {"/flag", "/env", "/pulled", "/xdg/fluxopctl/distribution"})
+    make_distribution(*files, dir);
+  const std::string flag = "/flag";
+  const std::string cache = "/xdg/fluxopctl/distribution";
+  const Environment env{"/xdg/fluxopctl", "/env", files};
+  const Environment no_env{"/xdg/fluxopctl", "", files};
   const instance::FluxInstance plain = instance_with_artifact("");
-  PulledDefault pulled = [&] { return Distribution(dir.str() + "/pulled"); };
+  PulledDefault pulled = [&] { return directory_distribution("/pulled", files); };
   PulledDefault never_pulled = [] { return std::optional<Distribution>(); };
 
   CHECK(locate(flag, plain, env, {}, pulled).root() == flag);
   CHECK(locate("file://" + flag, plain, env).root() == flag);
-  CHECK(locate("", plain, env, {}, pulled).root() == dir.str() + "/env");
-  CHECK(locate("", plain, no_env, {}, pulled).root() == dir.str() + "/pulled");
+  CHECK(locate("", plain, env, {}, pulled).root() == "/env");
+  CHECK(locate("", plain, no_env, {}, pulled).root() == "/pulled");
   CHECK(locate("", plain, no_env, {}, never_pulled).root() == cache);
   CHECK(locate("", plain, no_env).root() == cache);
-  CHECK(locate("", plain, {dir.str() + "/no-cache", "", dir.str() + "/env"}).root() ==
-        dir.str() + "/env");
+  CHECK(locate("", plain, {"/no-cache/fluxopctl", "/env", files}).root() == "/env");
   // FLUXOPCTL_DISTRIBUTION takes what the flag takes: file:// and oci:// URLs.
-  CHECK(locate("", plain, {"", "", "file://" + flag}).root() == flag);
+  CHECK(locate("", plain, {"", "file://" + flag, files}).root() == flag);
   OciResolver env_to_flag = [&](std::string_view url, std::string_view origin) {
     CHECK(url == "oci://127.0.0.1:5000/flux:v1");
     CHECK(origin == "FLUXOPCTL_DISTRIBUTION");
-    return Distribution(flag);
+    return directory_distribution(flag, files);
   };
-  CHECK(locate("", plain, {"", "", "oci://127.0.0.1:5000/flux:v1"}, env_to_flag).root() == flag);
+  CHECK(locate("", plain, {"", "oci://127.0.0.1:5000/flux:v1", files}, env_to_flag).root() == flag);
   // The flag wins over an instance artifact that would fail.
   CHECK(locate(flag, instance_with_artifact("oci://ghcr.io/x"), env).root() == flag);
   // The instance artifact comes before the cache.
   OciResolver to_flag = [&](std::string_view, std::string_view origin) {
     CHECK(origin == "instance.yaml: .spec.distribution.artifact");
-    return Distribution(flag);
+    return directory_distribution(flag, files);
   };
   CHECK(locate("", instance_with_artifact("oci://ghcr.io/x"), env, to_flag).root() == flag);
 }
@@ -100,28 +97,28 @@ TEST_CASE("locate: the fake distribution opens with its versions") {
 }
 
 TEST_CASE("locate: a source that is no distribution is named in the error") {
-  testing::TempDir dir;
+  auto files = std::make_shared<MemoryFileSystem>();
   const instance::FluxInstance plain = instance_with_artifact("");
-  const std::string missing = dir.str() + "/missing";
-  CHECK_THROWS_WITH_AS(locate(missing, plain, {}),
+  const std::string missing = "/missing";
+  CHECK_THROWS_WITH_AS(locate(missing, plain, {"", "", files}),
                        ("--distribution-artifact: " + missing + "/flux: not a directory " +
                         "(expected a Flux distribution at " + missing + ")")
                            .c_str(),
                        Error);
-  CHECK_THROWS_WITH_AS(locate("", plain, {"", "", missing}),
+  CHECK_THROWS_WITH_AS(locate("", plain, {"", missing, files}),
                        ("FLUXOPCTL_DISTRIBUTION: " + missing + "/flux: not a directory " +
                         "(expected a Flux distribution at " + missing + ")")
                            .c_str(),
                        Error);
   // An existing cache is used even when broken, rather than passed over silently.
-  dir.write("xdg/fluxopctl/distribution/README", "");
-  const std::string cache = dir.str() + "/xdg/fluxopctl/distribution";
+  files->add("/xdg/fluxopctl/distribution/README", "");
+  const std::string cache = "/xdg/fluxopctl/distribution";
   CHECK_THROWS_WITH_AS(
-      locate("", plain, {dir.str() + "/xdg", "", ""}),
+      locate("", plain, {"/xdg/fluxopctl", "", files}),
       (cache + "/flux: not a directory (expected a Flux distribution at " + cache + ")").c_str(),
       Error);
   // So is a broken FLUXOPCTL_DISTRIBUTION, before the cache.
-  CHECK_THROWS_WITH_AS(locate("", plain, {dir.str() + "/xdg", "", missing}),
+  CHECK_THROWS_WITH_AS(locate("", plain, {"/xdg/fluxopctl", missing, files}),
                        ("FLUXOPCTL_DISTRIBUTION: " + missing + "/flux: not a directory " +
                         "(expected a Flux distribution at " + missing + ")")
                            .c_str(),
@@ -131,7 +128,9 @@ TEST_CASE("locate: a source that is no distribution is named in the error") {
 TEST_CASE("locate: without any source the error says to run fluxopctl pull") {
   PulledDefault never_pulled = [] { return std::optional<Distribution>(); };
   CHECK_THROWS_WITH_AS(
-      locate("", instance_with_artifact(""), {"", "/nonexistent-home", ""}, {}, never_pulled),
+      locate("", instance_with_artifact(""),
+             {"/nonexistent/fluxopctl", "", std::make_shared<MemoryFileSystem>()}, {},
+             never_pulled),
       "no Flux distribution: run `fluxopctl pull` to fetch the default one "
       "(oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest), or give one with "
       "--distribution-artifact or FLUXOPCTL_DISTRIBUTION (a directory or an oci:// URL)",

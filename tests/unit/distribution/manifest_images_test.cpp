@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../temp_dir.h"
+#include "../memory_dir.h"
 #include "core/distribution/resolve.h"
 #include "core/error.h"
 
@@ -18,7 +18,7 @@ TEST_CASE("manifest images: the Deployment's tag under the instance's registry")
   Distribution fake(kFake);
   Version v271 = resolve_version(fake, "2.7.x");
   auto images = manifest_images(fake, v271, "registry.example.com/flux/",
-                                {"kustomize-controller", "source-controller"});
+                                {"kustomize-controller", "source-controller"}, nullptr);
   CHECK(
       images ==
       std::vector<ComponentImage>{
@@ -42,10 +42,10 @@ TEST_CASE("manifest images: errors name the file") {
   Distribution fake(kFake);
   Version v260 = resolve_version(fake, "2.6.0");
   CHECK_THROWS_WITH_AS(
-      manifest_images(fake, v260, "ghcr.io/fluxcd", {"image-reflector-controller"}),
+      manifest_images(fake, v260, "ghcr.io/fluxcd", {"image-reflector-controller"}, nullptr),
       doctest::Contains("flux/v2.6.0/image-reflector-controller.yaml"), Error);
 
-  testing::TempDir dir;
+  testing::MemoryDir dir;
   dir.write("flux/v2.7.0/rbac.yaml", "kind: ClusterRole\n");
   dir.write("flux/v2.7.0/source-controller.yaml",
             "kind: Deployment\nmetadata:\n  name: source-controller\nspec: {}\n");
@@ -53,18 +53,19 @@ TEST_CASE("manifest images: errors name the file") {
       "flux/v2.7.0/helm-controller.yaml",
       "kind: Deployment\nmetadata:\n  name: helm-controller\nspec:\n  template:\n    spec:\n"
       "      containers:\n      - name: manager\n        image: fluxcd/helm-controller:v1 x\n");
-  Distribution distribution(dir.str());
+  Distribution distribution = directory_distribution(dir.str(), dir.files());
   Version v270 = resolve_version(distribution, "2.7.0");
   std::string flux = dir.str() + "/flux/v2.7.0/";
-  CHECK_THROWS_WITH_AS(manifest_images(distribution, v270, "ghcr.io/fluxcd", {"rbac"}),
+  CHECK_THROWS_WITH_AS(manifest_images(distribution, v270, "ghcr.io/fluxcd", {"rbac"}, nullptr),
                        (flux + "rbac.yaml: no Deployment with a container").c_str(), Error);
-  CHECK_THROWS_WITH_AS(manifest_images(distribution, v270, "ghcr.io/fluxcd", {"source-controller"}),
-                       (flux + "source-controller.yaml: Deployment source-controller: "
-                               "spec.template.spec.containers: expected a list")
-                           .c_str(),
-                       Error);
   CHECK_THROWS_WITH_AS(
-      manifest_images(distribution, v270, "ghcr.io/fluxcd", {"helm-controller"}),
+      manifest_images(distribution, v270, "ghcr.io/fluxcd", {"source-controller"}, nullptr),
+      (flux + "source-controller.yaml: Deployment source-controller: "
+              "spec.template.spec.containers: expected a list")
+          .c_str(),
+      Error);
+  CHECK_THROWS_WITH_AS(
+      manifest_images(distribution, v270, "ghcr.io/fluxcd", {"helm-controller"}, nullptr),
       (flux + "helm-controller.yaml: image \"fluxcd/helm-controller:v1 x\": invalid tag").c_str(),
       Error);
 }

@@ -47,7 +47,7 @@ fieldSpecs:
 
 // kubectl kustomize's output for the same kustomization.
 TEST_CASE("builtin transformers from files and inline, inline ones first") {
-  TempDir dir;
+  MemoryDir dir;
   dir.write("labels.yaml", labels_file);
   check_transform(transform_transformers, R"(- labels.yaml
 - |-
@@ -107,7 +107,7 @@ spec:
 }
 
 TEST_CASE("unsupported transformer entries are refused") {
-  TempDir dir;
+  MemoryDir dir;
   dir.write("labels.yaml", labels_file);
   dir.write("prefix.yaml",
             "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nprefix: "

@@ -36,7 +36,7 @@ data: {a: "1"}
 )";
 
 struct Run {
-  TempDir directory;
+  MemoryDir directory;
   ResourceList list = load(kResources);
 
   void patches(std::string_view field) {

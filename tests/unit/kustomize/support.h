@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../temp_dir.h"
+#include "../memory_dir.h"
 #include "core/error.h"
 #include "core/kustomize/context.h"
 #include "core/kustomize/resource.h"
@@ -18,13 +18,14 @@
 
 namespace fluxop::testing {
 
-// A kustomization for transformers that read no files.
-inline const kustomize::Context kContext{"/tmp", "kustomization.yaml"};
-
 // The kustomization file in `dir`, for transformers that read its files.
-inline kustomize::Context context_in(const TempDir& dir) {
-  return {dir.str(), "kustomization.yaml"};
+inline kustomize::Context context_in(const MemoryDir& dir) {
+  return {dir.str(), "kustomization.yaml", dir.files().get()};
 }
+
+// A kustomization for transformers that read no files: it has none.
+inline const MemoryDir kNoFiles("/k");
+inline const kustomize::Context kContext = context_in(kNoFiles);
 
 inline yaml::Node yaml_of(std::string_view text) { return yaml::parse_document(text, "test"); }
 

@@ -127,6 +127,15 @@ TEST_CASE("layer: the real distribution is read back by directory, from resume p
   CHECK(in_layer.label(rbac) == "oci://r/x@sha256:0/" + rbac);
   CHECK_THROWS_WITH_AS(in_layer.read("flux/none.yaml"),
                        "oci://r/x@sha256:0/flux/none.yaml: not in the artifact", Error);
+  // What kustomize asks of a file system, as the index answers it.
+  LayerFiles files(layer, "oci://r/x@sha256:0");
+  CHECK(files.kind("") == FileSystem::Kind::Directory);
+  CHECK(files.kind("flux/") == FileSystem::Kind::Directory);
+  CHECK(files.kind("./flux/x/../" + newest.original + "/rbac.yaml") == FileSystem::Kind::File);
+  CHECK(files.kind("flux/none.yaml") == FileSystem::Kind::Missing);
+  CHECK(files.list("", FileSystem::Kind::Directory) ==
+        std::vector<std::string>{"flux", "flux-images"});
+  CHECK(files.resolve("flux/./x/..") == "flux");
 }
 
 TEST_CASE("layer: gzip members, plain tars and long names") {

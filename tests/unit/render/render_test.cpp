@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <string>
+#include <vector>
 
 #include "../instance/support.h"
-#include "../temp_dir.h"
+#include "../memory_dir.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/yaml/emit.h"
 
 namespace fluxop::render {
@@ -21,6 +22,29 @@ using instance::testing::load;
 namespace fs = std::filesystem;
 
 const std::string kGolden = FLUXOPCTL_TEST_DATA "/golden/distribution";
+
+// The golden distribution held in memory, its one version directory
+// (flux/v2.9.0) under each name of `versions`.
+testing::MemoryDir golden_as(const std::vector<std::string>& versions) {
+  const std::string kGoldenVersion = "flux/v2.9.0/";
+  testing::MemoryDir dir;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kGolden)) {
+    if (!entry.is_regular_file()) continue;
+    std::string path = fs::relative(entry.path(), kGolden).string();
+    std::string text = read_input_file(entry.path().string());
+    if (!path.starts_with(kGoldenVersion)) {
+      dir.write(path, text);
+      continue;
+    }
+    for (const std::string& version : versions)
+      dir.write("flux/" + version + "/" + path.substr(kGoldenVersion.size()), text);
+  }
+  return dir;
+}
+
+distribution::Distribution open(const testing::MemoryDir& dir) {
+  return distribution::directory_distribution(dir.str(), dir.files());
+}
 
 Rendered render_spec(const std::string& spec) {
   distribution::Distribution dist(kGolden);
@@ -116,11 +140,7 @@ TEST_CASE("render: sharding adds a controller set per shard and selectors on bot
 }
 
 TEST_CASE("render: workload identity needs Flux 2.6, multitenant workload identity 2.7") {
-  testing::TempDir dir;
-  fs::copy(kGolden, dir.path(), fs::copy_options::recursive);
-  fs::rename(dir.path() / "flux/v2.9.0", dir.path() / "flux/v2.6.1");
-  fs::copy(dir.path() / "flux/v2.6.1", dir.path() / "flux/v2.5.0", fs::copy_options::recursive);
-  distribution::Distribution dist(dir.str());
+  distribution::Distribution dist = open(golden_as({"v2.6.1", "v2.5.0"}));
   auto error_for = [&](const std::string& version, const std::string& cluster) {
     // Without notification-controller, whose CRDs here have one version only.
     std::string text =
@@ -189,25 +209,19 @@ TEST_CASE("render: the revision is computed only when asked") {
 // The golden distribution with an image catalog for the operator's variant;
 // helm-controller is missing from it.
 struct OperatorDistribution {
-  testing::TempDir dir;
-  distribution::Distribution dist;
-  OperatorDistribution() : dist(copy(dir)) {}
-  static std::string copy(const testing::TempDir& dir) {
-    fs::copy(kGolden, dir.path(), fs::copy_options::recursive);
-    fs::create_directories(dir.path() / "flux-images/v2.9.0");
-    write_file(dir.path() / "flux-images/v2.9.0/enterprise-distroless.yaml",
-               "images:\n"
-               "  - name: ghcr.io/controlplaneio-fluxcd/distroless/source-controller\n"
-               "    newTag: v1.9.1\n    digest: sha256:" +
-                   std::string(64, 'a') +
-                   "\n"
-                   "  - name: ghcr.io/controlplaneio-fluxcd/distroless/kustomize-controller\n"
-                   "    newTag: v1.9.2\n    digest: sha256:" +
-                   std::string(64, 'b') + "\n");
-    return dir.str();
-  }
-  static void write_file(const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
+  distribution::Distribution dist = open(with_catalog());
+  static testing::MemoryDir with_catalog() {
+    testing::MemoryDir dir = golden_as({"v2.9.0"});
+    dir.write("flux-images/v2.9.0/enterprise-distroless.yaml",
+              "images:\n"
+              "  - name: ghcr.io/controlplaneio-fluxcd/distroless/source-controller\n"
+              "    newTag: v1.9.1\n    digest: sha256:" +
+                  std::string(64, 'a') +
+                  "\n"
+                  "  - name: ghcr.io/controlplaneio-fluxcd/distroless/kustomize-controller\n"
+                  "    newTag: v1.9.2\n    digest: sha256:" +
+                  std::string(64, 'b') + "\n");
+    return dir;
   }
   Rendered render_spec(const std::string& spec, Mode mode = Mode::operator_controller) {
     return render(load(std::string(kMinimal) + spec), dist, {.mode = mode});
@@ -317,10 +331,7 @@ TEST_CASE("render: with persistent shard storage, each shard's source-controller
 }
 
 TEST_CASE("render: the operator refuses an aws GitRepository sync before Flux 2.9") {
-  testing::TempDir dir;
-  fs::copy(kGolden, dir.path(), fs::copy_options::recursive);
-  fs::rename(dir.path() / "flux/v2.9.0", dir.path() / "flux/v2.8.0");
-  distribution::Distribution dist(dir.str());
+  distribution::Distribution dist = open(golden_as({"v2.8.0"}));
   std::string text = std::string(kMinimal) +
                      "  components: [source-controller]\n"
                      "  sync:\n    kind: GitRepository\n    url: https://example.com/repo.git\n"

@@ -135,3 +135,9 @@ TEST_CASE("small texts and parse errors are not cached") {
   ParseCache disabled({});
   CHECK(disabled.parse_documents(big_text(), "big.yaml").size() == 400);
 }
+
+TEST_CASE("the user's parse cache is parsed/ under fluxopctl's cache root") {
+  CHECK(fluxop::yaml::user_parse_cache("/xdg/fluxopctl").dir() == "/xdg/fluxopctl/parsed");
+  // No cache root: no cache.
+  CHECK(fluxop::yaml::user_parse_cache("").dir().empty());
+}
