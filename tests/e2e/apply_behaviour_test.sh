@@ -45,11 +45,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ ! -x "$bin" ]; then
-  echo "FAIL no fluxopctl at $bin"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+[ -x "$bin" ] || abort "no fluxopctl at $bin"
 command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 [ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
 

@@ -217,14 +217,14 @@ check "file: SIGTERM ends it with exit 0 within 10 s" stopped_cleanly
 k -n "$ns" delete fluxinstance flux >/dev/null
 
 # --- 2 from the cluster --------------------------------------------------------
-registry_start "$work/registry" >/dev/null || { fail "registry" "the local registry did not start"; summary; exit 1; }
+registry_start "$work/registry" >/dev/null || abort "registry: the local registry did not start"
 # A distribution of one version, to be changed and pushed again.
 version=$(sed -n 's/^v\([0-9.]*\)@.*/\1/p' <<<"$revision")
 small=$work/small
 mkdir -p "$small/flux" "$small/flux-images"
 cp -r "$dist/flux/v$version" "$small/flux/" && cp -r "$dist/flux-images/v$version" "$small/flux-images/"
 registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
-  { fail "registry" "pushing the distribution failed"; summary; exit 1; }
+  abort "registry: pushing the distribution failed"
 artifact=oci://$REGISTRY_ADDR/flux-manifests:latest
 # Disabled before any reconcile: the status says so, as the operator
 # initializes it; enabled, it is reconciled.

@@ -16,11 +16,8 @@ root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=$root/../shared/flux-distribution
 source "$root/scripts/lib/oci-registry.sh"
 source "$root/tests/e2e/lib.sh"
-# shellcheck source=tests/lib/skip.sh
-source "$root/tests/lib/skip.sh"
 
 work=$(mktemp -d)
-passed=0 failed=0
 # fluxopctl's cache is the test's own (scripts/cluster keeps its binaries in
 # the default one).
 export DOCKER_CONFIG=$work/docker

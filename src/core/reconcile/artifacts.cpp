@@ -1,8 +1,8 @@
 #include "core/reconcile/artifacts.h"
 
+#include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/oci/credentials.h"
-#include "core/distribution/locate.h"
 #include "core/oci/reference.h"
 
 namespace fluxop::reconcile {
