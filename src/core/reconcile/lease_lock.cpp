@@ -51,7 +51,7 @@ bool holder_died_here(const std::string& holder) {
 
 }  // namespace
 
-LeaseLock::LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name,
+LeaseLock::LeaseLock(kube::Cluster& cluster, std::string ns, std::string name,
                      std::function<void(const std::string&)> progress)
     : cluster_(cluster),
       ref_{"coordination.k8s.io", "v1", "Lease", std::move(ns), std::move(name)},

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -22,7 +22,7 @@ class LeaseLock {
 
   // `progress` hears of a wait for another holder and of a lease left
   // unreleased.
-  LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name,
+  LeaseLock(kube::Cluster& cluster, std::string ns, std::string name,
             std::function<void(const std::string&)> progress);
   ~LeaseLock();  // releases it if held
   LeaseLock(const LeaseLock&) = delete;
@@ -46,8 +46,8 @@ class LeaseLock {
   bool write_ours(bool holding);
   nlohmann::json lease_object(const std::string& resource_version) const;
 
-  ssa::ClusterApi& cluster_;
-  ObjectRef ref_;
+  kube::Cluster& cluster_;
+  kube::ObjectKey ref_;
   std::function<void(const std::string&)> progress_;
   std::string identity_;
   bool held_ = false;
