@@ -287,7 +287,7 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
     election.renew_deadline = options.renew_deadline;
     election.retry_period = options.retry_period;
     leader.emplace(
-        watching.client->access(), election,
+        *watching.cluster, election,
         [&] {
           if (leader && leader->lost()) stop.request();
           leader_changed.notify();

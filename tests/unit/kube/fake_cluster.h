@@ -100,18 +100,6 @@ class FakeCluster : public kube::Cluster {
     }
     return results;
   }
-  json apply_one(const json& object) {
-    log("APPLY", kube::object_key(object));
-    json merged = merge(object);
-    objects[key(kube::object_key(object))] = merged;
-    changed(kube::object_key(object));
-    if (on_apply) on_apply(merged);
-    return merged;
-  }
-  json dry_run_one(const json& object) {
-    log("DRY-RUN", kube::object_key(object));
-    return merge(object);
-  }
   json apply_status(const kube::ObjectKey& k, const json& status) override {
     log("STATUS", k);
     if (dry_run_) return json();
@@ -135,6 +123,7 @@ class FakeCluster : public kube::Cluster {
     log("REPLACE", kube::object_key(object));
     std::string name = key(kube::object_key(object));
     auto found = objects.find(name);
+    if (found != objects.end() && before_replace) before_replace(found->second);
     if (found == objects.end() || version(found->second) != version(object)) return std::nullopt;
     json replaced = object;
     stamp(replaced, version(object) + 1);
@@ -167,6 +156,9 @@ class FakeCluster : public kube::Cluster {
     }
     return patched;
   }
+  // Before each replace, with the object it replaces: another writer
+  // moving it in between.
+  std::function<void(json&)> before_replace;
   // Before each JSON patch, with the object it applies to: another writer
   // moving it in between (a status write).
   std::function<void(json&)> before_patch;
@@ -201,8 +193,8 @@ class FakeCluster : public kube::Cluster {
       std::size_t version_at = served_kind.find('/');
       std::size_t kind_at = served_kind.find('/', version_at + 1);
       kube::ObjectKey kind{served_kind.substr(0, version_at),
-                          served_kind.substr(version_at + 1, kind_at - version_at - 1),
-                          served_kind.substr(kind_at + 1), "", ""};
+                           served_kind.substr(version_at + 1, kind_at - version_at - 1),
+                           served_kind.substr(kind_at + 1), "", ""};
       if (in_group(kind.group)) kinds.push_back(kind);
     }
     return kinds;
@@ -293,6 +285,18 @@ class FakeCluster : public kube::Cluster {
   }
 
  private:
+  json apply_one(const json& object) {
+    log("APPLY", kube::object_key(object));
+    json merged = merge(object);
+    objects[key(kube::object_key(object))] = merged;
+    changed(kube::object_key(object));
+    if (on_apply) on_apply(merged);
+    return merged;
+  }
+  json dry_run_one(const json& object) {
+    log("DRY-RUN", kube::object_key(object));
+    return merge(object);
+  }
   // A failed `test` refused as the API server refuses it.
   static json patched_by(const json& object, const json& patch) {
     try {
