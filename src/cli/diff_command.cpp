@@ -28,7 +28,7 @@ void run_diff(const DiffCommandOptions& options) {
     reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
     // Connected once the instance has rendered, or to read its pull secret.
     std::optional<ConnectedCluster> connected;
-    auto cluster = [&]() -> ssa::ClusterApi& {
+    auto cluster = [&]() -> kube::Cluster& {
       if (!connected) connected = connect(options.cluster, /*dry_run=*/true);
       return *connected->cluster;
     };

@@ -85,7 +85,7 @@ std::string status_tables(const json& live) {
   return out;
 }
 
-json live_instance(ssa::ClusterApi& cluster, const kube::ObjectKey& ref) {
+json live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref) {
   std::optional<json> live = cluster.get(ref);
   if (!live) throw Error(display_name(ref) + ": not found");
   return std::move(*live);

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/file.h"
-#include "core/kube/client.h"
 
 namespace fluxop::daemon {
 
@@ -62,7 +61,7 @@ kube::ObjectKey event_key(const json& event) {
 
 }  // namespace
 
-EventRecorder::EventRecorder(ssa::ClusterApi& cluster, ErrorHandler on_error, Clock clock)
+EventRecorder::EventRecorder(kube::Cluster& cluster, ErrorHandler on_error, Clock clock)
     : cluster_(cluster), on_error_(std::move(on_error)), clock_(std::move(clock)) {
   if (!on_error_) on_error_ = [](const std::string&) {};
 }

@@ -13,8 +13,8 @@
 #include <set>
 #include <string>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/apply.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::daemon {
 
@@ -34,7 +34,7 @@ class EventRecorder {
 
   // Events never fail what they are about: errors writing them go to
   // `on_error` and the event is dropped.
-  EventRecorder(ssa::ClusterApi& cluster, ErrorHandler on_error,
+  EventRecorder(kube::Cluster& cluster, ErrorHandler on_error,
                 Clock clock = std::chrono::system_clock::now);
 
   void record(const InvolvedObject& object, const reconcile::InstanceEvent& event);
@@ -59,7 +59,7 @@ class EventRecorder {
   void write(const std::string& key, nlohmann::json event);
   void remember(const std::string& key, const nlohmann::json& written);
 
-  ssa::ClusterApi& cluster_;
+  kube::Cluster& cluster_;
   ErrorHandler on_error_;
   Clock clock_;
   std::map<std::string, Written> written_;

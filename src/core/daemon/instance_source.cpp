@@ -11,7 +11,6 @@
 
 #include "core/digest.h"
 #include "core/error.h"
-#include "core/kube/watch.h"
 #include "core/reconcile/apply.h"
 #include "core/yaml/json.h"
 
@@ -68,13 +67,12 @@ Observed FileSource::read() {
   return observed;
 }
 
-ClusterSource::ClusterSource(kube::ClusterAccess access, std::string ns,
+ClusterSource::ClusterSource(kube::Cluster& cluster, std::string ns,
                              std::function<void(const std::string&)> on_error)
     : ns_(std::move(ns)) {
   event_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_ < 0) throw Error(std::string("eventfd: ") + std::strerror(errno));
-  watch_ = std::make_unique<kube::ObjectWatch>(
-      std::move(access),
+  watch_ = cluster.watch(
       kube::ObjectKey{"fluxcd.controlplane.io", "v1", "FluxInstance", ns_, "flux"},
       [this] {
         std::uint64_t one = 1;

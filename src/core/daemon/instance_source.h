@@ -11,11 +11,7 @@
 #include <vector>
 
 #include "core/instance/instance.h"
-#include "core/kube/kubeconfig.h"
-
-namespace fluxop::kube {
-class ObjectWatch;
-}
+#include "core/kube/cluster.h"
 
 namespace fluxop::daemon {
 
@@ -75,7 +71,7 @@ class ClusterSource final : public InstanceSource {
  public:
   // `on_error` hears, from the watch's thread, of lists and watches that
   // failed (they are retried).
-  ClusterSource(kube::ClusterAccess access, std::string ns,
+  ClusterSource(kube::Cluster& cluster, std::string ns,
                 std::function<void(const std::string&)> on_error);
   ~ClusterSource() override;
   ClusterSource(const ClusterSource&) = delete;
@@ -87,7 +83,7 @@ class ClusterSource final : public InstanceSource {
  private:
   std::string ns_;
   int event_ = -1;
-  std::unique_ptr<kube::ObjectWatch> watch_;
+  std::unique_ptr<kube::ObjectView> watch_;
 };
 
 }  // namespace fluxop::daemon

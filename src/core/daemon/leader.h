@@ -12,13 +12,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 
-#include "core/kube/client.h"
+#include "core/kube/cluster.h"
+#include "core/kube/lease.h"
 
 namespace fluxop::daemon {
 
@@ -38,7 +40,8 @@ class LeaderElection {
   // `on_change` is called from the election's thread when this replica
   // starts leading and when it stops leading (lost, not released);
   // `on_error` with one line when a request failed (it is retried).
-  LeaderElection(kube::ClusterAccess access, LeaderOptions options, std::function<void()> on_change,
+  // The election talks to `cluster` through a connection of its own.
+  LeaderElection(kube::Cluster& cluster, LeaderOptions options, std::function<void()> on_change,
                  std::function<void(const std::string&)> on_error);
   ~LeaderElection();  // releases the Lease when leading
   LeaderElection(const LeaderElection&) = delete;
@@ -52,22 +55,24 @@ class LeaderElection {
  private:
   void run();
   // One attempt to take or renew the Lease; whether this replica holds it.
-  bool try_acquire_or_renew(kube::KubeClient& client);
-  void release(kube::KubeClient& client);
-  nlohmann::json lease_spec(const nlohmann::json& current, bool ours) const;
+  bool try_acquire_or_renew();
+  void release();
+  // What this replica writes over `current`: itself as the holder, or
+  // (not `ours`) the Lease released.
+  kube::LeaseRecord next_record(const kube::LeaseRecord& current, bool ours) const;
   // Waits `delay` unless stopped first; false when stopped.
   bool pause(std::chrono::milliseconds delay);
 
-  kube::ClusterAccess access_;
+  std::unique_ptr<kube::Cluster> cluster_;  // used by the election's thread only
   LeaderOptions options_;
+  kube::ObjectKey key_;
   std::function<void()> on_change_;
   std::function<void(const std::string&)> on_error_;
-  std::string path_;
-  // The Lease's spec as last seen, and when it was first seen so: a holder
-  // whose record stays the same for a lease duration has stopped renewing.
-  nlohmann::json observed_;
+  // The Lease's record as last seen, and when it was first seen so: a
+  // holder whose record stays the same for a lease duration has stopped
+  // renewing.
+  std::optional<kube::LeaseRecord> observed_;
   std::chrono::steady_clock::time_point observed_at_;
-  std::string resource_version_;
   std::atomic<bool> leading_{false};
   std::atomic<bool> lost_{false};
   std::atomic<bool> stopping_{false};

@@ -50,7 +50,7 @@ class DaemonCluster {
         log_(log),
         interruption_(std::move(interruption)),
         stopping_([this] { return !interruption_().empty(); }),
-        connected_(ssa::connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
+        connected_(kube::connect(options.cluster, /*dry_run=*/false, std::nullopt, stopping_)),
         artifacts_(options.registry, options.artifact_cache,
                    [this](const std::string& line) { log_.info(line); }),
         recorder_(*connected_.cluster, [this](const std::string& error) {
@@ -76,7 +76,7 @@ class DaemonCluster {
   // The instance in the cluster does not load: as a spec that does not
   // build, BuildFailed on it and an event.
   void mark_unreadable(const Observed& observed) {
-    reconcile::ObjectRef ref = reconcile::instance_ref(options_.ns, "flux");
+    kube::ObjectKey ref = reconcile::instance_ref(options_.ns, "flux");
     reconcile::record_unreadable(*connected_.cluster, ref, "build failed: " + observed.problem,
                                  [&](const reconcile::InstanceEvent& event) {
                                    recorder_.record({ref.name, ref.ns, observed.uid, ""}, event);
@@ -100,7 +100,7 @@ class DaemonCluster {
     apply.on_event = [&](const reconcile::InstanceEvent& event) { record(observed, event); };
     // A connection per reconcile: an API server outage is retried until the
     // apply's deadline, and discovery is fresh (CRDs change with upgrades).
-    ssa::Connection connected = ssa::connect(
+    kube::Connection connected = kube::connect(
         options_.cluster, /*dry_run=*/false,
         std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
         stopping_);
@@ -133,9 +133,9 @@ class DaemonCluster {
     uninstall.on_change = [this](const ssa::Change& change) {
       log_.info(ssa::change_line(change));
     };
-    ssa::Connection connected =
-        ssa::connect(options_.cluster, /*dry_run=*/false,
-                     std::chrono::steady_clock::now() + uninstall.timeout, stopping_);
+    kube::Connection connected =
+        kube::connect(options_.cluster, /*dry_run=*/false,
+                      std::chrono::steady_clock::now() + uninstall.timeout, stopping_);
     reconcile::UninstallResult result = reconcile::uninstall_instance(
         *connected.cluster, reconcile::instance_ref(flux.ns, flux.name), uninstall);
     log_.info(result.message, {{"requests", connected.cluster->requests()}});
@@ -147,8 +147,8 @@ class DaemonCluster {
     const std::string& ns = observed.flux->ns;
     auto started = std::chrono::steady_clock::now();
     // A connection per report: discovery is fresh (CRDs change with upgrades).
-    ssa::Connection connected =
-        ssa::connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
+    kube::Connection connected =
+        kube::connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
     report::Report computed =
         report::compute(*connected.cluster, ns, options_.cluster.field_manager);
     for (const std::string& error : computed.errors)
@@ -168,7 +168,7 @@ class DaemonCluster {
     return reconcile::artifact_digest(
         artifacts_, flux, render_request(),
         reconcile::artifact_credentials(
-            flux, [this]() -> ssa::ClusterApi& { return *connected_.cluster; }));
+            flux, [this]() -> kube::Cluster& { return *connected_.cluster; }));
   }
 
  private:
@@ -199,7 +199,7 @@ class DaemonCluster {
   const Logger& log_;
   std::function<std::string()> interruption_;
   std::function<bool()> stopping_;
-  ssa::Connection connected_;
+  kube::Connection connected_;
   reconcile::RegistryArtifacts artifacts_;
   EventRecorder recorder_;
 };
@@ -236,9 +236,14 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
   Logger root(log_stream, options.log_format);
   std::unique_ptr<InstanceSource> source;
   const std::string& ns = options.ns;
+  // What watches the instance and elects the leader, each on a thread and
+  // with a connection of its own.
+  kube::Connection watching;
+  if (options.file.empty() || options.leader_elect)
+    watching = kube::connect(options.cluster, /*dry_run=*/false);
   if (options.file.empty()) {
-    source = std::make_unique<ClusterSource>(
-        ssa::cluster_access(options.cluster), ns, [&root](const std::string& error) {
+    source =
+        std::make_unique<ClusterSource>(*watching.cluster, ns, [&root](const std::string& error) {
           root.error("watching the FluxInstance failed", error);
         });
   } else {
@@ -282,7 +287,7 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
     election.renew_deadline = options.renew_deadline;
     election.retry_period = options.retry_period;
     leader.emplace(
-        ssa::cluster_access(options.cluster), election,
+        *watching.cluster, election,
         [&] {
           if (leader && leader->lost()) stop.request();
           leader_changed.notify();

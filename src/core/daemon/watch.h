@@ -13,12 +13,12 @@
 #include "core/reconcile/apply.h"
 #include "core/reconcile/artifacts.h"
 #include "core/reconcile/pipeline.h"
-#include "core/ssa/kube_cluster.h"
+#include "core/kube/kube_cluster.h"
 
 namespace fluxop::daemon {
 
 struct WatchOptions {
-  ssa::ClusterSettings cluster;
+  kube::ClusterSettings cluster;
   reconcile::RegistrySettings registry;
   std::string artifact_cache;  // the OCI artifact cache's root; empty: none
   // The instance's file; empty: the FluxInstance `flux` in `ns`, watched.

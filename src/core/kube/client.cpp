@@ -70,24 +70,6 @@ std::string field_manager_query(const WriteOptions& options) {
 
 }  // namespace
 
-ObjectKey object_key(const json& object) {
-  ObjectKey key;
-  std::string api_version = string_at(object, "apiVersion");
-  std::size_t slash = api_version.find('/');
-  key.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-  key.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-  key.kind = string_at(object, "kind");
-  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
-    key.ns = string_at(*metadata, "namespace");
-    key.name = string_at(*metadata, "name");
-  }
-  return key;
-}
-
-std::string display_name(const ObjectKey& key) {
-  return key.kind + "/" + (key.ns.empty() ? "" : key.ns + "/") + key.name;
-}
-
 ApiError api_error(std::string_view what, long status, std::string_view body) {
   json answer = json::parse(body, nullptr, false);
   std::string reason, message;
@@ -321,8 +303,8 @@ std::optional<json> KubeClient::get(const ObjectKey& key) {
   return object;
 }
 
-std::vector<json> KubeClient::list(const ObjectKey& kind, const std::string& label_selector) {
-  return std::move(list_all({{kind, label_selector, ""}}).front());
+std::vector<json> KubeClient::list(const ObjectKey& kind, const Labels& selector) {
+  return std::move(list_all({{kind, selector, ""}}).front());
 }
 
 std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>& queries) {
@@ -338,9 +320,11 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     }
     // One object by name is a GET: a LIST with a field selector may skip
     // the API server's cache.
-    std::string selector = query.label_selector.empty()
-                               ? ""
-                               : "labelSelector=" + net::url_escape(query.label_selector);
+    std::string labels;
+    for (const auto& [key, value] : query.selector) {
+      labels += (labels.empty() ? "" : ",") + key + "=" + value;
+    }
+    std::string selector = labels.empty() ? "" : "labelSelector=" + net::url_escape(labels);
     ObjectKey named = kind;
     named.name = query.name;
     std::string path = query.name.empty() ? resource_path(*mapping, kind.ns) : object_path(named);

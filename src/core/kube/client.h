@@ -20,6 +20,7 @@
 #include "core/kube/auth.h"
 #include "core/kube/discovery.h"
 #include "core/kube/kubeconfig.h"
+#include "core/kube/object.h"
 
 namespace fluxop::net {
 class BodySink;
@@ -51,50 +52,6 @@ struct ClientOptions {
   std::function<bool()> cancelled;
 };
 
-// One object: its kind, and namespace (empty for cluster-scoped objects, or
-// for the context's namespace) and name.
-struct ObjectKey {
-  std::string group;  // "" for the core group
-  std::string version;
-  std::string kind;
-  std::string ns;
-  std::string name;
-
-  friend bool operator==(const ObjectKey&, const ObjectKey&) = default;
-};
-
-// The key of an object (apiVersion, kind, metadata.namespace and .name).
-ObjectKey object_key(const nlohmann::json& object);
-
-// "Deployment/flux-system/source-controller", "Namespace/flux-system".
-std::string display_name(const ObjectKey& key);
-
-// One of the causes a Status object details (.details.causes[]).
-struct StatusCause {
-  std::string type;  // "FieldValueInvalid", "NamespaceTerminating", ...
-  std::string message;
-  std::string field;
-};
-
-// An error the API server answered: a fluxop::Error whose message names the
-// object, with the HTTP status and the Status object's reason
-// ("NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ...) and
-// causes.
-class ApiError : public Error {
- public:
-  ApiError(const std::string& message, long status, std::string reason,
-           std::vector<StatusCause> causes = {})
-      : Error(message), status_(status), reason_(std::move(reason)), causes_(std::move(causes)) {}
-  long status() const { return status_; }
-  const std::string& reason() const { return reason_; }
-  const std::vector<StatusCause>& causes() const { return causes_; }
-
- private:
-  long status_;
-  std::string reason_;
-  std::vector<StatusCause> causes_;
-};
-
 // The error for a failed response: "<what>: <reason>: <the server's message
 // without the object's name repeated>".
 ApiError api_error(std::string_view what, long status, std::string_view body);
@@ -107,26 +64,10 @@ struct Response {
   bool ok() const { return status >= 200 && status < 300; }
 };
 
-// Which objects of a kind a LIST asks for.
-struct ListQuery {
-  ObjectKey kind;              // in kind.ns, every namespace when empty
-  std::string label_selector;  // as kubectl -l takes it
-  // Only the object of this name when set (a GET; the context's namespace
-  // for a namespaced kind without one).
-  std::string name;
-};
-
 // What a write does beyond its defaults.
 struct WriteOptions {
   bool dry_run = false;  // dryRun=All: the server checks, and changes nothing
   std::string field_manager = "fluxopctl";
-};
-
-// One of several writes sent together: the object as the server has it
-// after, or what went wrong (an ApiError when the server refused).
-struct WriteResult {
-  nlohmann::json object;
-  std::exception_ptr error;
 };
 
 class KubeClient {
@@ -165,8 +106,8 @@ class KubeClient {
   // The object; nullopt when it does not exist.
   std::optional<nlohmann::json> get(const ObjectKey& key);
   // The objects of a kind: in `ns` (all namespaces when empty) for
-  // namespaced kinds; `label_selector` as kubectl -l takes it.
-  std::vector<nlohmann::json> list(const ObjectKey& kind, const std::string& label_selector = "");
+  // namespaced kinds, with every label of `selector`.
+  std::vector<nlohmann::json> list(const ObjectKey& kind, const Labels& selector = {});
   // Several lists, sent concurrently; each answer in the queries' order.
   std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries);
   nlohmann::json create(const nlohmann::json& object, const WriteOptions& options = {});

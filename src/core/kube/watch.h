@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/kube/client.h"
+#include "core/kube/cluster.h"
 
 namespace fluxop::kube {
 
@@ -31,7 +32,7 @@ struct WatchOptions {
   std::chrono::milliseconds max_backoff{30'000};
 };
 
-class ObjectWatch {
+class ObjectWatch final : public ObjectView {
  public:
   // `key` names the object (its kind and namespace, and name); `on_change`
   // is called from the watch's thread after the first list and every change;
@@ -39,14 +40,13 @@ class ObjectWatch {
   // retried).
   ObjectWatch(ClusterAccess access, ObjectKey key, std::function<void()> on_change,
               std::function<void(const std::string&)> on_error, WatchOptions options = {});
-  ~ObjectWatch();  // stops it within about a tenth of a second
+  ~ObjectWatch() override;  // stops it within about a tenth of a second
   ObjectWatch(const ObjectWatch&) = delete;
   ObjectWatch& operator=(const ObjectWatch&) = delete;
 
-  // The object as last seen; nullopt when it does not exist.
-  std::optional<nlohmann::json> object() const;
+  std::optional<nlohmann::json> object() const override;
   // Whether a list has succeeded: object() tells what is there.
-  bool synced() const;
+  bool synced() const override;
   // Lists and watch requests sent so far.
   int requests() const { return requests_; }
 

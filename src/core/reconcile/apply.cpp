@@ -72,7 +72,7 @@ void mark_failed(json& status, Failure failure, const std::string& message, std:
 // One reconciliation: the state the steps share.
 class Reconciliation {
  public:
-  Reconciliation(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+  Reconciliation(kube::Cluster& cluster, const instance::FluxInstance& flux,
                  const render::Rendered& rendered, const ApplyOptions& options)
       : cluster_(cluster),
         flux_(flux),
@@ -124,19 +124,19 @@ class Reconciliation {
   void write_status(const std::function<void(json&)>& edit);
   void fail(Failure failure, const std::string& message);
 
-  ssa::ClusterApi& cluster_;
+  kube::Cluster& cluster_;
   const instance::FluxInstance& flux_;
   const render::Rendered& rendered_;
   const ApplyOptions& options_;
   InstanceRun run_;
   ssa::Engine engine_;
   std::vector<json> objects_;
-  ObjectRef ref_;
+  kube::ObjectKey ref_;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point deadline_;
   json status_ = json::object();  // as last written
   std::int64_t generation_ = 0;
-  std::vector<ObjectRef> previous_inventory_;
+  std::vector<kube::ObjectKey> previous_inventory_;
   ApplyResult result_;
 };
 
@@ -144,7 +144,7 @@ class Reconciliation {
 // take over the cluster-wide objects (CRDs) and prune them from under the
 // first, custom resources and all.
 Reconciliation::Start Reconciliation::read_start() {
-  ObjectRef every_namespace = ref_;
+  kube::ObjectKey every_namespace = ref_;
   every_namespace.ns.clear();
   every_namespace.name.clear();
   json crd = fluxinstance_crd();
@@ -152,7 +152,7 @@ Reconciliation::Start Reconciliation::read_start() {
       {every_namespace, {}, ""},
       {{"", "v1", "Namespace", "", ""}, {}, ref_.ns},
       {{"coordination.k8s.io", "v1", "Lease", ref_.ns, ""}, {}, LeaseLock::name_for(ref_.name)},
-      {object_ref(crd), {}, crd["metadata"].value("name", "")},
+      {kube::object_key(crd), {}, crd["metadata"].value("name", "")},
   });
   auto one = [&found](std::size_t i) {
     return found[i].empty() ? std::nullopt : std::optional<json>(std::move(found[i].front()));
@@ -163,7 +163,7 @@ Reconciliation::Start Reconciliation::read_start() {
 void Reconciliation::refuse_another_instance(const std::vector<json>& instances) {
   bool found = false;
   for (const json& other : instances) {
-    ObjectRef key = object_ref(other);
+    kube::ObjectKey key = kube::object_key(other);
     if (key.ns == ref_.ns && key.name == ref_.name) {
       found = true;
       continue;
@@ -184,7 +184,7 @@ void Reconciliation::refuse_suspended(const std::vector<json>& instances) const 
   if (options_.force || options_.instance_from_cluster) return;
   bool suspended = reconcile_disabled(flux_.annotations);
   for (const json& live : instances) {
-    ObjectRef key = object_ref(live);
+    kube::ObjectKey key = kube::object_key(live);
     if (key.ns == ref_.ns && key.name == ref_.name)
       suspended = suspended || reconcile_disabled(live);
   }
@@ -196,7 +196,7 @@ void Reconciliation::refuse_suspended(const std::vector<json>& instances) const 
 }
 
 void Reconciliation::ensure_namespace(const std::optional<json>& live) {
-  ObjectRef ns{"", "v1", "Namespace", "", ref_.ns};
+  kube::ObjectKey ns{"", "v1", "Namespace", "", ref_.ns};
   if (live) {
     if (live->value("status", json::object()).value("phase", "") == "Terminating") {
       throw Error("namespace " + ref_.ns + " is being deleted: nothing can be installed in it");
@@ -204,7 +204,7 @@ void Reconciliation::ensure_namespace(const std::optional<json>& live) {
     return;
   }
   auto rendered = std::find_if(objects_.begin(), objects_.end(),
-                               [&](const json& object) { return object_ref(object) == ns; });
+                               [&](const json& object) { return kube::object_key(object) == ns; });
   json object =
       rendered != objects_.end()
           ? *rendered
@@ -287,7 +287,7 @@ void Reconciliation::refuse_dropped_versions(const std::vector<ssa::Live>& live)
     std::string name = crd["metadata"].value("name", "");
     std::string through =
         options_.intermediate_version ? options_.intermediate_version(name, needed) : "";
-    throw Error(display_name(object_ref(crd)) + ": objects are stored as " + join(dropped) +
+    throw Error(display_name(kube::object_key(crd)) + ": objects are stored as " + join(dropped) +
                 ", which Flux " + rendered_.version + " no longer serves: apply " +
                 (through.empty() ? "an earlier Flux version that serves " + join(needed)
                                  : "Flux " + through) +
@@ -358,7 +358,7 @@ ApplyResult Reconciliation::run() {
   bool instance_changed = false;
   if (options_.instance_from_cluster) {
     // Its users own it; only its status is written.
-    if (!live_instance) throw Error(display_name(object_ref(instance)) + ": not found");
+    if (!live_instance) throw Error(display_name(kube::object_key(instance)) + ": not found");
     read_instance(*live_instance);
     // As the operator's: deleting the instance is then its uninstall.
     if (!cluster_.dry_run()) ensure_finalizer(cluster_, *live_instance);
@@ -375,9 +375,9 @@ ApplyResult Reconciliation::run() {
   }
   bool force_migration = force_requested(flux_, status_);
 
-  std::vector<ObjectRef> current;
-  for (const json& object : objects_) current.push_back(object_ref(object));
-  std::vector<ObjectRef> stale = stale_objects(previous_inventory_, current);
+  std::vector<kube::ObjectKey> current;
+  for (const json& object : objects_) current.push_back(kube::object_key(object));
+  std::vector<kube::ObjectKey> stale = stale_objects(previous_inventory_, current);
   bool changes_ahead = instance_changed || !stale.empty();
   for (std::size_t i = 0; i < objects_.size() && !changes_ahead; ++i) {
     changes_ahead = !engine_.is_unchanged(objects_[i], live[i]);
@@ -385,7 +385,7 @@ ApplyResult Reconciliation::run() {
   // Until the apply succeeds, the inventory holds the old objects too: an
   // apply killed half-way leaves nothing untracked. With nothing to change,
   // the end's status is all there is to write.
-  std::vector<ObjectRef> tracking = current;
+  std::vector<kube::ObjectKey> tracking = current;
   tracking.insert(tracking.end(), stale.begin(), stale.end());
   if (changes_ahead && !instance_later)
     write_status([&](json& status) {
@@ -555,12 +555,12 @@ bool instance_in_place(const json& object, const json& live, std::string_view ma
   return ssa::takeover_patch(live, manager).is_null() && values_in(object, live);
 }
 
-ssa::Owner owner_labels(const ObjectRef& instance) {
+ssa::Owner owner_labels(const kube::ObjectKey& instance) {
   return {{"fluxcd.controlplane.io/name", instance.name},
           {"fluxcd.controlplane.io/namespace", instance.ns}};
 }
 
-ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options) {
   try {
     return Reconciliation(cluster, flux, rendered, options).run();
@@ -577,7 +577,7 @@ namespace {
 // A failure before anything was applied, recorded on `live`, the instance:
 // `flux` is what failed to render, none when the live instance did not
 // even load (its own annotations and spec are then the ones handled).
-void write_failure(ssa::ClusterApi& cluster, const json& live, const instance::FluxInstance* flux,
+void write_failure(kube::Cluster& cluster, const json& live, const instance::FluxInstance* flux,
                    Failure failure, const std::string& message,
                    const std::function<void(const InstanceEvent&)>& on_event) {
   json status = live.value("status", json::object());
@@ -594,12 +594,12 @@ void write_failure(ssa::ClusterApi& cluster, const json& live, const instance::F
     record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
                             std::chrono::nanoseconds(0)});
   }
-  cluster.apply_status(object_ref(live), status);
+  cluster.apply_status(kube::object_key(live), status);
 }
 
 }  // namespace
 
-void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux, Failure failure,
+void record_failure(kube::Cluster& cluster, const instance::FluxInstance& flux, Failure failure,
                     const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
@@ -611,7 +611,8 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
   }
 }
 
-void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std::string& message,
+void record_unreadable(kube::Cluster& cluster, const kube::ObjectKey& ref,
+                       const std::string& message,
                        const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
   try {
@@ -622,9 +623,9 @@ void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std
   }
 }
 
-void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flux) {
+void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux) {
   if (cluster.dry_run()) return;
-  ObjectRef ref = instance_ref(flux.ns, flux.name);
+  kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
   try {
     std::optional<json> live = cluster.get(ref);
     if (!live) return;

@@ -17,11 +17,11 @@
 
 #include "core/error.h"
 #include "core/instance/instance.h"
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
 #include "core/reconcile/status.h"
 #include "core/render/render.h"
 #include "core/ssa/change_set.h"
-#include "core/ssa/cluster_api.h"
 #include "core/ssa/engine.h"
 
 namespace fluxop::reconcile {
@@ -81,7 +81,7 @@ struct ApplyResult {
 // `rendered` is what build made of `flux`, with its revision. Throws
 // ReconcileError when anything fails; what was applied stays, the status says
 // why, and nothing is pruned.
-ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options);
 
 // A reconciliation that failed before anything could be applied (the
@@ -89,7 +89,7 @@ ApplyResult apply_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
 // instance when it exists (Ready=False with its reason, Stalled for
 // BuildFailed, the history), and as an event. Errors writing it are ignored:
 // the failure itself is what the caller reports.
-void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux, Failure failure,
+void record_failure(kube::Cluster& cluster, const instance::FluxInstance& flux, Failure failure,
                     const std::string& message,
                     const std::function<void(const InstanceEvent&)>& on_event);
 
@@ -97,14 +97,15 @@ void record_failure(ssa::ClusterApi& cluster, const instance::FluxInstance& flux
 // field its CRD lets through that fluxopctl refuses): BuildFailed, Stalled,
 // as the operator records a spec it cannot build; its own annotations'
 // requests handled, the history keyed by its spec's digest.
-void record_unreadable(ssa::ClusterApi& cluster, const ObjectRef& ref, const std::string& message,
+void record_unreadable(kube::Cluster& cluster, const kube::ObjectKey& ref,
+                       const std::string& message,
                        const std::function<void(const InstanceEvent&)>& on_event);
 
 // An instance whose reconciliation is disabled before it was ever
 // reconciled: its status says so (Ready=True, ReconciliationDisabled,
 // "Initialized with reconciliation suspended"), as the operator initializes
 // it; one reconciled before keeps its status. Errors are ignored.
-void record_disabled(ssa::ClusterApi& cluster, const instance::FluxInstance& flux);
+void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux);
 
 // How long an apply may take: `flag` (--timeout), else the reconcileTimeout
 // annotation, else 5m; an unparsable annotation is `warn`ed about, as the
@@ -114,12 +115,12 @@ std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
                                    const std::function<void(const std::string&)>& warn);
 
 // The FluxInstance object so named.
-inline ObjectRef instance_ref(std::string ns, std::string name) {
+inline kube::ObjectKey instance_ref(std::string ns, std::string name) {
   return {"fluxcd.controlplane.io", "v1", "FluxInstance", std::move(ns), std::move(name)};
 }
 
 // The labels of the objects the instance installed: only those are pruned.
-ssa::Owner owner_labels(const ObjectRef& instance);
+ssa::Owner owner_labels(const kube::ObjectKey& instance);
 
 // The rendered objects as JSON, in apply order.
 std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);

@@ -22,10 +22,10 @@ std::string as_yaml(const json& object) {
 
 }  // namespace
 
-InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered) {
   if (!cluster.dry_run()) throw Error("diff needs a dry-run cluster");
-  ObjectRef ref = instance_ref(flux.ns, flux.name);
+  kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
   ssa::Engine engine(cluster, {}, owner_labels(ref));
   InstanceDiff result;
   // The instance is compared too: what the apply makes of it is the file.
@@ -35,7 +35,7 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
   if (!live_instance || !instance_in_place(instance, *live_instance, cluster.field_manager())) {
     objects.push_back(std::move(instance));
   }
-  std::vector<ObjectRef> current;
+  std::vector<kube::ObjectKey> current;
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
     if (planned.key != ref) current.push_back(planned.key);
     if (planned.action == ssa::Action::Unchanged) continue;
@@ -56,7 +56,7 @@ InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstanc
   }
 
   if (live_instance) {
-    std::vector<ObjectRef> inventory =
+    std::vector<kube::ObjectKey> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));
     for (const ssa::PlannedPrune& prune :
          engine.plan_prune(stale_objects(inventory, current), owner_labels(ref))) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/instance/instance.h"
+#include "core/kube/cluster.h"
 #include "core/render/render.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -20,7 +20,7 @@ struct InstanceDiff {
 };
 
 // `cluster` must be in dry-run mode.
-InstanceDiff diff_instance(ssa::ClusterApi& cluster, const instance::FluxInstance& flux,
+InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered);
 
 }  // namespace fluxop::reconcile

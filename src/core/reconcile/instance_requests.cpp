@@ -52,9 +52,9 @@ const json* ready_condition(const json& live) {
 }
 
 // The components of the instance's inventory that are not rolled out.
-std::string components_not_ready(ssa::ClusterApi& cluster, const json& live) {
+std::string components_not_ready(kube::Cluster& cluster, const json& live) {
   std::string text;
-  for (const ObjectRef& ref :
+  for (const kube::ObjectKey& ref :
        read_inventory(live.value("status", json::object()).value("inventory", json::object()))) {
     if (ref.group != "apps" || ref.kind != "Deployment") continue;
     std::optional<json> deployment = cluster.get(ref);
@@ -85,7 +85,7 @@ std::string request_time(std::chrono::system_clock::time_point now) {
   return time + "Z";
 }
 
-void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::map<std::string, std::string>& annotations) {
   std::optional<json> live = cluster.get(ref);
   if (!live) throw Error(display_name(ref) + ": not found");
@@ -154,7 +154,7 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
   return {State::waiting, (reason.empty() ? "" : reason + ": ") + message};
 }
 
-std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
+std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
                        const std::function<std::string()>& interruption) {

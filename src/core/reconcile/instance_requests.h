@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -28,7 +28,7 @@ std::string request_time(std::chrono::system_clock::time_point now);
 
 // Sets the annotations on the live instance (the others stay); throws
 // fluxop::Error naming it when it does not exist.
-void annotate_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::map<std::string, std::string>& annotations);
 
 // The string annotations of an object.
@@ -57,7 +57,7 @@ Readiness instance_readiness(const nlohmann::json& live, const std::string& requ
 // failed (thrown), or `deadline` passes: then throws naming what is not
 // ready, the instance's Ready condition and its components not rolled out.
 // An `interruption` ends the wait early (thrown, its words the message).
-std::string wait_ready(ssa::ClusterApi& cluster, const ObjectRef& ref,
+std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
                        const std::function<std::string()>& interruption);

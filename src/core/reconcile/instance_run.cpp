@@ -4,7 +4,7 @@
 
 namespace fluxop::reconcile {
 
-InstanceRun::InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance,
+InstanceRun::InstanceRun(kube::Cluster& cluster, kube::ObjectKey instance,
                          std::function<std::string()> interruption,
                          std::function<void(const std::string&)> on_progress,
                          std::function<void(const ssa::Change&)> on_change)

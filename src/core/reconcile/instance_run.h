@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
 #include "core/reconcile/lease_lock.h"
 #include "core/ssa/change_set.h"
-#include "core/ssa/cluster_api.h"
 #include "core/ssa/engine.h"
 
 namespace fluxop::reconcile {
 
 class InstanceRun {
  public:
-  InstanceRun(ssa::ClusterApi& cluster, ObjectRef instance,
+  InstanceRun(kube::Cluster& cluster, kube::ObjectKey instance,
               std::function<std::string()> interruption,
               std::function<void(const std::string&)> on_progress,
               std::function<void(const ssa::Change&)> on_change);
@@ -47,8 +47,8 @@ class InstanceRun {
   LeaseLock* held_lock() { return lock_ ? &*lock_ : nullptr; }
 
  private:
-  ssa::ClusterApi& cluster_;
-  ObjectRef instance_;
+  kube::Cluster& cluster_;
+  kube::ObjectKey instance_;
   std::function<std::string()> interruption_;
   std::function<void(const std::string&)> on_progress_;
   std::function<void(const ssa::Change&)> on_change_;

@@ -6,19 +6,19 @@ namespace fluxop::reconcile {
 
 using nlohmann::json;
 
-std::string inventory_id(const ObjectRef& ref) {
+std::string inventory_id(const kube::ObjectKey& ref) {
   return ref.ns + "_" + ref.name + "_" + ref.group + "_" + ref.kind;
 }
 
-json inventory_json(const std::vector<ObjectRef>& refs) {
+json inventory_json(const std::vector<kube::ObjectKey>& refs) {
   json entries = json::array();
-  for (const ObjectRef& ref : refs)
+  for (const kube::ObjectKey& ref : refs)
     entries.push_back({{"id", inventory_id(ref)}, {"v", ref.version}});
   return {{"entries", entries}};
 }
 
-std::vector<ObjectRef> read_inventory(const json& inventory) {
-  std::vector<ObjectRef> refs;
+std::vector<kube::ObjectKey> read_inventory(const json& inventory) {
+  std::vector<kube::ObjectKey> refs;
   if (!inventory.is_object() || !inventory.contains("entries") || !inventory["entries"].is_array())
     return refs;
   for (const json& entry : inventory["entries"]) {
@@ -38,12 +38,12 @@ std::vector<ObjectRef> read_inventory(const json& inventory) {
   return refs;
 }
 
-std::vector<ObjectRef> stale_objects(const std::vector<ObjectRef>& previous,
-                                     const std::vector<ObjectRef>& current) {
+std::vector<kube::ObjectKey> stale_objects(const std::vector<kube::ObjectKey>& previous,
+                                           const std::vector<kube::ObjectKey>& current) {
   std::set<std::string> kept;
-  for (const ObjectRef& ref : current) kept.insert(inventory_id(ref));
-  std::vector<ObjectRef> stale;
-  for (const ObjectRef& ref : previous) {
+  for (const kube::ObjectKey& ref : current) kept.insert(inventory_id(ref));
+  std::vector<kube::ObjectKey> stale;
+  for (const kube::ObjectKey& ref : previous) {
     if (!kept.contains(inventory_id(ref))) stale.push_back(ref);
   }
   return stale;

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -22,7 +22,7 @@ class LeaseLock {
 
   // `progress` hears of a wait for another holder and of a lease left
   // unreleased.
-  LeaseLock(ssa::ClusterApi& cluster, std::string ns, std::string name,
+  LeaseLock(kube::Cluster& cluster, std::string ns, std::string name,
             std::function<void(const std::string&)> progress);
   ~LeaseLock();  // releases it if held
   LeaseLock(const LeaseLock&) = delete;
@@ -42,17 +42,18 @@ class LeaseLock {
 
  private:
   bool try_take(const std::optional<nlohmann::json>& live);
-  // The lease written as ours at resource_version_; false when it moved.
+  // The lease written as ours over `written_`, held or released; false
+  // when it moved.
   bool write_ours(bool holding);
-  nlohmann::json lease_object(const std::string& resource_version) const;
 
-  ssa::ClusterApi& cluster_;
-  ObjectRef ref_;
+  kube::Cluster& cluster_;
+  kube::ObjectKey ref_;
   std::function<void(const std::string&)> progress_;
   std::string identity_;
   bool held_ = false;
-  std::string resource_version_;  // of the lease as last written: a write at
-                                  // another one means someone else took it
+  // The lease as last written (or read, before taking it): a write at
+  // another resourceVersion means someone else took it.
+  std::optional<nlohmann::json> written_;
   std::chrono::steady_clock::time_point renewed_;
 };
 

@@ -18,9 +18,9 @@ namespace {
 // Writes every object of the CRD's kind back unchanged, in the storage
 // version: the API server stores what it is given in that version. An
 // object changed meanwhile was stored in it already.
-int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string& version) {
-  ObjectRef kind{crd["spec"].value("group", ""), version, crd["spec"]["names"].value("kind", ""),
-                 "", ""};
+int rewrite_objects(kube::Cluster& cluster, const json& crd, const std::string& version) {
+  kube::ObjectKey kind{crd["spec"].value("group", ""), version,
+                       crd["spec"]["names"].value("kind", ""), "", ""};
   int rewritten = 0;
   for (const json& object : cluster.list(kind, {})) {
     if (cluster.replace(object)) ++rewritten;
@@ -30,7 +30,7 @@ int rewrite_objects(ssa::ClusterApi& cluster, const json& crd, const std::string
 
 }  // namespace
 
-void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& live, bool force,
+void migrate_resources(kube::Cluster& cluster, const std::vector<json>& live, bool force,
                        const std::function<void(const std::string&)>& progress) {
   for (const json& crd : live) {
     if (crd.value("kind", "") != "CustomResourceDefinition") continue;
@@ -39,8 +39,8 @@ void migrate_resources(ssa::ClusterApi& cluster, const std::vector<json>& live, 
     json stored = crd.value("status", json::object()).value("storedVersions", json::array());
     if (!force && stored.size() <= 1 && (stored.empty() || stored[0] == version)) continue;
     int rewritten = rewrite_objects(cluster, crd, version);
-    cluster.merge_patch_status(object_ref(crd), {{"storedVersions", {version}}});
-    progress(display_name(object_ref(crd)) + ": migrated " + std::to_string(rewritten) +
+    cluster.merge_patch_status(kube::object_key(crd), {{"storedVersions", {version}}});
+    progress(display_name(kube::object_key(crd)) + ": migrated " + std::to_string(rewritten) +
              " objects to " + version + " (stored versions were " + stored.dump() + ")");
   }
 }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -22,7 +22,7 @@ std::string storage_version(const nlohmann::json& crd);
 // whose storedVersions holds more than its storage version, or of every CRD
 // when `force` (a forceAt request); reports each migrated CRD with the
 // number of objects rewritten.
-void migrate_resources(ssa::ClusterApi& cluster, const std::vector<nlohmann::json>& live,
-                       bool force, const std::function<void(const std::string&)>& progress);
+void migrate_resources(kube::Cluster& cluster, const std::vector<nlohmann::json>& live, bool force,
+                       const std::function<void(const std::string&)>& progress);
 
 }  // namespace fluxop::reconcile

@@ -16,7 +16,7 @@ bool is_oci(std::string_view url) { return url.starts_with("oci://"); }
 }  // namespace
 
 RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
-                                         std::function<ssa::ClusterApi&()> cluster) {
+                                         std::function<kube::Cluster&()> cluster) {
   if (flux.distribution.artifact_pull_secret.empty()) return {};
   RegistryCredentials from_secret;
   return [cluster = std::move(cluster), ns = flux.ns, name = flux.distribution.artifact_pull_secret,
@@ -93,12 +93,12 @@ std::string artifact_digest(ArtifactPort& artifacts, const instance::FluxInstanc
   return pulled ? pulled->digest : "";
 }
 
-Reconciliation reconcile_instance(ssa::ClusterApi& cluster, ArtifactPort& artifacts,
+Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifacts,
                                   instance::FluxInstance flux, const RenderRequest& request,
                                   ApplyOptions apply,
                                   const std::function<void(const RenderedInstance&)>& rendered) {
   RegistryCredentials credentials =
-      artifact_credentials(flux, [&cluster]() -> ssa::ClusterApi& { return cluster; });
+      artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
   Reconciliation run{render_instance(artifacts, std::move(flux), request, credentials), {}};
   if (rendered) rendered(run.instance);
   const RenderedInstance& instance = run.instance;
@@ -116,7 +116,7 @@ Reconciliation reconcile_instance(ssa::ClusterApi& cluster, ArtifactPort& artifa
   return run;
 }
 
-Plan plan_instance(const std::function<ssa::ClusterApi&()>& cluster, ArtifactPort& artifacts,
+Plan plan_instance(const std::function<kube::Cluster&()>& cluster, ArtifactPort& artifacts,
                    instance::FluxInstance flux, const RenderRequest& request,
                    const std::function<void(const RenderedInstance&)>& rendered) {
   RegistryCredentials credentials = artifact_credentials(flux, cluster);

@@ -13,11 +13,11 @@
 #include "core/distribution/distribution.h"
 #include "core/distribution/locate.h"
 #include "core/instance/instance.h"
+#include "core/kube/cluster.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/artifacts.h"
 #include "core/reconcile/instance_diff.h"
 #include "core/render/render.h"
-#include "core/ssa/cluster_api.h"
 #include "core/yaml/parse_cache.h"
 
 namespace fluxop::reconcile {
@@ -49,7 +49,7 @@ struct RenderedInstance {
 // on first use (`cluster` is called then); empty when it names none, for the
 // Docker config's.
 RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
-                                         std::function<ssa::ClusterApi&()> cluster);
+                                         std::function<kube::Cluster&()> cluster);
 
 // Locates the instance's distribution (pulling it through `artifacts`) and
 // renders it. Throws ReconcileError: ArtifactFailed when the artifact could
@@ -71,7 +71,7 @@ struct Reconciliation {
 
 // Renders the instance with its pull secret and applies it (apply_instance);
 // `rendered` hears of the render before anything is written.
-Reconciliation reconcile_instance(ssa::ClusterApi& cluster, ArtifactPort& artifacts,
+Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifacts,
                                   instance::FluxInstance flux, const RenderRequest& request,
                                   ApplyOptions apply,
                                   const std::function<void(const RenderedInstance&)>& rendered);
@@ -84,7 +84,7 @@ struct Plan {
 // What reconcile_instance would change, from a server dry run; the cluster
 // is connected (`cluster` called) once the instance has rendered, or before
 // when its pull secret is to be read.
-Plan plan_instance(const std::function<ssa::ClusterApi&()>& cluster, ArtifactPort& artifacts,
+Plan plan_instance(const std::function<kube::Cluster&()>& cluster, ArtifactPort& artifacts,
                    instance::FluxInstance flux, const RenderRequest& request,
                    const std::function<void(const RenderedInstance&)>& rendered);
 

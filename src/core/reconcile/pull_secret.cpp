@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-oci::DockerConfig read_secret(ssa::ClusterApi& cluster, const std::string& ns,
+oci::DockerConfig read_secret(kube::Cluster& cluster, const std::string& ns,
                               const std::string& name) {
   kube::ObjectKey key{"", "v1", "Secret", ns, name};
   std::string what = kube::display_name(key) + " (.spec.distribution.artifactPullSecret)";
@@ -30,7 +30,7 @@ oci::DockerConfig read_secret(ssa::ClusterApi& cluster, const std::string& ns,
 
 }  // namespace
 
-std::function<oci::Credential(std::string_view)> secret_credentials(ssa::ClusterApi& cluster,
+std::function<oci::Credential(std::string_view)> secret_credentials(kube::Cluster& cluster,
                                                                     const std::string& ns,
                                                                     const std::string& name) {
   auto config = std::make_shared<std::optional<oci::DockerConfig>>();

@@ -31,13 +31,13 @@ json finalizers_of(const json& object) {
   return finalizers.is_array() ? finalizers : json::array();
 }
 
-bool is_crd(const ObjectRef& key) {
+bool is_crd(const kube::ObjectKey& key) {
   return key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition";
 }
 
 class Uninstall {
  public:
-  Uninstall(ssa::ClusterApi& cluster, const ObjectRef& ref, const UninstallOptions& options)
+  Uninstall(kube::Cluster& cluster, const kube::ObjectKey& ref, const UninstallOptions& options)
       : cluster_(cluster),
         ref_(ref),
         options_(options),
@@ -56,18 +56,18 @@ class Uninstall {
   // next step runs.
   void step(const std::string& what, const std::function<void()>& action);
   // Deletes the objects (those the prune rules allow) and waits for them.
-  void remove(const std::vector<ObjectRef>& keys, const std::string& what, bool wait);
+  void remove(const std::vector<kube::ObjectKey>& keys, const std::string& what, bool wait);
   void remove_flux_finalizers();
   // Removes `finalizers` of the object (all when nullopt), retried when
   // they changed meanwhile; false when the object is gone.
-  bool remove_finalizers(const ObjectRef& key, json live,
+  bool remove_finalizers(const kube::ObjectKey& key, json live,
                          const std::optional<std::string>& finalizer);
   void remove_instance(const json& live);
   // Ready=False, kUninstalling, for the instance's generation.
   void mark_uninstalling(const json& live);
 
-  ssa::ClusterApi& cluster_;
-  const ObjectRef& ref_;
+  kube::Cluster& cluster_;
+  const kube::ObjectKey& ref_;
   const UninstallOptions& options_;
   InstanceRun run_;
   ssa::Engine engine_;
@@ -85,8 +85,9 @@ void Uninstall::step(const std::string& what, const std::function<void()>& actio
   }
 }
 
-void Uninstall::remove(const std::vector<ObjectRef>& keys, const std::string& what, bool wait) {
-  std::vector<ObjectRef> deleted;
+void Uninstall::remove(const std::vector<kube::ObjectKey>& keys, const std::string& what,
+                       bool wait) {
+  std::vector<kube::ObjectKey> deleted;
   for (const Change& change :
        engine_.prune(keys, owner_labels(ref_), [this](const Change& c) { report(c); })) {
     if (change.action == Action::Deleted) deleted.push_back(change.ref);
@@ -95,7 +96,7 @@ void Uninstall::remove(const std::vector<ObjectRef>& keys, const std::string& wh
     engine_.wait_deleted(deleted, what, deadline_);
 }
 
-bool Uninstall::remove_finalizers(const ObjectRef& key, json live,
+bool Uninstall::remove_finalizers(const kube::ObjectKey& key, json live,
                                   const std::optional<std::string>& finalizer) {
   for (int attempt = 1;; ++attempt) {
     json finalizers = finalizers_of(live);
@@ -123,16 +124,16 @@ bool Uninstall::remove_finalizers(const ObjectRef& key, json live,
 }
 
 void Uninstall::remove_flux_finalizers() {
-  std::vector<ObjectRef> kinds = cluster_.served_kinds(is_flux_group);
-  std::vector<ssa::ClusterApi::ListQuery> queries;
-  for (const ObjectRef& kind : kinds) queries.push_back({kind, {}, ""});
+  std::vector<kube::ObjectKey> kinds = cluster_.served_kinds(is_flux_group);
+  std::vector<kube::ListQuery> queries;
+  for (const kube::ObjectKey& kind : kinds) queries.push_back({kind, {}, ""});
   before_request();
   std::vector<std::vector<json>> lists = cluster_.list_all(queries);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     int removed = 0;
     for (json& object : lists[i]) {
       if (finalizers_of(object).empty()) continue;
-      ObjectRef key = kinds[i];
+      kube::ObjectKey key = kinds[i];
       key.ns = object["metadata"].value("namespace", "");
       key.name = object["metadata"].value("name", "");
       if (remove_finalizers(key, std::move(object), std::nullopt)) ++removed;
@@ -190,17 +191,18 @@ UninstallResult Uninstall::run() {
     }
   }
   if (!cluster_.dry_run()) {
-    ObjectRef lease{"coordination.k8s.io", "v1", "Lease", ref_.ns, LeaseLock::name_for(ref_.name)};
+    kube::ObjectKey lease{"coordination.k8s.io", "v1", "Lease", ref_.ns,
+                          LeaseLock::name_for(ref_.name)};
     run_.lock(options_.lock_timeout, cluster_.get(lease));
     // Behind the finalizer, the deletionTimestamp says it already.
     if (!options_.behind_finalizer) mark_uninstalling(*live);
   }
 
-  std::vector<ObjectRef> inventory =
+  std::vector<kube::ObjectKey> inventory =
       read_inventory(live->value("status", json::object()).value("inventory", json::object()));
-  std::vector<ObjectRef> controllers, rest;
+  std::vector<kube::ObjectKey> controllers, rest;
   std::size_t kept = 0;
-  for (const ObjectRef& key : inventory) {
+  for (const kube::ObjectKey& key : inventory) {
     if (key.group == "apps" && key.kind == "Deployment")
       controllers.push_back(key);
     else if (options_.keep_crds && (is_crd(key) || is_flux_group(key.group)))
@@ -235,12 +237,12 @@ bool is_flux_group(std::string_view group) {
   return group.ends_with(".toolkit.fluxcd.io") || group.ends_with(".extensions.fluxcd.io");
 }
 
-UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options) {
   return Uninstall(cluster, ref, options).run();
 }
 
-void ensure_finalizer(ssa::ClusterApi& cluster, const json& live) {
+void ensure_finalizer(kube::Cluster& cluster, const json& live) {
   json finalizers = finalizers_of(live);
   for (const json& finalizer : finalizers) {
     if (finalizer == kInstanceFinalizer) return;
@@ -252,7 +254,7 @@ void ensure_finalizer(ssa::ClusterApi& cluster, const json& live) {
                    : json::array({{{"op", "add"},
                                    {"path", "/metadata/finalizers"},
                                    {"value", {std::string(kInstanceFinalizer)}}}});
-  cluster.json_patch(object_ref(live), patch);
+  cluster.json_patch(kube::object_key(live), patch);
 }
 
 }  // namespace fluxop::reconcile

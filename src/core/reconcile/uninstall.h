@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
 #include "core/ssa/change_set.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::reconcile {
 
@@ -60,7 +60,7 @@ struct UninstallResult {
 // the object that blocks (unless behind_finalizer); nothing is then lost: the
 // instance and its inventory stay for the next attempt, its Ready condition
 // False with kUninstalling.
-UninstallResult uninstall_instance(ssa::ClusterApi& cluster, const ObjectRef& ref,
+UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options);
 
 // Whether an API group is one of Flux's: *.toolkit.fluxcd.io, and
@@ -69,6 +69,6 @@ bool is_flux_group(std::string_view group);
 
 // Adds the finalizer to the live instance when it lacks it, as the operator
 // does before its first reconcile, so that deleting the instance uninstalls.
-void ensure_finalizer(ssa::ClusterApi& cluster, const nlohmann::json& live);
+void ensure_finalizer(kube::Cluster& cluster, const nlohmann::json& live);
 
 }  // namespace fluxop::reconcile

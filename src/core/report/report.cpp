@@ -111,7 +111,7 @@ Distribution distribution(const std::optional<json>& gitrepositories_crd,
 // A Flux kind the reporter lists: from a Flux CRD, in its newest stored
 // version, or one of the operator's.
 struct ReportedKind {
-  ssa::ObjectKey key;
+  kube::ObjectKey key;
   bool operator_kind = false;
 };
 
@@ -382,10 +382,10 @@ std::string format_size(std::int64_t bytes) {
   return text;
 }
 
-Report compute(ssa::ClusterApi& cluster, const std::string& ns, const std::string& manager) {
+Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager) {
   Report report;
-  ssa::ObjectKey crd_kind{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""};
-  ssa::Labels flux_objects{{kPartOf, kInstance}};
+  kube::ObjectKey crd_kind{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""};
+  kube::Labels flux_objects{{kPartOf, kInstance}};
   std::vector<std::vector<json>> found = cluster.list_all({
       {crd_kind, {}, "gitrepositories.source.toolkit.fluxcd.io"},
       {crd_kind, flux_objects, ""},
@@ -402,8 +402,9 @@ Report compute(ssa::ClusterApi& cluster, const std::string& ns, const std::strin
   }
   report.spec.distribution =
       distribution(found[0].empty() ? std::nullopt : std::optional(found[0].front()), entitlement);
-  report.spec.cluster = Cluster{cluster.server_version(), cluster.server_platform(),
-                                static_cast<int>(found[3].size())};
+  kube::ServerVersion server = cluster.server_version();
+  report.spec.cluster =
+      Cluster{server.git_version, server.platform, static_cast<int>(found[3].size())};
 
   std::optional<std::vector<ReportedKind>> kinds = flux_kinds(found[1], report.errors);
   if (!kinds) return report;
@@ -413,13 +414,13 @@ Report compute(ssa::ClusterApi& cluster, const std::string& ns, const std::strin
                    [](const Component& a, const Component& b) { return a.name < b.name; });
 
   // The operator's kinds that are served (no operator, no ResourceSets).
-  for (const ssa::ObjectKey& served :
+  for (const kube::ObjectKey& served :
        cluster.served_kinds([](std::string_view group) { return group == kOperatorGroup; })) {
     if (std::find(std::begin(kOperatorKinds), std::end(kOperatorKinds), served.kind) !=
         std::end(kOperatorKinds))
       kinds->push_back({served, true});
   }
-  std::vector<ssa::ClusterApi::ListQuery> queries;
+  std::vector<kube::ListQuery> queries;
   for (const ReportedKind& kind : *kinds) queries.push_back({kind.key, {}, ""});
   std::vector<std::vector<json>> lists = cluster.list_all(queries);
   for (std::size_t i = 0; i < kinds->size(); ++i) {

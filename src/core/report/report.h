@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ssa/cluster_api.h"
+#include "core/kube/cluster.h"
 
 namespace fluxop::report {
 
@@ -86,7 +86,7 @@ struct Report {
 // The report of the Flux installation in `ns`; `manager` names the
 // entitlement secret (<manager>-entitlement), as the operator's name does.
 // Errors talking to the cluster throw.
-Report compute(ssa::ClusterApi& cluster, const std::string& ns, const std::string& manager);
+Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager);
 
 // The spec as upstream serializes it (empty optional fields left out).
 nlohmann::json spec_json(const ReportSpec& spec);

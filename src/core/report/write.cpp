@@ -30,13 +30,13 @@ json fluxreport_crd() {
   return yaml::to_sorted_json(documents.at(0));
 }
 
-std::vector<ssa::Change> write(ssa::ClusterApi& cluster, const ReportSpec& spec,
+std::vector<ssa::Change> write(kube::Cluster& cluster, const ReportSpec& spec,
                                const std::string& ns, const WriteTiming& timing) {
   std::vector<ssa::Change> changes;
   auto record = [&changes](const ssa::Change& change) { changes.push_back(change); };
   ssa::Engine engine(cluster);
   json crd = fluxreport_crd();
-  ssa::ObjectKey crd_key = kube::object_key(crd);
+  kube::ObjectKey crd_key = kube::object_key(crd);
   if (!cluster.get(crd_key)) {
     engine.apply({crd}, {std::nullopt}, record);
     engine.wait({crd}, "the FluxReport CRD", timing.deadline);
@@ -44,7 +44,7 @@ std::vector<ssa::Change> write(ssa::ClusterApi& cluster, const ReportSpec& spec,
   }
 
   json report = report_object(spec, ns);
-  ssa::ObjectKey key = kube::object_key(report);
+  kube::ObjectKey key = kube::object_key(report);
   std::optional<json> live = cluster.get(key);
   if (live && reconcile_disabled(*live)) {
     changes.push_back({key, ssa::Action::Skipped});

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/report/report.h"
 #include "core/ssa/change_set.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::report {
 
@@ -30,7 +30,7 @@ struct WriteTiming {
 // the operator pauses it. The changes are returned (the CRD's, then the
 // report's spec's); the status is written every time, as each of the
 // operator's reports does.
-std::vector<ssa::Change> write(ssa::ClusterApi& cluster, const ReportSpec& spec,
+std::vector<ssa::Change> write(kube::Cluster& cluster, const ReportSpec& spec,
                                const std::string& ns, const WriteTiming& timing);
 
 }  // namespace fluxop::report

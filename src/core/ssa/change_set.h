@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kube/client.h"
+#include "core/kube/object.h"
 
 namespace fluxop::ssa {
 

@@ -59,7 +59,7 @@ bool is_first_stage(const json& object) {
   return kind == "CustomResourceDefinition" || kind == "Namespace";
 }
 
-Engine::Engine(ClusterApi& cluster, EngineHooks hooks, Labels selector)
+Engine::Engine(kube::Cluster& cluster, EngineHooks hooks, Labels selector)
     : cluster_(cluster), hooks_(std::move(hooks)), selector_(std::move(selector)) {}
 
 void Engine::before_request() const {
@@ -91,7 +91,7 @@ std::vector<Live> Engine::read_live(const std::vector<json>& objects) {
   // One list per kind, selected by the labels all its objects carry; one
   // by name for a kind of one object, or an object the first did not show
   // (there, perhaps, without the labels).
-  std::vector<ClusterApi::ListQuery> queries;
+  std::vector<kube::ListQuery> queries;
   std::vector<std::vector<std::size_t>> asked;
   auto ask_by_name = [&](std::size_t i) {
     ObjectKey key = kube::object_key(objects[i]);
@@ -124,7 +124,7 @@ std::vector<Live> Engine::read_live(const std::vector<json>& objects) {
   while (!queries.empty()) {
     before_request();
     std::vector<std::vector<json>> lists = cluster_.list_all(queries);
-    std::vector<ClusterApi::ListQuery> listed = std::move(queries);
+    std::vector<kube::ListQuery> listed = std::move(queries);
     std::vector<std::vector<std::size_t>> listed_for = std::move(asked);
     queries.clear();
     asked.clear();
@@ -386,7 +386,7 @@ void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string&
   std::chrono::milliseconds poll = kFirstPoll;
   while (!pending.empty()) {
     before_request();
-    std::vector<ClusterApi::ListQuery> queries;
+    std::vector<kube::ListQuery> queries;
     for (const ObjectKey& key : pending) {
       queries.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
     }

@@ -19,10 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/ssa/change_set.h"
-#include "core/ssa/cluster_api.h"
 
 namespace fluxop::ssa {
+
+using kube::Labels;
+using kube::ObjectKey;
+using kube::WriteResult;
 
 // What applying one object would do.
 struct PlannedChange {
@@ -68,7 +72,7 @@ class Engine {
   // `selector`: labels the objects carry once applied (an owner's), by
   // which their live state is listed; without, the labels all objects of a
   // kind carry.
-  explicit Engine(ClusterApi& cluster, EngineHooks hooks = {}, Labels selector = {});
+  explicit Engine(kube::Cluster& cluster, EngineHooks hooks = {}, Labels selector = {});
 
   // The objects as they are live (nullopt where they do not exist): one
   // LIST per kind and namespace, selected by the labels, and a GET for one
@@ -117,7 +121,7 @@ class Engine {
   Applied recreate(const nlohmann::json& object);
   bool take_over(const ObjectKey& key, nlohmann::json live);
 
-  ClusterApi& cluster_;
+  kube::Cluster& cluster_;
   EngineHooks hooks_;
   Labels selector_;
   std::map<std::string, bool> namespaces_;  // seen to exist or not, for dry runs

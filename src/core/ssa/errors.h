@@ -2,7 +2,7 @@
 // the server answered: its reason and the causes it details.
 #pragma once
 
-#include "core/kube/client.h"
+#include "core/kube/object.h"
 
 namespace fluxop::ssa {
 

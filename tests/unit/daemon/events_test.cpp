@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 
 using fluxop::daemon::EventRecorder;
 using fluxop::daemon::InvolvedObject;
@@ -231,7 +231,7 @@ struct RefusingCluster : FakeCluster {
     if (refuse_create) throw fluxop::kube::ApiError("events is forbidden", 403, "Forbidden");
     return FakeCluster::create(object);
   }
-  json json_patch(const fluxop::ssa::ObjectKey&, const json&) override {
+  json json_patch(const fluxop::kube::ObjectKey&, const json&) override {
     throw std::runtime_error("connection refused");
   }
 };

@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "../instance/support.h"
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/reconcile/instance_diff.h"
@@ -769,7 +769,7 @@ TEST_CASE("policy: an instance in the cluster that does not load: BuildFailed on
   Run run;
   std::vector<InstanceEvent> events;
   auto on_event = [&](const InstanceEvent& event) { events.push_back(event); };
-  ObjectRef ref = instance_ref("flux-system", "flux");
+  kube::ObjectKey ref = instance_ref("flux-system", "flux");
   record_unreadable(run.cluster, ref, "build failed: .spec.components[0]: foo", on_event);
   CHECK(events.empty());  // no instance: nothing to say it on
 

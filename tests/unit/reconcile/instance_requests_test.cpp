@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 #include "core/error.h"
 
 namespace fluxop::reconcile {
@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 using State = Readiness::State;
 
-const ObjectRef kRef{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system", "flux"};
+const kube::ObjectKey kRef{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system", "flux"};
 
 json instance(std::string ready, std::string reason = "ReconciliationSucceeded",
               std::int64_t observed = 2) {

@@ -17,7 +17,8 @@ TEST_CASE("inventory: ids and versions as the Flux Operator records them") {
   json account = {{"apiVersion", "v1"},
                   {"kind", "ServiceAccount"},
                   {"metadata", {{"name", "source-controller"}, {"namespace", "flux-system"}}}};
-  std::vector<ObjectRef> refs = {object_ref(deployment), object_ref(crd), object_ref(account)};
+  std::vector<kube::ObjectKey> refs = {kube::object_key(deployment), kube::object_key(crd),
+                                       kube::object_key(account)};
   CHECK(inventory_id(refs[0]) == "flux-system_source-controller_apps_Deployment");
   CHECK(inventory_id(refs[1]) ==
         "_gitrepositories.source.toolkit.fluxcd.io_apiextensions.k8s.io_CustomResourceDefinition");
@@ -40,22 +41,22 @@ TEST_CASE("inventory: malformed entries are skipped") {
                       {{"id", "ns__apps_Deployment"}, {"v", "v1"}},
                       {{"v", "v1"}},
                       "not an object"}}};
-  std::vector<ObjectRef> refs = read_inventory(inventory);
+  std::vector<kube::ObjectKey> refs = read_inventory(inventory);
   REQUIRE(refs.size() == 1);
-  CHECK(refs[0] == ObjectRef{"apps", "v1", "Deployment", "ns", "name"});
+  CHECK(refs[0] == kube::ObjectKey{"apps", "v1", "Deployment", "ns", "name"});
   CHECK(read_inventory(json()).empty());
   CHECK(read_inventory(json{{"entries", "x"}}).empty());
 }
 
 TEST_CASE("inventory: stale objects are compared by id, not version") {
-  std::vector<ObjectRef> previous = {
+  std::vector<kube::ObjectKey> previous = {
       {"apps", "v1", "Deployment", "flux-system", "helm-controller"},
       {"source.toolkit.fluxcd.io", "v1beta2", "GitRepository", "flux-system", "flux-system"},
       {"", "v1", "Namespace", "", "flux-system"}};
-  std::vector<ObjectRef> current = {
+  std::vector<kube::ObjectKey> current = {
       {"source.toolkit.fluxcd.io", "v1", "GitRepository", "flux-system", "flux-system"},
       {"", "v1", "Namespace", "", "flux-system"}};
-  std::vector<ObjectRef> stale = stale_objects(previous, current);
+  std::vector<kube::ObjectKey> stale = stale_objects(previous, current);
   REQUIRE(stale.size() == 1);
   CHECK(stale[0].name == "helm-controller");
 }

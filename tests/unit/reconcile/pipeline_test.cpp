@@ -8,7 +8,7 @@
 #include <map>
 
 #include "../instance/support.h"
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 #include "core/base64.h"
 #include "core/reconcile/status.h"
 
@@ -182,7 +182,7 @@ TEST_CASE(
   FakeArtifacts artifacts;
   artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
   int connected = 0;
-  auto connect = [&]() -> ssa::ClusterApi& {
+  auto connect = [&]() -> kube::Cluster& {
     ++connected;
     return cluster;
   };

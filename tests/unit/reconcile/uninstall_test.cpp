@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 #include "core/error.h"
 #include "core/reconcile/inventory.h"
 
@@ -16,7 +16,8 @@ namespace {
 using nlohmann::json;
 using testing::FakeCluster;
 
-const ObjectRef kInstance{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system", "flux"};
+const kube::ObjectKey kInstance{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system",
+                                "flux"};
 const json kOwner = {{"fluxcd.controlplane.io/name", "flux"},
                      {"fluxcd.controlplane.io/namespace", "flux-system"}};
 
@@ -48,10 +49,10 @@ struct Installed {
         object("v1", "ServiceAccount", "flux-system", "kustomize-controller"),
         object("apps/v1", "Deployment", "flux-system", "kustomize-controller"),
         object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", "flux-system")};
-    std::vector<ObjectRef> refs;
+    std::vector<kube::ObjectKey> refs;
     for (const json& one : inventory) {
       cluster.put(one);
-      refs.push_back(object_ref(one));
+      refs.push_back(kube::object_key(one));
     }
     json instance = object("fluxcd.controlplane.io/v1", "FluxInstance", "flux-system", "flux",
                            /*owned=*/false);

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../ssa/fake_cluster.h"
+#include "../kube/fake_cluster.h"
 #include "core/base64.h"
 #include "core/report/write.h"
 

@@ -2,9 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include "../kube/fake_cluster.h"
 #include "core/error.h"
 #include "core/ssa/errors.h"
-#include "fake_cluster.h"
 
 namespace fluxop::ssa {
 namespace {

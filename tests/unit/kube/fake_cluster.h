@@ -1,12 +1,17 @@
-// A cluster in memory for unit tests of the engine and the policies on top:
-// objects by key, server-side apply reduced to "the applied object plus the
-// server's fields", every request recorded in order, and answers scripted
-// where a test needs the server to refuse.
+// A cluster in memory for unit tests of the engine, the policies on top, the
+// daemon's watch and leader election: objects by key, server-side apply
+// reduced to "the applied object plus the server's fields", every request
+// recorded in order, and answers scripted where a test needs the server to
+// refuse. Watches hear of every write at once; another thread's connection
+// (for_thread) takes `mutex()` around each request, which a test that reads or
+// writes the objects meanwhile takes too.
 #pragma once
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -14,13 +19,13 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/ssa/cluster_api.h"
+#include "core/kube/cluster.h"
 
 namespace fluxop::testing {
 
 using nlohmann::json;
 
-class FakeCluster : public ssa::ClusterApi {
+class FakeCluster : public kube::Cluster {
  public:
   explicit FakeCluster(bool dry_run = false) : dry_run_(dry_run) {
     for (const char* kind :
@@ -44,35 +49,36 @@ class FakeCluster : public ssa::ClusterApi {
   std::function<void(const json&)> on_apply;  // after each apply, with the object applied
   std::set<std::string> stuck;  // by key(): deleted, they stay, terminating (a finalizer)
 
-  static std::string key(const ssa::ObjectKey& k) { return kube::display_name(k); }
+  static std::string key(const kube::ObjectKey& k) { return kube::display_name(k); }
 
   void put(json object) {
     stamp(object, 1);
-    std::string name = key(kube::object_key(object));
-    objects[name] = std::move(object);
+    kube::ObjectKey k = kube::object_key(object);
+    objects[key(k)] = std::move(object);
+    changed(k);
   }
 
-  std::optional<json> get(const ssa::ObjectKey& k) override {
+  std::optional<json> get(const kube::ObjectKey& k) override {
     log("GET", k);
     if (!has_kind(k)) return std::nullopt;
     auto found = objects.find(key(k));
     if (found == objects.end()) return std::nullopt;
     return found->second;
   }
-  std::vector<std::vector<json>> list_all(const std::vector<ListQuery>& queries) override {
+  std::vector<std::vector<json>> list_all(const std::vector<kube::ListQuery>& queries) override {
     std::vector<std::vector<json>> lists;
-    for (const ListQuery& query : queries) {
-      ssa::ObjectKey named = query.kind;
+    for (const kube::ListQuery& query : queries) {
+      kube::ObjectKey named = query.kind;
       named.name = query.name;
       log("LIST", named);
       std::vector<json>& out = lists.emplace_back();
       if (!has_kind(query.kind)) continue;
       for (const auto& [name, object] : objects) {
-        ssa::ObjectKey k = kube::object_key(object);
+        kube::ObjectKey k = kube::object_key(object);
         if (k.group != query.kind.group || k.kind != query.kind.kind) continue;
         if (!query.kind.ns.empty() && k.ns != query.kind.ns) continue;
         if (!query.name.empty() && k.name != query.name) continue;
-        ssa::Labels labels = object["metadata"].value("labels", ssa::Labels{});
+        kube::Labels labels = object["metadata"].value("labels", kube::Labels{});
         if (std::all_of(query.selector.begin(), query.selector.end(), [&](const auto& label) {
               auto found = labels.find(label.first);
               return found != labels.end() && found->second == label.second;
@@ -83,34 +89,23 @@ class FakeCluster : public ssa::ClusterApi {
     }
     return lists;
   }
-  std::vector<ssa::WriteResult> apply_all(const std::vector<json>& batch, bool dry_run) override {
-    std::vector<ssa::WriteResult> results(batch.size());
+  std::vector<kube::WriteResult> apply_all(const std::vector<json>& batch, bool dry_run) override {
+    std::vector<kube::WriteResult> results(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
       try {
-        results[i].object = dry_run ? apply_dry_run(batch[i]) : apply(batch[i]);
+        results[i].object = dry_run || dry_run_ ? dry_run_one(batch[i]) : apply_one(batch[i]);
       } catch (const Error&) {
         results[i].error = std::current_exception();
       }
     }
     return results;
   }
-  json apply(const json& object) override {
-    if (dry_run_) return apply_dry_run(object);
-    log("APPLY", kube::object_key(object));
-    json merged = merge(object);
-    objects[key(kube::object_key(object))] = merged;
-    if (on_apply) on_apply(merged);
-    return merged;
-  }
-  json apply_dry_run(const json& object) override {
-    log("DRY-RUN", kube::object_key(object));
-    return merge(object);
-  }
-  json apply_status(const ssa::ObjectKey& k, const json& status) override {
+  json apply_status(const kube::ObjectKey& k, const json& status) override {
     log("STATUS", k);
     if (dry_run_) return json();
     json& object = objects.at(key(k));
     object["status"] = status;
+    changed(k);
     return object;
   }
   std::optional<json> create(const json& object) override {
@@ -121,25 +116,29 @@ class FakeCluster : public ssa::ClusterApi {
     json created = object;
     stamp(created, 1);
     objects[name] = created;
+    changed(kube::object_key(object));
     return created;
   }
   std::optional<json> replace(const json& object) override {
     log("REPLACE", kube::object_key(object));
     std::string name = key(kube::object_key(object));
     auto found = objects.find(name);
+    if (found != objects.end() && before_replace) before_replace(found->second);
     if (found == objects.end() || version(found->second) != version(object)) return std::nullopt;
     json replaced = object;
     stamp(replaced, version(object) + 1);
     if (!dry_run_) found->second = replaced;
+    changed(kube::object_key(object));
     return replaced;
   }
-  json merge_patch_status(const ssa::ObjectKey& k, const json& status) override {
+  json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
     log("PATCH-STATUS", k);
     json& object = objects.at(key(k));
     if (!dry_run_) object["status"].merge_patch(status);
+    changed(k);
     return object;
   }
-  json json_patch(const ssa::ObjectKey& k, const json& patch) override {
+  json json_patch(const kube::ObjectKey& k, const json& patch) override {
     log("PATCH", k);
     auto found = objects.find(key(k));
     if (found == objects.end()) throw kube::ApiError(key(k) + " not found", 404, "NotFound");
@@ -149,6 +148,7 @@ class FakeCluster : public ssa::ClusterApi {
     if (dry_run_) return patched;
     stamp(patched, version(object) + 1);
     object = patched;
+    changed(k);
     if (lost_patch_responses > 0) {
       // The answer lost, the request sent again: the server sees it twice.
       --lost_patch_responses;
@@ -156,21 +156,27 @@ class FakeCluster : public ssa::ClusterApi {
     }
     return patched;
   }
+  // Before each replace, with the object it replaces: another writer
+  // moving it in between.
+  std::function<void(json&)> before_replace;
   // Before each JSON patch, with the object it applies to: another writer
   // moving it in between (a status write).
   std::function<void(json&)> before_patch;
   // How many JSON patches go through but lose their answer (sent again).
   int lost_patch_responses = 0;
-  bool remove(const ssa::ObjectKey& k) override {
+  bool remove(const kube::ObjectKey& k) override {
     log("DELETE", k);
     if (dry_run_) return objects.contains(key(k));
     if (auto held = objects.find(key(k)); held != objects.end() && stuck.contains(key(k))) {
       held->second["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+      changed(k);
       return true;
     }
-    return objects.erase(key(k)) > 0;
+    bool removed = objects.erase(key(k)) > 0;
+    changed(k);
+    return removed;
   }
-  bool has_kind(const ssa::ObjectKey& k) override {
+  bool has_kind(const kube::ObjectKey& k) override {
     return served.contains(k.group + "/" + k.version + "/" + k.kind);
   }
   void refresh_kinds() override {
@@ -180,23 +186,91 @@ class FakeCluster : public ssa::ClusterApi {
   }
   // Every kind of `served` in an accepted group (the fake serves one
   // version of each).
-  std::vector<ssa::ObjectKey> served_kinds(
+  std::vector<kube::ObjectKey> served_kinds(
       const std::function<bool(std::string_view group)>& in_group) override {
-    std::vector<ssa::ObjectKey> kinds;
+    std::vector<kube::ObjectKey> kinds;
     for (const std::string& served_kind : served) {
       std::size_t version_at = served_kind.find('/');
       std::size_t kind_at = served_kind.find('/', version_at + 1);
-      ssa::ObjectKey kind{served_kind.substr(0, version_at),
-                          served_kind.substr(version_at + 1, kind_at - version_at - 1),
-                          served_kind.substr(kind_at + 1), "", ""};
+      kube::ObjectKey kind{served_kind.substr(0, version_at),
+                           served_kind.substr(version_at + 1, kind_at - version_at - 1),
+                           served_kind.substr(kind_at + 1), "", ""};
       if (in_group(kind.group)) kinds.push_back(kind);
     }
     return kinds;
   }
   std::string kubernetes_version = "v1.31.0";  // the server's
-  std::string server_version() override { return kubernetes_version; }
-  std::string platform = "linux/amd64";  // the server's
-  std::string server_platform() override { return platform; }
+  std::string platform = "linux/amd64";        // the server's
+  kube::ServerVersion server_version() override { return {kubernetes_version, platform}; }
+
+  // The object as last written, from the thread that wrote it.
+  class Watch : public kube::ObjectView {
+   public:
+    Watch(FakeCluster& cluster, kube::ObjectKey key, std::function<void()> on_change,
+          std::function<void(const std::string&)> on_error)
+        : cluster_(cluster),
+          key_(std::move(key)),
+          on_change_(std::move(on_change)),
+          on_error_(std::move(on_error)) {
+      std::lock_guard lock(cluster_.mutex());
+      cluster_.watches_.push_back(this);
+    }
+    ~Watch() override {
+      std::lock_guard lock(cluster_.mutex());
+      std::erase(cluster_.watches_, this);
+    }
+    std::optional<json> object() const override {
+      std::lock_guard lock(cluster_.mutex());
+      auto found = cluster_.objects.find(key(key_));
+      if (found == cluster_.objects.end()) return std::nullopt;
+      return found->second;
+    }
+    bool synced() const override {
+      std::lock_guard lock(cluster_.mutex());
+      return synced_;
+    }
+
+   private:
+    friend class FakeCluster;
+    FakeCluster& cluster_;
+    kube::ObjectKey key_;
+    std::function<void()> on_change_;
+    std::function<void(const std::string&)> on_error_;
+    bool synced_ = false;
+  };
+  // Whether a new watch lists its object at once; when false, it stays
+  // unsynced until sync_watches().
+  bool watches_list = true;
+  std::unique_ptr<kube::ObjectView> watch(
+      const kube::ObjectKey& k, std::function<void()> on_change,
+      std::function<void(const std::string&)> on_error) override {
+    log("WATCH", k);
+    auto watch = std::make_unique<Watch>(*this, k, std::move(on_change), std::move(on_error));
+    if (watches_list) notify(*watch);
+    return watch;
+  }
+  // Every watch lists its object.
+  void sync_watches() {
+    std::lock_guard lock(mutex());
+    for (Watch* watch : watches_) notify(*watch);
+  }
+  // Every watch fails so (and would retry).
+  void fail_watches(const std::string& message) {
+    std::lock_guard lock(mutex());
+    for (Watch* watch : watches_) {
+      if (watch->on_error_) watch->on_error_(message);
+    }
+  }
+
+  // Taken around each request of another thread's connection. (Held by
+  // pointer, so that a test can return a fake it filled.)
+  std::recursive_mutex& mutex() { return *mutex_; }
+  // While set, each request of another thread's connection fails so (an
+  // API server that is down).
+  std::optional<kube::ApiError> outage;
+  std::unique_ptr<kube::Cluster> for_thread(std::chrono::milliseconds) override {
+    return std::make_unique<Locked>(*this);
+  }
   bool dry_run() const override { return dry_run_; }
   const std::string& field_manager() const override { return manager_; }
   int requests() const override { return static_cast<int>(requests_log.size()); }
@@ -211,6 +285,18 @@ class FakeCluster : public ssa::ClusterApi {
   }
 
  private:
+  json apply_one(const json& object) {
+    log("APPLY", kube::object_key(object));
+    json merged = merge(object);
+    objects[key(kube::object_key(object))] = merged;
+    changed(kube::object_key(object));
+    if (on_apply) on_apply(merged);
+    return merged;
+  }
+  json dry_run_one(const json& object) {
+    log("DRY-RUN", kube::object_key(object));
+    return merge(object);
+  }
   // A failed `test` refused as the API server refuses it.
   static json patched_by(const json& object, const json& patch) {
     try {
@@ -250,8 +336,87 @@ class FakeCluster : public ssa::ClusterApi {
     }
     object["metadata"]["resourceVersion"] = std::to_string(resource_version);
   }
-  void log(const char* verb, const ssa::ObjectKey& k) {
+  // This cluster, each request taken under its mutex, for another thread.
+  class Locked : public kube::Cluster {
+    template <typename Request>
+    auto locked(Request request) {
+      std::lock_guard lock(cluster_.mutex());
+      if (cluster_.outage) throw *cluster_.outage;
+      return request();
+    }
+
+   public:
+    explicit Locked(FakeCluster& cluster) : cluster_(cluster) {}
+    std::optional<json> get(const kube::ObjectKey& k) override {
+      return locked([&] { return cluster_.get(k); });
+    }
+    std::vector<std::vector<json>> list_all(const std::vector<kube::ListQuery>& queries) override {
+      return locked([&] { return cluster_.list_all(queries); });
+    }
+    std::vector<kube::WriteResult> apply_all(const std::vector<json>& batch,
+                                             bool dry_run) override {
+      return locked([&] { return cluster_.apply_all(batch, dry_run); });
+    }
+    json apply_status(const kube::ObjectKey& k, const json& status) override {
+      return locked([&] { return cluster_.apply_status(k, status); });
+    }
+    std::optional<json> create(const json& object) override {
+      return locked([&] { return cluster_.create(object); });
+    }
+    std::optional<json> replace(const json& object) override {
+      return locked([&] { return cluster_.replace(object); });
+    }
+    json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
+      return locked([&] { return cluster_.merge_patch_status(k, status); });
+    }
+    json json_patch(const kube::ObjectKey& k, const json& patch) override {
+      return locked([&] { return cluster_.json_patch(k, patch); });
+    }
+    bool remove(const kube::ObjectKey& k) override {
+      return locked([&] { return cluster_.remove(k); });
+    }
+    bool has_kind(const kube::ObjectKey& k) override {
+      return locked([&] { return cluster_.has_kind(k); });
+    }
+    void refresh_kinds() override {
+      locked([&] { return cluster_.refresh_kinds(); });
+    }
+    std::vector<kube::ObjectKey> served_kinds(
+        const std::function<bool(std::string_view group)>& in_group) override {
+      return locked([&] { return cluster_.served_kinds(in_group); });
+    }
+    kube::ServerVersion server_version() override {
+      return locked([&] { return cluster_.server_version(); });
+    }
+    std::unique_ptr<kube::ObjectView> watch(
+        const kube::ObjectKey& k, std::function<void()> on_change,
+        std::function<void(const std::string&)> on_error) override {
+      return cluster_.watch(k, std::move(on_change), std::move(on_error));
+    }
+    std::unique_ptr<kube::Cluster> for_thread(std::chrono::milliseconds timeout) override {
+      return cluster_.for_thread(timeout);
+    }
+    bool dry_run() const override { return cluster_.dry_run(); }
+    const std::string& field_manager() const override { return cluster_.field_manager(); }
+    int requests() const override { return cluster_.requests(); }
+
+   private:
+    FakeCluster& cluster_;
+  };
+
+  void log(const char* verb, const kube::ObjectKey& k) {
     requests_log.push_back(std::string(verb) + " " + key(k));
+  }
+  // Tells the watches of the object that it changed.
+  void changed(const kube::ObjectKey& k) {
+    if (dry_run_) return;
+    for (Watch* watch : watches_) {
+      if (watch->key_ == k) notify(*watch);
+    }
+  }
+  void notify(Watch& watch) {
+    watch.synced_ = true;
+    if (watch.on_change_) watch.on_change_();
   }
   // The applied object as the server would have it: unchanged (same
   // version and managers) when its content is what is there already and
@@ -288,6 +453,8 @@ class FakeCluster : public ssa::ClusterApi {
 
   bool dry_run_;
   std::string manager_ = "flux-operator";
+  std::vector<Watch*> watches_;
+  std::unique_ptr<std::recursive_mutex> mutex_ = std::make_unique<std::recursive_mutex>();
 };
 
 }  // namespace fluxop::testing

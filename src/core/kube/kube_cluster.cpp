@@ -1,16 +1,24 @@
-#include "core/ssa/kube_cluster.h"
+#include "core/kube/kube_cluster.h"
 
 #include "core/error.h"
 #include "core/kube/kubeconfig.h"
+#include "core/kube/watch.h"
 
-namespace fluxop::ssa {
+namespace fluxop::kube {
 
 using nlohmann::json;
 
-KubeCluster::KubeCluster(kube::KubeClient& client, std::string field_manager, bool dry_run)
+KubeCluster::KubeCluster(KubeClient& client, std::string field_manager, bool dry_run)
     : client_(client), field_manager_(std::move(field_manager)), dry_run_(dry_run) {}
 
-kube::WriteOptions KubeCluster::writes() const { return {dry_run_, field_manager_}; }
+KubeCluster::KubeCluster(std::unique_ptr<KubeClient> client, std::string field_manager,
+                         bool dry_run)
+    : owned_(std::move(client)),
+      client_(*owned_),
+      field_manager_(std::move(field_manager)),
+      dry_run_(dry_run) {}
+
+WriteOptions KubeCluster::writes() const { return {dry_run_, field_manager_}; }
 
 std::optional<json> KubeCluster::get(const ObjectKey& ref) {
   if (!has_kind(ref)) return std::nullopt;
@@ -18,14 +26,9 @@ std::optional<json> KubeCluster::get(const ObjectKey& ref) {
 }
 
 std::vector<std::vector<json>> KubeCluster::list_all(const std::vector<ListQuery>& queries) {
-  std::vector<kube::ListQuery> served;
+  std::vector<ListQuery> served;
   for (const ListQuery& query : queries) {
-    if (!has_kind(query.kind)) continue;
-    std::string labels;
-    for (const auto& [key, value] : query.selector) {
-      labels += (labels.empty() ? "" : ",") + key + "=" + value;
-    }
-    served.push_back({query.kind, labels, query.name});
+    if (has_kind(query.kind)) served.push_back(query);
   }
   std::vector<std::vector<json>> answers = client_.list_all(served);
   std::vector<std::vector<json>> lists(queries.size());
@@ -35,14 +38,8 @@ std::vector<std::vector<json>> KubeCluster::list_all(const std::vector<ListQuery
   return lists;
 }
 
-json KubeCluster::apply(const json& object) { return client_.apply(object, writes()); }
-
 std::vector<WriteResult> KubeCluster::apply_all(const std::vector<json>& objects, bool dry_run) {
   return client_.apply_all(objects, {dry_run || dry_run_, field_manager_});
-}
-
-json KubeCluster::apply_dry_run(const json& object) {
-  return client_.apply(object, {true, field_manager_});
 }
 
 json KubeCluster::apply_status(const ObjectKey& ref, const json& status) {
@@ -56,7 +53,7 @@ json KubeCluster::apply_status(const ObjectKey& ref, const json& status) {
 std::optional<json> KubeCluster::create(const json& object) {
   try {
     return client_.create(object, writes());
-  } catch (const kube::ApiError& e) {
+  } catch (const ApiError& e) {
     if (e.reason() == "AlreadyExists") return std::nullopt;
     throw;
   }
@@ -65,7 +62,7 @@ std::optional<json> KubeCluster::create(const json& object) {
 std::optional<json> KubeCluster::replace(const json& object) {
   try {
     return client_.update(object, writes());
-  } catch (const kube::ApiError& e) {
+  } catch (const ApiError& e) {
     if (e.reason() == "Conflict") return std::nullopt;
     throw;
   }
@@ -92,7 +89,7 @@ void KubeCluster::refresh_kinds() { client_.mapper().refresh(); }
 std::vector<ObjectKey> KubeCluster::served_kinds(
     const std::function<bool(std::string_view group)>& in_group) {
   std::vector<ObjectKey> kinds;
-  for (const kube::ResourceMapping& mapping : client_.mapper().preferred_kinds(in_group)) {
+  for (const ResourceMapping& mapping : client_.mapper().preferred_kinds(in_group)) {
     kinds.push_back({mapping.group, mapping.version, mapping.kind, "", ""});
   }
   return kinds;
@@ -100,42 +97,58 @@ std::vector<ObjectKey> KubeCluster::served_kinds(
 
 namespace {
 
-// A string field of the API server's /version answer.
-std::string version_field(kube::KubeClient& client, const char* field) {
-  kube::Response response = client.request("GET", "/version");
-  if (!response.ok()) throw kube::api_error("GET /version", response.status, response.body);
-  json version = json::parse(response.body, nullptr, false);
-  if (!version.is_object() || !version.contains(field) || !version[field].is_string())
-    throw Error(std::string("GET /version: no ") + field + " in the answer");
-  return version[field].get<std::string>();
-}
-
-}  // namespace
-
-std::string KubeCluster::server_version() { return version_field(client_, "gitVersion"); }
-
-std::string KubeCluster::server_platform() { return version_field(client_, "platform"); }
-
-int KubeCluster::requests() const { return client_.requests_sent(); }
-
-kube::ClusterAccess cluster_access(const ClusterSettings& settings) {
-  kube::ClusterAccess access = kube::load_cluster_access({settings.kubeconfig, settings.context});
+// The kubeconfig's access as the settings select it.
+ClusterAccess cluster_access(const ClusterSettings& settings) {
+  ClusterAccess access = load_cluster_access({settings.kubeconfig, settings.context});
   if (settings.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
   return access;
 }
 
+}  // namespace
+
+ServerVersion KubeCluster::server_version() {
+  Response response = client_.request("GET", "/version");
+  if (!response.ok()) throw api_error("GET /version", response.status, response.body);
+  json version = json::parse(response.body, nullptr, false);
+  ServerVersion server;
+  for (auto [field, value] :
+       {std::pair{"gitVersion", &server.git_version}, std::pair{"platform", &server.platform}}) {
+    if (!version.is_object() || !version.contains(field) || !version[field].is_string())
+      throw Error(std::string("GET /version: no ") + field + " in the answer");
+    *value = version[field].get<std::string>();
+  }
+  return server;
+}
+
+std::unique_ptr<ObjectView> KubeCluster::watch(const ObjectKey& key,
+                                               std::function<void()> on_change,
+                                               std::function<void(const std::string&)> on_error) {
+  return std::make_unique<ObjectWatch>(client_.access(), key, std::move(on_change),
+                                       std::move(on_error));
+}
+
+std::unique_ptr<Cluster> KubeCluster::for_thread(std::chrono::milliseconds request_timeout) {
+  ClientOptions options;
+  options.attempts = 1;
+  options.request_timeout = request_timeout;
+  return std::make_unique<KubeCluster>(std::make_unique<KubeClient>(client_.access(), options),
+                                       field_manager_, dry_run_);
+}
+
+int KubeCluster::requests() const { return client_.requests_sent(); }
+
 Connection connect(const ClusterSettings& settings, bool dry_run,
                    std::optional<std::chrono::steady_clock::time_point> retry_until,
                    std::function<bool()> cancelled) {
-  kube::ClientOptions options;
+  ClientOptions options;
   options.request_timeout = settings.request_timeout;
   options.retry_until = retry_until;
   options.cancelled = std::move(cancelled);
   Connection connected;
-  connected.client = std::make_unique<kube::KubeClient>(cluster_access(settings), options);
+  connected.client = std::make_unique<KubeClient>(cluster_access(settings), options);
   connected.cluster =
       std::make_unique<KubeCluster>(*connected.client, settings.field_manager, dry_run);
   return connected;
 }
 
-}  // namespace fluxop::ssa
+}  // namespace fluxop::kube

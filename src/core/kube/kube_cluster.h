@@ -10,20 +10,20 @@
 #include <vector>
 
 #include "core/kube/client.h"
-#include "core/ssa/cluster_api.h"
+#include "core/kube/cluster.h"
 
-namespace fluxop::ssa {
+namespace fluxop::kube {
 
-class KubeCluster : public ClusterApi {
+class KubeCluster : public Cluster {
  public:
-  KubeCluster(kube::KubeClient& client, std::string field_manager, bool dry_run);
+  KubeCluster(KubeClient& client, std::string field_manager, bool dry_run);
+  // One that owns its client.
+  KubeCluster(std::unique_ptr<KubeClient> client, std::string field_manager, bool dry_run);
 
   std::optional<nlohmann::json> get(const ObjectKey& key) override;
   std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries) override;
-  nlohmann::json apply(const nlohmann::json& object) override;
   std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
                                      bool dry_run) override;
-  nlohmann::json apply_dry_run(const nlohmann::json& object) override;
   nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
   std::optional<nlohmann::json> create(const nlohmann::json& object) override;
   std::optional<nlohmann::json> replace(const nlohmann::json& object) override;
@@ -34,17 +34,20 @@ class KubeCluster : public ClusterApi {
   void refresh_kinds() override;
   std::vector<ObjectKey> served_kinds(
       const std::function<bool(std::string_view group)>& in_group) override;
-  std::string server_version() override;
-  std::string server_platform() override;
+  ServerVersion server_version() override;
+  std::unique_ptr<ObjectView> watch(const ObjectKey& key, std::function<void()> on_change,
+                                    std::function<void(const std::string&)> on_error) override;
+  std::unique_ptr<Cluster> for_thread(std::chrono::milliseconds request_timeout) override;
 
   bool dry_run() const override { return dry_run_; }
   const std::string& field_manager() const override { return field_manager_; }
   int requests() const override;
 
  private:
-  kube::WriteOptions writes() const;
+  WriteOptions writes() const;
 
-  kube::KubeClient& client_;
+  std::unique_ptr<KubeClient> owned_;
+  KubeClient& client_;
   std::string field_manager_;
   bool dry_run_;
 };
@@ -60,18 +63,15 @@ struct ClusterSettings {
 };
 
 struct Connection {
-  std::unique_ptr<kube::KubeClient> client;
+  std::unique_ptr<KubeClient> client;
   std::unique_ptr<KubeCluster> cluster;
 };
 
 // `retry_until`: until when an outage of a server that has answered is
-// retried (kube::ClientOptions::retry_until); `cancelled` ends a request
-// early (kube::ClientOptions::cancelled).
+// retried (ClientOptions::retry_until); `cancelled` ends a request
+// early (ClientOptions::cancelled).
 Connection connect(const ClusterSettings& settings, bool dry_run,
                    std::optional<std::chrono::steady_clock::time_point> retry_until = {},
                    std::function<bool()> cancelled = {});
 
-// The kubeconfig's access as the settings select it.
-kube::ClusterAccess cluster_access(const ClusterSettings& settings);
-
-}  // namespace fluxop::ssa
+}  // namespace fluxop::kube

@@ -1,0 +1,79 @@
+// How the cluster's objects are named and asked for, whatever talks to the
+// API server (the HTTP client, or a fake in unit tests): an object's key, a
+// list's query, a write's result and the error the server answered.
+#pragma once
+
+#include <exception>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace fluxop::kube {
+
+// One object: its kind, and namespace (empty for cluster-scoped objects, or
+// for the context's namespace) and name.
+struct ObjectKey {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+  std::string ns;
+  std::string name;
+
+  friend bool operator==(const ObjectKey&, const ObjectKey&) = default;
+};
+
+// The key of an object (apiVersion, kind, metadata.namespace and .name).
+ObjectKey object_key(const nlohmann::json& object);
+
+// "Deployment/flux-system/source-controller", "Namespace/flux-system".
+std::string display_name(const ObjectKey& key);
+
+using Labels = std::map<std::string, std::string>;
+
+// Which objects of a kind (group, version, kind of `kind`) a list asks for:
+// those in kind.ns (every namespace when empty) that carry every label of
+// `selector`, and only the one so named when `name` is set (a GET; the
+// context's namespace for a namespaced kind without one).
+struct ListQuery {
+  ObjectKey kind;
+  Labels selector;
+  std::string name;
+};
+
+// One of several writes sent together: the object as the server has it
+// after, or what went wrong (an ApiError when the server refused).
+struct WriteResult {
+  nlohmann::json object;
+  std::exception_ptr error;
+};
+
+// One of the causes a Status object details (.details.causes[]).
+struct StatusCause {
+  std::string type;  // "FieldValueInvalid", "NamespaceTerminating", ...
+  std::string message;
+  std::string field;
+};
+
+// An error the API server answered: a fluxop::Error whose message names the
+// object, with the HTTP status and the Status object's reason
+// ("NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ...) and
+// causes.
+class ApiError : public Error {
+ public:
+  ApiError(const std::string& message, long status, std::string reason,
+           std::vector<StatusCause> causes = {})
+      : Error(message), status_(status), reason_(std::move(reason)), causes_(std::move(causes)) {}
+  long status() const { return status_; }
+  const std::string& reason() const { return reason_; }
+  const std::vector<StatusCause>& causes() const { return causes_; }
+
+ private:
+  long status_;
+  std::string reason_;
+  std::vector<StatusCause> causes_;
+};
+
+}  // namespace fluxop::kube
