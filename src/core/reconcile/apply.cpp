@@ -5,7 +5,6 @@
 #include <iterator>
 #include <set>
 
-#include "core/digest.h"
 #include "core/distribution/version.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -16,12 +15,9 @@
 #include "core/reconcile/migrate.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
-#include "core/share.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
-#include "core/ssa/takeover.h"
 #include "core/yaml/json.h"
-#include "core/yaml/parse.h"
 
 namespace fluxop::reconcile {
 
@@ -46,27 +42,6 @@ std::string annotation(const instance::StringMap& annotations, std::string_view 
 bool force_requested(const instance::FluxInstance& flux, const json& status) {
   std::string force = annotation(flux.annotations, kForceAtAnnotation);
   return !force.empty() && force != status.value("lastHandledForceAt", "");
-}
-
-// The requests of the annotations, handled by this reconciliation whatever
-// its outcome (as the operator records them): `reconcile --with-source`-style
-// tools wait for lastHandledReconcileAt to equal what they asked.
-void mark_handled(json& status, const instance::StringMap& annotations) {
-  std::string requested = annotation(annotations, kRequestedAtAnnotation);
-  if (!requested.empty()) status["lastHandledReconcileAt"] = requested;
-  std::string force = annotation(annotations, kForceAtAnnotation);
-  if (!force.empty()) status["lastHandledForceAt"] = force;
-}
-
-// Ready=False with the failure's reason, and Stalled for a build failure,
-// which does not go away by retrying: only a new spec helps.
-void mark_failed(json& status, Failure failure, const std::string& message, std::int64_t generation,
-                 const std::string& now) {
-  std::string why(reason(failure));
-  set_condition(status, {"Ready", "False", why, message}, generation, now);
-  remove_condition(status, "Reconciling");
-  if (failure == Failure::build)
-    set_condition(status, {"Stalled", "True", why, message}, generation, now);
 }
 
 // One reconciliation: the state the steps share.
@@ -468,20 +443,6 @@ ApplyResult Reconciliation::run() {
 
 }  // namespace
 
-std::vector<json> rendered_json(const render::Rendered& rendered) {
-  std::vector<json> objects;
-  objects.reserve(rendered.objects.size());
-  for (const yaml::Node& object : rendered.objects) objects.push_back(yaml::to_sorted_json(object));
-  return objects;
-}
-
-json fluxinstance_crd() {
-  std::vector<yaml::Node> documents =
-      yaml::parse_documents(std::string(share_manifest("fluxinstance-crd.yaml")),
-                            "share/manifests/fluxinstance-crd.yaml");
-  return yaml::to_sorted_json(documents.at(0));
-}
-
 std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
                                    std::optional<std::chrono::seconds> flag,
                                    const std::function<void(const std::string&)>& warn) {
@@ -499,67 +460,6 @@ std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
   return kDefaultTimeout;
 }
 
-json instance_object(const instance::FluxInstance& flux) {
-  json document = yaml::to_sorted_json(flux.source);
-  json object = {{"apiVersion", document.value("apiVersion", "")},
-                 {"kind", document.value("kind", "")},
-                 {"metadata", {{"name", flux.name}, {"namespace", flux.ns}}},
-                 {"spec", document.value("spec", json::object())}};
-  for (const char* field : {"labels", "annotations"}) {
-    if (document["metadata"].contains(field)) {
-      object["metadata"][field] = document["metadata"][field];
-    }
-  }
-  return object;
-}
-
-namespace {
-
-// Every value of `ours` is in `live` (maps compared key by key, anything
-// else whole).
-bool values_in(const json& ours, const json& live) {
-  if (!ours.is_object()) return ours == live;
-  if (!live.is_object()) return false;
-  for (const auto& [key, value] : ours.items()) {
-    auto there = live.find(key);
-    if (there == live.end() || !values_in(value, *there)) return false;
-  }
-  return true;
-}
-
-// Every field a fieldsV1 tree names is one `object` sets (list items are
-// not followed: a spec's lists are atomic).
-bool owned_within(const json& fields, const json& object) {
-  for (const auto& [name, node] : fields.items()) {
-    if (name == ".") continue;
-    if (!name.starts_with("f:") || !object.is_object()) return false;
-    auto value = object.find(name.substr(2));
-    if (value == object.end()) return false;
-    if (node.is_object() && !node.empty() && !owned_within(node, *value)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-bool instance_in_place(const json& object, const json& live, std::string_view manager) {
-  // What the manager owns already and does not apply now, its apply would
-  // remove: a change.
-  for (const json& entry :
-       live.value("metadata", json::object()).value("managedFields", json::array())) {
-    if (entry.value("manager", "") == manager && entry.value("operation", "") == "Apply" &&
-        entry.value("subresource", "").empty() &&
-        !owned_within(entry.value("fieldsV1", json::object()), object))
-      return false;
-  }
-  return ssa::takeover_patch(live, manager).is_null() && values_in(object, live);
-}
-
-ssa::Owner owner_labels(const kube::ObjectKey& instance) {
-  return {{"fluxcd.controlplane.io/name", instance.name},
-          {"fluxcd.controlplane.io/namespace", instance.ns}};
-}
-
 ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options) {
   try {
@@ -569,81 +469,6 @@ ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance&
   } catch (const Error& e) {
     // Before the objects: the cluster could not be read, the lock not had.
     throw ReconcileError(Failure::reconciliation, e.what());
-  }
-}
-
-namespace {
-
-// A failure before anything was applied, recorded on `live`, the instance:
-// `flux` is what failed to render, none when the live instance did not
-// even load (its own annotations and spec are then the ones handled).
-void write_failure(kube::Cluster& cluster, const json& live, const instance::FluxInstance* flux,
-                   Failure failure, const std::string& message,
-                   const std::function<void(const InstanceEvent&)>& on_event) {
-  json status = live.value("status", json::object());
-  std::int64_t generation =
-      live.value("metadata", json::object()).value("generation", std::int64_t{0});
-  if (on_event) on_event({true, std::string(reason(failure)), message, ""});
-  std::string now = now_rfc3339();
-  mark_failed(status, failure, message, generation, now);
-  mark_handled(status, flux ? flux->annotations : annotations_of(live));
-  // As the operator: a build failure is remembered by the spec's digest,
-  // there being no revision.
-  if (failure == Failure::build) {
-    json spec = flux ? instance_object(*flux)["spec"] : live.value("spec", json::object());
-    record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
-                            std::chrono::nanoseconds(0)});
-  }
-  cluster.apply_status(kube::object_key(live), status);
-}
-
-}  // namespace
-
-void record_failure(kube::Cluster& cluster, const instance::FluxInstance& flux, Failure failure,
-                    const std::string& message,
-                    const std::function<void(const InstanceEvent&)>& on_event) {
-  if (cluster.dry_run()) return;
-  try {
-    std::optional<json> live = cluster.get(instance_ref(flux.ns, flux.name));
-    if (live) write_failure(cluster, *live, &flux, failure, message, on_event);
-  } catch (const Error&) {
-    // The cluster may be what failed; the caller reports the failure itself.
-  }
-}
-
-void record_unreadable(kube::Cluster& cluster, const kube::ObjectKey& ref,
-                       const std::string& message,
-                       const std::function<void(const InstanceEvent&)>& on_event) {
-  if (cluster.dry_run()) return;
-  try {
-    std::optional<json> live = cluster.get(ref);
-    if (live) write_failure(cluster, *live, nullptr, Failure::build, message, on_event);
-  } catch (const Error&) {
-    // As for a failure to render: the caller says it.
-  }
-}
-
-void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux) {
-  if (cluster.dry_run()) return;
-  kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
-  try {
-    std::optional<json> live = cluster.get(ref);
-    if (!live) return;
-    json status = live->value("status", json::object());
-    // A reconciled instance keeps its last state; the event says the rest.
-    for (const json& condition : status.value("conditions", json::array())) {
-      if (condition.value("type", "") == "Ready") return;
-    }
-    std::int64_t generation =
-        live->value("metadata", json::object()).value("generation", std::int64_t{0});
-    set_condition(
-        status,
-        {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
-        generation, now_rfc3339());
-    mark_handled(status, flux.annotations);
-    cluster.apply_status(ref, status);
-  } catch (const Error&) {
-    // As for an event: the daemon goes on.
   }
 }
 

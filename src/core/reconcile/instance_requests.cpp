@@ -107,6 +107,14 @@ void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
   cluster.json_patch(ref, patch);
 }
 
+void mark_handled(json& status, const std::map<std::string, std::string>& annotations) {
+  for (auto [annotation, handled] : {std::pair{kRequestedAtAnnotation, "lastHandledReconcileAt"},
+                                     std::pair{kForceAtAnnotation, "lastHandledForceAt"}}) {
+    auto found = annotations.find(std::string(annotation));
+    if (found != annotations.end() && !found->second.empty()) status[handled] = found->second;
+  }
+}
+
 std::map<std::string, std::string> annotations_of(const json& object) {
   std::map<std::string, std::string> annotations;
   json all = metadata_of(object).value("annotations", json::object());

@@ -31,6 +31,11 @@ std::string request_time(std::chrono::system_clock::time_point now);
 void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::map<std::string, std::string>& annotations);
 
+// The requests of the annotations, handled by a reconciliation whatever its
+// outcome (as the operator records them): `reconcile --with-source`-style
+// tools wait for lastHandledReconcileAt to equal what they asked.
+void mark_handled(nlohmann::json& status, const std::map<std::string, std::string>& annotations);
+
 // The string annotations of an object.
 std::map<std::string, std::string> annotations_of(const nlohmann::json& object);
 

@@ -1,0 +1,106 @@
+#include "core/reconcile/failure.h"
+
+#include <ctime>
+
+#include "core/digest.h"
+#include "core/file.h"
+#include "core/reconcile/instance_object.h"
+#include "core/reconcile/instance_requests.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
+
+}  // namespace
+
+// Ready=False with the failure's reason, and Stalled for a build failure,
+// which does not go away by retrying: only a new spec helps.
+void mark_failed(json& status, Failure failure, const std::string& message, std::int64_t generation,
+                 const std::string& now) {
+  std::string why(reason(failure));
+  set_condition(status, {"Ready", "False", why, message}, generation, now);
+  remove_condition(status, "Reconciling");
+  if (failure == Failure::build)
+    set_condition(status, {"Stalled", "True", why, message}, generation, now);
+}
+
+namespace {
+
+// A failure before anything was applied, recorded on `live`, the instance:
+// `flux` is what failed to render, none when the live instance did not
+// even load (its own annotations and spec are then the ones handled).
+void write_failure(kube::Cluster& cluster, const json& live, const instance::FluxInstance* flux,
+                   Failure failure, const std::string& message,
+                   const std::function<void(const InstanceEvent&)>& on_event) {
+  json status = live.value("status", json::object());
+  std::int64_t generation =
+      live.value("metadata", json::object()).value("generation", std::int64_t{0});
+  if (on_event) on_event({true, std::string(reason(failure)), message, ""});
+  std::string now = now_rfc3339();
+  mark_failed(status, failure, message, generation, now);
+  mark_handled(status, flux ? flux->annotations : annotations_of(live));
+  // As the operator: a build failure is remembered by the spec's digest,
+  // there being no revision.
+  if (failure == Failure::build) {
+    json spec = flux ? instance_object(*flux)["spec"] : live.value("spec", json::object());
+    record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
+                            std::chrono::nanoseconds(0)});
+  }
+  cluster.apply_status(kube::object_key(live), status);
+}
+
+}  // namespace
+
+void record_failure(kube::Cluster& cluster, const instance::FluxInstance& flux, Failure failure,
+                    const std::string& message,
+                    const std::function<void(const InstanceEvent&)>& on_event) {
+  if (cluster.dry_run()) return;
+  try {
+    std::optional<json> live = cluster.get(instance_ref(flux.ns, flux.name));
+    if (live) write_failure(cluster, *live, &flux, failure, message, on_event);
+  } catch (const Error&) {
+    // The cluster may be what failed; the caller reports the failure itself.
+  }
+}
+
+void record_unreadable(kube::Cluster& cluster, const kube::ObjectKey& ref,
+                       const std::string& message,
+                       const std::function<void(const InstanceEvent&)>& on_event) {
+  if (cluster.dry_run()) return;
+  try {
+    std::optional<json> live = cluster.get(ref);
+    if (live) write_failure(cluster, *live, nullptr, Failure::build, message, on_event);
+  } catch (const Error&) {
+    // As for a failure to render: the caller says it.
+  }
+}
+
+void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  if (cluster.dry_run()) return;
+  kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
+  try {
+    std::optional<json> live = cluster.get(ref);
+    if (!live) return;
+    json status = live->value("status", json::object());
+    // A reconciled instance keeps its last state; the event says the rest.
+    for (const json& condition : status.value("conditions", json::array())) {
+      if (condition.value("type", "") == "Ready") return;
+    }
+    std::int64_t generation =
+        live->value("metadata", json::object()).value("generation", std::int64_t{0});
+    set_condition(
+        status,
+        {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
+        generation, now_rfc3339());
+    mark_handled(status, flux.annotations);
+    cluster.apply_status(ref, status);
+  } catch (const Error&) {
+    // As for an event: the daemon goes on.
+  }
+}
+
+}  // namespace fluxop::reconcile

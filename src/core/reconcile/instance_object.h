@@ -1,0 +1,46 @@
+// The FluxInstance as an object in the cluster: its key, the object applied
+// from the file, the CRD fluxopctl installs when there is none, the labels
+// of what it installed, and the rendered objects as the engine takes them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/instance/instance.h"
+#include "core/kube/object.h"
+#include "core/render/render.h"
+#include "core/ssa/engine.h"
+
+namespace fluxop::reconcile {
+
+// The FluxInstance object so named.
+inline kube::ObjectKey instance_ref(std::string ns, std::string name) {
+  return {"fluxcd.controlplane.io", "v1", "FluxInstance", std::move(ns), std::move(name)};
+}
+
+// The labels of the objects the instance installed: only those are pruned.
+ssa::Owner owner_labels(const kube::ObjectKey& instance);
+
+// The rendered objects as JSON, in apply order.
+std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);
+
+// The FluxInstance CRD fluxopctl installs when the cluster has none.
+nlohmann::json fluxinstance_crd();
+
+// The FluxInstance object applied: the file's apiVersion, kind, name,
+// namespace, labels, annotations and spec.
+nlohmann::json instance_object(const instance::FluxInstance& flux);
+
+// Whether applying the instance object would change no value of the live
+// one: every value of `object` is there, `manager` owns no field `object`
+// lacks (its apply would remove it), and no field is to be taken over. The
+// operator never applies its FluxInstance (its users and their GitOps do); a
+// write that would only make `manager` a co-owner of the spec again is
+// skipped, so that a cluster the operator ran passes to fluxopctl without a
+// write.
+bool instance_in_place(const nlohmann::json& object, const nlohmann::json& live,
+                       std::string_view manager);
+
+}  // namespace fluxop::reconcile
