@@ -11,7 +11,7 @@
 
 #include "core/digest.h"
 #include "core/error.h"
-#include "core/reconcile/apply.h"
+#include "core/reconcile/instance_object.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::daemon {
@@ -101,15 +101,7 @@ Observed ClusterSource::read() {
     return observed;
   }
   const json& metadata = (*live)["metadata"];
-  // What the instance is made of: the object's identity, labels,
-  // annotations and spec (not its status, nor the server's metadata).
-  json object = {{"apiVersion", live->value("apiVersion", "")},
-                 {"kind", live->value("kind", "")},
-                 {"metadata", {{"name", metadata.value("name", "")}, {"namespace", ns_}}},
-                 {"spec", live->value("spec", json::object())}};
-  for (const char* field : {"labels", "annotations"}) {
-    if (metadata.contains(field)) object["metadata"][field] = metadata[field];
-  }
+  json object = reconcile::instance_object(*live, metadata.value("name", ""), ns_);
   // The uid too: an instance deleted and created again starts at the same
   // generation.
   observed.uid = metadata.value("uid", "");

@@ -23,18 +23,20 @@ json fluxinstance_crd() {
   return yaml::to_sorted_json(documents.at(0));
 }
 
-json instance_object(const instance::FluxInstance& flux) {
-  json document = yaml::to_sorted_json(flux.source);
+json instance_object(const json& document, const std::string& name, const std::string& ns) {
   json object = {{"apiVersion", document.value("apiVersion", "")},
                  {"kind", document.value("kind", "")},
-                 {"metadata", {{"name", flux.name}, {"namespace", flux.ns}}},
+                 {"metadata", {{"name", name}, {"namespace", ns}}},
                  {"spec", document.value("spec", json::object())}};
+  const json& metadata = document.value("metadata", json::object());
   for (const char* field : {"labels", "annotations"}) {
-    if (document["metadata"].contains(field)) {
-      object["metadata"][field] = document["metadata"][field];
-    }
+    if (metadata.contains(field)) object["metadata"][field] = metadata[field];
   }
   return object;
+}
+
+json instance_object(const instance::FluxInstance& flux) {
+  return instance_object(yaml::to_sorted_json(flux.source), flux.name, flux.ns);
 }
 
 namespace {

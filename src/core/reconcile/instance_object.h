@@ -33,6 +33,12 @@ nlohmann::json fluxinstance_crd();
 // namespace, labels, annotations and spec.
 nlohmann::json instance_object(const instance::FluxInstance& flux);
 
+// The same of any FluxInstance document (a file's, a live object's): its
+// apiVersion, kind, labels, annotations and spec, named `name` in `ns`; not
+// its status, nor the server's metadata.
+nlohmann::json instance_object(const nlohmann::json& document, const std::string& name,
+                               const std::string& ns);
+
 // Whether applying the instance object would change no value of the live
 // one: every value of `object` is there, `manager` owns no field `object`
 // lacks (its apply would remove it), and no field is to be taken over. The
