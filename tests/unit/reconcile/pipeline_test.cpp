@@ -175,7 +175,8 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
 }
 
 TEST_CASE(
-    "the plan reads the pull secret, then diffs on a dry run; a render failure connects nothing") {
+    "the plan reads the pull secret, then diffs on a dry run, and a render failure connects "
+    "nothing") {
   FakeCluster cluster(/*dry_run=*/true);
   serve_flux_kinds(cluster);
   put_pull_secret(cluster);
