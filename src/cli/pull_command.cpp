@@ -8,9 +8,9 @@
 #include "cli/output.h"
 #include "cli/registry_flags.h"
 #include "core/distribution/distribution.h"
-#include "core/error.h"
 #include "core/distribution/locate.h"
 #include "core/duration.h"
+#include "core/error.h"
 #include "core/oci/layer_files.h"
 
 namespace fluxop::cli {

@@ -10,10 +10,10 @@
 
 #include "core/daemon/log.h"
 #include "core/instance/instance.h"
+#include "core/kube/kube_cluster.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/artifacts.h"
 #include "core/reconcile/pipeline.h"
-#include "core/kube/kube_cluster.h"
 
 namespace fluxop::daemon {
 
