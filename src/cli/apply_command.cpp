@@ -10,6 +10,7 @@
 #include "cli/duration_check.h"
 #include "cli/instance_input.h"
 #include "cli/interrupt.h"
+#include "cli/notice.h"
 #include "core/daemon/watch.h"
 #include "core/duration.h"
 #include "core/reconcile/pipeline.h"
@@ -67,7 +68,7 @@ void run_apply(const ApplyCommandOptions& options) {
 
   ChangeSetOutput output(options.writes, options.verbose);
   apply.interruption = interruption;
-  apply.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  apply.on_progress = print_notice;
   apply.on_change = output.on_change();
   output.run([&] {
     run_interruptible([&] {
@@ -81,7 +82,8 @@ void run_apply(const ApplyCommandOptions& options) {
                                               instance.rendered.revision;
                                         })
               .result;
-      std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+      print_notice(result.message + " (" + std::to_string(connected.cluster->requests()) +
+                   " API requests)");
       output.document()["message"] = result.message;
     });
   });

@@ -34,7 +34,7 @@ std::function<void(const ssa::Change&)> ChangeSetOutput::on_change() {
     changes_.push_back(change);
     if (json_ || (change.action == ssa::Action::Unchanged && !verbose_)) return;
     std::string suffix = document_["dryRun"].get<bool>() ? " (server dry run)" : "";
-    std::cout << color::change(change.action, ssa::change_line(change) + suffix) << "\n"
+    std::cout << color::change(change.action, printable(ssa::change_line(change)) + suffix) << "\n"
               << std::flush;
   };
 }

@@ -7,6 +7,7 @@
 #include "cli/duration_check.h"
 #include "cli/instance_target.h"
 #include "cli/interrupt.h"
+#include "cli/notice.h"
 #include "core/reconcile/uninstall.h"
 
 namespace fluxop::cli {
@@ -34,14 +35,15 @@ void run_delete(const DeleteCommandOptions& options) {
               std::chrono::steady_clock::now() + uninstall.timeout, interrupted);
   catch_interrupts();
   uninstall.interruption = interruption;
-  uninstall.on_progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  uninstall.on_progress = print_notice;
   ChangeSetOutput output(options.writes, /*verbose=*/false);
   uninstall.on_change = output.on_change();
   output.run([&] {
     run_interruptible([&] {
       reconcile::UninstallResult result =
           reconcile::uninstall_instance(*connected.cluster, ref, uninstall);
-      std::cerr << result.message << " (" << connected.cluster->requests() << " API requests)\n";
+      print_notice(result.message + " (" + std::to_string(connected.cluster->requests()) +
+                   " API requests)");
       output.document()["message"] = result.message;
     });
   });

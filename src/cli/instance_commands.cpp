@@ -11,6 +11,7 @@
 #include "cli/duration_check.h"
 #include "cli/instance_target.h"
 #include "cli/interrupt.h"
+#include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
 #include "core/error.h"
@@ -63,7 +64,7 @@ std::string status_tables(const json& live) {
         ready.value("status", "Unknown"), suspended, status.value("lastAppliedRevision", "-"),
         std::to_string(resources), ready.value("lastTransitionTime", "Unknown")}});
   std::string message = ready.value("message", "");
-  if (!message.empty()) out += "message: " + message + "\n";
+  if (!message.empty()) out += "message: " + printable(message) + "\n";
 
   std::vector<std::vector<std::string>> components = {{"COMPONENT", "IMAGE", "DIGEST"}};
   for (const json& component : status.value("components", json::array())) {
@@ -111,11 +112,9 @@ void wait_for(const InstanceCommandOptions& options, ConnectedCluster& connected
   std::cerr << "waiting for " << display_name(ref)
             << (requested_at.empty() ? " to be ready" : " to be reconciled") << "\n";
   run_interruptible([&] {
-    std::cerr << reconcile::wait_ready(
-                     *connected.cluster, ref, requested_at,
-                     std::chrono::steady_clock::now() + duration_flag(options.timeout),
-                     interruption)
-              << "\n";
+    print_notice(reconcile::wait_ready(
+        *connected.cluster, ref, requested_at,
+        std::chrono::steady_clock::now() + duration_flag(options.timeout), interruption));
   });
 }
 

@@ -3,6 +3,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/notice.h"
+#include "core/distribution/locate.h"
+
 namespace fluxop::cli {
 
 void add_instance_flags(CLI::App& command, InstanceInput& input) {
@@ -28,7 +31,7 @@ instance::FluxInstance load_input(const InstanceInput& input) {
   std::vector<std::string> warnings;
   instance::FluxInstance flux = instance::load_instance_file(
       path, {.allow_unknown_fields = input.allow_unknown_fields}, warnings);
-  for (const std::string& warning : warnings) std::cerr << "warning: " << warning << "\n";
+  for (const std::string& warning : warnings) print_warning(warning);
   return flux;
 }
 
@@ -38,7 +41,7 @@ reconcile::RenderRequest render_request(const InstanceInput& input, bool revisio
           .mode = input.mode,
           .revision = revision,
           .environment = distribution::Environment::current(),
-          .notice = [](const std::string& line) { std::cerr << line << "\n"; },
+          .notice = print_notice,
           .parse_cache = input.parse_cache};
 }
 
@@ -50,7 +53,7 @@ RenderedInstance render_input(const InstanceInput& input, bool revision) {
 void say_distribution(const RenderedInstance& instance) {
   const std::string& root = instance.distribution.root();
   std::cerr << "using distribution "
-            << (root.starts_with("oci://")
+            << (distribution::is_oci_url(root)
                     ? root
                     : std::filesystem::absolute(root).lexically_normal().string())
             << " (Flux " << instance.rendered.version << ")\n";

@@ -1,4 +1,5 @@
 #include "cli/registry_flags.h"
+#include "cli/notice.h"
 
 #include <iostream>
 
@@ -22,7 +23,7 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
 
 reconcile::RegistryArtifacts registry_artifacts(const RegistryFlags& flags) {
   return reconcile::RegistryArtifacts(flags, oci::ArtifactCache::default_root(user_cache_root()),
-                                      [](const std::string& line) { std::cerr << line << "\n"; });
+                                      print_notice);
 }
 
 }  // namespace fluxop::cli

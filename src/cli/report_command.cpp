@@ -4,6 +4,7 @@
 
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
 #include "core/file.h"
@@ -89,7 +90,7 @@ void run_report(const ReportCommandOptions& options) {
   auto took = std::chrono::steady_clock::now() - started;
   // What could not be computed is said, and the rest reported, as the
   // operator writes a partial report.
-  for (const std::string& error : computed.errors) std::cerr << "warning: " << error << "\n";
+  for (const std::string& error : computed.errors) print_warning(error);
   // Written before anything is printed: a failed write leaves stdout empty.
   std::vector<ssa::Change> changes;
   if (options.write) {
@@ -104,7 +105,7 @@ void run_report(const ReportCommandOptions& options) {
         report::report_object(computed.spec, options.ns),
         options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
   }
-  for (const ssa::Change& change : changes) std::cerr << ssa::change_line(change) << "\n";
+  for (const ssa::Change& change : changes) print_notice(ssa::change_line(change));
 }
 
 }  // namespace

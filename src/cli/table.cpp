@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 namespace fluxop::cli {
 
 namespace {
@@ -12,7 +14,13 @@ constexpr std::size_t kPadding = 3;
 
 }  // namespace
 
-std::string render_table(const std::vector<std::vector<std::string>>& rows) {
+std::string render_table(const std::vector<std::vector<std::string>>& cells) {
+  // Cells hold what the cluster sent.
+  std::vector<std::vector<std::string>> rows;
+  for (const std::vector<std::string>& row : cells) {
+    rows.emplace_back();
+    for (const std::string& cell : row) rows.back().push_back(printable(cell));
+  }
   std::vector<std::size_t> widths;
   for (const std::vector<std::string>& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);

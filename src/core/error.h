@@ -13,18 +13,28 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// The one escaper for text that reaches a terminal or a log: every string a
+// peer or a file supplied (a status message, a revision, an object's name)
+// goes through it, so that none can move the cursor, clear the screen, set
+// the window title or start a line of its own. Control characters (C0, DEL,
+// and C1 as UTF-8 encodes them) become "\n", "\r", "\t" or "\xNN"; the
+// rest, other UTF-8 included, is kept.
+std::string printable(std::string_view text);
+
 // How many characters of a value quote() keeps.
 inline constexpr std::size_t kQuotedCharacters = 40;
 
 // `value` in double quotes, for quoting what a user wrote in a message: at
-// most its first kQuotedCharacters (then "..." after the closing quote), with quotes, backslashes
-// and control characters escaped, so that the message stays one short line whatever the value (a 10
-// MB string, a line break).
-std::string quote(std::string_view value);
+// most its first `max_characters` (then "..." after the closing quote), with
+// quotes and backslashes escaped and the rest as printable() writes it, so
+// that the message stays one short line whatever the value (a 10 MB string,
+// a line break).
+std::string quote(std::string_view value, std::size_t max_characters = kQuotedCharacters);
 
-// A message as one line for the terminal: line breaks joined, and any run of
-// more than kLongestWord characters without a space (a value no quote()
-// shortened) cut to its first kQuotedCharacters and "...".
+// A message as one line for the terminal: line breaks joined, other control
+// characters escaped as printable() does, and any run of more than
+// kLongestWord characters without a space (a value no quote() shortened) cut
+// to its first kQuotedCharacters and "...".
 inline constexpr std::size_t kLongestWord = 512;
 std::string one_line(std::string_view message);
 

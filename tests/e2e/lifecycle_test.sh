@@ -44,7 +44,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 if [ ! -x "$bin" ]; then
   echo "FAIL no fluxopctl at $bin"
@@ -284,6 +284,26 @@ check "delete --keep-crds: the custom resources stay, with their finalizers" kep
 check "delete --keep-crds: the sync's objects stay" exists -n "$ns" gitrepository flux-system
 check "reinstall after --keep-crds" install
 check "reinstall: the custom resources are still there" kept_finalizer
+# A status is what the cluster says: a message or a revision there must not
+# drive the terminal (clear it, set its title, print a line of its own).
+hostile_status() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  k -n "$ns" patch fluxinstance flux --subresource=status --type=merge -p '{"status":{
+    "lastAppliedRevision":"v2\u001b]0;pwned\u0007",
+    "conditions":[{"type":"Ready","status":"False","reason":"x","lastTransitionTime":"'"$now"'",
+      "message":"gone\u001b[2J\nerror: fake\u009b31m"}]}}' >/dev/null || { echo "status not patched"; return 1; }
+  fx hostile_get get -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  if LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$work/hostile_get.out"; then
+    echo "a control character printed raw:"; od -c "$work/hostile_get.out" | head -20; return 1
+  fi
+  grep -q '^error: fake' "$work/hostile_get.out" && { echo "the message started a line of its own"; return 1; }
+  grep -qF 'message: gone\x1b[2J\nerror: fake\x9b31m' "$work/hostile_get.out" ||
+    { echo "the message not shown escaped"; cat "$work/hostile_get.out"; return 1; }
+  grep -qF 'v2\x1b]0;pwned\x07' "$work/hostile_get.out" || { echo "the revision not shown escaped"; return 1; }
+}
+check "get: control characters in the status are printed escaped" hostile_status
 
 # --- 3 the daemon: kubectl delete fluxinstance -------------------------------------
 XDG_CACHE_HOME=$work/cache "$bin" apply --watch --from-cluster -n "$ns" --kubeconfig "$KUBECONFIG" \

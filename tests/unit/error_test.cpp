@@ -52,3 +52,26 @@ TEST_CASE("one_line: lines joined, a value no quote() shortened cut") {
 
 }  // namespace
 }  // namespace fluxop
+
+namespace fluxop {
+namespace {
+
+TEST_CASE("printable: control characters a peer sent never reach the terminal raw") {
+  // Clear the screen, set the window title, a CSI as C1, a fake error line.
+  CHECK(printable("\x1b[2J\x1b]0;pwned\x07") == "\\x1b[2J\\x1b]0;pwned\\x07");
+  CHECK(printable("a\xc2\x9b"
+                  "31mred") == "a\\x9b31mred");
+  CHECK(printable("ok\nerror: fake") == "ok\\nerror: fake");
+  CHECK(printable(std::string("\0\x7f", 2)) == "\\x00\\x7f");
+  // The rest is kept: quotes, backslashes, UTF-8 beyond the C1 block.
+  CHECK(printable("say \"hi\" \\ caf\xc3\xa9 \xc2\xa0") == "say \"hi\" \\ caf\xc3\xa9 \xc2\xa0");
+}
+
+TEST_CASE("one_line and quote escape what printable escapes") {
+  CHECK(one_line("status: \x1b[2Jdone\nnext") == "status: \\x1b[2Jdone next");
+  CHECK(quote("\xc2\x9b") == "\"\\x9b\"");
+  CHECK(quote("abc", std::string::npos) == "\"abc\"");
+}
+
+}  // namespace
+}  // namespace fluxop

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/error.h"
 #include "core/file.h"
 
 namespace fluxop::daemon {
@@ -27,43 +28,14 @@ std::string dump(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-bool is_control(char c) {
-  auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || byte == 0x7f;
-}
-
-// The message unquoted, its control characters escaped to keep it on one
-// line.
-std::string escape_message(std::string_view message) {
-  std::string escaped;
-  escaped.reserve(message.size());
-  for (char c : message) {
-    if (c == '\n') {
-      escaped += "\\n";
-    } else if (c == '\r') {
-      escaped += "\\r";
-    } else if (c == '\t') {
-      escaped += "\\t";
-    } else if (is_control(c)) {
-      char code[8];
-      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned char>(c));
-      escaped += code;
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
-
 // A value as logfmt writes it: a string bare unless it would not read back
-// as one word, then quoted with JSON's escapes; other values as JSON.
+// as one word, then quoted; other values as JSON.
 std::string text_value(const nlohmann::json& value) {
   if (!value.is_string()) return dump(value);
   const std::string& text = value.get_ref<const std::string&>();
-  bool quote = text.empty() || std::any_of(text.begin(), text.end(), [](char c) {
-                 return c == ' ' || c == '"' || c == '=' || c == '\\' || is_control(c);
-               });
-  return quote ? dump(value) : text;
+  bool bare =
+      !text.empty() && text.find_first_of(" \"=\\") == std::string::npos && printable(text) == text;
+  return bare ? text : quote(text, std::string::npos);
 }
 
 }  // namespace
@@ -107,7 +79,7 @@ void Logger::write(std::string_view level, std::string_view message, const LogFi
     std::string upper(level);
     std::transform(upper.begin(), upper.end(), upper.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    line = time + " " + upper + " " + escape_message(message);
+    line = time + " " + upper + " " + printable(message);
     each_field(
         [&](const LogField& field) { line += " " + field.first + "=" + text_value(field.second); });
   }

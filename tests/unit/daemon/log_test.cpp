@@ -62,7 +62,7 @@ TEST_CASE("daemon log: messages and values with newlines stay on one line") {
   logger(text, LogFormat::text)
       .error("apply failed:\n\tline two\r", "first\nsecond", {{"bell", "a\x07"}});
   CHECK(text.str() ==
-        "2026-11-23T17:35:31.123Z ERROR apply failed:\\n\\tline two\\r bell=\"a\\u0007\" "
+        "2026-11-23T17:35:31.123Z ERROR apply failed:\\n\\tline two\\r bell=\"a\\x07\" "
         "error=\"first\\nsecond\"\n");
 
   std::ostringstream json;
