@@ -27,14 +27,6 @@ bench_daemon_reconciles() {
   curl -sf --max-time 10 "http://127.0.0.1:$1/metrics" |
     awk '/^controller_runtime_reconcile_total\{controller="fluxinstance"/ { n += $2 } END { print n + 0 }'
 }
-bench_daemon_wait() { # bench_daemon_wait SECONDS COMMAND...: polls until it succeeds
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.5
-  done
-}
 bench_daemon_at_least() { [ "$(bench_daemon_reconciles "$1")" -ge "$2" ]; }
 
 # Starts fluxopctl apply --watch FILE in the background: its pid in
@@ -45,11 +37,6 @@ bench_daemon_start() {
   "$fluxopctl" apply --watch "$file" --distribution-artifact "$distribution" --no-wait \
     --metrics-addr "127.0.0.1:$bench_daemon_port" >/dev/null 2>"$work/$name.log" &
   bench_daemon_pid=$!
-}
-bench_daemon_stop() {
-  kill "$1" 2>/dev/null
-  bench_daemon_wait 30 eval '! kill -0 '"$1"' 2>/dev/null' || kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null || true
 }
 
 bench_daemon() {
@@ -68,26 +55,26 @@ bench_daemon() {
   local soak_pid=$bench_daemon_pid port=$bench_daemon_port at rss=()
   for at in 10 $(seq 100 100 "$runs"); do
     [ "$at" -le "$runs" ] || continue
-    bench_daemon_wait 1800 bench_daemon_at_least "$port" "$at" || die "the daemon did not reconcile $at times"
+    wait_until 1800 bench_daemon_at_least "$port" "$at" || die "the daemon did not reconcile $at times"
     rss+=("$at: $(bench_daemon_rss "$soak_pid") MiB")
   done
   local requests
   requests=$(sed -n 's/.*Reconciliation finished.*requests=\([0-9]*\).*/\1/p' "$work/soak.log" | tail -n 20 | sort -n | uniq -c | sort -rn | head -n 1 | awk '{ print $2 }')
-  bench_daemon_stop "$soak_pid"
+  stop_process "$soak_pid"
   bench_daemon_pid=
   echo "soak: $runs reconciles every 1s of $bench_daemon_instance; resident memory after $(IFS=,; echo "${rss[*]}" | sed 's/,/, /g')"
   echo "soak: a no-change periodic reconcile takes $requests API requests (the most frequent of the last 20)"
 
   # idle: fluxopctl
   bench_daemon_start idle "$root/$bench_daemon_instance"
-  bench_daemon_wait 300 bench_daemon_at_least "$bench_daemon_port" 1 || die "the idle daemon did not reconcile"
+  wait_until 300 bench_daemon_at_least "$bench_daemon_port" 1 || die "the idle daemon did not reconcile"
   local cpu0 cpu1
   cpu0=$(bench_daemon_cpu "$bench_daemon_pid")
   sleep 60 # the measured idle minute itself
   cpu1=$(bench_daemon_cpu "$bench_daemon_pid")
   printf 'idle: fluxopctl apply --watch   %.2f CPU-s per idle minute, %s MiB resident\n' \
     "$(echo "$cpu1 - $cpu0" | bc)" "$(bench_daemon_rss "$bench_daemon_pid")"
-  bench_daemon_stop "$bench_daemon_pid"
+  stop_process "$bench_daemon_pid"
   bench_daemon_pid=
 
   # idle: the upstream operator, on the same installation
@@ -103,14 +90,14 @@ bench_daemon() {
   bench_operator_reconciled() {
     [ "$(kubectl -n flux-system get fluxinstance flux -o jsonpath='{.status.history[0].totalReconciliations}')" -gt "$before" ]
   }
-  bench_daemon_wait 300 bench_operator_reconciled || die "the upstream operator did not reconcile"
+  wait_until 300 bench_operator_reconciled || die "the upstream operator did not reconcile"
   sleep 5 # its reconcile's tail (events, the report) settles
   cpu0=$(bench_daemon_cpu "$bench_operator_pid")
   sleep 60 # the measured idle minute itself
   cpu1=$(bench_daemon_cpu "$bench_operator_pid")
   printf 'idle: flux-operator v0.58.1     %.2f CPU-s per idle minute, %s MiB resident\n' \
     "$(echo "$cpu1 - $cpu0" | bc)" "$(bench_daemon_rss "$bench_operator_pid")"
-  bench_daemon_stop "$bench_operator_pid"
+  stop_process "$bench_operator_pid"
   bench_operator_pid=
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 }

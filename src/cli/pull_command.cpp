@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -56,9 +55,8 @@ ordered_json describe(const oci::CachedArtifact& artifact,
 // distribution/locate.h): FLUXOPCTL_DISTRIBUTION when it is an oci:// URL,
 // else the default artifact.
 std::string default_url() {
-  const char* env = std::getenv("FLUXOPCTL_DISTRIBUTION");
-  if (env != nullptr && std::string_view(env).starts_with("oci://")) return env;
-  return std::string(distribution::kDefaultArtifact);
+  std::string env = distribution::Environment::current().distribution;
+  return distribution::is_oci_url(env) ? env : std::string(distribution::kDefaultArtifact);
 }
 
 void print(const ordered_json& document, OutputFormat format) {

@@ -11,9 +11,9 @@ cleanup() {
   for pid in "${server_pids[@]}"; do kill "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
-trap cleanup EXIT
 # shellcheck source=tests/lib/harness.sh
 source "$root/tests/lib/harness.sh"
+on_exit cleanup
 # A failure shows the end of the last command's output.
 show "$work/out" "$work/err"
 export XDG_CACHE_HOME=$work/cache HOME=$work

@@ -50,8 +50,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 [ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"

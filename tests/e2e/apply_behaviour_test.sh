@@ -43,7 +43,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 [ -x "$bin" ] || abort "no fluxopctl at $bin"
 command -v kubectl >/dev/null || skip_test "kubectl is not installed"

@@ -37,8 +37,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 # edge NAME INSTANCE_FILE [FLAGS...]: fluxopctl apply (see fx).
 edge() {

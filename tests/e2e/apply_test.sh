@@ -83,8 +83,7 @@ cleanup() {
   fi
   if [ -n "${APPLY_TEST_KEEP:-}" ]; then say "kept $work"; else rm -rf "$work"; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 # The commands under test: their absence is a regression, not a skip.
 commands_listed() {

@@ -31,8 +31,7 @@ cleanup() {
   fi
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 # check_cmd NAME COMMAND...: passes when COMMAND exits 0; its output is shown
 # on failure.

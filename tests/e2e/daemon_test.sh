@@ -54,7 +54,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 if [ ! -x "$bin" ]; then
   echo "FAIL no fluxopctl at $bin"

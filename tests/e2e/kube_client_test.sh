@@ -22,8 +22,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 command -v kubectl >/dev/null || skip_test "no kubectl"
 [ -n "${KUBECONFIG:-}" ] || e2e_cluster_up "$work/cluster"

@@ -31,7 +31,7 @@ cleanup() {
   e2e_cluster_down
   rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 ok() {
   passed=$((passed + 1))

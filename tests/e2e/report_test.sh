@@ -49,8 +49,7 @@ cleanup() {
   e2e_cluster_down
   [ "${REPORT_TEST_KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 if [ ! -x "$bin" ]; then
   echo "FAIL no fluxopctl at $bin"

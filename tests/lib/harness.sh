@@ -16,14 +16,15 @@
 #   summary                 the closing line; false when a case failed
 #   abort REASON            a failure that ends the suite: counted, the
 #                           closing line, exit 1
-#   wait_until SECONDS COMMAND...
-#                           polls COMMAND until it succeeds; false when
-#                           SECONDS pass first
-#   stop_process PID        SIGTERM (SIGKILL after 30 s), reaped; nothing for
-#                           an empty PID
+#   on_exit FUNCTION        FUNCTION runs when the suite ends, also when
+#                           SIGINT or SIGTERM stops it (exit 130)
+#   wait_until, stop_process
+#                           from scripts/lib/wait.sh
 
 # shellcheck source=tests/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/skip.sh"
+# shellcheck source=scripts/lib/wait.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/wait.sh"
 
 passed=0 failed=0 skipped=0
 
@@ -75,18 +76,7 @@ abort() {
   exit 1
 }
 
-wait_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.2
-  done
-}
-
-stop_process() {
-  [ -n "$1" ] || return 0
-  kill "$1" 2>/dev/null
-  wait_until 30 eval '! kill -0 '"$1"' 2>/dev/null' || kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
+on_exit() {
+  trap "$1" EXIT
+  trap 'exit 130' INT TERM
 }

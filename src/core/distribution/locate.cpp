@@ -46,6 +46,8 @@ std::string cache_dir(const Environment& env) {
   return env.cache_root.empty() ? "" : (fs::path(env.cache_root) / "distribution").string();
 }
 
+bool is_oci_url(std::string_view artifact) { return url_scheme(artifact) == "oci"; }
+
 std::string artifact_dir(std::string_view artifact, std::string_view origin) {
   std::string_view scheme = url_scheme(artifact);
   if (scheme.empty()) return std::string(artifact);
@@ -58,7 +60,7 @@ std::string artifact_dir(std::string_view artifact, std::string_view origin) {
 
 Distribution open_artifact(std::string_view artifact, std::string_view origin,
                            const std::shared_ptr<const FileSystem>& files, const OciResolver& oci) {
-  if (oci && url_scheme(artifact) == "oci") return oci(artifact, origin);
+  if (oci && is_oci_url(artifact)) return oci(artifact, origin);
   return open(artifact_dir(artifact, origin), origin, files);
 }
 

@@ -39,6 +39,9 @@ std::string cache_dir(const Environment& env);
 // was given, for errors.
 using OciResolver = std::function<Distribution(std::string_view url, std::string_view origin)>;
 
+// Whether an artifact reference is an oci:// URL (pulled, not read from disk).
+bool is_oci_url(std::string_view artifact);
+
 // The directory an artifact reference names: DIR or file://DIR. Other URLs,
 // oci:// included, throw fluxop::Error starting with `origin`.
 std::string artifact_dir(std::string_view artifact, std::string_view origin);

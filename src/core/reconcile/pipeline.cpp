@@ -9,12 +9,6 @@
 
 namespace fluxop::reconcile {
 
-namespace {
-
-bool is_oci(std::string_view url) { return url.starts_with("oci://"); }
-
-}  // namespace
-
 RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
                                          std::function<kube::Cluster&()> cluster) {
   if (flux.distribution.artifact_pull_secret.empty()) return {};
@@ -86,7 +80,7 @@ std::string artifact_digest(ArtifactPort& artifacts, const instance::FluxInstanc
                             const RenderRequest& request, const RegistryCredentials& credentials) {
   if (std::optional<distribution::ArtifactSource> given =
           distribution::given_artifact(request.artifact, flux, request.environment)) {
-    if (!is_oci(given->url)) return "";
+    if (!distribution::is_oci_url(given->url)) return "";
     return artifacts.pull(given->url, given->origin, credentials).digest;
   }
   std::optional<PulledDistribution> pulled = artifacts.pulled_default();
