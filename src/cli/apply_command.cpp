@@ -95,7 +95,7 @@ void run_watch(const ApplyCommandOptions& options) {
   daemon::WatchOptions watch;
   watch.cluster = options.cluster;
   watch.registry = options.input.registry;
-  watch.artifact_cache = registry_artifacts(options.input.registry).cache_root();
+  watch.artifact_cache = artifact_cache_root();
   if (!flags.from_cluster)
     watch.file = options.input.filename.empty() ? options.input.file : options.input.filename;
   watch.load.allow_unknown_fields = options.input.allow_unknown_fields;

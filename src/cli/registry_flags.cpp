@@ -21,9 +21,10 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
   }
 }
 
+std::string artifact_cache_root() { return oci::ArtifactCache::default_root(user_cache_root()); }
+
 reconcile::RegistryArtifacts registry_artifacts(const RegistryFlags& flags) {
-  return reconcile::RegistryArtifacts(flags, oci::ArtifactCache::default_root(user_cache_root()),
-                                      print_notice);
+  return reconcile::RegistryArtifacts(flags, artifact_cache_root(), print_notice);
 }
 
 }  // namespace fluxop::cli

@@ -15,8 +15,10 @@ using RegistryFlags = reconcile::RegistrySettings;
 // --insecure-registry, --request-timeout, and --offline when `offline` is set.
 void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline);
 
-// fluxopctl's artifact cache (oci/ under the user's cache root,
-// core/cache_root.h) and the registries the flags reach; what was pulled is
+// fluxopctl's artifact cache: oci/ under the user's cache root (core/cache_root.h).
+std::string artifact_cache_root();
+
+// The artifact cache and the registries the flags reach; what was pulled is
 // said on stderr.
 reconcile::RegistryArtifacts registry_artifacts(const RegistryFlags& flags);
 

@@ -66,7 +66,6 @@ class RegistryArtifacts final : public ArtifactPort {
                                 const RegistryCredentials& credentials);
   // Throws fluxop::Error when there is no cache directory.
   oci::ArtifactCache cache() const;
-  const std::string& cache_root() const { return cache_root_; }
 
  private:
   RegistrySettings settings_;
