@@ -170,6 +170,31 @@ expect_exit "--output-dir with other files" 1 quiet -- "$bin" build "$work/minim
 expect_err "--output-dir with other files" "^error: $work/rendered: holds "
 [ -f "$work/rendered/mine.txt" ] || fail "--output-dir removed a file it did not write"
 
+# --- what a patch makes: bounded, and objects Kubernetes takes ------------------------
+# with_memory KIB COMMAND...: COMMAND in at most KIB KiB of address space.
+with_memory() { bash -c 'ulimit -v "$0"; exec "$@"' "$@"; }
+deployment_patch() {  # deployment_patch FILE PATCH-LINES...: a patch of source-controller
+  local file=$1
+  shift
+  instance "$file" 'kustomize:' '  patches:' '  - target:' '      kind: Deployment' \
+    '      name: source-controller' '    patch: |' "${@/#/      }"
+}
+copies=()
+for _ in $(seq 40); do
+  copies+=('- {op: copy, from: /spec/template/spec/containers, path: /spec/template/spec/containers/0}')
+done
+deployment_patch amplify.yaml "${copies[@]}"
+# In 1 GiB: before the node budget, the copies took 1.9 GB, then failed with
+# "internal: std::bad_alloc".
+expect_exit "patch copies past the node budget" 1 quiet -- with_memory 1048576 "$bin" build "$work/amplify.yaml" --distribution-artifact "$dist"
+expect_err "patch copies past the node budget" "^error: $work/amplify.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[[0-9]+\] copy /spec/template/spec/containers/0: the build makes more than 1000000 nodes"
+
+# Printed, a value nested N deep takes O(N^2) bytes (an 18 KB array became 324 MB of -o json).
+deep=$(python3 -c 'print("[" * 400 + "]" * 400)')
+deployment_patch deep.yaml "- {op: add, path: /spec/extra, value: $deep}"
+expect_exit "patch nesting past the depth bound" 1 quiet -- "$bin" build -o json "$work/deep.yaml" --distribution-artifact "$dist"
+expect_err "patch nesting past the depth bound" "^error: $work/deep.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[0\] add /spec/extra: nested deeper than 100 levels"
+
 # --- where the distribution comes from -----------------------------------------------
 cache=$XDG_CACHE_HOME/fluxopctl/distribution
 mkdir -p "${cache%/*}" "$work/env"

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto target = fluxop::yaml::parse_document(text.substr(0, split), "target.yaml");
     auto patch = fluxop::yaml::parse_document(text.substr(split + 5), "patch.yaml");
     if (patch.is_sequence()) {
-      fluxop::kustomize::apply_json_patch(target, patch);
+      fluxop::yaml::NodeBudget budget;
+      fluxop::kustomize::apply_json_patch(target, patch, budget);
     } else if (target.is_map() && patch.is_map()) {
       (void)fluxop::kustomize::apply_strategic_merge(target, patch);
     }

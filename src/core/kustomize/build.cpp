@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -67,10 +68,15 @@ void add_object(ResourceList& out, yaml::Node&& doc, const std::string& origin, 
 }  // namespace
 
 ResourceList load_resources(std::string_view text, const std::string& origin,
-                            yaml::ParseCache* parse_cache) {
+                            yaml::ParseCache* parse_cache, yaml::NodeBudget& budget) {
   auto docs = yaml::parse_documents(text, origin, parse_cache);
   ResourceList out;
   for (std::size_t i = 0; i < docs.size(); ++i) {
+    try {
+      budget.charge(docs[i]);
+    } catch (const Error& e) {
+      throw Error(origin + ": document " + std::to_string(i + 1) + ": " + e.what());
+    }
     if (!docs[i].is_null()) add_object(out, std::move(docs[i]), origin, static_cast<int>(i));
   }
   return out;
@@ -96,6 +102,7 @@ class Builder {
     }
     stack_.push_back(key);
     Kustomization k = load_kustomization(files_, dir, is_transform_field);
+    k.context.budget = budget_;
     ResourceList resources;
     for (std::string_view list : {"resources", "bases"}) {
       if (const yaml::Node* entries = k.spec.get(list)) {
@@ -128,12 +135,14 @@ class Builder {
     if (kind == FileSystem::Kind::Directory) return accumulate(path);
     if (kind == FileSystem::Kind::Missing)
       ctx.fail(field, "no such file or directory: " + quote(entry));
-    return load_resources(ctx.read(entry, field), path, parse_cache_);
+    return load_resources(ctx.read(entry, field), path, parse_cache_, *budget_);
   }
 
   const FileSystem& files_;
   yaml::ParseCache* parse_cache_;
   std::vector<std::string> stack_;
+  // One for the whole build, whichever kustomization loads or patches.
+  std::shared_ptr<yaml::NodeBudget> budget_ = std::make_shared<yaml::NodeBudget>();
 };
 
 }  // namespace

@@ -18,9 +18,9 @@ namespace fluxop::kustomize {
 ResourceList build(const std::string& dir, const FileSystem& files, yaml::ParseCache* parse_cache);
 
 // The objects of a YAML stream, Lists expanded, parsed through `parse_cache`
-// when given; `origin` names the stream in errors.
+// when given and charged to `budget`; `origin` names the stream in errors.
 ResourceList load_resources(std::string_view text, const std::string& origin,
-                            yaml::ParseCache* parse_cache);
+                            yaml::ParseCache* parse_cache, yaml::NodeBudget& budget);
 
 // Adds `from` to `into`; an id already there is an error naming `field`.
 void append_resources(ResourceList& into, ResourceList&& from, const Context& context,

@@ -3,11 +3,13 @@
 // composed in code has no directory and reads no files.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/file_system.h"
 #include "core/kustomize/resource.h"
+#include "core/yaml/budget.h"
 #include "core/yaml/node.h"
 
 namespace fluxop::kustomize {
@@ -16,6 +18,9 @@ struct Context {
   std::string dir;   // the kustomization directory
   std::string file;  // the kustomization file, as errors name it
   const FileSystem* files = &disk();
+  // The nodes the whole build loads and makes, shared by the contexts of
+  // its kustomizations: what a patch inserts is charged before it is copied.
+  std::shared_ptr<yaml::NodeBudget> budget = std::make_shared<yaml::NodeBudget>();
 
   // Reads a file named relative to `dir`; refuses paths that leave the
   // kustomization root the way kustomize's loader does (absolute paths and

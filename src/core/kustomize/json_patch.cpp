@@ -25,6 +25,7 @@ std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\
 struct Step {
   std::string label;
   std::string path;
+  yaml::NodeBudget& budget;
 
   [[noreturn]] void fail(std::string_view message) const {
     throw Error(label + ": " + std::string(message));
@@ -87,11 +88,30 @@ std::size_t resolve_index(const std::string& token, std::size_t size, bool inser
   step.fail(context + "index " + token + " out of range (" + std::to_string(size) + " items)");
 }
 
-// Where a pointer leads: the map or sequence holding its last token.
+// Where a pointer leads: the map or sequence holding its last token, and
+// how many levels below the document's root a value put there sits.
 struct Location {
   Node* parent;
   std::string key;
+  std::size_t depth;
 };
+
+// What an operation is about to put at `at`: new nodes (added or copied)
+// are charged to the build's budget before they are made; a moved value is
+// not new, but may not nest the document too deeply either.
+enum class Placed { created, moved };
+
+void admit(const Node& value, const Location& at, Placed placed, const Step& step) {
+  try {
+    if (placed == Placed::created) {
+      step.budget.charge(value, at.depth);
+    } else {
+      yaml::check_depth(value, at.depth);
+    }
+  } catch (const Error& e) {
+    step.fail(e.what());
+  }
+}
 
 // Every step before the last must exist and be a map or a sequence.
 Location locate(Node& document, std::string_view pointer, const Step& step,
@@ -110,7 +130,7 @@ Location locate(Node& document, std::string_view pointer, const Step& step,
     if (!next || !(next->is_map() || next->is_sequence())) step.fail(context + "path not found");
     node = next;
   }
-  return {node, tokens.back()};
+  return {node, tokens.back(), tokens.size()};
 }
 
 // The value at a location; nullptr for a missing map key (the library
@@ -195,7 +215,10 @@ Node value_of(const Node& operation) {
 }
 
 void op_add(Node& document, const Node& operation, const Step& step) {
-  insert(locate(document, step.path, step), value_of(operation), step);
+  Location at = locate(document, step.path, step);
+  Node value = value_of(operation);
+  admit(value, at, Placed::created, step);
+  insert(at, std::move(value), step);
 }
 
 void op_remove(Node& document, const Node&, const Step& step) {
@@ -206,10 +229,12 @@ void op_replace(Node& document, const Node& operation, const Step& step) {
   Node value = value_of(operation);
   if (step.path.empty()) {
     if (!value.is_map()) step.fail("the document can only be replaced by a map");
+    admit(value, {&document, "", 0}, Placed::created, step);
     document = std::move(value);
     return;
   }
   Location at = locate(document, step.path, step);
+  admit(value, at, Placed::created, step);
   if (at.parent->is_map()) {
     at.parent->set(at.key, std::move(value));  // a missing key is added, as kustomize does
   } else {
@@ -221,13 +246,18 @@ void op_replace(Node& document, const Node& operation, const Step& step) {
 void op_move(Node& document, const Node& operation, const Step& step) {
   std::string from = string_field(operation, "from", step);
   Node value = take(locate(document, from, step, "from"), step, about("from", from));
-  insert(locate(document, step.path, step), std::move(value), step);
+  Location at = locate(document, step.path, step);
+  admit(value, at, Placed::moved, step);
+  insert(at, std::move(value), step);
 }
 
 void op_copy(Node& document, const Node& operation, const Step& step) {
   std::string from = string_field(operation, "from", step);
   const Node* found = value_at(locate(document, from, step, "from"), step, about("from", from));
-  insert(locate(document, step.path, step), found ? *found : Node(), step);
+  Location at = locate(document, step.path, step);
+  // Charged before the copy is made: copies of copies double the document.
+  admit(found ? *found : Node(), at, Placed::created, step);
+  insert(at, found ? *found : Node(), step);
 }
 
 void op_test(Node& document, const Node& operation, const Step& step) {
@@ -249,8 +279,9 @@ Operation operation_named(std::string_view name) {
   return nullptr;
 }
 
-void apply_operation(Node& document, const Node& operation, std::size_t index) {
-  Step step{"[" + std::to_string(index) + "]", ""};
+void apply_operation(Node& document, const Node& operation, std::size_t index,
+                     yaml::NodeBudget& budget) {
+  Step step{"[" + std::to_string(index) + "]", "", budget};
   if (!operation.is_map()) {
     step.fail("an operation must be a map, not a " + std::string(yaml::kind_name(operation)));
   }
@@ -268,14 +299,14 @@ void apply_operation(Node& document, const Node& operation, std::size_t index) {
 
 }  // namespace
 
-void apply_json_patch(yaml::Node& target, const yaml::Node& operations) {
+void apply_json_patch(yaml::Node& target, const yaml::Node& operations, yaml::NodeBudget& budget) {
   if (operations.is_null()) return;
   if (!operations.is_sequence()) {
     throw Error("a JSON patch must be a list of operations, not a " +
                 std::string(yaml::kind_name(operations)));
   }
   for (std::size_t i = 0; i < operations.size(); ++i) {
-    apply_operation(target, operations.items()[i], i);
+    apply_operation(target, operations.items()[i], i, budget);
   }
 }
 

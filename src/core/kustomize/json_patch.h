@@ -3,6 +3,7 @@
 // accepts gives the same result here.
 #pragma once
 
+#include "core/yaml/budget.h"
 #include "core/yaml/node.h"
 
 namespace fluxop::kustomize {
@@ -13,7 +14,9 @@ namespace fluxop::kustomize {
 // `replace` of a missing map key adds it, a missing `value` means null, and
 // `copy` from a missing map key copies null.
 // Throws fluxop::Error naming the operation, e.g.
-// "[2] replace /spec/replicass/x: path not found".
-void apply_json_patch(yaml::Node& target, const yaml::Node& operations);
+// "[2] replace /spec/replicass/x: path not found". Every value an operation
+// inserts (added, replaced or copied) is charged to `budget` first, and a
+// move may not nest the document past yaml::kMaxDepth.
+void apply_json_patch(yaml::Node& target, const yaml::Node& operations, yaml::NodeBudget& budget);
 
 }  // namespace fluxop::kustomize

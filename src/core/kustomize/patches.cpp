@@ -10,6 +10,7 @@
 #include "core/kustomize/json_patch.h"
 #include "core/kustomize/strategic_merge.h"
 #include "core/kustomize/target.h"
+#include "core/yaml/budget.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 #include "core/yaml/scalar.h"
@@ -173,6 +174,8 @@ void replace_object(Resource& resource, Node changed) {
 bool merge_into(Resource& resource, const Node& merge, const Patch& patch, const Context& context) {
   Node object = resource.object();
   try {
+    // The result holds at most the patch's nodes more than the resource.
+    context.budget->charge(merge);
     if (!apply_strategic_merge(object, merge)) return false;
   } catch (const Error& e) {
     context.fail(patch.field, resource.id().to_string() + ": " + e.what());
@@ -253,7 +256,7 @@ void apply_json(ResourceList& resources, const Patch& patch, const Context& cont
         (patch.stores_id || !resource.previous_ids().empty()) && metadata && metadata->is_map();
     if (annotated) metadata->get_or_insert("annotations", Node::map());
     try {
-      apply_json_patch(object, *patch.operations);
+      apply_json_patch(object, *patch.operations, *context.budget);
     } catch (const Error& e) {
       context.fail(patch.field, resource.id().to_string() + ": " + e.what());
     }
@@ -277,9 +280,26 @@ bool starts_as_json(std::string_view text) {
   return !content.empty() && content.front() == '[';
 }
 
+// Bounded as parsed YAML is (yaml/budget.h), before the tree is built: the
+// parser's own nesting has no limit, and the conversion recurses.
 Node json_operations(std::string_view text, const Context& context, const std::string& field) {
+  std::size_t values = 0;
+  auto bounded = [&](int depth, nlohmann::ordered_json::parse_event_t event,
+                     nlohmann::ordered_json&) {
+    using Event = nlohmann::ordered_json::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start) {
+      if (static_cast<std::size_t>(depth) >= yaml::kMaxDepth) {
+        context.fail(field, "nested deeper than " + std::to_string(yaml::kMaxDepth) + " levels");
+      }
+    }
+    if ((event == Event::value || event == Event::object_start || event == Event::array_start) &&
+        ++values > yaml::kMaxNodes) {
+      context.fail(field, "more than " + std::to_string(yaml::kMaxNodes) + " values");
+    }
+    return true;
+  };
   try {
-    return yaml::from_json(nlohmann::ordered_json::parse(text));
+    return yaml::from_json(nlohmann::ordered_json::parse(text, bounded));
   } catch (const nlohmann::json::exception& e) {
     std::string message = e.what();
     context.fail(field, "a patch starting with \"[\" must be JSON: " +

@@ -131,8 +131,8 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
                                 const kustomize::Context& context, const RenderOptions& options,
                                 std::vector<std::string>& warnings) {
   // The objects of a YAML stream: a distribution manifest or a generated one.
-  auto objects = [&options](std::string_view text, const std::string& origin) {
-    return kustomize::load_resources(text, origin, options.parse_cache);
+  auto objects = [&options, &context](std::string_view text, const std::string& origin) {
+    return kustomize::load_resources(text, origin, options.parse_cache, *context.budget);
   };
   Mode mode = options.mode;
   std::string manifests = dist.manifests_dir(version) + "/";

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/yaml/block_reader.h"
+#include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
 #include "core/yaml/utf8.h"
 
@@ -21,12 +22,10 @@ namespace {
 
 constexpr std::string_view kYamlTagPrefix = "tag:yaml.org,2002:";
 
-// The nodes of one stream, aliases expanded, so that no input costs more
-// than about 250 MiB of them ("billion laughs" included): Flux's largest
-// manifest holds about 7,000. Go's yaml.v3 refuses "excessive aliasing" only
+// The nodes of one stream, aliases expanded, are at most kMaxNodes (budget.h),
+// "billion laughs" included. Go's yaml.v3 refuses "excessive aliasing" only
 // past 400,000 nodes, at a share of aliases that takes more than a million.
 // Nesting is bounded by yaml-cpp (DeepRecursion).
-constexpr std::size_t kMaxNodes = 1'000'000;
 
 [[noreturn]] void fail_at(std::string_view source, const YAML::Mark& mark, std::string_view what) {
   throw Error(std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +

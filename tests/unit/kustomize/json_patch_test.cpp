@@ -19,7 +19,8 @@ spec:
 
 Node patched(std::string_view operations, std::string_view document = kDocument) {
   Node target = yaml_of(document);
-  apply_json_patch(target, yaml_of(operations));
+  yaml::NodeBudget budget;
+  apply_json_patch(target, yaml_of(operations), budget);
   return target;
 }
 
@@ -144,6 +145,46 @@ TEST_CASE("json patch copy") {
         "[0] copy /spec/x: from \"/spec/list/3\": index 3 out of range (3 items)");
   CHECK(error_of("[{op: copy, from: /spec/list, path: /nope/x}]") ==
         "[0] copy /nope/x: path not found");
+}
+
+// Flow-style sequences nested `levels` deep around an empty one.
+std::string nested(std::size_t levels) {
+  return std::string(levels - 1, '[') + "[]" + std::string(levels - 1, ']');
+}
+
+TEST_CASE("json patch: what the operations make is charged to the build's node budget") {
+  SUBCASE("copies of copies fail once past the budget, before the copy is made") {
+    std::string operations = "[";
+    for (int i = 0; i < 40; ++i) operations += "{op: copy, from: /spec/list, path: /spec/list/0},";
+    operations.back() = ']';
+    std::string message = error_of(operations);
+    CHECK(message.find(" copy /spec/list/0: the build makes more than 1000000 nodes") !=
+          std::string::npos);
+    CHECK(message.rfind("[17]", 0) == 0);
+  }
+  SUBCASE("added, replaced and copied values are charged, a moved one is not") {
+    yaml::NodeBudget budget;
+    Node target = yaml_of(kDocument);
+    apply_json_patch(target, yaml_of(R"([{op: add, path: /spec/a, value: {x: 1}},
+                                         {op: replace, path: /spec/a, value: [1, 2]},
+                                         {op: copy, from: /spec/list, path: /spec/b},
+                                         {op: move, from: /spec/b, path: /spec/c}])"),
+                     budget);
+    CHECK(budget.used() == 2 + 3 + 4);
+  }
+  SUBCASE("no operation nests the document deeper than 100 levels") {
+    CHECK(error_of("[{op: add, path: /spec/x, value: " + nested(99) + "}]") ==
+          "[0] add /spec/x: nested deeper than 100 levels");
+    CHECK(error_of("[{op: replace, path: /spec/list/0, value: " + nested(98) + "}]") ==
+          "[0] replace /spec/list/0: nested deeper than 100 levels");
+    CHECK(error_of("[{op: copy, from: /spec, path: /spec/keys/x}]",
+                   "spec: {keys: {}, deep: " + nested(98) + "}") ==
+          "[0] copy /spec/keys/x: nested deeper than 100 levels");
+    CHECK(error_of("[{op: move, from: /spec/deep, path: /spec/keys/x}]",
+                   "spec: {keys: {}, deep: " + nested(98) + "}") ==
+          "[0] move /spec/keys/x: nested deeper than 100 levels");
+    CHECK(patched("[{op: add, path: /spec/x, value: " + nested(98) + "}]").size() == 1);
+  }
 }
 
 TEST_CASE("json patch test") {

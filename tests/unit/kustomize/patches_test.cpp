@@ -271,6 +271,25 @@ spec:
   }
 }
 
+TEST_CASE("patches: what a patch makes is charged to the build's node budget") {
+  Run run;
+  Context context = context_in(run.directory);
+  SUBCASE("a strategic merge, once for each resource it applies to") {
+    transform_patches(run.list, yaml_of(R"(
+- target: {labelSelector: app=web}
+  patch: '{kind: any, metadata: {name: any, labels: {x: y}}}'
+)"),
+                      context);
+    CHECK(context.budget->used() == 2 * 7);
+  }
+  SUBCASE("JSON is bounded in nesting as YAML is, before it is built") {
+    std::string deep = std::string(5000, '[') + std::string(5000, ']');
+    CHECK(run.patches_error("[{patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": " + deep +
+                            "}]', target: {name: svc}}]") ==
+          "kustomization.yaml: patches[0]: nested deeper than 100 levels");
+  }
+}
+
 TEST_CASE("patches: entry errors") {
   Run run;
   run.directory.write("ops.yaml", "- {op: remove, path: /x}\n");

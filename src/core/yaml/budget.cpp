@@ -1,0 +1,54 @@
+#include "core/yaml/budget.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+
+namespace fluxop::yaml {
+
+namespace {
+
+// Recursion stops at kMaxDepth + 1 levels, so the stack is bounded too.
+void walk(const Node& node, std::size_t level, std::size_t max_nodes, Extent& extent) {
+  ++extent.nodes;
+  extent.depth = std::max(extent.depth, level);
+  if (extent.nodes > max_nodes || level > kMaxDepth) return;
+  for (const Node::Entry& entry : node.entries()) {
+    walk(entry.second, level + 1, max_nodes, extent);
+    if (extent.nodes > max_nodes || extent.depth > kMaxDepth) return;
+  }
+  for (const Node& item : node.items()) {
+    walk(item, level + 1, max_nodes, extent);
+    if (extent.nodes > max_nodes || extent.depth > kMaxDepth) return;
+  }
+}
+
+[[noreturn]] void too_deep() {
+  throw Error("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+}
+
+}  // namespace
+
+Extent extent_of(const Node& tree, std::size_t max_nodes) {
+  Extent extent;
+  walk(tree, 1, max_nodes, extent);
+  return extent;
+}
+
+void check_depth(const Node& tree, std::size_t at_depth) {
+  if (at_depth >= kMaxDepth) too_deep();
+  if (extent_of(tree, static_cast<std::size_t>(-1)).depth > kMaxDepth - at_depth) too_deep();
+}
+
+void NodeBudget::charge(const Node& tree, std::size_t at_depth) {
+  if (at_depth >= kMaxDepth) too_deep();
+  Extent extent = extent_of(tree, kMaxNodes - used_);
+  if (extent.depth > kMaxDepth - at_depth) too_deep();
+  if (extent.nodes > kMaxNodes - used_) {
+    throw Error("the build makes more than " + std::to_string(kMaxNodes) + " nodes");
+  }
+  used_ += extent.nodes;
+}
+
+}  // namespace fluxop::yaml
