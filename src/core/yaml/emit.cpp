@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
 #include "core/yaml/utf8.h"
 
@@ -658,7 +659,12 @@ bool Emitter::key_less(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-void emit_to(std::string& out, const Node& document) { Emitter(out).document(document); }
+void emit_to(std::string& out, const Node& document) {
+  // Each line is indented by its depth: bounded, the text grows with the
+  // nodes, not with their square (and the emitter's recursion is bounded).
+  check_depth(document);
+  Emitter(out).document(document);
+}
 
 std::string emit(const Node& document) {
   std::string out;

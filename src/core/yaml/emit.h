@@ -11,7 +11,9 @@
 
 namespace fluxop::yaml {
 
-// One document, without a "---" marker.
+// One document, without a "---" marker. A document nested deeper than
+// kMaxDepth (budget.h) is refused (fluxop::Error): printed, it would grow with
+// the square of its depth.
 std::string emit(const Node& document);
 void emit_to(std::string& out, const Node& document);
 

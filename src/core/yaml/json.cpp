@@ -1,5 +1,6 @@
 #include "core/yaml/json.h"
 
+#include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
 
 namespace fluxop::yaml {
@@ -14,20 +15,18 @@ nlohmann::ordered_json number_json(const std::string& canonical) {
   return std::stod(canonical);
 }
 
-}  // namespace
-
-nlohmann::ordered_json to_json(const Node& node) {
+nlohmann::ordered_json json_of(const Node& node) {
   switch (node.kind()) {
     case Node::Kind::Null:
       return nullptr;
     case Node::Kind::Map: {
       auto obj = nlohmann::ordered_json::object();
-      for (const auto& [key, value] : node.entries()) obj[key] = to_json(value);
+      for (const auto& [key, value] : node.entries()) obj[key] = json_of(value);
       return obj;
     }
     case Node::Kind::Sequence: {
       auto arr = nlohmann::ordered_json::array();
-      for (const Node& item : node.items()) arr.push_back(to_json(item));
+      for (const Node& item : node.items()) arr.push_back(json_of(item));
       return arr;
     }
     case Node::Kind::Scalar:
@@ -47,6 +46,15 @@ nlohmann::ordered_json to_json(const Node& node) {
       }
   }
   return nullptr;
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const Node& node) {
+  // Pretty-printed, each value is indented by its depth: bounded, the text
+  // grows with the values, not with their square.
+  check_depth(node);
+  return json_of(node);
 }
 
 nlohmann::json to_sorted_json(const Node& node) {

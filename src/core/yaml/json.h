@@ -7,7 +7,8 @@
 
 namespace fluxop::yaml {
 
-// Ints and floats become JSON numbers, timestamps RFC 3339 strings.
+// Ints and floats become JSON numbers, timestamps RFC 3339 strings. A node
+// nested deeper than kMaxDepth (budget.h) is refused (fluxop::Error).
 nlohmann::ordered_json to_json(const Node& node);
 Node from_json(const nlohmann::ordered_json& json);
 

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/error.h"
+#include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
 namespace {
@@ -132,4 +134,25 @@ TEST_CASE("tagged infinities stay infinities (\".inf\" has an n, not an a)") {
   CHECK(roundtrip("a: !!float -.Inf") == "a: -.inf\n");
   CHECK(roundtrip("a: !!float .NaN") == "a: .nan\n");
   CHECK(roundtrip(roundtrip("a: !!float 1e4444")) == "a: .inf\n");
+}
+
+// Printed, each node is indented by its depth: a document nested N deep
+// would take O(N^2) bytes (an 18 KB nested array became 324 MB of JSON).
+TEST_CASE("printers refuse a document nested deeper than 100 levels") {
+  using fluxop::yaml::Node;
+  auto nested = [](std::size_t levels) {
+    Node node = Node::sequence();
+    for (std::size_t i = 1; i < levels; ++i) {
+      Node outer = Node::sequence();
+      outer.push_back(std::move(node));
+      node = std::move(outer);
+    }
+    return node;
+  };
+  CHECK_NOTHROW((void)emit(nested(100)));
+  CHECK_NOTHROW((void)fluxop::yaml::to_json(nested(100)));
+  CHECK_THROWS_WITH_AS((void)emit(nested(101)), "nested deeper than 100 levels", fluxop::Error);
+  CHECK_THROWS_WITH_AS((void)fluxop::yaml::to_json(nested(101)), "nested deeper than 100 levels",
+                       fluxop::Error);
+  CHECK_THROWS_WITH_AS((void)emit(nested(20000)), "nested deeper than 100 levels", fluxop::Error);
 }
