@@ -46,6 +46,13 @@ bool is_label_key(std::string_view key) {
   return !name.empty() && is_label_value(name);
 }
 
+bool is_object_name(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxSubdomainLength && name != "." && name != ".." &&
+         std::none_of(name.begin(), name.end(), [](char c) {
+           return c == '/' || c == '%' || static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+         });
+}
+
 bool is_label_value(std::string_view value) {
   return value.empty() ||
          (value.size() <= kMaxLabelLength && well_formed(value, is_alphanumeric, "-_."));

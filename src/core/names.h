@@ -24,6 +24,12 @@ bool is_label_key(std::string_view key);
 // starting and ending with a letter or digit.
 bool is_label_value(std::string_view value);
 
+// What every object's name is, whatever its kind (Kubernetes' path segment
+// rule, which each kind narrows): at most 253 characters, not "." or "..",
+// without '/', '%' or control characters, so that it is a URL path segment
+// and a file name of its own.
+bool is_object_name(std::string_view name);
+
 // One of the rules above and the error message for a value that breaks it.
 struct NameRule {
   bool (*valid)(std::string_view);

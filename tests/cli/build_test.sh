@@ -195,6 +195,18 @@ deployment_patch deep.yaml "- {op: add, path: /spec/extra, value: $deep}"
 expect_exit "patch nesting past the depth bound" 1 quiet -- "$bin" build -o json "$work/deep.yaml" --distribution-artifact "$dist"
 expect_err "patch nesting past the depth bound" "^error: $work/deep.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[0\] add /spec/extra: nested deeper than 100 levels"
 
+deployment_patch nokind.yaml '- {op: remove, path: /kind}'
+expect_exit "patch removing the kind" 1 quiet -- "$bin" build "$work/nokind.yaml" --distribution-artifact "$dist" --output-dir "$work/nokind"
+expect_err "patch removing the kind" "^error: $work/nokind.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's kind: must be a non-empty string"
+[ ! -e "$work/nokind" ] || fail "patch removing the kind: --output-dir written: $(ls "$work/nokind" | head -3)"
+deployment_patch noname.yaml '- {op: replace, path: /metadata/name, value: ../x}'
+expect_exit "patch making a name no object has" 1 quiet -- "$bin" build "$work/noname.yaml" --distribution-artifact "$dist"
+expect_err "patch making a name no object has" "^error: $work/noname.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's metadata\.name: must be a name"
+deployment_patch scalars.yaml 'apiVersion: apps/v1' 'kind: Deployment' 'metadata: {name: source-controller}' \
+  'spec: {template: {spec: {containers: [manager]}}}'
+expect_exit "merge patch with containers that are no maps" 1 quiet -- "$bin" build "$work/scalars.yaml" --distribution-artifact "$dist"
+expect_err "merge patch with containers that are no maps" "^error: $work/scalars.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: spec\.template\.spec\.containers: expected a map, got scalar"
+
 # --- where the distribution comes from -----------------------------------------------
 cache=$XDG_CACHE_HOME/fluxopctl/distribution
 mkdir -p "${cache%/*}" "$work/env"

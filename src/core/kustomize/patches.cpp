@@ -10,6 +10,7 @@
 #include "core/kustomize/json_patch.h"
 #include "core/kustomize/strategic_merge.h"
 #include "core/kustomize/target.h"
+#include "core/names.h"
 #include "core/yaml/budget.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
@@ -153,6 +154,34 @@ void restore(Node& object, const Node& before, std::string_view key, bool in_met
   }
 }
 
+// What an object needs for Kubernetes to take it, and for `build
+// --output-dir` to name its file: an apiVersion, a kind and a name. Empty
+// when `object` has them, else what is wrong.
+std::string missing_identity(const Node& object) {
+  for (const char* field : {"apiVersion", "kind"}) {
+    const Node* value = object.get(field);
+    if (!value || !value->is_string() || value->text().empty()) {
+      return std::string(field) + ": must be a non-empty string";
+    }
+  }
+  const Node* name = object.find({"metadata", "name"});
+  if (!name || !name->is_string() || !is_object_name(name->text())) {
+    return "metadata.name: must be a name: at most 253 characters, not \".\" or \"..\", "
+           "without '/', '%' or control characters";
+  }
+  return {};
+}
+
+// A patch may not take away what makes `resource` an object Kubernetes
+// takes; an object that came without it is not the patch's doing.
+void check_patched(const Resource& resource, const Node& patched, const Patch& patch,
+                   const Context& context) {
+  std::string problem = missing_identity(patched);
+  if (!problem.empty() && missing_identity(resource.object()).empty()) {
+    context.fail(patch.field, resource.id().to_string() + ": the patched object's " + problem);
+  }
+}
+
 // Puts `changed` in place of the resource's object; a new name or namespace
 // goes through Resource's setters so that the previous id is remembered.
 void replace_object(Resource& resource, Node changed) {
@@ -183,6 +212,7 @@ bool merge_into(Resource& resource, const Node& merge, const Patch& patch, const
   if (!patch.options.allow_kind_change) restore(object, resource.object(), "kind", false);
   if (!patch.options.allow_name_change) restore(object, resource.object(), "name", true);
   restore(object, resource.object(), "namespace", true);
+  check_patched(resource, object, patch, context);
   replace_object(resource, std::move(object));
   return true;
 }
@@ -264,6 +294,7 @@ void apply_json(ResourceList& resources, const Patch& patch, const Context& cont
     if (annotated && annotations && annotations->is_map() && annotations->size() == 0) {
       object.get("metadata")->remove("annotations");
     }
+    check_patched(resource, object, patch, context);
     if (patch.stores_id) {
       replace_object(resource, std::move(object));
     } else {

@@ -596,6 +596,11 @@ Ref merge_list(const Ref& dest, const Ref& patch, const Strings& keys, const Sch
   }
   if (keys.empty())
     return merge_items(scalar_tuples(result, patch), {""}, result, patch, schema, path);
+  // Items merged by key are maps: another item has no key, and would match
+  // every item of the target without one, replacing them all.
+  if (is_sequence(patch)) {
+    for (const Ref& item : patch->items) expect(item, Node::Kind::Map, path);
+  }
   return merge_items(key_tuples(keys, result, patch), keys, result, patch, schema, path);
 }
 

@@ -290,6 +290,46 @@ TEST_CASE("patches: what a patch makes is charged to the build's node budget") {
   }
 }
 
+TEST_CASE("patches: a patched object keeps what makes it one Kubernetes takes") {
+  Run run;
+  const std::string name_rule =
+      "must be a name: at most 253 characters, not \".\" or \"..\", without '/', '%' or control "
+      "characters";
+  struct Case {
+    std::string_view operation;
+    std::string problem;
+  };
+  for (const Case& c : {
+           Case{"{op: remove, path: /kind}", "kind: must be a non-empty string"},
+           Case{"{op: replace, path: /apiVersion, value: \"\"}",
+                "apiVersion: must be a non-empty string"},
+           Case{"{op: replace, path: /apiVersion, value: {a: 1}}",
+                "apiVersion: must be a non-empty string"},
+           Case{"{op: remove, path: /metadata/name}", "metadata.name: " + name_rule},
+           Case{"{op: replace, path: /metadata/name, value: ../x}", "metadata.name: " + name_rule},
+           Case{"{op: replace, path: /metadata/name, value: \"a\\nb\"}",
+                "metadata.name: " + name_rule},
+           Case{"{op: remove, path: /metadata}", "metadata.name: " + name_rule},
+       }) {
+    CAPTURE(c.operation);
+    CHECK(run.patches_error("[{target: {name: config}, patch: '- " + std::string(c.operation) +
+                            "'}]") ==
+          "kustomization.yaml: patches[0]: ConfigMap/config: the patched object's " + c.problem);
+  }
+  SUBCASE("a strategic merge allowed to rename") {
+    CHECK(run.patches_error("[{target: {name: config}, options: {allowNameChange: true}, "
+                            "patch: '{kind: ConfigMap, metadata: {name: a/b}}'}]") ==
+          "kustomization.yaml: patches[0]: ConfigMap/config: the patched object's "
+          "metadata.name: " +
+              name_rule);
+  }
+  SUBCASE("what the object came without is not the patch's doing") {
+    run.list[2].object().remove("apiVersion");
+    run.patches("[{target: {name: config}, patch: '- {op: add, path: /data/b, value: x}'}]");
+    CHECK(run.at("config", {"data", "b"}) == "x");
+  }
+}
+
 TEST_CASE("patches: entry errors") {
   Run run;
   run.directory.write("ops.yaml", "- {op: remove, path: /x}\n");

@@ -253,6 +253,14 @@ TEST_CASE("type mismatches are errors naming the path") {
   CHECK(merge_error(pod_spec("      containers: [{name: a}, foo]\n"),
                     pod_spec("      containers: [{name: a, image: b}]\n")) ==
         "spec.template.spec.containers: expected a map, got scalar");
+  SUBCASE("patch items of a list merged by key are maps: one without the key would replace all") {
+    CHECK(merge_error(pod_spec("      containers: [{name: a}, {name: b}]\n"),
+                      pod_spec("      containers: [manager]\n")) ==
+          "spec.template.spec.containers: expected a map, got scalar");
+    CHECK(merge_error(pod_spec("      containers: [{name: a}]\n"),
+                      pod_spec("      containers: [{name: a}, [b]]\n")) ==
+          "spec.template.spec.containers: expected a map, got sequence");
+  }
 }
 
 TEST_CASE("unknown $patch values are errors naming the path") {
