@@ -207,6 +207,15 @@ deployment_patch scalars.yaml 'apiVersion: apps/v1' 'kind: Deployment' 'metadata
 expect_exit "merge patch with containers that are no maps" 1 quiet -- "$bin" build "$work/scalars.yaml" --distribution-artifact "$dist"
 expect_err "merge patch with containers that are no maps" "^error: $work/scalars.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: spec\.template\.spec\.containers: expected a map, got scalar"
 
+# --- values rendered into other objects' fields ------------------------------------------
+instance registry.yaml
+sed -i 's|registry: ghcr.io/fluxcd|registry: "ghcr.io/fluxcd\\n  x: y"|' "$work/registry.yaml"
+expect_exit "registry with a line break" 1 quiet -- "$bin" build "$work/registry.yaml" --distribution-artifact "$dist"
+expect_err "registry with a line break" "^error: $work/registry.yaml: \.spec\.distribution\.registry: must be an image repository"
+instance endpoint.yaml 'sync: {kind: Bucket, url: "evil.com:99999/../..", ref: fleet, path: ./}'
+expect_exit "bucket endpoint with a path" 1 quiet -- "$bin" build "$work/endpoint.yaml" --distribution-artifact "$dist"
+expect_err "bucket endpoint with a path" "^error: $work/endpoint.yaml: \.spec\.sync\.url: must be a host"
+
 # --- where the distribution comes from -----------------------------------------------
 cache=$XDG_CACHE_HOME/fluxopctl/distribution
 mkdir -p "${cache%/*}" "$work/env"

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <optional>
+#include <regex>
 #include <span>
 #include <string>
 #include <utility>
@@ -153,6 +155,48 @@ bool has_host(std::string_view address) {
   return !host.empty() && host != "[]" && authority.find(' ') == std::string_view::npos;
 }
 
+// A port as a URL parser takes it: decimal, 1 to 65535.
+bool is_port(std::string_view text) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  int port = std::stoi(std::string(text));
+  return port >= 1 && port <= 65535;
+}
+
+// A host name or IPv4 address (dot-separated parts of letters, digits and
+// '-', not at a part's edges), or an IPv6 address in brackets.
+bool is_host(std::string_view host) {
+  if (host.starts_with('[')) {
+    return host.size() > 2 && host.ends_with(']') &&
+           std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+             return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+           });
+  }
+  if (host.empty() || host.size() > 253) return false;
+  for (std::size_t start = 0;;) {
+    std::string_view part = host.substr(start, host.find('.', start) - start);
+    bool well_formed = !part.empty() && part.front() != '-' && part.back() != '-' &&
+                       std::all_of(part.begin(), part.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+                       });
+    if (!well_formed) return false;
+    start += part.size() + 1;
+    if (start > host.size()) return true;
+  }
+}
+
+// host[:port] and nothing else: what a Bucket's endpoint is to the S3 client
+// the source-controller gives it to (no path, no user, a port that exists).
+bool is_host_port(std::string_view address) {
+  std::size_t colon = address.rfind(':');
+  if (colon != std::string_view::npos && address.find(']', colon) == std::string_view::npos) {
+    return is_host(address.substr(0, colon)) && is_port(address.substr(colon + 1));
+  }
+  return is_host(address);
+}
+
 // What follows `url`'s scheme when it is one of `schemes`.
 std::optional<std::string_view> after_scheme(std::string_view url,
                                              std::span<const std::string_view> schemes) {
@@ -188,8 +232,34 @@ void check_sync_url(const Sync& sync, const Diagnostics& diagnostics) {
     address = url.find("://") == std::string_view::npos ? url : after_scheme(url, kBucketSchemes);
     requirement = "must be a host, with an optional port or http:// or https://, for a Bucket";
   }
-  if (has_control_character(url) || !address || !has_host(*address)) {
+  bool valid = sync.kind == "Bucket" ? address && is_host_port(*address)
+                                     : !has_control_character(url) && address && has_host(*address);
+  if (!valid) {
     diagnostics.fail(".spec.sync.url", requirement + ", not " + quote(url));
+  }
+}
+
+// The registry is the start of every image name rendered,
+// "<registry>/<component>": with its optional trailing '/', a prefix that
+// leaves an image reference's name (the distribution reference grammar: an
+// optional host[:port], then lowercase path components), at most 255
+// characters long, as a container runtime parses it.
+void check_registry(std::string_view registry, const Diagnostics& diagnostics) {
+  static const std::regex kImageName(
+      R"((?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*)"
+      R"(|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?/)?)"
+      R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)");
+  constexpr std::size_t kMaxNameLength = 255;
+  constexpr std::string_view kLongestComponent = "/image-automation-controller";
+  constexpr std::size_t kMaxLength = kMaxNameLength - kLongestComponent.size();
+  std::string_view prefix =
+      registry.ends_with('/') ? registry.substr(0, registry.size() - 1) : registry;
+  if (prefix.size() > kMaxLength ||
+      !std::regex_match(std::string(prefix) + std::string(kLongestComponent), kImageName)) {
+    diagnostics.fail(".spec.distribution.registry",
+                     "must be an image repository such as ghcr.io/fluxcd: an optional "
+                     "host[:port], then lowercase path components, at most " +
+                         std::to_string(kMaxLength) + " characters, not " + quote(registry));
   }
 }
 
@@ -214,6 +284,7 @@ void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
   if (instance.sharding)
     check_names(instance.sharding->shards, ".spec.sharding.shards", diagnostics);
   check_kubernetes_names(instance, diagnostics);
+  check_registry(instance.distribution.registry, diagnostics);
   check_metadata(instance.labels, instance.annotations, ".metadata", diagnostics);
   if (const auto& common = instance.common_metadata) {
     check_metadata(common->labels, common->annotations, ".spec.commonMetadata", diagnostics);

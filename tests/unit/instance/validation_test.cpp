@@ -441,7 +441,9 @@ TEST_CASE("the sync URL is one its kind's source takes") {
        {"minio.example.com", "minio.example.com:9000", "10.0.0.1:9000", "[::1]:9000",
         "https://account.blob.core.windows.net", "http://minio.local:9000", "s3.amazonaws.com"},
        {"s3://bucket", "oci://ghcr.io/org", "https://", ":9000", "/bucket", "a b",
-        "minio.example.com\nbucketName: other"},
+        "minio.example.com\nbucketName: other", "evil.com:99999/../..", "minio:0",
+        "minio:9000/bucket", "https://minio/bucket", "user@minio", "minio:", "-minio", "a..b",
+        "[::1", "minio:90a"},
        "must be a host, with an optional port or http:// or https://, for a Bucket"},
   };
   for (const Kind& kind : kinds) {
@@ -460,6 +462,37 @@ TEST_CASE("the sync URL is one its kind's source takes") {
 
 // What is written into the rendered source as it is has no line break that
 // would add fields of its own.
+// The registry starts every image name rendered: an image reference holds
+// no control character, upper case in its path or empty component.
+TEST_CASE("the registry is the start of an image name") {
+  auto with_registry = [](std::string_view registry) {
+    return "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux}\n"
+           "spec: {distribution: {version: 2.x, registry: \"" +
+           std::string(registry) + "\"}}\n";
+  };
+  for (std::string_view valid :
+       {"ghcr.io/fluxcd", "registry.example.com/mirror/fluxcd/", "localhost:5000/flux", "r",
+        "10.0.0.1:5000/a__b/c-d/e.f", "[::1]:5000/flux", "Registry.Example.com/flux"}) {
+    CAPTURE(valid);
+    CHECK(error_of(with_registry(valid)) == "");
+  }
+  for (std::string_view invalid :
+       {"ghcr.io/fluxcd\\n  x: y", "ghcr.io/flux\\0cd", "ghcr.io/FluxCD", "ghcr.io//fluxcd",
+        "ghcr.io/fluxcd//", "/fluxcd", "ghcr.io/flux cd", "ghcr.io/flux:v1", "ghcr.io/flux@sha256",
+        "ghcr.io/-flux", "https://ghcr.io/flux"}) {
+    CAPTURE(invalid);
+    CHECK(
+        error_of(with_registry(invalid))
+            .rfind(
+                "instance.yaml: .spec.distribution.registry: must be an image repository such as "
+                "ghcr.io/fluxcd: an optional host[:port], then lowercase path components, at most "
+                "227 characters, not ",
+                0) == 0);
+  }
+  CHECK(error_of(with_registry(std::string(227, 'a'))) == "");
+  CHECK(error_of(with_registry(std::string(228, 'a'))) != "");
+}
+
 TEST_CASE("the sync ref and path have no control characters") {
   auto sync = [](std::string_view ref, std::string_view path) {
     return with_value(
