@@ -1,5 +1,10 @@
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <new>
 
 #include "cli/color.h"
 #include "cli/commands.h"
@@ -17,6 +22,54 @@ using fluxop::cli::kExitUsage;
 int fail(const std::string& message, int code) {
   std::cerr << "error: " << fluxop::one_line(message) << "\n";
   return code;
+}
+
+// What a command printed counts only once it is written: a full disk or a
+// closed pipe behind stdout (`build > /dev/full`) fails the command, whatever
+// it returned.
+int flushed(int code) {
+  errno = 0;
+  bool written =
+      static_cast<bool>(std::cout.flush()) && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (written) return code;
+  int error = errno;
+  return fail(std::string("stdout: ") + (error ? std::strerror(error) : "write error"),
+              code == 0 ? 1 : code);
+}
+
+// The command's name, for an error no input names ("build: out of memory").
+std::string command_of(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) return command->get_name();
+  return app.get_name();
+}
+
+int run(CLI::App& app, int argc, char** argv, fluxop::yaml::ParseCache& parse_cache) {
+  try {
+    std::vector<std::string> args = fluxop::cli::command_line(app, argc, argv);
+    app.parse(args);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(fluxop::cli::usage_message(app, e), kExitUsage);
+  } catch (const fluxop::cli::ExitStatus& status) {
+    parse_cache.commit();  // diff: changes found, all read
+    return status.code;
+  } catch (const fluxop::cli::CommandError& e) {
+    return fail(e.what(), e.code());
+  } catch (const fluxop::Error& e) {
+    return fail(e.what(), 1);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The standard library's message starts "filesystem error: cannot ...":
+    // the path and the system's reason are what the user acts on.
+    std::string what = e.path1().empty() ? command_of(app) : e.path1().string();
+    return fail(what + ": " + e.code().message(), 1);
+  } catch (const std::bad_alloc&) {
+    return fail(command_of(app) + ": out of memory", 1);
+  } catch (const std::exception& e) {
+    return fail(std::string("internal: ") + e.what(), 1);
+  }
+  parse_cache.commit();
+  return 0;
 }
 
 }  // namespace
@@ -43,23 +96,5 @@ int main(int argc, char** argv) {
   fluxop::cli::add_report_command(app);
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
-  try {
-    std::vector<std::string> args = fluxop::cli::command_line(app, argc, argv);
-    app.parse(args);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail(fluxop::cli::usage_message(app, e), kExitUsage);
-  } catch (const fluxop::cli::ExitStatus& status) {
-    parse_cache.commit();  // diff: changes found, all read
-    return status.code;
-  } catch (const fluxop::cli::CommandError& e) {
-    return fail(e.what(), e.code());
-  } catch (const fluxop::Error& e) {
-    return fail(e.what(), 1);
-  } catch (const std::exception& e) {
-    return fail(std::string("internal: ") + e.what(), 1);
-  }
-  parse_cache.commit();
-  return 0;
+  return flushed(run(app, argc, argv, parse_cache));
 }

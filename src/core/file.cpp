@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "core/error.h"
@@ -71,12 +73,18 @@ std::string read_input_file(const std::string& path, bool pipes) {
 std::string read_input_stream(std::istream& in, const std::string& name) {
   std::string bytes;
   char buffer[65536];
+  errno = 0;  // what a failed read sets, for the message
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     if (bytes.size() + static_cast<std::size_t>(in.gcount()) > kMaxInputBytes)
       throw Error(too_large(name));
     bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
   }
-  if (in.bad()) throw Error(name + ": read error");
+  int error = errno;
+  // std::cin reads through C's stdin, which keeps a failed read (stdin a
+  // directory, an I/O error) to itself: the istream sees an end of input.
+  if (in.bad() || (&in == &std::cin && std::ferror(stdin))) {
+    throw Error(name + ": read error" + (error ? ": " + std::string(std::strerror(error)) : ""));
+  }
   return bytes;
 }
 

@@ -188,6 +188,8 @@ deployment_patch amplify.yaml "${copies[@]}"
 # "internal: std::bad_alloc".
 expect_exit "patch copies past the node budget" 1 quiet -- with_memory 1048576 "$bin" build "$work/amplify.yaml" --distribution-artifact "$dist"
 expect_err "patch copies past the node budget" "^error: $work/amplify.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[[0-9]+\] copy /spec/template/spec/containers/0: the build makes more than 1000000 nodes"
+expect_exit "out of memory" 1 quiet -- with_memory 150000 "$bin" build "$work/amplify.yaml" --distribution-artifact "$dist"
+expect_err "out of memory" "^error: build: out of memory$"
 
 # Printed, a value nested N deep takes O(N^2) bytes (an 18 KB array became 324 MB of -o json).
 deep=$(python3 -c 'print("[" * 400 + "]" * 400)')
@@ -215,6 +217,18 @@ expect_err "registry with a line break" "^error: $work/registry.yaml: \.spec\.di
 instance endpoint.yaml 'sync: {kind: Bucket, url: "evil.com:99999/../..", ref: fleet, path: ./}'
 expect_exit "bucket endpoint with a path" 1 quiet -- "$bin" build "$work/endpoint.yaml" --distribution-artifact "$dist"
 expect_err "bucket endpoint with a path" "^error: $work/endpoint.yaml: \.spec\.sync\.url: must be a host"
+
+# --- stdout and stdin errors, errors of the file system -------------------------------------
+expect_exit "stdout full" 1 - -- sh -c '"$@" >/dev/full' - "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_err "stdout full" "^error: stdout: (write error|No space left on device)$"
+expect_exit "help to a full stdout" 1 - -- sh -c '"$@" >/dev/full' - "$bin" --help
+expect_err "help to a full stdout" "^error: stdout: (write error|No space left on device)$"
+expect_exit "stdin a directory" 1 quiet -- sh -c '"$@" <"$0"' "$work" "$bin" build - --distribution-artifact "$dist"
+expect_err "stdin a directory" "^error: -: read error: Is a directory$"
+mkdir -p "$work/stuck/sub/child"
+echo sub >"$work/stuck/.fluxopctl-build"
+expect_exit "--output-dir entry not removable" 1 quiet -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$work/stuck"
+expect_err "--output-dir entry not removable" "^error: $work/stuck/sub: Directory not empty$"
 
 # --- where the distribution comes from -----------------------------------------------
 cache=$XDG_CACHE_HOME/fluxopctl/distribution
