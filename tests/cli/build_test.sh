@@ -63,6 +63,15 @@ instance() {  # instance FILE [SPEC LINES...]: a FluxInstance with extra spec li
   } >"$work/$file"
 }
 
+# build_fails NAME FILE REGEX [FLAG...]: building $work/FILE fails with one
+# line naming the file, "error: $work/FILE: REGEX", and nothing on stdout.
+build_fails() {
+  local name=$1 file=$work/$2 regex=$3
+  shift 3
+  expect_exit "$name" 1 quiet -- "$bin" build "$file" --distribution-artifact "$dist" "$@"
+  expect_err "$name" "^error: $file: $regex"
+}
+
 # --- usage -------------------------------------------------------------------
 expect_exit "build --help" 0 - -- "$bin" build --help
 grep -q -- "--distribution-artifact" "$work/out" || fail "build --help lacks --distribution-artifact"
@@ -77,13 +86,10 @@ printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: [\n
 expect_exit "malformed yaml" 1 quiet -- "$bin" build "$work/bad.yaml" --distribution-artifact "$dist"
 expect_err "malformed yaml" "^error: $work/bad.yaml:[0-9]+:[0-9]+: "
 instance unknown.yaml 'cluster:' '  networkPolcy: false'
-expect_exit "unknown field" 1 quiet -- "$bin" build "$work/unknown.yaml" --distribution-artifact "$dist"
-expect_err "unknown field" "^error: $work/unknown.yaml: \.spec\.cluster\.networkPolcy: "
+build_fails "unknown field" unknown.yaml "\.spec\.cluster\.networkPolcy: "
 instance enum.yaml 'cluster:' '  type: mainframe'
-expect_exit "bad enum" 1 quiet -- "$bin" build "$work/enum.yaml" --distribution-artifact "$dist"
-expect_err "bad enum" "^error: $work/enum.yaml: \.spec\.cluster\.type: "
-expect_exit "missing file" 1 quiet -- "$bin" build "$work/nope.yaml" --distribution-artifact "$dist"
-expect_err "missing file" "^error: $work/nope.yaml: "
+build_fails "bad enum" enum.yaml "\.spec\.cluster\.type: "
+build_fails "missing file" nope.yaml ""
 # A shard is a suffix of object names (and was once a directory of the
 # render's temporary tree): one Kubernetes would refuse is refused first, and
 # nothing appears where it points, from the working directory or TMPDIR.
@@ -111,8 +117,7 @@ expect_exit "flag not a distribution" 1 quiet -- "$bin" build "$work/minimal.yam
 expect_err "flag not a distribution" "^error: --distribution-artifact: $work/flux: not a directory"
 instance nomatch.yaml
 sed -i 's/version: "2.x"/version: "3.x"/' "$work/nomatch.yaml"
-expect_exit "no matching version" 1 quiet -- "$bin" build "$work/nomatch.yaml" --distribution-artifact "$dist"
-expect_err "no matching version" "^error: $work/nomatch.yaml: \.spec\.distribution\.version: "
+build_fails "no matching version" nomatch.yaml "\.spec\.distribution\.version: "
 # A broken file of the distribution is named, not the instance that reads it.
 cp -r "$dist" "$work/broken-dist"
 manifest=$(ls "$work"/broken-dist/flux/*/rbac.yaml)
@@ -146,8 +151,7 @@ assert len(d["items"]) == int(sys.argv[2])' "$work/out" "$objects" 2>/dev/null |
 
 instance badpatch.yaml 'kustomize:' '  patches:' '  - target:' '      kind: Deployment' \
   '    patch: |' '      - op: replace' '        path: /spec/no/such/path' '        value: 1'
-expect_exit "patch that does not apply" 1 quiet -- "$bin" build "$work/badpatch.yaml" --distribution-artifact "$dist"
-expect_err "patch that does not apply" "^error: $work/badpatch.yaml: .*/spec/no/such/path"
+build_fails "patch that does not apply" badpatch.yaml ".*/spec/no/such/path"
 
 # --- --output-dir ------------------------------------------------------------------
 out_dir=$work/rendered/flux
@@ -194,29 +198,23 @@ expect_err "out of memory" "^error: build: out of memory$"
 # Printed, a value nested N deep takes O(N^2) bytes (an 18 KB array became 324 MB of -o json).
 deep=$(python3 -c 'print("[" * 400 + "]" * 400)')
 deployment_patch deep.yaml "- {op: add, path: /spec/extra, value: $deep}"
-expect_exit "patch nesting past the depth bound" 1 quiet -- "$bin" build -o json "$work/deep.yaml" --distribution-artifact "$dist"
-expect_err "patch nesting past the depth bound" "^error: $work/deep.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[0\] add /spec/extra: nested deeper than 100 levels"
+build_fails "patch nesting past the depth bound" deep.yaml "\.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: \[0\] add /spec/extra: nested deeper than 100 levels" -o json
 
 deployment_patch nokind.yaml '- {op: remove, path: /kind}'
-expect_exit "patch removing the kind" 1 quiet -- "$bin" build "$work/nokind.yaml" --distribution-artifact "$dist" --output-dir "$work/nokind"
-expect_err "patch removing the kind" "^error: $work/nokind.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's kind: must be a non-empty string"
+build_fails "patch removing the kind" nokind.yaml "\.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's kind: must be a non-empty string" --output-dir "$work/nokind"
 [ ! -e "$work/nokind" ] || fail "patch removing the kind: --output-dir written: $(ls "$work/nokind" | head -3)"
 deployment_patch noname.yaml '- {op: replace, path: /metadata/name, value: ../x}'
-expect_exit "patch making a name no object has" 1 quiet -- "$bin" build "$work/noname.yaml" --distribution-artifact "$dist"
-expect_err "patch making a name no object has" "^error: $work/noname.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's metadata\.name: must be a name"
+build_fails "patch making a name no object has" noname.yaml "\.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: the patched object's metadata\.name: must be a name"
 deployment_patch scalars.yaml 'apiVersion: apps/v1' 'kind: Deployment' 'metadata: {name: source-controller}' \
   'spec: {template: {spec: {containers: [manager]}}}'
-expect_exit "merge patch with containers that are no maps" 1 quiet -- "$bin" build "$work/scalars.yaml" --distribution-artifact "$dist"
-expect_err "merge patch with containers that are no maps" "^error: $work/scalars.yaml: \.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: spec\.template\.spec\.containers: expected a map, got scalar"
+build_fails "merge patch with containers that are no maps" scalars.yaml "\.spec\.kustomize\.patches\[0\]: Deployment/flux-system/source-controller: spec\.template\.spec\.containers: expected a map, got scalar"
 
 # --- values rendered into other objects' fields ------------------------------------------
 instance registry.yaml
 sed -i 's|registry: ghcr.io/fluxcd|registry: "ghcr.io/fluxcd\\n  x: y"|' "$work/registry.yaml"
-expect_exit "registry with a line break" 1 quiet -- "$bin" build "$work/registry.yaml" --distribution-artifact "$dist"
-expect_err "registry with a line break" "^error: $work/registry.yaml: \.spec\.distribution\.registry: must be an image repository"
+build_fails "registry with a line break" registry.yaml "\.spec\.distribution\.registry: must be an image repository"
 instance endpoint.yaml 'sync: {kind: Bucket, url: "evil.com:99999/../..", ref: fleet, path: ./}'
-expect_exit "bucket endpoint with a path" 1 quiet -- "$bin" build "$work/endpoint.yaml" --distribution-artifact "$dist"
-expect_err "bucket endpoint with a path" "^error: $work/endpoint.yaml: \.spec\.sync\.url: must be a host"
+build_fails "bucket endpoint with a path" endpoint.yaml "\.spec\.sync\.url: must be a host"
 
 # --- stdout and stdin errors, errors of the file system -------------------------------------
 expect_exit "stdout full" 1 - -- sh -c '"$@" >/dev/full' - "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
