@@ -101,8 +101,13 @@ void run_get(const InstanceCommandOptions& options) {
     return;
   }
   live["metadata"].erase("managedFields");  // as kubectl get shows it
-  std::cout << render_document(nlohmann::ordered_json::parse(live.dump()),
-                               options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+  try {
+    std::cout << render_document(
+        nlohmann::ordered_json::parse(live.dump()),
+        options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+  } catch (const Error& e) {
+    throw Error(display_name(ref) + ": " + e.what());
+  }
 }
 
 // Waits for the answer to the request at `requested_at` ("" for none).

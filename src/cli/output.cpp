@@ -1,5 +1,9 @@
 #include "cli/output.h"
 
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/yaml/budget.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"
 
@@ -17,9 +21,26 @@ void add_output_flag(CLI::App& command, OutputFormat& format) {
       ->option_text("yaml|json (default yaml)");
 }
 
+namespace {
+
+// The levels of `value`: a document from a peer is at most 256 deep
+// (core/peer_json.h), so the recursion is bounded.
+std::size_t depth_of(const nlohmann::ordered_json& value) {
+  std::size_t deepest = 0;
+  if (value.is_structured())
+    for (const nlohmann::ordered_json& child : value) deepest = std::max(deepest, depth_of(child));
+  return deepest + 1;
+}
+
+}  // namespace
+
 std::string render_document(const nlohmann::ordered_json& document, OutputFormat format) {
-  if (format == OutputFormat::Json) return document.dump(4) + "\n";
-  return yaml::emit(yaml::from_json(document));
+  if (format == OutputFormat::Yaml) return yaml::emit(yaml::from_json(document));
+  // As the YAML printer does (yaml/budget.h): indented JSON grows with the
+  // square of the depth.
+  if (depth_of(document) > yaml::kMaxDepth)
+    throw Error("nested deeper than " + std::to_string(yaml::kMaxDepth) + " levels");
+  return document.dump(4) + "\n";
 }
 
 std::string render_objects(const std::vector<yaml::Node>& objects, OutputFormat format) {
