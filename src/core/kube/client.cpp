@@ -143,7 +143,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     request.url = access_.server + one.path + (one.query.empty() ? "" : "?" + one.query);
     request.headers.push_back("Accept: " + one.accept);
     if (!one.body.empty()) request.headers.push_back("Content-Type: " + one.content_type);
-    request.authorization = credentials.authorization;
+    request.authorization = {credentials.authorization, net::url_authority(access_.server)};
     request.body = one.body;
     request.max_body = kMaxResponse;
     request.idempotent = one.method != "POST";
@@ -205,7 +205,7 @@ Response KubeClient::stream(const std::string& path, const std::string& query, n
     net::HttpRequest request;
     request.url = access_.server + path + (query.empty() ? "" : "?" + query);
     request.headers.push_back("Accept: application/json");
-    request.authorization = credentials.authorization;
+    request.authorization = {credentials.authorization, net::url_authority(access_.server)};
     request.timeout = timeout;
     request.stall = net::StallBound{.bytes_per_second = 1, .time = stall_timeout};
     request.cancelled = cancelled;

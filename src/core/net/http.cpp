@@ -23,6 +23,9 @@ constexpr int kMaxRedirects = 5;
 // (HttpRequest::retry_for) keeps probing.
 constexpr std::chrono::milliseconds kMaxBackoff{2'000};
 constexpr curl_off_t kProgressThreshold = 1 << 20;
+// A response's header block, interim (1xx) responses included: registries
+// and API servers send a few KiB; more is a peer making us hold it.
+constexpr std::size_t kMaxResponseHeaderBytes = 64 * 1024;
 
 CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
 
@@ -44,11 +47,6 @@ std::string_view trim(std::string_view text) {
 std::string_view url_scheme(std::string_view url) {
   std::size_t end = url.find("://");
   return end == std::string_view::npos ? std::string_view{} : url.substr(0, end);
-}
-
-// scheme://authority: requests to another origin get no credentials.
-std::string url_origin(std::string_view url) {
-  return lowercase(url_scheme(url)) + "://" + lowercase(url_authority(url));
 }
 
 }  // namespace
@@ -152,6 +150,27 @@ std::string url_authority(std::string_view url) {
   return std::string(authority);
 }
 
+namespace {
+
+// HOST[:PORT] lowercased, without the port a URL of `scheme` has by default.
+std::string canonical_authority(std::string_view authority, std::string_view scheme) {
+  std::string out = lowercase(authority);
+  std::string default_port = scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
+  if (!default_port.empty() && out.ends_with(default_port))
+    out.resize(out.size() - default_port.size());
+  return out;
+}
+
+}  // namespace
+
+bool authorization_applies(const HostAuthorization& authorization, std::string_view url) {
+  if (authorization.value.empty() || authorization.host.empty()) return false;
+  std::string scheme = lowercase(url_scheme(url));
+  std::string authority = url_authority(url);
+  return !authority.empty() &&
+         canonical_authority(authority, scheme) == canonical_authority(authorization.host, scheme);
+}
+
 // State shared with libcurl's callbacks during one attempt.
 struct HttpClient::Attempt {
   CURL* curl = nullptr;
@@ -166,6 +185,9 @@ struct HttpClient::Attempt {
   StallBound stall;
   bool answered = false;  // a status line arrived
   bool body_too_large = false;
+  std::size_t header_bytes = 0;
+  bool headers_too_large = false;
+  bool body_started = false;
   std::exception_ptr sink_error;
   std::string progress;
   bool progress_shown = false;
@@ -179,6 +201,11 @@ struct HttpClient::Attempt {
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
     std::string_view line(data, size * count);
+    attempt->header_bytes += line.size();
+    if (attempt->header_bytes > kMaxResponseHeaderBytes) {
+      attempt->headers_too_large = true;
+      return 0;  // aborts the transfer
+    }
     if (line.starts_with("HTTP/")) {
       attempt->answered = true;
       attempt->response->headers.clear();  // an interim (1xx) response came first
@@ -191,6 +218,7 @@ struct HttpClient::Attempt {
 
   static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
+    attempt->body_started = true;
     std::size_t bytes = size * count;
     long status = 0;
     curl_easy_getinfo(attempt->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -292,7 +320,6 @@ struct HttpClient::Exchange {
   BodySink* sink = nullptr;
   std::string progress;
   std::string first_url;
-  std::string origin;  // of the first URL: another one gets no credentials
   int attempt = 1;
   int redirects = 0;
   std::chrono::milliseconds delay{0};
@@ -342,8 +369,9 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   attempt.headers = curl_slist_append(nullptr, "Expect:");
   for (const std::string& header : request.headers)
     attempt.headers = curl_slist_append(attempt.headers, header.c_str());
-  std::string authorization = "Authorization: " + request.authorization;
-  if (!request.authorization.empty())
+  // The one place a credential leaves: to the host it was issued for.
+  std::string authorization = "Authorization: " + request.authorization.value;
+  if (authorization_applies(request.authorization, request.url))
     attempt.headers = curl_slist_append(attempt.headers, authorization.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, attempt.headers);
 
@@ -393,6 +421,13 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
     throw Error(request.url + ": response larger than " + std::to_string(request.max_body) +
                 " bytes");
   }
+  // libcurl refuses a single header line past its own bound (100 KiB) as
+  // "out of memory", before our callback sees it.
+  bool header_line_refused = code == CURLE_OUT_OF_MEMORY && !attempt.body_started;
+  if (attempt.headers_too_large || header_line_refused) {
+    throw Error(request.url + ": response headers larger than " +
+                std::to_string(kMaxResponseHeaderBytes) + " bytes");
+  }
   if (code != CURLE_OK) {
     response.status = 0;
     failure.message = code == CURLE_OPERATION_TIMEDOUT ? timeout_message(attempt)
@@ -435,6 +470,32 @@ bool HttpClient::should_retry(const HttpRequest& request, const HttpResponse& re
   if (!request.idempotent) return response.status == 429 || failure.unsent;
   return failure.retryable || retryable_status(response.status);
 }
+
+namespace {
+
+bool has_line_break_or_nul(std::string_view text) {
+  return text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
+
+// A header value with CR, LF or NUL would end the header early and add
+// headers of its own; whatever produced it (a token file, a Docker config,
+// a registry's realm or token), it is refused, named but never quoted.
+void check_header_values(const HttpRequest& request) {
+  if (has_line_break_or_nul(request.url))
+    throw Error("URL: contains a line break or NUL (refused)");
+  for (const std::string& header : request.headers) {
+    if (has_line_break_or_nul(header)) {
+      std::string_view name = std::string_view(header).substr(0, header.find(':'));
+      throw Error(request.url + ": header " +
+                  (has_line_break_or_nul(name) ? std::string("name") : std::string(name)) +
+                  ": contains a line break or NUL (refused)");
+    }
+  }
+  if (has_line_break_or_nul(request.authorization.value))
+    throw Error(request.url + ": header Authorization: contains a line break or NUL (refused)");
+}
+
+}  // namespace
 
 void HttpClient::check_scheme(const std::string& url) const {
   std::string scheme = lowercase(url_scheme(url));
@@ -483,7 +544,6 @@ void HttpClient::after_attempt(Exchange& exchange) const {
   }
   HttpRequest& current = exchange.current;
   current.url = resolve_url(current.url, location);
-  if (url_origin(current.url) != exchange.origin) current.authorization.clear();
   if (response.status == 303) {
     current.method = "GET";
     current.body.clear();
@@ -501,9 +561,9 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
   auto* multi = static_cast<CURLM*>(multi_);
   auto now = std::chrono::steady_clock::now();
   for (Exchange& exchange : exchanges) {
+    check_header_values(exchange.current);
     check_scheme(exchange.current.url);
     exchange.first_url = exchange.current.url;
-    exchange.origin = url_origin(exchange.current.url);
     exchange.delay = options_.backoff;
     exchange.retry_until = now + exchange.current.retry_for;
     exchange.not_before = now;

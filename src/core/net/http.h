@@ -53,13 +53,22 @@ struct HttpOptions {
   TlsOptions tls;
 };
 
+// An Authorization header's value together with the HOST[:PORT] it was
+// issued for. HttpClient sends it to that host only, for the first URL and for
+// every redirect, so that no URL a peer names (a redirect, an upload's
+// Location) can carry it to another host.
+struct HostAuthorization {
+  std::string value;  // "Bearer ...", "Basic ..."; empty: none
+  std::string host;   // HOST[:PORT]; empty: sent nowhere
+};
+
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, PATCH
   std::string url;
   std::vector<std::string> headers;  // "Accept: ...", never credentials
-  std::string authorization;         // Authorization value, sent to the URL's host only
-  std::string body;                  // request body
-  std::size_t max_body = 4 << 20;    // largest body read into HttpResponse::body
+  HostAuthorization authorization;
+  std::string body;                // request body
+  std::size_t max_body = 4 << 20;  // largest body read into HttpResponse::body
   // Whether sending it twice does no harm. When not (a POST that creates),
   // it is retried only when it cannot have reached the server: no connection,
   // or 429 Too Many Requests.
@@ -158,6 +167,10 @@ class HttpClient {
 
 // "HOST[:PORT]" of a URL, empty when it has none.
 std::string url_authority(std::string_view url);
+
+// Whether `authorization` may go with a request to `url`: the URL's host is
+// the one it was issued for (letter case and the scheme's default port aside).
+bool authorization_applies(const HostAuthorization& authorization, std::string_view url);
 
 // `location` (absolute, or relative as in a Location header) resolved against `base`.
 std::string resolve_url(const std::string& base, const std::string& location);

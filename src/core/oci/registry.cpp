@@ -160,13 +160,16 @@ net::HttpResponse RegistryClient::send(const Reference& ref, net::HttpRequest re
                                        std::string_view progress) {
   std::string scope = "repository:" + ref.repository + ":" + std::string(actions);
   std::string key = ref.registry + " " + scope;
+  // Issued for the registry: an upload's Location or a redirect to another
+  // host goes without it.
+  request.authorization.host = ref.registry;
   if (auto known = authorizations_.find(key); known != authorizations_.end())
-    request.authorization = known->second;
+    request.authorization.value = known->second;
   net::HttpResponse response = reach(ref, request, sink, progress);
   if (response.status != 401) return response;
 
-  request.authorization = authorize(ref, response, scope);
-  authorizations_[key] = request.authorization;
+  request.authorization.value = authorize(ref, response, scope);
+  authorizations_[key] = request.authorization.value;
   response = reach(ref, request, sink, progress);
   if (response.status == 401) {
     throw Error(ref.str() + ": " + describe_failure(response) + ": the registry refused the " +
@@ -216,9 +219,12 @@ std::string RegistryClient::fetch_token(const Reference& ref,
                    "&refresh_token=" + net::url_escape(credential.identity_token);
   } else {
     request.url += (request.url.find('?') == std::string::npos ? "?" : "&") + query;
+    // The registry's credentials go to the token service it names, as
+    // Docker sends them, and to no host that service redirects to.
     if (!credential.username.empty() || !credential.password.empty())
-      request.authorization =
-          "Basic " + base64_encode(credential.username + ":" + credential.password);
+      request.authorization = {
+          "Basic " + base64_encode(credential.username + ":" + credential.password),
+          net::url_authority(request.url)};
   }
   net::HttpResponse response = reach(ref, request);
   std::string where = ref.str() + ": token service " + params.at("realm");

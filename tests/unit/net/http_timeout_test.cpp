@@ -13,73 +13,17 @@
 #include <thread>
 #include <vector>
 
-#include "../loopback_listener.h"
 #include "core/error.h"
 #include "core/net/http.h"
+#include "misbehaving_server.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-// A loopback server whose connections (each on a thread of its own) read
-// the request, then run `behaviour`: it writes what it likes to the socket,
-// and returns soon once `stopping` is set.
-class MisbehavingServer {
- public:
-  using Behaviour = std::function<void(int fd, const std::atomic<bool>& stopping)>;
-
-  explicit MisbehavingServer(Behaviour behaviour) : behaviour_(std::move(behaviour)) {
-    listener_ = fluxop::testing::listen_on_loopback(port_);
-    acceptor_ = std::thread([this] {
-      for (;;) {
-        int connection = accept(listener_, nullptr, nullptr);
-        if (connection < 0) return;  // the listener was shut down
-        std::lock_guard lock(mutex_);
-        connections_.emplace_back([this, connection] {
-          char request[65536];
-          [[maybe_unused]] ssize_t n = read(connection, request, sizeof request);
-          behaviour_(connection, stopping_);
-          close(connection);
-        });
-      }
-    });
-  }
-  ~MisbehavingServer() {
-    stopping_ = true;
-    shutdown(listener_, SHUT_RDWR);
-    close(listener_);
-    acceptor_.join();
-    for (std::thread& connection : connections_) connection.join();
-  }
-
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-
- private:
-  Behaviour behaviour_;
-  int listener_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::mutex mutex_;
-  std::vector<std::thread> connections_;
-  std::thread acceptor_;
-};
-
-// Waits `duration` unless stopped first; false when stopped.
-bool pause(std::chrono::milliseconds duration, const std::atomic<bool>& stopping) {
-  for (auto end = Clock::now() + duration; Clock::now() < end;) {
-    if (stopping) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return !stopping;
-}
-
-void send_text(int fd, const std::string& text) {
-  // MSG_NOSIGNAL: a client that gave up is no SIGPIPE.
-  [[maybe_unused]] ssize_t n = send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-}
+using fluxop::testing::MisbehavingServer;
+using fluxop::testing::pause;
+using fluxop::testing::send_text;
 
 void never_answer(int, const std::atomic<bool>& stopping) {
   while (pause(100ms, stopping)) {
