@@ -181,7 +181,11 @@ class TarGzipWriter {
                 "00",
                 8);
     finish(block);
+    ++entries_;
   }
+
+  // Entries written, counted as extraction counts them.
+  std::uint64_t entries() const { return entries_; }
 
   void data(const char* bytes, std::size_t size) {
     deflate_bytes(bytes, size, Z_NO_FLUSH);
@@ -249,6 +253,7 @@ class TarGzipWriter {
                 "00",
                 8);
     finish(block);
+    ++entries_;  // extraction counts a pax header as an entry
     data(record.data(), record.size());
     end_entry();
   }
@@ -288,15 +293,19 @@ class TarGzipWriter {
   z_stream stream_{};
   Sha256 tar_hash_;
   std::uint64_t written_ = 0;
+  std::uint64_t entries_ = 0;
 };
 
 class Packer {
  public:
-  Packer(const std::string& root_dir, TarGzipWriter& writer)
-      : root_dir_(root_dir), writer_(writer), buffer_(kBufferSize) {}
+  Packer(const std::string& root_dir, TarGzipWriter& writer, const ExtractLimits& limits)
+      : root_dir_(root_dir), writer_(writer), limits_(limits), buffer_(kBufferSize) {}
 
   // "." is written "./", as GNU tar and flux's artifacts have it.
-  void add_root() { writer_.header("./", true, 0755, 0); }
+  void add_root() {
+    writer_.header("./", true, 0755, 0);
+    check_entries_limit(root_dir_);
+  }
 
   // Adds `name` (relative to the root) and, for a directory, all below it.
   void add(const std::string& name) {
@@ -306,6 +315,7 @@ class Packer {
     if (S_ISREG(info.st_mode)) return add_file(name, path);
     if (!S_ISDIR(info.st_mode)) throw Error(path + ": refused: " + kind(info.st_mode));
     writer_.header(name + "/", true, 0755, 0);
+    check_entries_limit(path);
     for (const std::string& child : sorted_children(path)) add(name + "/" + child);
   }
 
@@ -319,7 +329,14 @@ class Packer {
     if (::fstat(in.get(), &info) != 0) throw Error(path + ": " + errno_message());
     if (!S_ISREG(info.st_mode)) throw Error(path + ": refused: " + kind(info.st_mode));
     mode_t perm = (info.st_mode & 0111) ? 0755 : 0644;
-    writer_.header(name, false, perm, static_cast<std::uint64_t>(info.st_size));
+    auto size = static_cast<std::uint64_t>(info.st_size);
+    if (size > limits_.max_total_bytes - total_bytes_) {
+      throw Error(path + ": refused: the artifact's files would exceed " +
+                  std::to_string(limits_.max_total_bytes) + " bytes, more than pull accepts");
+    }
+    total_bytes_ += size;
+    writer_.header(name, false, perm, size);
+    check_entries_limit(path);
     copy_data(in.get(), static_cast<std::uint64_t>(info.st_size), path);
     writer_.end_entry();
   }
@@ -356,8 +373,17 @@ class Packer {
     return "not a regular file or directory";
   }
 
+  void check_entries_limit(const std::string& path) const {
+    if (writer_.entries() > limits_.max_files) {
+      throw Error(path + ": refused: the artifact would have more than " +
+                  std::to_string(limits_.max_files) + " entries, more than pull accepts");
+    }
+  }
+
   std::string root_dir_;
   TarGzipWriter& writer_;
+  const ExtractLimits& limits_;
+  std::uint64_t total_bytes_ = 0;  // of the regular files so far
   std::vector<char> buffer_;
 };
 
@@ -398,11 +424,11 @@ void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_
 }
 
 std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
-                           std::string* tar_digest) {
+                           std::string* tar_digest, const ExtractLimits& limits) {
   check_entries(root_dir, entries);
   std::string out;
   TarGzipWriter writer(out);
-  Packer packer(root_dir, writer);
+  Packer packer(root_dir, writer, limits);
   packer.add_root();
   for (const std::string& entry : entries) packer.add(entry);
   writer.close();

@@ -42,8 +42,10 @@ void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_
 // hold); a gzip header without name or timestamp. Equal trees give
 // byte-identical output. `tar_digest`, when given, gets the SHA-256 of the
 // uncompressed tar. Throws fluxop::Error naming the path for a missing
-// entry, a symbolic link or a special file.
+// entry, a symbolic link or a special file, and for the file or directory
+// that takes the archive beyond `limits` (what extraction would refuse),
+// before reading a file that would.
 std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,
-                           std::string* tar_digest = nullptr);
+                           std::string* tar_digest = nullptr, const ExtractLimits& limits = {});
 
 }  // namespace fluxop::oci

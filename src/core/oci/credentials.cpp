@@ -9,6 +9,7 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/peer_json.h"
 #include "core/process.h"
 
 namespace fluxop::oci {
@@ -57,12 +58,14 @@ DockerConfig DockerConfig::load_default() {
     return {};
   }
   std::string path = (dir / "config.json").string();
-  std::optional<std::string> text = read_file_if_exists(path);
-  return text ? parse(*text, path) : DockerConfig{};
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return {};
+  // Through the input path: a FIFO or a device in its place is refused, not read.
+  return parse(read_input_file(path), path);
 }
 
 DockerConfig DockerConfig::parse(std::string_view json, const std::string& origin) {
-  nlohmann::json root = nlohmann::json::parse(json, nullptr, false);
+  nlohmann::json root = parse_peer_json(json);
   if (root.is_discarded() || !root.is_object()) throw Error(origin + ": not a JSON object");
   DockerConfig config;
   config.origin_ = origin;
@@ -120,7 +123,7 @@ Credential run_credential_helper(const std::string& name, std::string_view regis
     throw Error(program + " get " + std::string(registry) + ": exit status " +
                 std::to_string(status) + (reason.empty() ? "" : ": " + reason));
   }
-  nlohmann::json answer = nlohmann::json::parse(output, nullptr, false);
+  nlohmann::json answer = parse_peer_json(output);
   if (answer.is_discarded() || !answer.is_object()) {
     throw Error(program + " get " + std::string(registry) + ": its answer is not a JSON object");
   }

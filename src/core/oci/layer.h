@@ -18,10 +18,13 @@
 
 namespace fluxop::oci {
 
+// What pull accepts of a layer, and so what push refuses to publish: one
+// definition for both.
 struct ExtractLimits {
   std::uint64_t max_total_bytes = 1ull << 30;  // sum of the regular files' sizes
-  std::uint64_t max_files = 100000;            // entries (files + directories)
+  std::uint64_t max_files = 100000;            // entries (files, directories, pax headers)
 };
+inline constexpr std::uint64_t kMaxLayerBytes = 512ull << 20;  // the blob as stored
 
 struct LayerFile {
   std::string path;          // normalised: no "./", no empty or "." components

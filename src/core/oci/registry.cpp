@@ -7,6 +7,7 @@
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/peer_json.h"
 
 namespace fluxop::oci {
 
@@ -89,7 +90,7 @@ class VerifyingFileSink : public net::BodySink {
 std::string describe_failure(const net::HttpResponse& response) {
   std::string message;
   std::string code;
-  json body = json::parse(response.body, nullptr, false);
+  json body = parse_peer_json(response.body);
   if (body.is_object()) {
     // The registry error format: {"errors":[{"code":"...","message":"..."}]}.
     auto errors = body.find("errors");
@@ -234,7 +235,7 @@ std::string RegistryClient::fetch_token(const Reference& ref,
                                           " in the Docker config (docker login, or DOCKER_CONFIG)"
                                     : ": the credentials for " + ref.registry + " were refused"));
   }
-  json body = json::parse(response.body, nullptr, false);
+  json body = parse_peer_json(response.body);
   for (const char* field : {"token", "access_token"}) {
     if (body.is_object() && body.contains(field) && body[field].is_string() &&
         !body[field].get<std::string>().empty()) {
@@ -244,32 +245,18 @@ std::string RegistryClient::fetch_token(const Reference& ref,
   throw Error(where + ": the answer has no token");
 }
 
-Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
-                                                 const std::string& identifier,
-                                                 const std::string& expected_digest) {
-  net::HttpRequest request;
-  request.url = base_url(ref) + "/manifests/" + identifier;
-  request.headers.push_back(accept_manifests());
-  request.max_body = kMaxManifestBytes;
-  net::HttpResponse response = send(ref, request, "pull");
-  std::string what = ref.str() + ": manifest " + identifier;
-  if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
-
+Manifest parse_manifest(std::string bytes, std::string_view content_type, const std::string& what) {
   Manifest manifest;
-  manifest.bytes = std::move(response.body);
+  manifest.bytes = std::move(bytes);
   manifest.digest = sha256_digest(manifest.bytes);
-  if (!expected_digest.empty() && manifest.digest != expected_digest) {
-    throw Error(what + ": digest mismatch: the registry sent content with digest " +
-                manifest.digest);
-  }
-  std::string announced = response.header("docker-content-digest");
-  if (!announced.empty() && announced != manifest.digest) {
-    throw Error(what + ": digest mismatch: the registry announced " + announced +
-                " and sent content with digest " + manifest.digest);
-  }
-  json document = json::parse(manifest.bytes, nullptr, false);
+  if (manifest.bytes.size() > kMaxManifestBytes)
+    throw Error(what + ": larger than " + std::to_string(kMaxManifestBytes) + " bytes");
+  std::string why;
+  // A manifest is a few levels deep; its values are bounded by its size.
+  json document = parse_peer_json(manifest.bytes, &why, {.max_depth = 16});
+  if (document.is_discarded()) throw Error(what + ": not JSON: " + why);
   if (!document.is_object()) throw Error(what + ": not a JSON object");
-  manifest.media_type = bare_media_type(response.header("content-type"));
+  manifest.media_type = bare_media_type(content_type);
   if (auto it = document.find("mediaType"); it != document.end() && it->is_string())
     manifest.media_type = *it;
 
@@ -277,8 +264,12 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
     auto manifests = document.find("manifests");
     if (manifests == document.end() || !manifests->is_array() || manifests->empty())
       throw Error(what + ": an index without manifests");
-    Descriptor first = read_descriptor(manifests->front(), what + ": manifests[0]");
-    return fetch_manifest_document(ref, first.digest, first.digest);
+    if (manifests->size() > kMaxIndexManifests) {
+      throw Error(what + ": an index of more than " + std::to_string(kMaxIndexManifests) +
+                  " manifests");
+    }
+    manifest.layers.push_back(read_descriptor(manifests->front(), what + ": manifests[0]"));
+    return manifest;
   }
   if (manifest.media_type != kOciManifest && manifest.media_type != kDockerManifest) {
     throw Error(what + ": unsupported manifest media type '" + manifest.media_type + "'");
@@ -286,6 +277,8 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
   manifest.config = read_descriptor(document.value("config", json()), what + ": config");
   auto layers = document.find("layers");
   if (layers == document.end() || !layers->is_array()) throw Error(what + ": no layers");
+  if (layers->size() > kMaxManifestLayers)
+    throw Error(what + ": more than " + std::to_string(kMaxManifestLayers) + " layers");
   for (std::size_t i = 0; i < layers->size(); ++i) {
     manifest.layers.push_back(
         read_descriptor((*layers)[i], what + ": layers[" + std::to_string(i) + "]"));
@@ -299,8 +292,39 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
   return manifest;
 }
 
+Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
+                                                 const std::string& identifier,
+                                                 const std::string& expected_digest, int indexes) {
+  net::HttpRequest request;
+  request.url = base_url(ref) + "/manifests/" + identifier;
+  request.headers.push_back(accept_manifests());
+  request.max_body = kMaxManifestBytes;
+  net::HttpResponse response = send(ref, request, "pull");
+  std::string what = ref.str() + ": manifest " + identifier;
+  if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
+
+  std::string digest = sha256_digest(response.body);
+  if (!expected_digest.empty() && digest != expected_digest) {
+    throw Error(what + ": digest mismatch: the registry sent content with digest " + digest);
+  }
+  std::string announced = response.header("docker-content-digest");
+  if (!announced.empty() && announced != digest) {
+    throw Error(what + ": digest mismatch: the registry announced " + announced +
+                " and sent content with digest " + digest);
+  }
+  Manifest manifest =
+      parse_manifest(std::move(response.body), response.header("content-type"), what);
+  if (!is_index(manifest.media_type)) return manifest;
+  if (indexes == kMaxIndexDepth) {
+    throw Error(what + ": an index nested more than " + std::to_string(kMaxIndexDepth) +
+                " levels deep");
+  }
+  const std::string& first = manifest.layers.front().digest;
+  return fetch_manifest_document(ref, first, first, indexes + 1);
+}
+
 Manifest RegistryClient::fetch_manifest(const Reference& ref) {
-  return fetch_manifest_document(ref, ref.identifier(), ref.digest);
+  return fetch_manifest_document(ref, ref.identifier(), ref.digest, 0);
 }
 
 void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,

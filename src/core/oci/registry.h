@@ -27,7 +27,13 @@ inline constexpr std::string_view kDockerManifest =
 inline constexpr std::string_view kDockerManifestList =
     "application/vnd.docker.distribution.manifest.list.v2+json";
 
+// What a manifest or index may hold before it is refused: an artifact has
+// one layer and an index one manifest per platform, so these are far above
+// any real one and keep a hostile registry from making us fetch or hold more.
 inline constexpr std::uint64_t kMaxManifestBytes = 4 << 20;
+inline constexpr int kMaxIndexDepth = 4;  // indexes followed before a manifest
+inline constexpr std::size_t kMaxIndexManifests = 1000;
+inline constexpr std::size_t kMaxManifestLayers = 128;
 
 struct Descriptor {
   std::string media_type;
@@ -84,8 +90,9 @@ class RegistryClient {
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
                           const std::string& scope, const Credential& credential);
+  // `indexes`: the indexes followed to reach it.
   Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
-                                   const std::string& expected_digest);
+                                   const std::string& expected_digest, int indexes);
   std::string base_url(const Reference& ref) const;
   Credential credential_for(const Reference& ref);
 
@@ -97,5 +104,10 @@ class RegistryClient {
 
 // "<what>: <registry's message> (HTTP <status> <code>)" for a failed response.
 std::string describe_failure(const net::HttpResponse& response);
+
+// The image manifest or index in `bytes` (its media type from the document,
+// else `content_type`), decoded within the bounds above; an index has its
+// first manifest in `layers[0]`. Throws fluxop::Error prefixed with `what`.
+Manifest parse_manifest(std::string bytes, std::string_view content_type, const std::string& what);
 
 }  // namespace fluxop::oci

@@ -445,6 +445,26 @@ TEST_CASE("archive: create_archive refuses links, special files and odd entries"
 }
 
 // The real Flux distribution beside the repository (shared_distribution.h).
+TEST_CASE("archive: create_archive refuses what extraction would, naming the file") {
+  testing::TempDir root;
+  // A name ustar cannot hold: a pax header, which extraction counts too.
+  const std::string long_name = "flux/" + std::string(120, 'n');
+  root.write("flux/a", "123456");
+  root.write(long_name, "123456");
+  // "./", "flux/", "flux/a", the pax header, the long name.
+  const ExtractLimits exact{.max_total_bytes = 12, .max_files = 5};
+  std::string blob = create_archive(root.str(), {"flux"}, nullptr, exact);
+  CHECK(index_layer(blob, kBlob, exact).files.size() == 2);
+
+  const std::string refused = root.str() + "/" + long_name + ": refused: the artifact";
+  CHECK_THROWS_WITH_AS(create_archive(root.str(), {"flux"}, nullptr, {.max_total_bytes = 11}),
+                       (refused + "'s files would exceed 11 bytes, more than pull accepts").c_str(),
+                       Error);
+  CHECK_THROWS_WITH_AS(
+      create_archive(root.str(), {"flux"}, nullptr, {.max_files = 4}),
+      (refused + " would have more than 4 entries, more than pull accepts").c_str(), Error);
+}
+
 TEST_CASE("archive: the real distribution survives a round trip byte for byte") {
   if (!testing::have_shared_distribution()) return;
   const std::string& real = testing::kSharedDistribution;

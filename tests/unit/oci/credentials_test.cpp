@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -55,6 +56,30 @@ TEST_CASE("docker config: malformed files are named, secrets are not") {
   CHECK_THROWS_WITH_AS(
       DockerConfig::parse(R"({"auths": {"ghcr.io": {"auth": "bm9jb2xvbg=="}}})", "config.json"),
       "config.json: auths.ghcr.io.auth: not base64 of username:password", Error);
+}
+
+TEST_CASE("docker config: a FIFO or a directory in config.json's place is refused, not read") {
+  testing::TempDir dir;
+  const char* saved = std::getenv("DOCKER_CONFIG");
+  std::string restore = saved ? saved : "";
+  setenv("DOCKER_CONFIG", dir.str().c_str(), 1);
+  std::string path = dir.str() + "/config.json";
+  SUBCASE("a FIFO (a plain read would wait for a writer forever)") {
+    REQUIRE(mkfifo(path.c_str(), 0644) == 0);
+    CHECK_THROWS_WITH_AS(DockerConfig::load_default(), doctest::Contains(path.c_str()), Error);
+  }
+  SUBCASE("a directory") {
+    std::filesystem::create_directory(path);
+    CHECK_THROWS_WITH_AS(DockerConfig::load_default(), doctest::Contains(path.c_str()), Error);
+  }
+  SUBCASE("none: no credentials") {
+    CHECK(DockerConfig::load_default().lookup("registry.example.com").empty());
+  }
+  if (saved) {
+    setenv("DOCKER_CONFIG", restore.c_str(), 1);
+  } else {
+    unsetenv("DOCKER_CONFIG");
+  }
 }
 
 TEST_CASE("docker config: credHelpers, then credsStore, then auths") {
