@@ -75,7 +75,7 @@ void run_pull(const PullCommandOptions& options) {
                              ? entry.artifact.content()
                              : "";
       ordered_json item =
-          describe(entry.artifact, layer, path, oci::manifest_annotations(entry.artifact));
+          describe(entry.artifact, layer, path, oci::manifest_annotations(cache, entry.artifact));
       item["references"] = ordered_json::array();
       for (const oci::RefRecord& ref : entry.refs)
         item["references"].push_back({{"url", ref.url}, {"pulled", ref.pulled}});

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -19,6 +20,8 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/archive.h"
+#include "core/oci/registry.h"
+#include "core/peer_json.h"
 
 namespace fluxop::oci {
 
@@ -31,7 +34,61 @@ std::string rfc3339(std::chrono::system_clock::time_point time) {
   return utc_rfc3339(std::chrono::system_clock::to_time_t(time));
 }
 
-std::string read_text(const std::string& path) { return read_file_if_exists(path).value_or(""); }
+// A reference record is a few hundred bytes.
+constexpr std::size_t kMaxRecordBytes = 64 * 1024;
+
+// Reads a file of the cache in parts, each given to `take`: only a regular
+// file (whatever replaced it, a FIFO or a device, would block or never end)
+// of at most `max_bytes`. False when it is missing, not such a file, or
+// cannot be read: the caller treats it as absent.
+bool read_cached(const std::string& path, std::uint64_t max_bytes,
+                 const std::function<void(std::string_view)>& take) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat info {};
+  bool ok = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+            static_cast<std::uint64_t>(info.st_size) <= max_bytes;
+  std::uint64_t total = 0;
+  char buffer[64 * 1024];
+  while (ok) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    total += static_cast<std::uint64_t>(n);
+    ok = total <= max_bytes;  // it may have grown since fstat
+    if (ok) take({buffer, static_cast<std::size_t>(n)});
+  }
+  close(fd);
+  return ok;
+}
+
+std::optional<std::string> read_cached(const std::string& path, std::uint64_t max_bytes) {
+  std::string bytes;
+  if (!read_cached(path, max_bytes, [&](std::string_view part) { bytes.append(part); }))
+    return std::nullopt;
+  return bytes;
+}
+
+// A reference record, or nothing when it is not one this fluxopctl wrote (a
+// damaged or hand-edited file): such a record is treated as absent.
+std::optional<RefRecord> read_record(const std::string& path) {
+  std::optional<std::string> text = read_cached(path, kMaxRecordBytes);
+  if (!text) return std::nullopt;
+  json record = parse_peer_json(*text, nullptr, {.max_depth = 4, .max_elements = 64});
+  if (!record.is_object()) return std::nullopt;
+  RefRecord out;
+  for (auto [field, value] : {std::pair{"url", &out.url}, std::pair{"digest", &out.digest},
+                              std::pair{"pulled", &out.pulled}}) {
+    auto found = record.find(field);
+    if (found == record.end() || !found->is_string()) return std::nullopt;
+    *value = found->get<std::string>();
+  }
+  if (!is_sha256_digest(out.digest)) return std::nullopt;
+  return out;
+}
 
 std::chrono::system_clock::time_point modified(const fs::path& path) {
   struct stat info {};
@@ -109,17 +166,34 @@ std::optional<CachedArtifact> ArtifactCache::open(const std::string& digest) con
   return artifact;
 }
 
+std::optional<std::string> ArtifactCache::verified_manifest(const CachedArtifact& artifact) const {
+  std::optional<std::string> manifest = read_cached(artifact.manifest(), kMaxManifestBytes);
+  if (!manifest || sha256_digest(*manifest) != artifact.digest) return std::nullopt;
+  return manifest;
+}
+
 std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded) const {
-  std::optional<std::string> manifest = read_file_if_exists(artifact.manifest());
-  if (!manifest || sha256_digest(*manifest) != artifact.digest)
-    return "manifest.json does not have the digest " + artifact.digest;
+  std::optional<std::string> manifest = verified_manifest(artifact);
+  if (!manifest) return "manifest.json does not have the digest " + artifact.digest;
   std::optional<LayerIndex> index =
-      LayerIndex::decode(read_file_if_exists(artifact.layer_index()).value_or(""));
+      LayerIndex::decode(read_cached(artifact.layer_index(), kMaxInputBytes).value_or(""));
   if (!index) return "layer.index is missing or damaged";
-  // Read whole for its digest, then let go: reads take the parts they need.
-  std::optional<std::string> blob = read_file_if_exists(artifact.layer());
-  if (!blob) return "the layer is missing";
-  if (sha256_digest(*blob) != index->blob_digest)
+  // The index's blob must be one the manifest names: the chain from the
+  // entry's digest to the layer's bytes has no link taken on trust.
+  bool named = false;
+  try {
+    for (const Descriptor& layer : parse_manifest(*manifest, kOciManifest, "manifest.json").layers)
+      named = named || layer.digest == index->blob_digest;
+  } catch (const Error&) {
+  }
+  if (!named) return "layer.index is for a layer the manifest does not name";
+  // Hashed as it is read: the blob stays on disk, reads take the parts they need.
+  Sha256 hash;
+  if (!read_cached(artifact.layer(), kMaxLayerBytes,
+                   [&](std::string_view part) { hash.update(part); }))
+    return "the layer is missing or not a regular file of at most " +
+           std::to_string(kMaxLayerBytes) + " bytes";
+  if (hash.finish() != index->blob_digest)
     return "the layer does not have the digest " + index->blob_digest;
   if (loaded) *loaded = Layer{artifact.layer(), std::move(*index)};
   return "";
@@ -153,11 +227,11 @@ std::string ArtifactCache::record_path(const Reference& ref) const {
 
 std::optional<RefRecord> ArtifactCache::resolve(const Reference& ref) const {
   std::string path = record_path(ref);
-  json record = json::parse(read_text(path), nullptr, false);
-  if (!record.is_object() || !record.value("digest", json()).is_string()) return std::nullopt;
+  std::optional<RefRecord> record = read_record(path);
+  if (!record) return std::nullopt;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now
-  return RefRecord{record.value("url", ""), record.value("digest", ""), record.value("pulled", ""),
-                   std::chrono::system_clock::now()};
+  record->used = std::chrono::system_clock::now();
+  return record;
 }
 
 void ArtifactCache::record(const Reference& ref, const std::string& digest) {
@@ -222,11 +296,10 @@ std::vector<std::pair<std::string, RefRecord>> ArtifactCache::records() const {
   for (auto it = fs::recursive_directory_iterator(refs, error); !error && it != fs::end(it);
        it.increment(error)) {
     if (!it->is_regular_file() || it->path().extension() != ".json") continue;
-    json record = json::parse(read_text(it->path().string()), nullptr, false);
-    if (!record.is_object() || !record.value("digest", json()).is_string()) continue;
-    out.emplace_back(it->path().string(),
-                     RefRecord{record.value("url", ""), record.value("digest", ""),
-                               record.value("pulled", ""), modified(it->path())});
+    std::optional<RefRecord> record = read_record(it->path().string());
+    if (!record) continue;
+    record->used = modified(it->path());
+    out.emplace_back(it->path().string(), std::move(*record));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;

@@ -7,7 +7,8 @@
 //                                 pull` was asked for a directory
 //   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
 //                                 by digest: {"url", "digest", "pulled"};
-//                                 its modification time is when it was last used
+//                                 its modification time is when it was last used;
+//                                 one that is not so (damaged) is absent
 //   tmp/                          entries being written
 //   .lock                         serialises writers (flock)
 // Entries are complete before they appear: they are built under tmp/ and
@@ -78,7 +79,12 @@ class ArtifactCache {
   // What is wrong with an entry, empty when nothing is: manifest.json must
   // have the entry's digest, layer.index must be intact, the layer must have
   // the digest it records. The layer read is left in `loaded` when given.
+  // Every link is checked: the manifest against the digest, the index's
+  // layer against the manifest's layers, the blob against the index. A file
+  // that is not a regular file within its bound is missing.
   std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr) const;
+  // manifest.json when it has the entry's digest; nothing otherwise.
+  std::optional<std::string> verified_manifest(const CachedArtifact& artifact) const;
   // Removes a damaged entry, pinned or not. Call with the lock held.
   void discard(const CachedArtifact& artifact);
   // The record of `ref` (its tag, or its digest), marked as used now.

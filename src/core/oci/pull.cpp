@@ -44,8 +44,8 @@ struct Intact {
   std::shared_ptr<const Layer> layer;
 };
 
-PullResult from_cache(const Reference& ref, Intact entry) {
-  std::map<std::string, std::string> annotations = manifest_annotations(entry.artifact);
+PullResult from_cache(const ArtifactCache& cache, const Reference& ref, Intact entry) {
+  std::map<std::string, std::string> annotations = manifest_annotations(cache, entry.artifact);
   return PullResult{
       ref, std::move(entry.artifact), std::move(entry.layer), std::move(annotations), false, "", 0};
 }
@@ -79,7 +79,7 @@ PullResult pull_offline(ArtifactCache& cache, const Reference& ref) {
       record ? intact(cache, record->digest, true, unused, [](const CachedArtifact&) {})
              : std::nullopt;
   if (!entry) throw Error(ref.str() + ": not in the cache " + cache.root() + hint);
-  PullResult result = from_cache(ref, std::move(*entry));
+  PullResult result = from_cache(cache, ref, std::move(*entry));
   result.warning = "offline: " + ref.str() + " resolved to " + record->digest +
                    " as last pulled at " + record->pulled;
   return result;
@@ -91,17 +91,15 @@ distribution::Distribution pulled_distribution(const PullResult& pulled) {
   return layer_distribution(pulled.layer, pulled.ref.pinned(pulled.artifact.digest));
 }
 
-std::map<std::string, std::string> manifest_annotations(const CachedArtifact& artifact) {
-  std::map<std::string, std::string> annotations;
-  nlohmann::json manifest =
-      nlohmann::json::parse(read_file_if_exists(artifact.manifest()).value_or(""), nullptr, false);
-  if (!manifest.is_object()) return annotations;
-  auto found = manifest.find("annotations");
-  if (found == manifest.end() || !found->is_object()) return annotations;
-  for (const auto& [key, value] : found->items()) {
-    if (value.is_string()) annotations[key] = value;
+std::map<std::string, std::string> manifest_annotations(const ArtifactCache& cache,
+                                                        const CachedArtifact& artifact) {
+  std::optional<std::string> manifest = cache.verified_manifest(artifact);
+  if (!manifest) return {};
+  try {
+    return parse_manifest(std::move(*manifest), kOciManifest, artifact.manifest()).annotations;
+  } catch (const Error&) {
+    return {};
   }
-  return annotations;
 }
 
 PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& options) {
@@ -118,7 +116,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
         std::unique_ptr<CacheLock> held = cache.lock();
         cache.record(ref, ref.digest);
       }
-      return from_cache(ref, std::move(*entry));
+      return from_cache(cache, ref, std::move(*entry));
     }
   }
   if (options.offline) return pull_offline(cache, ref);

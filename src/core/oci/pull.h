@@ -39,7 +39,9 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
 // manifest digest.
 distribution::Distribution pulled_distribution(const PullResult& pulled);
 
-// The annotations of a cached artifact's manifest.
-std::map<std::string, std::string> manifest_annotations(const CachedArtifact& artifact);
+// The annotations of a cached artifact's manifest; none when manifest.json
+// does not have the entry's digest.
+std::map<std::string, std::string> manifest_annotations(const ArtifactCache& cache,
+                                                        const CachedArtifact& artifact);
 
 }  // namespace fluxop::oci

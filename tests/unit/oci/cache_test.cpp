@@ -21,11 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// fill() writes kManifest: an entry added as kFirst is intact, one added as
-// kSecond has the wrong manifest.
-const std::string kManifest = R"({"annotations":{"a":"b"}})";
-const std::string kFirst = sha256_digest(kManifest);
-const std::string kSecond = "sha256:" + std::string(64, 'f');  // sorts after kFirst
 const std::string kFile = "flux/v2.9.4/source-controller.yaml";
 
 // A layer holding kFile, built once.
@@ -38,6 +33,19 @@ const std::string& layer_blob() {
   return blob;
 }
 const std::string kLayerDigest = sha256_digest(layer_blob());
+
+// fill() writes kManifest, which names the layer: an entry added as kFirst is
+// intact, one added as kSecond has the wrong manifest.
+const std::string kManifest =
+    R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+    R"("config":{"digest":"sha256:)" +
+    std::string(64, '0') +
+    R"(","size":2},)"
+    R"("layers":[{"mediaType":"application/vnd.cncf.flux.content.v1.tar+gzip","digest":")" +
+    kLayerDigest + R"(","size":)" + std::to_string(layer_blob().size()) +
+    R"(}],"annotations":{"a":"b"}})";
+const std::string kFirst = sha256_digest(kManifest);
+const std::string kSecond = "sha256:" + std::string(64, 'f');  // sorts after kFirst
 
 // What pull writes: the manifest, the layer and its index.
 void fill(const std::string& dir) {
@@ -204,9 +212,23 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     fs::resize_file(entry.layer(), 4);
     CHECK(cache.verify(entry) == changed);
   }
-  SUBCASE("the layer missing") {
+  SUBCASE("the layer missing, or no longer a regular file") {
     fs::remove(entry.layer());
-    CHECK(cache.verify(entry) == "the layer is missing");
+    const std::string missing =
+        "the layer is missing or not a regular file of at most 536870912 bytes";
+    CHECK(cache.verify(entry) == missing);
+    REQUIRE(mkfifo(entry.layer().c_str(), 0644) == 0);  // would block a plain read
+    CHECK(cache.verify(entry) == missing);
+  }
+  SUBCASE("an intact index and layer the manifest does not name") {
+    testing::TempDir tree;
+    tree.write(kFile, "kind: Secret\n");
+    std::string other = create_archive(tree.str(), {"flux"});
+    LayerIndex index = index_layer(other, "blob");
+    index.blob_digest = sha256_digest(other);
+    std::ofstream(entry.layer()) << other;
+    std::ofstream(entry.layer_index()) << index.encode();
+    CHECK(cache.verify(entry) == "layer.index is for a layer the manifest does not name");
   }
   SUBCASE("a byte of the index changed") {
     std::ifstream in(entry.layer_index());
@@ -297,6 +319,38 @@ TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not
   }
   REQUIRE(cache.open(kFirst));
   CHECK(cache.prune(std::chrono::hours(24)).empty());
+}
+
+TEST_CASE("cache: a damaged reference record is absent, never a crash") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
+  cache.record(tag, kFirst);
+  REQUIRE(cache.resolve(tag));
+  const std::string record = dir.str() + "/oci/refs/127.0.0.1:5000/flux/v1.json";
+  for (std::string damaged :
+       {R"({"url":1,"digest":")" + kFirst + R"(","pulled":""})",
+        std::string(R"({"url":"u","digest":"sha256:../../x","pulled":""})"),
+        R"({"url":"u","digest":")" + kFirst + R"(","pulled":[]})", std::string("[1]"),
+        std::string(100'000, '['), std::string("{\"url\"")}) {
+    CAPTURE(damaged.substr(0, 60));
+    std::ofstream(record, std::ios::trunc) << damaged;
+    CHECK_FALSE(cache.resolve(tag));
+  }
+  fs::remove(record);
+  REQUIRE(mkfifo(record.c_str(), 0644) == 0);  // would block a plain read
+  CHECK_FALSE(cache.resolve(tag));
+}
+
+TEST_CASE("cache: the annotations are read from a manifest that has the entry's digest only") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci");
+  auto held = cache.lock();
+  CachedArtifact entry = cache.add(kFirst, fill);
+  CHECK(manifest_annotations(cache, entry) == std::map<std::string, std::string>{{"a", "b"}});
+  std::ofstream(entry.manifest(), std::ios::trunc)
+      << R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","annotations":{"a":"forged"}})";
+  CHECK(manifest_annotations(cache, entry).empty());
 }
 
 TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missing one") {
