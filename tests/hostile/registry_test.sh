@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# fluxopctl push, pull and build against a hostile registry
+# (tests/hostile/registry.py): an upload's Location or a blob's redirect on
+# another host must not get the credentials, a chain of indexes or an index of
+# many manifests is refused, a response header block past its bound ends the
+# request with a line naming the URL, a token with CR LF never becomes a
+# header, and push refuses an artifact pull would refuse before uploading it.
+#
+#   tests/hostile/registry_test.sh BIN ROOT     (BIN: fluxopctl, ROOT: the repository)
+#
+# One line per case (tests/lib/harness.sh); exit 0 when none failed, 77 when
+# it cannot run (no ../shared/flux-distribution). Everything runs in a
+# temporary directory; the registry is stopped on exit; every command is
+# bounded (HOSTILE_TEST_TIMEOUT, 60 s).
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BIN ROOT" >&2
+  exit 2
+fi
+root=$(cd "$2" && pwd) || exit 2
+bin=$1
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+dist=$root/../shared/flux-distribution
+cmd_timeout=${HOSTILE_TEST_TIMEOUT:-60}
+
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
+
+[ -x "$bin" ] || abort "setup: $bin is not an executable"
+[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fluxopctl-hostile-registry.XXXXXX") || exit 1
+registry_pid=
+cleanup() {
+  stop_process "$registry_pid"
+  rm -rf "$work"
+}
+on_exit cleanup
+
+export HOME=$work/home DOCKER_CONFIG=$work/docker XDG_CACHE_HOME=$work/cache
+unset SSL_CERT_FILE SSL_CERT_DIR FLUXOPCTL_DISTRIBUTION DOCKER_AUTH_CONFIG REGISTRY_AUTH_FILE
+mkdir -p "$HOME" "$DOCKER_CONFIG"
+show "$work/err"
+
+# fx ARGS...: fluxopctl, bounded; stdout in $work/out, stderr in $work/err, status in $rc.
+fx() {
+  timeout -k 5 "$cmd_timeout" "$bin" "$@" >"$work/out" 2>"$work/err"
+  rc=$?
+}
+# A failure of fluxopctl's own: exit 1 (not a signal, not a timeout), one
+# `error:` line matching ERE, no `internal`.
+refused_with() {
+  [ "$rc" -eq 1 ] || { echo "exit $rc, expected 1: $(head -c 300 "$work/err")"; return 1; }
+  grep -q 'internal' "$work/err" && { echo "an internal error: $(head -c 300 "$work/err")"; return 1; }
+  grep -Eq "^error: .*$1" "$work/err" || { echo "no error matching '$1': $(head -c 300 "$work/err")"; return 1; }
+}
+# Requests the elsewhere listener got with credentials.
+elsewhere_credentials() { grep -c '^elsewhere .* auth=yes' "$work/registry.log"; }
+
+python3 "$root/tests/hostile/registry.py" --port-file "$work/ports" --log "$work/registry.log" \
+  --timeout 1800 2>"$work/registry.err" &
+registry_pid=$!
+wait_until 30 test -s "$work/ports" || abort "setup: the hostile registry did not start"
+registry=127.0.0.1:$(sed -n 1p "$work/ports")
+printf '{"auths":{"%s":{"auth":"%s"}}}\n' "$registry" "$(printf flux:secret | base64)" \
+  >"$DOCKER_CONFIG/config.json"
+
+# A one-version distribution, pushed as flux:v1: the content every pull case
+# reads, through a registry that behaves.
+latest=$(cd "$dist/flux" && ls -d v* | sort -V | tail -1)
+mini=$work/mini
+mkdir -p "$mini/flux"
+cp -r "$dist/flux/$latest" "$mini/flux/"
+fx push "$mini" "oci://$registry/flux:v1"
+[ "$rc" -eq 0 ] || abort "setup: push to the hostile registry in its sane mode: $(head -c 300 "$work/err")"
+
+upload_location_elsewhere() {
+  # Content the registry does not have yet, so that it is uploaded.
+  cp -r "$mini" "$work/fresh"
+  echo "# fresh" >"$work/fresh/flux/$latest/fresh.yaml"
+  fx push "$work/fresh" "oci://$registry/location-elsewhere/flux:v1"
+  [ "$(grep -c '^elsewhere PUT /upload/' "$work/registry.log")" -gt 0 ] ||
+    { echo "the uploads did not go elsewhere: exit $rc: $(head -c 300 "$work/err")"; return 1; }
+  [ "$(elsewhere_credentials)" -eq 0 ] ||
+    { echo "the credentials for $registry went to the upload's Location on another host"; return 1; }
+}
+check "push: an upload's Location on another host gets no credentials" upload_location_elsewhere
+
+redirect_elsewhere() {
+  : >"$work/registry.log"
+  # The blob is the one flux:v1 has: the repository holds what the first push did.
+  fx push "$mini" "oci://$registry/redirect-elsewhere/flux:v1"
+  fx pull "oci://$registry/redirect-elsewhere/flux:v1"
+  [ "$rc" -eq 0 ] || { echo "pull failed: $(head -c 300 "$work/err")"; return 1; }
+  grep -q '^elsewhere GET /blobs/' "$work/registry.log" || { echo "no redirect was followed"; return 1; }
+  [ "$(elsewhere_credentials)" -eq 0 ] ||
+    { echo "the credentials for $registry went to a redirect's host"; return 1; }
+}
+check "pull: a blob redirected to another host gets no credentials" redirect_elsewhere
+
+token_realm() {
+  : >"$work/registry.log"
+  fx push "$mini" "oci://$registry/token-realm/flux:v1"
+  [ "$rc" -eq 0 ] || { echo "push through a token realm on another host failed: $(head -c 300 "$work/err")"; return 1; }
+  grep -q '^elsewhere GET /token/token-realm.* auth=yes status=200' "$work/registry.log" ||
+    { echo "the realm did not get the registry's credentials"; return 1; }
+}
+check "push: a token realm on another host gets the registry's credentials, bound to it" token_realm
+
+deep_index() {
+  fx pull "oci://$registry/deep-index/flux:latest"
+  refused_with "an index nested more than 4 levels deep" || return 1
+  fx build "$root/tests/oci/instance.yaml" --distribution-artifact "oci://$registry/deep-index/flux:latest"
+  refused_with "an index nested more than 4 levels deep"
+}
+check "pull, build: a chain of indexes is refused past 4 levels" deep_index
+
+huge_index() {
+  fx pull "oci://$registry/huge-index/flux:latest"
+  refused_with "an index of more than 1000 manifests"
+}
+check "pull: an index of more than 1000 manifests is refused" huge_index
+
+headers_beyond_bound() {
+  local mode
+  for mode in huge-header many-headers; do
+    fx pull "oci://$registry/$mode/flux:v1"
+    refused_with "http://$registry/v2/$mode/flux/manifests/v1: response headers larger than 65536 bytes" ||
+      return 1
+  done
+}
+check "pull: a response header block past 64 KiB ends the request, naming the URL" headers_beyond_bound
+
+crlf_token() {
+  : >"$work/registry.log"
+  fx pull "oci://$registry/crlf-token/flux:v1"
+  refused_with "header Authorization: contains a line break or NUL \\(refused\\)" || return 1
+  ! grep -q 'injected=yes' "$work/registry.log" || { echo "the token added a header of its own"; return 1; }
+  ! grep -q 'X-Injected\|evil' "$work/err" || { echo "the error quotes the token"; return 1; }
+}
+check "pull: a token with CR LF is refused, never sent" crlf_token
+
+push_beyond_pull() {
+  local big=$work/big
+  cp -r "$mini" "$big"
+  # Sparse: 1.1 GiB of files, more than pull accepts (1 GiB), on no disk.
+  truncate -s 1100M "$big/flux/$latest/huge.yaml"
+  : >"$work/registry.log"
+  fx push "$big" "oci://$registry/flux:big"
+  refused_with "$big/flux/$latest/huge.yaml: refused: the artifact's files would exceed 1073741824 bytes" ||
+    return 1
+  ! grep -q 'blobs/uploads' "$work/registry.log" || { echo "something was uploaded first"; return 1; }
+}
+check "push: an artifact pull would refuse is refused before any upload, naming the file" push_beyond_pull
+
+summary
