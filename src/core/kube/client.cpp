@@ -1,5 +1,6 @@
 #include "core/kube/client.h"
 
+#include "core/kube/answer.h"
 #include "core/net/http.h"
 
 namespace fluxop::kube {
@@ -7,8 +8,6 @@ namespace fluxop::kube {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::size_t kMaxResponse = 256 << 20;  // a list of every CRD is tens of MiB
 
 std::string string_at(const json& object, const char* key) {
   auto it = object.find(key);
@@ -71,7 +70,8 @@ std::string field_manager_query(const WriteOptions& options) {
 }  // namespace
 
 ApiError api_error(std::string_view what, long status, std::string_view body) {
-  json answer = json::parse(body, nullptr, false);
+  // Not JSON, or beyond the bounds: its first line is quoted instead.
+  json answer = parse_peer_json(body, nullptr, kAnswerBounds);
   std::string reason, message;
   std::vector<StatusCause> causes;
   if (answer.is_object() && string_at(answer, "kind") == "Status") {
@@ -145,7 +145,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     if (!one.body.empty()) request.headers.push_back("Content-Type: " + one.content_type);
     request.authorization = {credentials.authorization, net::url_authority(access_.server)};
     request.body = one.body;
-    request.max_body = kMaxResponse;
+    request.max_body = kMaxAnswerBytes;
     request.idempotent = one.method != "POST";
     if (!after_stop) request.cancelled = options_.cancelled;
     if (answered_ && options_.retry_until && !after_stop) {
@@ -247,18 +247,19 @@ KubeClient::Request KubeClient::write_request(std::string_view method, const Obj
           "application/json"};
 }
 
-json KubeClient::written(const ObjectKey& key, const Response& response) {
+json KubeClient::written(const Request& request, const ObjectKey& key, const Response& response) {
   if (!response.ok()) throw api_error(display_name(key), response.status, response.body);
-  json answer = json::parse(response.body, nullptr, false);
-  if (answer.is_discarded())
-    throw Error(display_name(key) + ": the API server's answer is not JSON");
-  return answer;
+  try {
+    return decode_answer(request.method + " " + request.path, response.body);
+  } catch (const Error& e) {
+    throw Error(display_name(key) + ": " + e.what());
+  }
 }
 
 json KubeClient::write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const json& body, std::string_view content_type, std::string query) {
   Request request = write_request(method, key, subresource, body, content_type, std::move(query));
-  return written(key, request_all({request}).front());
+  return written(request, key, request_all({request}).front());
 }
 
 std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
@@ -279,7 +280,7 @@ std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
   std::vector<Response> responses = request_all(requests);
   for (std::size_t j = 0; j < sent.size(); ++j) {
     try {
-      results[sent[j]].object = written(object_key(objects[sent[j]]), responses[j]);
+      results[sent[j]].object = written(requests[j], object_key(objects[sent[j]]), responses[j]);
     } catch (const Error&) {
       results[sent[j]].error = std::current_exception();
     }
@@ -297,10 +298,11 @@ std::optional<json> KubeClient::get(const ObjectKey& key) {
   Response response = request("GET", path);
   if (response.status == 404) return std::nullopt;
   if (!response.ok()) throw api_error(display_name(key), response.status, response.body);
-  json object = json::parse(response.body, nullptr, false);
-  if (object.is_discarded())
-    throw Error(display_name(key) + ": the API server's answer is not JSON");
-  return object;
+  try {
+    return decode_answer("GET " + path, response.body);
+  } catch (const Error& e) {
+    throw Error(display_name(key) + ": " + e.what());
+  }
 }
 
 std::vector<json> KubeClient::list(const ObjectKey& kind, const Labels& selector) {
@@ -308,15 +310,29 @@ std::vector<json> KubeClient::list(const ObjectKey& kind, const Labels& selector
 }
 
 std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>& queries) {
-  std::vector<Request> requests;
+  // Each list is read in pages, sent together: memory is bounded per page
+  // and per list, not by what the server chooses to send at once.
+  struct Listing {
+    std::string what;  // "Deployment in flux-system"
+    std::string path;
+    std::string selector;
+    bool named = false;     // one object by name: a GET, not paged
+    std::string next;       // the continue token of the page to ask for
+    std::size_t bytes = 0;  // of the pages read
+    std::size_t values = 0;
+    std::size_t pages = 0;
+    std::vector<json> objects;
+  };
+  std::vector<Listing> listings;
   for (const ListQuery& query : queries) {
     const ObjectKey& kind = query.kind;
-    std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
+    Listing& listing = listings.emplace_back();
+    listing.what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
     const ResourceMapping* mapping = nullptr;
     try {
       mapping = &mapper_.mapping(kind.group, kind.version, kind.kind);
     } catch (const Error& e) {
-      throw Error(what + ": " + e.what());
+      throw Error(listing.what + ": " + e.what());
     }
     // One object by name is a GET: a LIST with a field selector may skip
     // the API server's cache.
@@ -324,39 +340,70 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     for (const auto& [key, value] : query.selector) {
       labels += (labels.empty() ? "" : ",") + key + "=" + value;
     }
-    std::string selector = labels.empty() ? "" : "labelSelector=" + net::url_escape(labels);
+    listing.selector = labels.empty() ? "" : "labelSelector=" + net::url_escape(labels);
+    listing.named = !query.name.empty();
     ObjectKey named = kind;
     named.name = query.name;
-    std::string path = query.name.empty() ? resource_path(*mapping, kind.ns) : object_path(named);
-    requests.push_back({"GET", path, selector, "", "application/json", "application/json"});
+    listing.path = listing.named ? object_path(named) : resource_path(*mapping, kind.ns);
   }
-  std::vector<Response> responses = request_all(requests);
+  std::vector<std::size_t> pending(listings.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  while (!pending.empty()) {
+    std::vector<Request> requests;
+    for (std::size_t i : pending) {
+      const Listing& listing = listings[i];
+      std::string page = listing.named ? "" : "limit=" + std::to_string(kListPageItems);
+      std::string next = listing.next.empty() ? "" : "continue=" + net::url_escape(listing.next);
+      requests.push_back({"GET", listing.path, join_query({listing.selector, page, next}), "",
+                          "application/json", "application/json"});
+    }
+    std::vector<Response> responses = request_all(requests);
+    std::vector<std::size_t> more;
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      Listing& listing = listings[pending[j]];
+      const ListQuery& query = queries[pending[j]];
+      const Response& response = responses[j];
+      if (listing.named && response.status == 404) continue;
+      if (!response.ok()) throw api_error(listing.what, response.status, response.body);
+      std::string request = "GET " + listing.path;
+      auto beyond = [&](const std::string& bound) {
+        return Error(listing.what + ": the API server's answer to " + request +
+                     ": a list of more than " + bound);
+      };
+      listing.bytes += response.body.size();
+      if (listing.bytes > kMaxListBytes) throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
+      ListPage page;
+      try {
+        if (listing.named) {
+          page.items.push_back(decode_answer(request, response.body));
+          page.values = count_values(page.items.back());
+        } else {
+          page = decode_list_page(request, response.body);
+        }
+      } catch (const Error& e) {
+        throw Error(listing.what + ": " + e.what());
+      }
+      listing.values += page.values;
+      if (listing.values > kMaxListValues) throw beyond(std::to_string(kMaxListValues) + " values");
+      // Items of a list carry no apiVersion and kind; callers want whole objects.
+      const ObjectKey& kind = query.kind;
+      std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+      for (json& item : page.items) {
+        if (!item.is_object())
+          throw Error(listing.what + ": the API server's answer to " + request + ": not an object");
+        item["apiVersion"] = api_version;
+        item["kind"] = kind.kind;
+        listing.objects.push_back(std::move(item));
+      }
+      listing.next = std::move(page.next);
+      if (listing.next.empty()) continue;
+      if (++listing.pages >= kMaxListPages) throw beyond(std::to_string(kMaxListPages) + " pages");
+      more.push_back(pending[j]);
+    }
+    pending = std::move(more);
+  }
   std::vector<std::vector<json>> lists;
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    const ObjectKey& kind = queries[i].kind;
-    std::string what = kind.kind + (kind.ns.empty() ? "" : " in " + kind.ns);
-    if (!queries[i].name.empty() && responses[i].status == 404) {
-      lists.emplace_back();
-      continue;
-    }
-    if (!responses[i].ok()) throw api_error(what, responses[i].status, responses[i].body);
-    json list = json::parse(responses[i].body, nullptr, false);
-    if (!queries[i].name.empty() && list.is_object()) {
-      list = json{{"items", json::array({std::move(list)})}};
-    }
-    auto items = list.is_object() ? list.find("items") : list.end();
-    if (list.is_discarded() || !list.is_object() || items == list.end() || !items->is_array())
-      throw Error(what + ": the API server's answer is not a list");
-    std::vector<json> objects;
-    // Items of a list carry no apiVersion and kind; callers want whole objects.
-    std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
-    for (json& item : *items) {
-      item["apiVersion"] = api_version;
-      item["kind"] = kind.kind;
-      objects.push_back(std::move(item));
-    }
-    lists.push_back(std::move(objects));
-  }
+  for (Listing& listing : listings) lists.push_back(std::move(listing.objects));
   return lists;
 }
 

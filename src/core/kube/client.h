@@ -144,7 +144,8 @@ class KubeClient {
                         const nlohmann::json& body, std::string_view content_type,
                         std::string query);
   // The object a write answered; throws the error it answered instead.
-  static nlohmann::json written(const ObjectKey& key, const Response& response);
+  static nlohmann::json written(const Request& request, const ObjectKey& key,
+                                const Response& response);
   nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const nlohmann::json& body, std::string_view content_type,
                        std::string query);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/kube/answer.h"
 #include "core/kube/client.h"
 
 namespace fluxop::kube {
@@ -59,8 +60,9 @@ std::string resource_path(const ResourceMapping& mapping, std::string_view ns,
   return path;
 }
 
-std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view text) {
-  json list = json::parse(text, nullptr, false);
+std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view request,
+                                                                       std::string_view text) {
+  json list = decode_answer(request, text);
   if (!list.is_object() || string_at(list, "kind") != "APIGroupDiscoveryList") return std::nullopt;
   std::vector<ResourceMapping> mappings;
   for (const json& group : array_at(list, "items")) {
@@ -80,8 +82,8 @@ std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::stri
   return mappings;
 }
 
-std::vector<ResourceMapping> parse_resource_list(std::string_view text) {
-  json list = json::parse(text, nullptr, false);
+std::vector<ResourceMapping> parse_resource_list(std::string_view request, std::string_view text) {
+  json list = decode_answer(request, text);
   if (!list.is_object()) throw Error("not an APIResourceList");
   auto [group, version] = split_group_version(string_at(list, "groupVersion"));
   std::vector<ResourceMapping> mappings;
@@ -104,7 +106,8 @@ std::string RestMapper::get(const std::string& path, std::string_view accept) {
 }
 
 void RestMapper::add_resource_list(const std::string& path) {
-  for (ResourceMapping& mapping : parse_resource_list(get(path, "application/json"))) {
+  for (ResourceMapping& mapping :
+       parse_resource_list("GET " + path, get(path, "application/json"))) {
     add(std::move(mapping));
   }
 }
@@ -117,7 +120,7 @@ void RestMapper::add(ResourceMapping mapping) {
 // /api answered APIVersions, /apis an APIGroupList: then one request per
 // group-version.
 void RestMapper::load_legacy_group_versions(const std::string& path, std::string_view body) {
-  json root = json::parse(body, nullptr, false);
+  json root = decode_answer("GET " + path, body);
   if (!root.is_object()) throw Error("discovery " + path + ": not JSON");
   if (path == "/api") {
     for (const json& version : array_at(root, "versions")) {
@@ -135,7 +138,8 @@ void RestMapper::load_legacy_group_versions(const std::string& path, std::string
 void RestMapper::load_aggregated_or_legacy(const std::string& path, const Response& response) {
   if (!response.ok()) throw api_error("discovery " + path, response.status, response.body);
   const std::string& body = response.body;
-  if (std::optional<std::vector<ResourceMapping>> mappings = parse_aggregated_discovery(body)) {
+  if (std::optional<std::vector<ResourceMapping>> mappings =
+          parse_aggregated_discovery("GET " + path, body)) {
     for (ResourceMapping& mapping : *mappings) add(std::move(mapping));
     return;
   }

@@ -33,10 +33,13 @@ std::string resource_path(const ResourceMapping& mapping, std::string_view ns,
 
 // The mappings in an aggregated discovery document (APIGroupDiscoveryList,
 // apidiscovery.k8s.io v2 or v2beta1); nullopt when `json` is not one.
-std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view json);
+// Both throw fluxop::Error naming `request` ("GET /apis") when `json` is not
+// JSON or exceeds the bounds of an answer (answer.h).
+std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view request,
+                                                                       std::string_view json);
 
 // The mappings in an APIResourceList (/api/v1, /apis/GROUP/VERSION).
-std::vector<ResourceMapping> parse_resource_list(std::string_view json);
+std::vector<ResourceMapping> parse_resource_list(std::string_view request, std::string_view json);
 
 class RestMapper {
  public:

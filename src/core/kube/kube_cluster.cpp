@@ -1,6 +1,7 @@
 #include "core/kube/kube_cluster.h"
 
 #include "core/error.h"
+#include "core/kube/answer.h"
 #include "core/kube/kubeconfig.h"
 #include "core/kube/watch.h"
 
@@ -109,7 +110,7 @@ ClusterAccess cluster_access(const ClusterSettings& settings) {
 ServerVersion KubeCluster::server_version() {
   Response response = client_.request("GET", "/version");
   if (!response.ok()) throw api_error("GET /version", response.status, response.body);
-  json version = json::parse(response.body, nullptr, false);
+  json version = decode_answer("GET /version", response.body);
   ServerVersion server;
   for (auto [field, value] :
        {std::pair{"gitVersion", &server.git_version}, std::pair{"platform", &server.platform}}) {

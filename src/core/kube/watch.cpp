@@ -1,5 +1,7 @@
 #include "core/kube/watch.h"
 
+#include "core/error.h"
+#include "core/kube/answer.h"
 #include "core/kube/discovery.h"
 #include "core/net/http.h"
 
@@ -35,10 +37,6 @@ class LineSink : public net::BodySink {
   std::function<void(std::string_view)> on_line_;
   std::string pending_;
 };
-
-std::string resource_version(const json& object) {
-  return object.value("metadata", json::object()).value("resourceVersion", "");
-}
 
 std::string name_selector(const std::string& name) {
   return "fieldSelector=" + net::url_escape("metadata.name=" + name);
@@ -91,41 +89,40 @@ bool ObjectWatch::pause(std::chrono::milliseconds delay) {
 std::string ObjectWatch::list(KubeClient& client) {
   const ResourceMapping& mapping = client.mapper().mapping(key_.group, key_.version, key_.kind);
   ++requests_;
-  Response response =
-      client.request("GET", resource_path(mapping, key_.ns), name_selector(key_.name));
+  std::string path = resource_path(mapping, key_.ns);
+  Response response = client.request("GET", path, name_selector(key_.name));
   if (!response.ok()) throw api_error(display_name(key_), response.status, response.body);
-  json list = json::parse(response.body, nullptr, false);
-  if (!list.is_object()) throw Error(display_name(key_) + ": the API server's list is not JSON");
+  ListPage page = decode_list_page("GET " + path, response.body);
   std::optional<json> found;
-  for (json& item : list.value("items", json::array())) {
+  for (json& item : page.items) {
     // A list's items carry no apiVersion and kind; the watch's objects do.
     item["apiVersion"] = key_.group.empty() ? key_.version : key_.group + "/" + key_.version;
     item["kind"] = key_.kind;
     found = std::move(item);
   }
   set(std::move(found));
-  return resource_version(list);
+  return page.version;
 }
 
 std::string ObjectWatch::watch(KubeClient& client, std::string version) {
   const ResourceMapping& mapping = client.mapper().mapping(key_.group, key_.version, key_.kind);
   bool gone = false;
+  std::string path = resource_path(mapping, key_.ns);
   LineSink sink([&](std::string_view line) {
-    json event = json::parse(line, nullptr, false);
-    std::string type = event.is_object() ? event.value("type", "") : "";
-    json object = event.is_object() ? event.value("object", json::object()) : json::object();
+    WatchEvent event = decode_watch_event("GET " + path + " (watch)", line);
+    const std::string& type = event.type;
+    json& object = event.object;
     if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
       version = resource_version(object);
       set(type == "DELETED" ? std::nullopt : std::optional<json>(std::move(object)));
     } else if (type == "BOOKMARK") {
       version = resource_version(object);
-    } else if (type == "ERROR" && object.value("code", 0) == 410) {
+    } else if (type == "ERROR" && event.code == 410) {
       gone = true;  // the version is too old: list again
     } else if (type == "ERROR") {
-      throw api_error(display_name(key_), object.value("code", 0), object.dump());
+      throw api_error(display_name(key_), event.code, object.dump());
     } else {
-      throw Error(display_name(key_) +
-                  ": a watch event that is not one: " + std::string(line.substr(0, 100)));
+      throw Error(display_name(key_) + ": a watch event of type " + quote(type));
     }
   });
   std::string query =
@@ -133,9 +130,9 @@ std::string ObjectWatch::watch(KubeClient& client, std::string version) {
       "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count()) + "&" +
       name_selector(key_.name);
   ++requests_;
-  Response response = client.stream(resource_path(mapping, key_.ns), query, sink,
-                                    options_.watch_timeout + std::chrono::seconds(60),
-                                    options_.stall_timeout, [this] { return stopping_.load(); });
+  Response response =
+      client.stream(path, query, sink, options_.watch_timeout + std::chrono::seconds(60),
+                    options_.stall_timeout, [this] { return stopping_.load(); });
   if (response.status == 410 || gone) return "";
   if (!response.ok()) throw api_error(display_name(key_), response.status, response.body);
   return version;

@@ -241,3 +241,78 @@ TEST_CASE("client: an outage after the first answer is retried until retry_until
   CHECK(hasty.request("GET", "/version").status == 503);
   CHECK(hasty.requests_sent() == 1 + fast_retries().attempts);
 }
+
+namespace {
+
+// A server that knows ConfigMaps and answers everything else with `answer`.
+FakeApiServer configmap_server(std::function<FakeResponse(const FakeRequest&)> answer) {
+  return FakeApiServer([answer](const FakeRequest& request) -> FakeResponse {
+    if (request.target == "/api") return {200, R"({"kind":"APIVersions","versions":["v1"]})", ""};
+    if (request.target == "/apis") return {200, R"({"kind":"APIGroupList","groups":[]})", ""};
+    if (request.target == "/api/v1")
+      return {200,
+              R"({"kind":"APIResourceList","groupVersion":"v1","resources":[
+                   {"name":"configmaps","namespaced":true,"kind":"ConfigMap"}]})",
+              ""};
+    return answer(request);
+  });
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const fluxop::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("client: answers nested beyond the bound are refused, naming the request") {
+  std::string deep = std::string(20'000, '[') + std::string(20'000, ']');
+  FakeApiServer server = configmap_server([&](const FakeRequest&) -> FakeResponse {
+    return {200, deep, ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  CHECK(error_of([&] {
+          client.get({"", "v1", "ConfigMap", "ns", "cm"});
+        }) ==
+        "ConfigMap/ns/cm: the API server's answer to GET /api/v1/namespaces/ns/configmaps/cm: "
+        "nesting deeper than 256 levels");
+  CHECK(error_of([&] {
+          client.list({"", "v1", "ConfigMap", "ns", ""});
+        }) ==
+        "ConfigMap in ns: the API server's answer to GET /api/v1/namespaces/ns/configmaps: "
+        "nesting deeper than 256 levels");
+}
+
+TEST_CASE("client: lists are read in pages, a list without end is cut, its items must be objects") {
+  FakeApiServer server = configmap_server([](const FakeRequest& request) -> FakeResponse {
+    std::string_view target = request.target;
+    if (target.starts_with("/api/v1/namespaces/paged/configmaps?limit=50")) {
+      if (target.find("continue=next") == std::string_view::npos)
+        return {200, R"({"metadata":{"continue":"next"},"items":[{"metadata":{"name":"a"}}]})", ""};
+      return {200, R"({"metadata":{},"items":[{"metadata":{"name":"b"}}]})", ""};
+    }
+    if (target.starts_with("/api/v1/namespaces/endless/configmaps?"))
+      return {200, R"({"metadata":{"continue":"again"},"items":[]})", ""};
+    return {200, R"({"items":[1]})", ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  std::vector<nlohmann::json> paged = client.list({"", "v1", "ConfigMap", "paged", ""});
+  REQUIRE(paged.size() == 2);
+  CHECK(paged[0]["metadata"]["name"] == "a");
+  CHECK(paged[1]["metadata"]["name"] == "b");
+  CHECK(paged[1]["kind"] == "ConfigMap");
+  CHECK(error_of([&] {
+          client.list({"", "v1", "ConfigMap", "endless", ""});
+        }) ==
+        "ConfigMap in endless: the API server's answer to GET "
+        "/api/v1/namespaces/endless/configmaps: a list of more than 2000 pages");
+  CHECK(error_of([&] {
+          client.list({"", "v1", "ConfigMap", "odd", ""});
+        }) ==
+        "ConfigMap in odd: the API server's answer to GET /api/v1/namespaces/odd/configmaps: a "
+        "list item that is not an object");
+}

@@ -21,7 +21,7 @@ TEST_CASE("discovery: object paths") {
 }
 
 TEST_CASE("discovery: aggregated documents (apidiscovery.k8s.io/v2)") {
-  auto mappings = fluxop::kube::parse_aggregated_discovery(R"({
+  auto mappings = fluxop::kube::parse_aggregated_discovery("GET /apis", R"({
     "kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
     "items": [
       {"metadata": {"creationTimestamp": null},
@@ -46,11 +46,12 @@ TEST_CASE("discovery: aggregated documents (apidiscovery.k8s.io/v2)") {
   CHECK((*mappings)[2].version == "v1");
   CHECK((*mappings)[2].kind == "FluxInstance");
 
-  CHECK_FALSE(fluxop::kube::parse_aggregated_discovery(R"({"kind":"APIGroupList","groups":[]})"));
+  CHECK_FALSE(fluxop::kube::parse_aggregated_discovery("GET /apis",
+                                                       R"({"kind":"APIGroupList","groups":[]})"));
 }
 
 TEST_CASE("discovery: APIResourceList, subresources left out") {
-  auto mappings = fluxop::kube::parse_resource_list(R"({
+  auto mappings = fluxop::kube::parse_resource_list("GET /apis/apps/v1", R"({
     "kind": "APIResourceList", "groupVersion": "apps/v1",
     "resources": [
       {"name": "deployments", "namespaced": true, "kind": "Deployment"},

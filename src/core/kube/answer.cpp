@@ -1,0 +1,80 @@
+#include "core/kube/answer.h"
+
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+
+namespace fluxop::kube {
+
+nlohmann::json decode_answer(std::string_view request, std::string_view body,
+                             const PeerJsonBounds& bounds) {
+  std::string why;
+  nlohmann::json answer = parse_peer_json(body, &why, bounds);
+  if (answer.is_discarded())
+    throw Error("the API server's answer to " + std::string(request) + ": " + why);
+  return answer;
+}
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(std::string_view request, const std::string& why) {
+  throw Error("the API server's answer to " + std::string(request) + ": " + why);
+}
+
+// The member `key` of `object` when it is a string; "" otherwise. A peer's
+// JSON is read with checks: nlohmann's value() throws on a type it did not
+// expect.
+std::string string_member(const json& object, const char* key) {
+  auto it = object.is_object() ? object.find(key) : object.end();
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+ListPage decode_list_page(std::string_view request, std::string_view body) {
+  json list = decode_answer(request, body);
+  ListPage page;
+  page.values = count_values(list);
+  auto items = list.is_object() ? list.find("items") : list.end();
+  if (items == list.end() || !items->is_array()) refuse(request, "not a list");
+  for (json& item : *items) {
+    if (!item.is_object()) refuse(request, "a list item that is not an object");
+    page.items.push_back(std::move(item));
+  }
+  auto metadata = list.find("metadata");
+  if (metadata != list.end()) page.next = string_member(*metadata, "continue");
+  page.version = resource_version(list);
+  return page;
+}
+
+std::string resource_version(const json& object) {
+  auto metadata = object.is_object() ? object.find("metadata") : object.end();
+  return metadata != object.end() ? string_member(*metadata, "resourceVersion") : "";
+}
+
+WatchEvent decode_watch_event(std::string_view request, std::string_view line) {
+  json event = decode_answer(request, line);
+  WatchEvent decoded;
+  decoded.type = string_member(event, "type");
+  auto object = event.is_object() ? event.find("object") : event.end();
+  if (object == event.end() || !object->is_object())
+    refuse(request, "a watch event without an object");
+  decoded.object = std::move(*object);
+  auto code = decoded.object.find("code");
+  if (code != decoded.object.end() && code->is_number_integer()) decoded.code = code->get<long>();
+  return decoded;
+}
+
+std::size_t count_values(const nlohmann::json& value) {
+  // The depth is bounded by the decoder: this recursion is too.
+  std::size_t count = 1;
+  if (value.is_structured()) {
+    for (const nlohmann::json& child : value) count += count_values(child);
+  }
+  return count;
+}
+
+}  // namespace fluxop::kube
