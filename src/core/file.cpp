@@ -21,14 +21,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string too_large(const std::string& name) {
-  return name + ": larger than " + std::to_string(kMaxInputBytes >> 20) +
+std::string too_large(const std::string& name, std::size_t max_bytes = kMaxInputBytes) {
+  return name + ": larger than " + std::to_string(max_bytes >> 20) +
          " MiB, the most an input may be";
 }
 
 }  // namespace
 
-std::string read_input_file(const std::string& path, bool pipes) {
+std::string read_input_file(const std::string& path, bool pipes, std::size_t max_bytes) {
   // Non-blocking, so that opening a FIFO nobody writes to does not wait;
   // reads block again below.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -44,9 +44,9 @@ std::string read_input_file(const std::string& path, bool pipes) {
     close(fd);
     throw Error(path + (S_ISDIR(info.st_mode) ? ": is a directory" : ": not a regular file"));
   }
-  if (S_ISREG(info.st_mode) && static_cast<std::size_t>(info.st_size) > kMaxInputBytes) {
+  if (S_ISREG(info.st_mode) && static_cast<std::size_t>(info.st_size) > max_bytes) {
     close(fd);
-    throw Error(too_large(path));
+    throw Error(too_large(path, max_bytes));
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string bytes;
@@ -60,9 +60,9 @@ std::string read_input_file(const std::string& path, bool pipes) {
       throw Error(path + ": " + std::strerror(error));
     }
     if (n == 0) break;
-    if (bytes.size() + static_cast<std::size_t>(n) > kMaxInputBytes) {
+    if (bytes.size() + static_cast<std::size_t>(n) > max_bytes) {
       close(fd);
-      throw Error(too_large(path));
+      throw Error(too_large(path, max_bytes));
     }
     bytes.append(buffer, static_cast<std::size_t>(n));
   }

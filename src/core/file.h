@@ -16,9 +16,10 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 
 // An input file's bytes. It must be a regular file (symlinks followed), or
 // a pipe when `pipes` (`<(...)`, /dev/stdin); a device, a socket or a
-// directory is refused, as is more than kMaxInputBytes. Throws fluxop::Error
+// directory is refused, as is more than `max_bytes`. Throws fluxop::Error
 // naming the path.
-std::string read_input_file(const std::string& path, bool pipes = false);
+std::string read_input_file(const std::string& path, bool pipes = false,
+                            std::size_t max_bytes = kMaxInputBytes);
 
 // The bytes of a stream (standard input), at most kMaxInputBytes; `name`
 // names it in the error.

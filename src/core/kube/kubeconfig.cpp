@@ -79,10 +79,11 @@ std::string data_or_file(const Entry& entry, const std::string& key) {
   }
   std::string file = string_field(entry, key);
   if (file.empty()) return "";
-  std::string path = resolve_path(entry.dir, file);
-  std::optional<std::string> text = read_file_if_exists(path);
-  if (!text) throw Error(field_path(entry, key) + ": cannot read " + path);
-  return *text;
+  try {
+    return read_input_file(resolve_path(entry.dir, file), false, kMaxCredentialFileBytes);
+  } catch (const Error& e) {
+    throw Error(field_path(entry, key) + ": " + e.what());
+  }
 }
 
 // Adds the entries of one list (clusters, users or contexts) to `into`.
@@ -200,6 +201,8 @@ void read_user(const Entry& user, ClusterAccess& access) {
                                                 : "client-certificate without client-key"));
   }
   access.token = string_field(user, "token");
+  if (std::string problem = token_problem(access.token); !problem.empty())
+    throw Error(field_path(user, "token") + ": " + problem);
   if (std::string file = string_field(user, "tokenFile"); !file.empty() && access.token.empty())
     access.token_file = resolve_path(user.dir, file);
   access.username = string_field(user, "username");
@@ -260,6 +263,14 @@ ClusterAccess resolve(const Merged& merged, const KubeconfigFlags& flags) {
 
 }  // namespace
 
+std::string token_problem(std::string_view token) {
+  for (char c : token) {
+    if (c == '\r' || c == '\n') return "holds a line break";
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
+  }
+  return "";
+}
+
 Environment Environment::current() {
   Environment env;
   if (const char* kubeconfig = std::getenv("KUBECONFIG")) env.kubeconfig = kubeconfig;
@@ -280,10 +291,14 @@ std::optional<ClusterAccess> in_cluster_access(const Environment& env) {
                   env.service_port;
   // The token rotates: it is read again whenever the file changes.
   access.token_file = (dir / "token").string();
-  std::optional<std::string> ca = read_file_if_exists((dir / "ca.crt").string());
-  if (!ca) throw Error((dir / "ca.crt").string() + ": cannot read (in-cluster service account)");
-  access.ca_pem = *ca;
-  std::optional<std::string> ns = read_file_if_exists((dir / "namespace").string());
+  try {
+    access.ca_pem = read_input_file((dir / "ca.crt").string(), false, kMaxCredentialFileBytes);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (in-cluster service account)");
+  }
+  std::optional<std::string> ns;
+  if (fs::exists(dir / "namespace"))
+    ns = read_input_file((dir / "namespace").string(), false, kMaxCredentialFileBytes);
   if (ns) {
     while (!ns->empty() && (ns->back() == '\n' || ns->back() == ' ')) ns->pop_back();
     if (!ns->empty()) access.default_namespace = *ns;
@@ -296,12 +311,16 @@ ClusterAccess load_cluster_access(const KubeconfigFlags& flags, const Environmen
   std::vector<std::string> files = kubeconfig_files(flags, env, required);
   Merged merged;
   for (const std::string& file : files) {
-    std::optional<std::string> text = read_file_if_exists(file);
-    if (!text) {
-      if (required) throw Error("--kubeconfig: cannot read " + file);
-      continue;  // as kubectl, files in $KUBECONFIG and ~/.kube/config may be missing
+    std::error_code missing;
+    // As kubectl, files in $KUBECONFIG and ~/.kube/config may be missing.
+    if (!required && !fs::exists(file, missing)) continue;
+    std::string text;
+    try {
+      text = read_input_file(file, false, kMaxKubeconfigBytes);
+    } catch (const Error& e) {
+      throw Error(std::string(required ? "--kubeconfig: " : "") + e.what());
     }
-    merge_file(file, *text, merged);
+    merge_file(file, text, merged);
   }
   bool empty = merged.contexts.empty() && merged.current_context.empty();
   if (empty && !required && flags.context.empty()) {

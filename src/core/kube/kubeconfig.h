@@ -5,6 +5,7 @@
 // them.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,17 @@ namespace fluxop::kube {
 
 inline constexpr std::string_view kServiceAccountDir =
     "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// The files read through read_input_file (a regular file, so that a FIFO
+// cannot hang nor /dev/zero fill memory), at most this large: a kubeconfig...
+inline constexpr std::size_t kMaxKubeconfigBytes = std::size_t{16} << 20;
+// ...and a file it names (a certificate, a key, a token file).
+inline constexpr std::size_t kMaxCredentialFileBytes = std::size_t{1} << 20;
+
+// What makes `token` unfit for an Authorization header ("holds a line
+// break"), empty when nothing: a CR or LF would end the header and start one
+// of the token's making.
+std::string token_problem(std::string_view token);
 
 // What kubectl reads from the environment, in one place so that tests give
 // their own.

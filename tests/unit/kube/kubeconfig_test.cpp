@@ -1,6 +1,7 @@
 #include "core/kube/kubeconfig.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "../temp_dir.h"
 #include "core/base64.h"
@@ -91,7 +92,8 @@ TEST_CASE("kubeconfig: errors name the file and the field, never a credential") 
   CHECK_THROWS_WITH_AS(load_cluster_access({file, "y"}, env),
                        ("--context: no context named \"y\" in " + file).c_str(), Error);
   CHECK_THROWS_WITH_AS(load_cluster_access({file + ".missing", ""}, env),
-                       ("--kubeconfig: cannot read " + file + ".missing").c_str(), Error);
+                       ("--kubeconfig: " + file + ".missing: No such file or directory").c_str(),
+                       Error);
 
   dir.write("bad-data", R"(current-context: c
 clusters: [{name: k, cluster: {server: "https://h", certificate-authority-data: "not base64!"}}]
@@ -248,4 +250,48 @@ TEST_CASE("kubeconfig: in-cluster when there is no kubeconfig") {
   // An empty $KUBECONFIG list falls back in-cluster too; a real one does not.
   env.kubeconfig = "";
   CHECK(load_cluster_access({}, env).origin == "in-cluster");
+}
+
+TEST_CASE(
+    "kubeconfig: its files read bounded, never a FIFO or a device, a token ending its header") {
+  TempDir dir;
+  Environment env = empty_environment(dir);
+  dir.write("pki/ca.crt", "CA PEM");
+  REQUIRE(mkfifo((dir.path() / "fifo").c_str(), 0600) == 0);  // nobody writes: must not hang
+  std::string fifo = (dir.path() / "fifo").string();
+  CHECK_THROWS_WITH_AS(load_cluster_access({fifo, ""}, env),
+                       ("--kubeconfig: " + fifo + ": not a regular file").c_str(), Error);
+  dir.write("big", std::string((16 << 20) + 1, '#'));
+  std::string big = (dir.path() / "big").string();
+  CHECK_THROWS_WITH_AS(
+      load_cluster_access({big, ""}, env),
+      ("--kubeconfig: " + big + ": larger than 16 MiB, the most an input may be").c_str(), Error);
+
+  std::string file = (dir.path() / "config").string();
+  auto with_user = [&](const std::string& user) {
+    dir.write("config", R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: )" + user +
+                            R"(}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)");
+  };
+  with_user(R"({client-certificate: /dev/zero, client-key: pki/ca.crt})");
+  CHECK_THROWS_WITH_AS(
+      load_cluster_access({file, ""}, env),
+      (file + ": users[0].user.client-certificate: /dev/zero: not a regular file").c_str(), Error);
+  dir.write("pki/huge.key", std::string((1 << 20) + 1, 'k'));
+  with_user(R"({client-certificate: pki/ca.crt, client-key: pki/huge.key})");
+  CHECK_THROWS_WITH_AS(
+      load_cluster_access({file, ""}, env),
+      (file + ": users[0].user.client-key: " + (dir.path() / "pki/huge.key").string() +
+       ": larger than 1 MiB, the most an input may be")
+          .c_str(),
+      Error);
+  with_user(R"({token: "secret\r\nX-Injected: 1"})");
+  CHECK_THROWS_WITH_AS(load_cluster_access({file, ""}, env),
+                       (file + ": users[0].user.token: holds a line break").c_str(), Error);
+  with_user(R"({token: "secret\0"})");
+  CHECK_THROWS_WITH_AS(load_cluster_access({file, ""}, env),
+                       (file + ": users[0].user.token: holds a control character").c_str(), Error);
 }
