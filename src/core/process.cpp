@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "core/error.h"
 
@@ -50,21 +51,49 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// Reads the child's output until it closes it; false past the deadline.
-bool read_until_closed(int fd, std::chrono::steady_clock::time_point deadline,
-                       std::size_t max_output, std::string& output) {
+enum class Reading { closed, timed_out, too_much };
+
+// Reads the child's output until it closes it, the deadline passes or it
+// prints more than `max_output`.
+Reading read_until_closed(int fd, std::chrono::steady_clock::time_point deadline,
+                          std::size_t max_output, std::string& output) {
   char buffer[4096];
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     pollfd fds{fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&fds, 1, static_cast<int>(left.count())) == 0) return false;
+    if (left.count() <= 0 || poll(&fds, 1, static_cast<int>(left.count())) == 0)
+      return Reading::timed_out;
     ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
-    std::size_t room = max_output - std::min(max_output, output.size());
-    output.append(buffer, std::min(room, static_cast<std::size_t>(n)));
+    if (n <= 0) return Reading::closed;
+    if (output.size() + static_cast<std::size_t>(n) > max_output) return Reading::too_much;
+    output.append(buffer, static_cast<std::size_t>(n));
   }
+}
+
+// The child's wait status once it exits; nullopt past the deadline (a child
+// that closed its output and lives on).
+std::optional<int> wait_until(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    int status = 0;
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return 0;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    // Output closed: the exit follows at once, unless the child lingers.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::string duration_text(std::chrono::milliseconds duration) {
+  long long ms = duration.count();
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+}
+
+std::string size_text(std::size_t bytes) {
+  return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB"
+                                : std::to_string(bytes) + " bytes";
 }
 
 // A child that exits without reading its input must not kill us with SIGPIPE:
@@ -116,17 +145,18 @@ std::optional<ProcessResult> run_process(const ProcessSpec& spec) {
 
   ProcessResult result;
   auto deadline = std::chrono::steady_clock::now() + spec.timeout;
-  if (!read_until_closed(from_child.fd, deadline, spec.max_output, result.output)) {
+  Reading reading = read_until_closed(from_child.fd, deadline, spec.max_output, result.output);
+  std::optional<int> status;
+  if (reading == Reading::closed) status = wait_until(pid, deadline);
+  if (!status) {
     kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    long long ms = spec.timeout.count();
-    throw Error(spec.label + ": no answer within " +
-                (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms"));
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw Error(spec.label + (reading == Reading::too_much
+                                  ? ": printed more than " + size_text(spec.max_output)
+                                  : ": no answer within " + duration_text(spec.timeout)));
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_status = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
   return result;
 }
 

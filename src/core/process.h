@@ -16,7 +16,7 @@ struct ProcessSpec {
   bool capture_stderr = true;     // into the output; else it shares our stderr
   std::string label;              // names it in errors, e.g. "docker-credential-pass get"
   std::chrono::milliseconds timeout{60'000};
-  std::size_t max_output = 1 << 20;  // more is dropped
+  std::size_t max_output = 1 << 20;  // more: it is killed
 };
 
 struct ProcessResult {
@@ -26,7 +26,7 @@ struct ProcessResult {
 
 // Runs the program to its end; nullopt when it cannot be started (not on
 // PATH, not executable). Throws fluxop::Error naming `label` when it outlives
-// the timeout (it is killed then).
+// the timeout or prints more than max_output (it is killed then).
 std::optional<ProcessResult> run_process(const ProcessSpec& spec);
 
 }  // namespace fluxop

@@ -53,3 +53,15 @@ TEST_CASE("process: a program that is not there, one that ignores its input, a t
   slow.timeout = std::chrono::milliseconds(200);
   CHECK_THROWS_WITH_AS(run_process(slow), "test script: no answer within 200ms", fluxop::Error);
 }
+
+TEST_CASE("process: one that prints without end, one that closes its output and lingers") {
+  ProcessSpec endless = shell("yes");
+  endless.max_output = 1 << 20;
+  CHECK_THROWS_WITH_AS(run_process(endless), "test script: printed more than 1 MiB", fluxop::Error);
+
+  // Its output closed, the program is waited for no longer than the timeout.
+  ProcessSpec lingering = shell("exec >&- 2>&-; sleep 10");
+  lingering.timeout = std::chrono::milliseconds(500);
+  CHECK_THROWS_WITH_AS(run_process(lingering), "test script: no answer within 500ms",
+                       fluxop::Error);
+}

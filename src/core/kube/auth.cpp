@@ -6,6 +6,7 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/peer_json.h"
 #include "core/process.h"
 
 namespace fluxop::kube {
@@ -14,9 +15,12 @@ namespace {
 
 using nlohmann::json;
 
-// kubectl waits for plugins as long as they take; a browser login takes
-// minutes, a hung plugin must not hang fluxopctl forever.
-constexpr std::chrono::minutes kExecTimeout{5};
+// kubectl waits for plugins as long as they take; a hung plugin must not
+// hang fluxopctl, nor one that prints without end fill its memory. Plugins
+// are told they are not interactive: a minute is plenty for a token, a
+// credential is a few KiB.
+constexpr std::chrono::seconds kExecTimeout{60};
+constexpr std::size_t kMaxExecOutput = std::size_t{1} << 20;
 
 std::string describe(const ExecPlugin& plugin) {
   return plugin.origin + ": \"" + plugin.command + "\"";
@@ -71,9 +75,10 @@ bool expired(const ExecCredential& credential) {
 
 ExecCredential parse_exec_credential(std::string_view text, const ExecPlugin& plugin) {
   std::string what = describe(plugin);
-  json answer = json::parse(text, nullptr, false);
-  if (answer.is_discarded() || !answer.is_object())
-    throw Error(what + ": its output is not an ExecCredential (JSON)");
+  std::string why;
+  json answer = parse_peer_json(text, &why);
+  if (answer.is_discarded()) throw Error(what + ": its output is not an ExecCredential: " + why);
+  if (!answer.is_object()) throw Error(what + ": its output is not an ExecCredential (JSON)");
   if (string_at(answer, "kind") != "ExecCredential")
     throw Error(what + ": its output is not an ExecCredential (kind)");
   if (std::string version = string_at(answer, "apiVersion"); version != plugin.api_version) {
@@ -85,6 +90,8 @@ ExecCredential parse_exec_credential(std::string_view text, const ExecPlugin& pl
     throw Error(what + ": its ExecCredential has no status");
   ExecCredential credential;
   credential.token = string_at(*status, "token");
+  if (std::string problem = token_problem(credential.token); !problem.empty())
+    throw Error(what + ": its ExecCredential's status.token " + problem);
   credential.client_cert_pem = string_at(*status, "clientCertificateData");
   credential.client_key_pem = string_at(*status, "clientKeyData");
   if (credential.client_cert_pem.empty() != credential.client_key_pem.empty())
@@ -108,6 +115,7 @@ ExecCredential run_exec_plugin(const ExecPlugin& plugin, const ClusterAccess& ac
   spec.capture_stderr = false;  // its prompts and errors are the user's to read, as in kubectl
   spec.label = describe(plugin);
   spec.timeout = kExecTimeout;
+  spec.max_output = kMaxExecOutput;
   std::optional<ProcessResult> result = run_process(spec);
   if (!result) {
     throw Error(describe(plugin) + ": not found or not executable" +
@@ -126,14 +134,15 @@ std::string Authenticator::file_token() {
   auto size = error ? 0 : std::filesystem::file_size(access_.token_file, error);
   if (error) throw Error(access_.token_file + ": cannot read the token file");
   if (file_token_.empty() || time != file_time_ || size != file_size_) {
-    std::optional<std::string> text = read_file_if_exists(access_.token_file);
-    if (!text) throw Error(access_.token_file + ": cannot read the token file");
-    std::string_view token = *text;
+    std::string text = read_input_file(access_.token_file, false, kMaxCredentialFileBytes);
+    std::string_view token = text;
     while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
       token.remove_suffix(1);
     while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
       token.remove_prefix(1);
     if (token.empty()) throw Error(access_.token_file + ": the token file is empty");
+    if (std::string problem = token_problem(token); !problem.empty())
+      throw Error(access_.token_file + ": the token " + problem);
     file_token_ = token;
     file_time_ = time;
     file_size_ = size;

@@ -146,3 +146,35 @@ TEST_CASE("auth: ExecCredential with a client certificate") {
           plugin),
       "o: \"p\": its ExecCredential has neither a token nor a client certificate", Error);
 }
+
+TEST_CASE("auth: a token that would end its header, a token file too large or not a file") {
+  TempDir dir;
+  ClusterAccess access;
+  access.token_file = (dir.path() / "token").string();
+  dir.write("token", "abc\r\nX-Injected: 1\n");
+  CHECK_THROWS_WITH_AS(Authenticator(access).current(),
+                       (access.token_file + ": the token holds a line break").c_str(), Error);
+  dir.write("token", std::string(2 << 20, 'a'));
+  CHECK_THROWS_WITH_AS(
+      Authenticator(access).current(),
+      (access.token_file + ": larger than 1 MiB, the most an input may be").c_str(), Error);
+  REQUIRE(mkfifo((dir.path() / "fifo").c_str(), 0600) == 0);
+  access.token_file = (dir.path() / "fifo").string();  // nobody writes to it: must not hang
+  CHECK_THROWS_WITH_AS(Authenticator(access).current(),
+                       (access.token_file + ": cannot read the token file").c_str(), Error);
+
+  ExecPlugin plugin = counting_plugin(dir, "");
+  dir.write("plugin",
+            "#!/bin/sh\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client."
+            "authentication.k8s.io/v1\",\"status\":{\"token\":\"t\\\\r\\\\nX: 1\"}}'\n");
+  CHECK_THROWS_WITH_AS(Authenticator(with_plugin(plugin)).current(),
+                       ("config: users[0].user.exec: \"" + plugin.command +
+                        "\": its ExecCredential's status.token holds a line break")
+                           .c_str(),
+                       Error);
+  dir.write("plugin", "#!/bin/sh\nyes '[[[[[[[['\n");
+  CHECK_THROWS_WITH_AS(
+      Authenticator(with_plugin(plugin)).current(),
+      ("config: users[0].user.exec: \"" + plugin.command + "\": printed more than 1 MiB").c_str(),
+      Error);
+}
