@@ -352,3 +352,18 @@ TEST_CASE("daemon endpoints: slow and silent clients delay no other and are drop
   CHECK(dropped_after < std::chrono::milliseconds(7000));
   trickling.join();
 }
+
+TEST_CASE("daemon endpoints: /healthz answers within 1 s while 300 slow clients are connected") {
+  EndpointServer server("--health-addr", "127.0.0.1:0", every_endpoint());
+  std::vector<int> slow;
+  for (int i = 0; i < 300; ++i) {
+    slow.push_back(connect_to(server.port()));
+    // Half silent, half with a request begun and never ended.
+    if (i % 2) send_all(slow.back(), "GET /heal");
+  }
+  HttpResponse answer;
+  auto taken = time_taken([&] { answer = request(server.port(), "/healthz"); });
+  CHECK(answer.body == "ok");
+  CHECK(taken < std::chrono::milliseconds(1000));
+  for (int fd : slow) close(fd);
+}

@@ -34,8 +34,13 @@ constexpr std::string_view kProbeContentType = "text/plain; charset=utf-8";
 constexpr auto kClientTimeout = std::chrono::seconds(5);
 // The request line and headers; a longer head is answered 431.
 constexpr std::size_t kMaxRequestHead = 8 * 1024;
-// Connections served at once; more wait in the listen backlog until one ends.
-constexpr std::size_t kMaxConnections = 64;
+// Connections served at once (those answered count while they drain). A
+// newcomer beyond them takes the place of the oldest still sending its
+// request: hundreds of slow clients would otherwise hold every place for
+// kClientTimeout each, while the kubelet's probe waits in the listen backlog
+// behind them and fails.
+constexpr std::size_t kMaxConnections = 256;
+constexpr std::size_t kAcceptsPerRound = 1024;
 // After the response, what the client still sends (a body, pipelined
 // requests) is read and dropped until it closes, so that our close does not
 // reset the connection before the client has read the response: this much
@@ -234,11 +239,10 @@ void EndpointServer::Server::serve() {
   Clock::time_point accept_paused_until;
   for (;;) {
     Clock::time_point now = Clock::now();
-    bool accepting = connections.size() < kMaxConnections && now >= accept_paused_until;
+    bool accepting = now >= accept_paused_until;
     // A negative descriptor is one poll() skips.
     polled = {{stop_event, POLLIN, 0}, {accepting ? listener : -1, POLLIN, 0}};
-    Clock::time_point wake = Clock::time_point::max();
-    if (!accepting && connections.size() < kMaxConnections) wake = accept_paused_until;
+    Clock::time_point wake = accepting ? Clock::time_point::max() : accept_paused_until;
     for (const Connection& connection : connections) {
       short events = connection.phase == Connection::Phase::writing ? POLLOUT : POLLIN;
       polled.push_back({connection.fd, events, 0});
@@ -267,14 +271,26 @@ void EndpointServer::Server::serve() {
 void EndpointServer::Server::accept_clients(std::list<Connection>& connections,
                                             Clock::time_point now,
                                             Clock::time_point& accept_paused_until) const {
-  while (connections.size() < kMaxConnections) {
+  // A bound per round, so that a storm of connections does not keep the
+  // thread from the clients it has.
+  for (std::size_t accepted = 0; accepted < kAcceptsPerRound; ++accepted) {
     int fd = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      connections.emplace_back(fd, now);
-    } else if (errno != EINTR && errno != ECONNABORTED) {
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until = now + kAcceptBackoff;
       return;
     }
+    if (connections.size() >= kMaxConnections) {
+      auto reading =
+          std::find_if(connections.begin(), connections.end(), [](const Connection& connection) {
+            return connection.phase == Connection::Phase::reading;
+          });
+      connections.erase(reading != connections.end() ? reading : connections.begin());
+    }
+    connections.emplace_back(fd, now);
+    // A probe sends its request with the connection: answered now, it
+    // cannot be the oldest to make room for the next newcomers.
+    read_request(connections.back(), now);
   }
 }
 

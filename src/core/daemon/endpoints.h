@@ -27,7 +27,10 @@ struct EndpointHandlers {
 // constructor returns) until destruction. Anything but the endpoints: 404.
 // A request's line and headers may take 8 KiB (else 431), and a client 5
 // seconds to send it and read the response (else it is dropped); a client
-// that is slow or silent delays no other. The process's SIGPIPE disposition
+// that is slow or silent delays no other. At most 256 connections are served
+// at once: a new one takes the place of the oldest still sending its
+// request, so that /healthz answers however many slow clients are
+// connected. The process's SIGPIPE disposition
 // is left alone: a write to a connection the client closed fails with EPIPE
 // instead (MSG_NOSIGNAL).
 class EndpointServer {
