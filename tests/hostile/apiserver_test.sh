@@ -15,13 +15,15 @@ root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 work=$(mktemp -d)
 server_pid=
-cleanup() {
-  stop_process "$server_pid"
-  rm -rf "$work"
-}
-trap cleanup EXIT
 # shellcheck source=tests/lib/harness.sh
 source "$root/tests/lib/harness.sh"
+cleanup() {
+  stop_process "$server_pid"
+  # A daemon case stopped in its middle.
+  [ -f "$work/daemon.pid" ] && stop_process "$(cat "$work/daemon.pid")"
+  rm -rf "$work"
+}
+on_exit cleanup
 show "$work/out" "$work/err"
 export XDG_CACHE_HOME=$work/cache HOME=$work KUBECONFIG=
 
@@ -100,20 +102,24 @@ daemon_survives() {
   "$bin" apply --watch --from-cluster --distribution-artifact "$dist" \
     --kubeconfig "$work/kubeconfig" >"$work/out" 2>"$work/err" &
   pid=$!
+  echo "$pid" >"$work/daemon.pid"
   if ! wait_until 60 grep -qF -- "$expected" "$work/err"; then
     kill -KILL "$pid" 2>/dev/null
     wait "$pid"
+    rm "$work/daemon.pid"
     echo "no \"$expected\" logged within 60 s"
     return 1
   fi
   if ! kill -0 "$pid" 2>/dev/null; then
     wait "$pid" || status=$?
+    rm "$work/daemon.pid"
     echo "the daemon ended (exit status $status)"
     return 1
   fi
   awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" >"$work/rss"
   kill -TERM "$pid"
   wait "$pid" || status=$?
+  rm "$work/daemon.pid"
   [ "$status" = 0 ] || { echo "exit status $status at SIGTERM, not 0"; return 1; }
   tight_lipped
 }
