@@ -15,6 +15,8 @@ them; every other request is answered as MODE says:
   crlf      a FluxInstance whose status holds CR, LF and terminal escapes
   endless   a watch event line that never ends; lists and objects as crlf
   trickle   a valid answer, a byte every half second
+  nested    a FluxInstance whose status holds a value 150 levels deep:
+            within the bound of an answer, past the printers'
 """
 import json
 import os
@@ -177,6 +179,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(bytes([byte]))
             self.wfile.flush()
             time.sleep(0.5)
+
+    def attack_nested(self, path, watch):
+        instance = flux_instance("ok")
+        value = "deep"
+        for _ in range(150):
+            value = [value]
+        instance["status"]["nested"] = value
+        self.send_body(json.dumps(instance).encode())
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 

@@ -173,6 +173,15 @@ else
   skip "apply --watch" "no distribution at $dist"
 fi
 
+# Nested past what the printers print (100 levels), within an answer's bound:
+# refused in YAML and in JSON alike, never printed with an indent that grows
+# with the depth.
+start_server nested
+for format in yaml json; do
+  run get -o "$format"
+  check "nested: get -o $format" refused 1 "nested deeper than 100 levels"
+done
+
 # A byte every half second: the request's bound ends it.
 start_server trickle
 run get --request-timeout 3s
