@@ -87,7 +87,7 @@ std::string status_tables(const json& live) {
 }
 
 json live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref) {
-  std::optional<json> live = cluster.get(ref);
+  std::optional<json> live = reconcile::get_live_instance(cluster, ref);
   if (!live) throw Error(display_name(ref) + ": not found");
   return std::move(*live);
 }

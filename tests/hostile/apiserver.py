@@ -15,6 +15,8 @@ them; every other request is answered as MODE says:
   crlf      a FluxInstance whose status holds CR, LF and terminal escapes
   endless   a watch event line that never ends; lists and objects as crlf
   trickle   a valid answer, a byte every half second
+  shapes    a FluxInstance whose status has the wrong shapes: a string for
+            the conditions, a number for a condition, objects for strings
   nested    a FluxInstance whose status holds a value 150 levels deep:
             within the bound of an answer, past the printers'
 """
@@ -179,6 +181,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(bytes([byte]))
             self.wfile.flush()
             time.sleep(0.5)
+
+    def attack_shapes(self, path, watch):
+        instance = flux_instance("ok")
+        instance["metadata"]["annotations"] = ["not", "a", "map"]
+        instance["status"] = {"conditions": [7, {"type": {"a": 1}, "status": ["x"]}],
+                              "lastAppliedRevision": {"x": 1}, "history": "none",
+                              "components": [{"name": 1, "tag": None}], "inventory": 3}
+        if watch:
+            return self.send_body((json.dumps({"type": "ADDED", "object": instance}) + "\n").encode())
+        if path.endswith("/fluxinstances/flux") or self.command != "GET":
+            return self.send_body(json.dumps(instance).encode())
+        self.send_body(json.dumps({"kind": "List", "metadata": {}, "items": [instance]}).encode())
 
     def attack_nested(self, path, watch):
         instance = flux_instance("ok")

@@ -173,6 +173,18 @@ else
   skip "apply --watch" "no distribution at $dist"
 fi
 
+# A status of the wrong shapes (a real API server keeps to the CRD's schema):
+# what does not fit is left out, never an internal error.
+start_server shapes
+run get
+shown() {
+  [ "$(cat "$work/status")" = 0 ] || { echo "exit status $(cat "$work/status"), not 0"; return 1; }
+  tight_lipped
+}
+check "shapes: get" shown
+run wait --timeout 5s
+check "shapes: wait" refused 1 "timeout"
+
 # Nested past what the printers print (100 levels), within an answer's bound:
 # refused in YAML and in JSON alike, never printed with an indent that grows
 # with the depth.

@@ -91,6 +91,7 @@ Observed ClusterSource::read() {
   Observed observed;
   std::string name = "FluxInstance/" + ns_ + "/flux";
   std::optional<json> live = watch_->object();
+  if (live) live = reconcile::conform_instance(std::move(*live));
   if (!live) {
     // Before the watch's first list nothing is known, which is no problem:
     // the list wakes the daemon (change_fd) with the answer.

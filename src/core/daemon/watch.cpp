@@ -63,8 +63,8 @@ class DaemonCluster {
     std::string uid = observed.uid;
     if (uid.empty()) {
       try {
-        if (std::optional<nlohmann::json> live =
-                connected_.cluster->get(reconcile::instance_ref(flux.ns, flux.name)))
+        if (std::optional<nlohmann::json> live = reconcile::get_live_instance(
+                *connected_.cluster, reconcile::instance_ref(flux.ns, flux.name)))
           uid = (*live)["metadata"].value("uid", "");
       } catch (const Error& e) {
         log_.error("cannot read the FluxInstance", e.what());

@@ -326,6 +326,7 @@ ApplyResult Reconciliation::run() {
   std::vector<ssa::Live> live = engine_.read_live(reads);
   ssa::Live live_instance = std::move(live.back());
   live.pop_back();
+  if (live_instance) live_instance = conform_instance(std::move(*live_instance));
   // With its CRD just installed, the instance is new: it has no inventory to
   // keep, so it goes once the objects are applied, and the CRD is
   // established meanwhile.

@@ -60,7 +60,7 @@ void record_failure(kube::Cluster& cluster, const instance::FluxInstance& flux, 
                     const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
   try {
-    std::optional<json> live = cluster.get(instance_ref(flux.ns, flux.name));
+    std::optional<json> live = get_live_instance(cluster, instance_ref(flux.ns, flux.name));
     if (live) write_failure(cluster, *live, &flux, failure, message, on_event);
   } catch (const Error&) {
     // The cluster may be what failed; the caller reports the failure itself.
@@ -72,7 +72,7 @@ void record_unreadable(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::function<void(const InstanceEvent&)>& on_event) {
   if (cluster.dry_run()) return;
   try {
-    std::optional<json> live = cluster.get(ref);
+    std::optional<json> live = get_live_instance(cluster, ref);
     if (live) write_failure(cluster, *live, nullptr, Failure::build, message, on_event);
   } catch (const Error&) {
     // As for a failure to render: the caller says it.
@@ -83,7 +83,7 @@ void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux)
   if (cluster.dry_run()) return;
   kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
   try {
-    std::optional<json> live = cluster.get(ref);
+    std::optional<json> live = get_live_instance(cluster, ref);
     if (!live) return;
     json status = live->value("status", json::object());
     // A reconciled instance keeps its last state; the event says the rest.

@@ -30,7 +30,7 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   InstanceDiff result;
   // The instance is compared too: what the apply makes of it is the file.
   std::vector<json> objects = rendered_json(rendered);
-  std::optional<json> live_instance = cluster.get(ref);
+  std::optional<json> live_instance = get_live_instance(cluster, ref);
   json instance = instance_object(flux);
   if (!live_instance || !instance_in_place(instance, *live_instance, cluster.field_manager())) {
     objects.push_back(std::move(instance));

@@ -1,5 +1,6 @@
 #include "core/reconcile/instance_object.h"
 
+#include "core/error.h"
 #include "core/share.h"
 #include "core/ssa/takeover.h"
 #include "core/yaml/json.h"
@@ -21,6 +22,89 @@ json fluxinstance_crd() {
       yaml::parse_documents(std::string(share_manifest("fluxinstance-crd.yaml")),
                             "share/manifests/fluxinstance-crd.yaml");
   return yaml::to_sorted_json(documents.at(0));
+}
+
+namespace {
+
+// What fluxopctl reads of an object's metadata, as the API server types it.
+const json& metadata_schema() {
+  static const json schema = json::parse(R"({"type": "object", "properties": {
+    "name": {"type": "string"}, "namespace": {"type": "string"},
+    "uid": {"type": "string"}, "resourceVersion": {"type": "string"},
+    "generation": {"type": "integer"}, "creationTimestamp": {"type": "string"},
+    "deletionTimestamp": {"type": "string"},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+    "finalizers": {"type": "array", "items": {"type": "string"}},
+    "managedFields": {"type": "array", "items": {"type": "object"}}}})");
+  return schema;
+}
+
+const json& instance_schema() {
+  static const json schema = [] {
+    json crd = fluxinstance_crd();
+    for (json& version : crd["spec"]["versions"]) {
+      if (version.value("name", "") != "v1") continue;
+      json root = version["schema"]["openAPIV3Schema"];
+      root["properties"]["metadata"] = metadata_schema();
+      return root;
+    }
+    throw Error("share/manifests/fluxinstance-crd.yaml: no v1 schema");
+  }();
+  return schema;
+}
+
+bool has_type(const json& value, const std::string& type) {
+  if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
+  if (type == "string") return value.is_string();
+  if (type == "integer") return value.is_number_integer();
+  if (type == "number") return value.is_number();
+  if (type == "boolean") return value.is_boolean();
+  return true;  // no type: int-or-string, or anything
+}
+
+// Whether `value` has the schema's type; what does not, within it, is removed.
+bool conform(json& value, const json& schema) {
+  if (!has_type(value, schema.value("type", ""))) return false;
+  if (value.is_object()) {
+    const json& properties = schema.value("properties", json::object());
+    const json& additional = schema.value("additionalProperties", json());
+    for (auto member = value.begin(); member != value.end();) {
+      auto known = properties.find(member.key());
+      const json* member_schema = known != properties.end() ? &*known
+                                  : additional.is_object()  ? &additional
+                                                            : nullptr;
+      if (member_schema && !conform(member.value(), *member_schema))
+        member = value.erase(member);
+      else
+        ++member;
+    }
+  } else if (value.is_array() && schema.contains("items")) {
+    const json& items = schema["items"];
+    for (auto item = value.begin(); item != value.end();) {
+      if (!conform(*item, items))
+        item = value.erase(item);
+      else
+        ++item;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<json> conform_instance(json live) {
+  if (!conform(live, instance_schema())) return std::nullopt;
+  return live;
+}
+
+std::optional<json> get_live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref) {
+  std::optional<json> live = cluster.get(ref);
+  if (!live) return std::nullopt;
+  std::optional<json> conformed = conform_instance(std::move(*live));
+  if (!conformed) throw Error(display_name(ref) + ": the API server's answer is not an object");
+  return conformed;
 }
 
 json instance_object(const json& document, const std::string& name, const std::string& ns) {

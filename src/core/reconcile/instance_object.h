@@ -4,11 +4,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/instance/instance.h"
+#include "core/kube/cluster.h"
 #include "core/kube/object.h"
 #include "core/render/render.h"
 #include "core/ssa/engine.h"
@@ -28,6 +30,17 @@ std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);
 
 // The FluxInstance CRD fluxopctl installs when the cluster has none.
 nlohmann::json fluxinstance_crd();
+
+// A FluxInstance as read from the cluster, with every value whose type is
+// not the one the CRD's schema (and the object metadata's) gives removed: a
+// real API server keeps to the schema, a hostile one need not, and every
+// reader of the live instance (status tables, waits, the inventory, the
+// history) may then take the types for granted. nullopt when `live` is not
+// an object.
+std::optional<nlohmann::json> conform_instance(nlohmann::json live);
+
+// The FluxInstance `ref` in the cluster, conformed; nullopt when there is none.
+std::optional<nlohmann::json> get_live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref);
 
 // The FluxInstance object applied: the file's apiVersion, kind, name,
 // namespace, labels, annotations and spec.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/reconcile/instance_object.h"
 #include "core/ssa/health.h"
 
 namespace fluxop::reconcile {
@@ -87,7 +88,7 @@ std::string request_time(std::chrono::system_clock::time_point now) {
 
 void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::map<std::string, std::string>& annotations) {
-  std::optional<json> live = cluster.get(ref);
+  std::optional<json> live = get_live_instance(cluster, ref);
   if (!live) throw Error(display_name(ref) + ": not found");
   json patch = json::array();
   // The resourceVersion read: a concurrent write makes the patch fail
@@ -170,7 +171,7 @@ std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
   for (;;) {
     if (std::string stopped = interruption ? interruption() : ""; !stopped.empty())
       throw Error(stopped);
-    std::optional<json> live = cluster.get(ref);
+    std::optional<json> live = get_live_instance(cluster, ref);
     Readiness readiness = live ? instance_readiness(*live, requested_at)
                                : Readiness{Readiness::State::waiting, "not found"};
     if (readiness.state == Readiness::State::ready) return readiness.message;

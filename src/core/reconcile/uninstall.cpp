@@ -172,7 +172,7 @@ void Uninstall::remove_instance(const json& live) {
 
 UninstallResult Uninstall::run() {
   before_request();
-  std::optional<json> live = cluster_.get(ref_);
+  std::optional<json> live = get_live_instance(cluster_, ref_);
   if (!live) {
     result_.message = display_name(ref_) + " not found: nothing to uninstall";
     return result_;

@@ -6,6 +6,7 @@
 
 #include "../kube/fake_cluster.h"
 #include "core/error.h"
+#include "core/reconcile/instance_object.h"
 
 namespace fluxop::reconcile {
 namespace {
@@ -113,6 +114,36 @@ TEST_CASE("requests: a wait ends ready, failed, or at its deadline naming what i
       error.starts_with("timeout waiting for FluxInstance/flux-system/flux to be ready: "
                         "Progressing: Reconciliation finished in 3s; not ready: "
                         "Deployment/flux-system/source-controller ("));
+}
+
+}  // namespace
+}  // namespace fluxop::reconcile
+
+namespace fluxop::reconcile {
+namespace {
+
+TEST_CASE("conform_instance: what a hostile server sent of the wrong type is left out") {
+  nlohmann::json live = nlohmann::json::parse(R"({
+    "apiVersion": "fluxcd.controlplane.io/v1", "kind": "FluxInstance",
+    "metadata": {"name": "flux", "generation": "two", "annotations": ["a"],
+                 "labels": {"ok": "yes", "bad": 1}},
+    "spec": {"distribution": {"version": "2.x", "registry": "ghcr.io/fluxcd"}},
+    "status": {"conditions": [7, {"type": "Ready", "status": "True", "reason": {"x": 1},
+                                  "message": "fine", "lastTransitionTime": "t"}],
+               "lastAppliedRevision": {"x": 1}, "history": "none", "inventory": 3}})");
+  std::optional<nlohmann::json> conformed = conform_instance(live);
+  REQUIRE(conformed);
+  const nlohmann::json& metadata = (*conformed)["metadata"];
+  CHECK(metadata == nlohmann::json::parse(R"({"name": "flux", "labels": {"ok": "yes"}})"));
+  const nlohmann::json& status = (*conformed)["status"];
+  CHECK(status == nlohmann::json::parse(R"({"conditions": [{"type": "Ready", "status": "True",
+      "message": "fine", "lastTransitionTime": "t"}]})"));
+  CHECK((*conformed)["spec"] == live["spec"]);
+  // An instance of the right shapes is kept whole.
+  live["metadata"] = {{"name", "flux"}, {"generation", 2}};
+  live["status"] = {{"lastAppliedRevision", "v2.7.0@sha256:abc"}};
+  CHECK(conform_instance(live) == live);
+  CHECK_FALSE(conform_instance(nlohmann::json::array()));
 }
 
 }  // namespace
