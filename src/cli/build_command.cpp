@@ -93,8 +93,9 @@ void write_output_dir(const fs::path& dir, const std::vector<yaml::Node>& object
   for (const yaml::Node& object : objects) {
     std::string name = object_file_name(object, format);
     if (!names.insert(name).second) throw Error(dir.string() + ": two objects would be " + name);
-    files.emplace_back(name, format == OutputFormat::Json ? yaml::to_json(object).dump(4) + "\n"
-                                                          : yaml::emit(object));
+    files.emplace_back(name, format == OutputFormat::Json
+                                 ? printable_json(yaml::to_json(object).dump(4)) + "\n"
+                                 : yaml::emit(object));
   }
   prepare_output_dir(dir);
   std::string index;

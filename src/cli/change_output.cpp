@@ -46,12 +46,12 @@ void ChangeSetOutput::run(const std::function<void()>& command) {
     if (!json_) throw;
     document_["error"] = error.what();
     document_["changes"] = ssa::change_set_json(changes_);
-    std::cout << document_.dump(4) << "\n";
+    std::cout << printable_json(document_.dump(4)) << "\n";
     throw;
   }
   if (json_) {
     document_["changes"] = ssa::change_set_json(changes_);
-    std::cout << document_.dump(4) << "\n";
+    std::cout << printable_json(document_.dump(4)) << "\n";
   }
 }
 

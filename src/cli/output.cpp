@@ -40,7 +40,7 @@ std::string render_document(const nlohmann::ordered_json& document, OutputFormat
   // square of the depth.
   if (depth_of(document) > yaml::kMaxDepth)
     throw Error("nested deeper than " + std::to_string(yaml::kMaxDepth) + " levels");
-  return document.dump(4) + "\n";
+  return printable_json(document.dump(4)) + "\n";
 }
 
 std::string render_objects(const std::vector<yaml::Node>& objects, OutputFormat format) {
@@ -48,7 +48,7 @@ std::string render_objects(const std::vector<yaml::Node>& objects, OutputFormat 
   nlohmann::ordered_json list = {
       {"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::ordered_json::array()}};
   for (const yaml::Node& object : objects) list["items"].push_back(yaml::to_json(object));
-  return list.dump(4) + "\n";
+  return printable_json(list.dump(4)) + "\n";
 }
 
 }  // namespace fluxop::cli

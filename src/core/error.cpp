@@ -65,6 +65,23 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string printable_json(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  char code[8];
+  for (std::size_t at = 0; at < json.size(); ++at) {
+    if (json[at] == 0x7F) {
+      out += "\\u007f";
+    } else if (is_c1_control(json, at)) {
+      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned char>(json[++at]));
+      out += code;
+    } else {
+      out += json[at];
+    }
+  }
+  return out;
+}
+
 std::string quote(std::string_view value, std::size_t max_characters) {
   std::string out = "\"";
   std::size_t characters = 0;

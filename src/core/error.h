@@ -21,6 +21,12 @@ class Error : public std::runtime_error {
 // rest, other UTF-8 included, is kept.
 std::string printable(std::string_view text);
 
+// JSON text as a JSON printer writes it (C0 escaped, the rest raw) with DEL
+// and the C1 controls escaped too ("\u007f", "\u009b"): the same JSON, as
+// printable() would have the terminal see it. Outside strings JSON holds no
+// such byte, so the text stays valid.
+std::string printable_json(std::string_view json);
+
 // How many characters of a value quote() keeps.
 inline constexpr std::size_t kQuotedCharacters = 40;
 

@@ -47,7 +47,7 @@ GROUPS = {
 }
 
 # What a terminal would obey: a title, a screen clear, a line of our own.
-HOSTILE_TEXT = "\x1b]0;pwned\x07\x1b[2J\r\nerror: a line the server wrote\x1b[0m"
+HOSTILE_TEXT = "\x1b]0;pwned\x07\x1b[2J\r\nerror: a line the server wrote\x1b[0m\x7f\u009b31m"
 
 
 def discovery(path):

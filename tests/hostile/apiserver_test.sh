@@ -74,7 +74,7 @@ tight_lipped() {
     echo "an internal error"
     return 1
   fi
-  if LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f]' "$work/out" "$work/err"; then
+  if LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$work/out" "$work/err"; then
     echo "a control character printed"
     return 1
   fi
@@ -162,6 +162,10 @@ done
 start_server crlf
 run get
 check "crlf: get" tight_lipped
+for format in yaml json; do
+  run get -o "$format"
+  check "crlf: get -o $format" tight_lipped
+done
 
 # The daemon's watch of the instance: an event nested too deep, a line without end.
 if [ -d "$dist/flux" ]; then

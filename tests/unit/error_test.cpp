@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace fluxop {
@@ -71,6 +72,20 @@ TEST_CASE("one_line and quote escape what printable escapes") {
   CHECK(one_line("status: \x1b[2Jdone\nnext") == "status: \\x1b[2Jdone next");
   CHECK(quote("\xc2\x9b") == "\"\\x9b\"");
   CHECK(quote("abc", std::string::npos) == "\"abc\"");
+}
+
+}  // namespace
+}  // namespace fluxop
+
+namespace fluxop {
+namespace {
+
+TEST_CASE("printable_json: DEL and C1 escaped as JSON escapes, the rest as the printer wrote it") {
+  CHECK(printable_json("{\"a\":\"x\xc2\x9b"
+                       "31m\x7f\\u001b\xc3\xa9\"}") ==
+        "{\"a\":\"x\\u009b31m\\u007f\\u001b\xc3\xa9\"}");
+  CHECK(nlohmann::json::parse(printable_json(nlohmann::json("\xc2\x85\x7f").dump())) ==
+        "\xc2\x85\x7f");
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ std::string timestamp(std::chrono::system_clock::time_point time) {
 
 // Never throws: invalid UTF-8 (from a server's message, say) is replaced.
 std::string dump(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return printable_json(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 // A value as logfmt writes it: a string bare unless it would not read back
