@@ -101,7 +101,8 @@ Observed ClusterSource::read() {
     }
     return observed;
   }
-  const json& metadata = (*live)["metadata"];
+  // Conformed: metadata is an object or absent, its fields of their types.
+  json metadata = live->value("metadata", json::object());
   json object = reconcile::instance_object(*live, metadata.value("name", ""), ns_);
   // The uid too: an instance deleted and created again starts at the same
   // generation.

@@ -65,7 +65,7 @@ class DaemonCluster {
       try {
         if (std::optional<nlohmann::json> live = reconcile::get_live_instance(
                 *connected_.cluster, reconcile::instance_ref(flux.ns, flux.name)))
-          uid = (*live)["metadata"].value("uid", "");
+          uid = live->value("metadata", nlohmann::json::object()).value("uid", "");
       } catch (const Error& e) {
         log_.error("cannot read the FluxInstance", e.what());
       }
