@@ -153,13 +153,17 @@ class Handler(BaseHTTPRequestHandler):
             yield item[:-1] + b"]}"
         self.stream(chunks(), len(head) + (items // 10000) * len(block) + len(item) + 1)
 
-    def attack_crlf(self, path, watch):
-        instance = flux_instance(HOSTILE_TEXT)
+    def serve_instance(self, instance, path, watch):
+        """`instance` as a watch event, the object, or a list of it."""
         if watch:
             return self.send_body((json.dumps({"type": "ADDED", "object": instance}) + "\n").encode())
         if path.endswith("/fluxinstances/flux") or self.command != "GET":
             return self.send_body(json.dumps(instance).encode())
         self.send_body(json.dumps({"kind": "List", "metadata": {}, "items": [instance]}).encode())
+
+    def attack_crlf(self, path, watch):
+        instance = flux_instance(HOSTILE_TEXT)
+        self.serve_instance(instance, path, watch)
 
     def attack_endless(self, path, watch):
         if not watch:
@@ -188,11 +192,7 @@ class Handler(BaseHTTPRequestHandler):
         instance["status"] = {"conditions": [7, {"type": {"a": 1}, "status": ["x"]}],
                               "lastAppliedRevision": {"x": 1}, "history": "none",
                               "components": [{"name": 1, "tag": None}], "inventory": 3}
-        if watch:
-            return self.send_body((json.dumps({"type": "ADDED", "object": instance}) + "\n").encode())
-        if path.endswith("/fluxinstances/flux") or self.command != "GET":
-            return self.send_body(json.dumps(instance).encode())
-        self.send_body(json.dumps({"kind": "List", "metadata": {}, "items": [instance]}).encode())
+        self.serve_instance(instance, path, watch)
 
     def attack_nested(self, path, watch):
         instance = flux_instance("ok")
