@@ -43,10 +43,17 @@ unset SSL_CERT_FILE SSL_CERT_DIR FLUXOPCTL_DISTRIBUTION DOCKER_AUTH_CONFIG REGIS
 mkdir -p "$HOME" "$DOCKER_CONFIG"
 show "$work/err"
 
-# fx ARGS...: fluxopctl, bounded; stdout in $work/out, stderr in $work/err, status in $rc.
+# fx ARGS...: fluxopctl, bounded; stdout in $work/out, stderr in $work/err,
+# status in $rc, peak memory (KiB) in $work/rss.
 fx() {
-  timeout -k 5 "$cmd_timeout" "$bin" "$@" >"$work/out" 2>"$work/err"
+  timeout -k 5 "$cmd_timeout" /usr/bin/time -f %M -o "$work/rss" "$bin" "$@" >"$work/out" 2>"$work/err"
   rc=$?
+}
+# The last fx within 512 MiB.
+within_512_mib() {
+  local rss
+  rss=$(tail -n 1 "$work/rss")
+  [ "$rss" -lt $((512 * 1024)) ] || { echo "$1: peak memory ${rss} KiB, more than 512 MiB"; return 1; }
 }
 # A failure of fluxopctl's own: exit 1 (not a signal, not a timeout), one
 # `error:` line matching ERE, no `internal`.
@@ -144,14 +151,44 @@ check "pull: a token with CR LF is refused, never sent" crlf_token
 push_beyond_pull() {
   local big=$work/big
   cp -r "$mini" "$big"
-  # Sparse: 1.1 GiB of files, more than pull accepts (1 GiB), on no disk.
-  truncate -s 1100M "$big/flux/$latest/huge.yaml"
+  # Sparse: 130 MiB of files, more than pull accepts (128 MiB), on no disk.
+  truncate -s 130M "$big/flux/$latest/huge.yaml"
   : >"$work/registry.log"
   fx push "$big" "oci://$registry/flux:big"
-  refused_with "$big/flux/$latest/huge.yaml: refused: the artifact's files would exceed 1073741824 bytes" ||
+  refused_with "$big/flux/$latest/huge.yaml: refused: the artifact's files would exceed 134217728 bytes" ||
     return 1
   ! grep -q 'blobs/uploads' "$work/registry.log" || { echo "something was uploaded first"; return 1; }
+  # 70 MiB that deflate cannot shrink: a layer past 64 MiB, refused as it grows.
+  rm "$big/flux/$latest/huge.yaml"
+  head -c 70M /dev/urandom >"$big/flux/$latest/noise.bin"
+  fx push "$big" "oci://$registry/flux:big"
+  refused_with "$big/flux/$latest/noise.bin: refused: the artifact's layer would exceed 67108864 bytes" ||
+    return 1
+  within_512_mib "push" || return 1
+  ! grep -q 'blobs/uploads' "$work/registry.log" || { echo "something was uploaded first"; return 1; }
+  rm -rf "$big"
 }
 check "push: an artifact pull would refuse is refused before any upload, naming the file" push_beyond_pull
+
+artifact_at_bounds() {
+  local full=$work/full
+  cp -r "$mini" "$full"
+  # Just within every bound: a 60 MiB layer of 124 MiB of files, half of
+  # them bytes deflate cannot shrink.
+  head -c 60M /dev/urandom >"$full/flux/$latest/noise.bin"
+  truncate -s 60M "$full/flux/$latest/zeros.bin"
+  fx push "$full" "oci://$registry/flux:full"
+  [ "$rc" -eq 0 ] || { echo "push failed: $(head -c 300 "$work/err")"; return 1; }
+  within_512_mib "push" || return 1
+  fx pull "oci://$registry/flux:full"
+  [ "$rc" -eq 0 ] || { echo "pull failed: $(head -c 300 "$work/err")"; return 1; }
+  within_512_mib "pull" || return 1
+  # The build reads the version's directory, both large files with it.
+  fx build "$root/tests/oci/instance.yaml" --distribution-artifact "oci://$registry/flux:full"
+  [ "$rc" -eq 0 ] || { echo "build failed: $(head -c 300 "$work/err")"; return 1; }
+  within_512_mib "build" || return 1
+  rm -rf "$full"
+}
+check "push, pull, build: an artifact at the bounds stays within 512 MiB" artifact_at_bounds
 
 summary

@@ -186,6 +186,7 @@ class TarGzipWriter {
 
   // Entries written, counted as extraction counts them.
   std::uint64_t entries() const { return entries_; }
+  std::uint64_t compressed_bytes() const { return out_.size(); }
 
   void data(const char* bytes, std::size_t size) {
     deflate_bytes(bytes, size, Z_NO_FLUSH);
@@ -307,6 +308,15 @@ class Packer {
     check_entries_limit(root_dir_);
   }
 
+  // Checked as the layer grows, so that an artifact too large is refused
+  // before it is all in memory.
+  void check_layer_limit(const std::string& path) const {
+    if (writer_.compressed_bytes() > limits_.max_layer_bytes) {
+      throw Error(path + ": refused: the artifact's layer would exceed " +
+                  std::to_string(limits_.max_layer_bytes) + " bytes, more than pull accepts");
+    }
+  }
+
   // Adds `name` (relative to the root) and, for a directory, all below it.
   void add(const std::string& name) {
     std::string path = (fs::path(root_dir_) / name).string();
@@ -350,6 +360,7 @@ class Packer {
       if (read == 0) throw Error(path + ": changed while being archived");
       writer_.data(buffer_.data(), static_cast<std::size_t>(read));
       size -= static_cast<std::uint64_t>(read);
+      check_layer_limit(path);
     }
   }
 
@@ -410,9 +421,13 @@ void check_entries(const std::string& root_dir, const std::vector<std::string>& 
 void extract_archive(const std::string& archive_path, const std::string& dest_dir,
                      std::string_view display_name, const ExtractLimits& limits) {
   open_empty_directory(dest_dir);  // checked before anything is read
-  std::optional<std::string> blob = read_file_if_exists(archive_path);
-  if (!blob) throw Error(std::string(display_name) + ": " + archive_path + ": cannot be read");
-  extract_layer(Layer{archive_path, index_layer(*blob, display_name, limits)}, dest_dir,
+  std::string blob;
+  try {
+    blob = read_input_file(archive_path, false, limits.max_layer_bytes);
+  } catch (const Error& e) {
+    throw Error(std::string(display_name) + ": " + e.what());
+  }
+  extract_layer(Layer{archive_path, index_layer(blob, display_name, limits)}, dest_dir,
                 display_name);
 }
 
@@ -432,6 +447,7 @@ std::string create_archive(const std::string& root_dir, const std::vector<std::s
   packer.add_root();
   for (const std::string& entry : entries) packer.add(entry);
   writer.close();
+  packer.check_layer_limit(root_dir);
   if (tar_digest) *tar_digest = writer.tar_digest();
   return out;
 }

@@ -623,6 +623,10 @@ std::optional<LayerIndex> LayerIndex::decode(std::string_view data) {
 
 LayerIndex index_layer(std::string_view blob, std::string_view display_name,
                        const ExtractLimits& limits) {
+  if (blob.size() > limits.max_layer_bytes) {
+    throw Error(std::string(display_name) + ": refused: larger than " +
+                std::to_string(limits.max_layer_bytes) + " bytes");
+  }
   LayerIndex index;
   index.gzip = is_gzip(blob);
   index.blob_size = blob.size();
@@ -663,13 +667,20 @@ std::map<std::string, std::string> read_layer_dir(const BlobReader& read_blob,
   std::string bytes = read_blob(first, last - first);
   Inflater inflater(bytes, first, index.gzip, from, display_name);
   TarSource source(inflater);
-  source.skip(begin - from.out, display_name);
-  std::string span(end - begin, '\0');
-  if (!span.empty())
-    source.read(span.data(), span.size(), std::string(display_name) + ": truncated tar archive");
+  // Each file straight into its own string, in archive order: the
+  // directory's bytes are held once, not once more as the span they lie in.
+  std::uint64_t at = from.out;
+  std::string truncated = std::string(display_name) + ": truncated tar archive";
   for (const LayerFile& file : index.files) {
-    if (file.path.starts_with(prefix))
-      files.emplace(file.path, span.substr(file.offset - begin, file.size));
+    if (!file.path.starts_with(prefix)) continue;
+    if (file.offset < at)
+      throw Error(std::string(display_name) + ": the layer index is not in archive order");
+    source.skip(file.offset - at, display_name);
+    std::string bytes(file.size, '\0');
+    if (!bytes.empty() && !source.read(bytes.data(), bytes.size(), truncated))
+      throw Error(truncated);
+    at = file.offset + file.size;
+    files.emplace(file.path, std::move(bytes));
   }
   return files;
 }

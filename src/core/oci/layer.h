@@ -19,12 +19,17 @@
 namespace fluxop::oci {
 
 // What pull accepts of a layer, and so what push refuses to publish: one
-// definition for both.
+// definition for both. A Flux distribution artifact is a few MB (every
+// release since v2.2 is 16 MB unpacked); the bounds leave it ample room and
+// keep a pull, a build from the artifact and a push within 512 MiB, since a
+// layer is read whole to be indexed and a directory's files whole to be
+// rendered.
+inline constexpr std::uint64_t kMaxLayerBytes = 64ull << 20;  // the blob as stored
 struct ExtractLimits {
-  std::uint64_t max_total_bytes = 1ull << 30;  // sum of the regular files' sizes
-  std::uint64_t max_files = 100000;            // entries (files, directories, pax headers)
+  std::uint64_t max_total_bytes = 128ull << 20;  // sum of the regular files' sizes
+  std::uint64_t max_files = 100000;              // entries (files, directories, pax headers)
+  std::uint64_t max_layer_bytes = kMaxLayerBytes;
 };
-inline constexpr std::uint64_t kMaxLayerBytes = 512ull << 20;  // the blob as stored
 
 struct LayerFile {
   std::string path;          // normalised: no "./", no empty or "." components

@@ -29,7 +29,7 @@ LayerIndex fill_entry(RegistryClient& client, const Reference& ref, const Manife
                       const PullOptions& options, const std::string& dir) {
   const Descriptor& descriptor = content_layer(manifest, ref);
   std::string path = dir + "/layer";
-  client.fetch_blob(ref, descriptor, path, options.max_layer_bytes);
+  client.fetch_blob(ref, descriptor, path, options.limits.max_layer_bytes);
   LayerIndex index = index_layer(read_file_if_exists(path).value_or(""),
                                  "blob " + descriptor.digest, options.limits);
   index.blob_digest = descriptor.digest;

@@ -19,7 +19,6 @@ namespace fluxop::oci {
 struct PullOptions {
   RegistryOptions registry;
   bool offline = false;  // the cache only; a tag resolves to its last known digest
-  std::uint64_t max_layer_bytes = kMaxLayerBytes;
   ExtractLimits limits;
 };
 

@@ -57,15 +57,11 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
   std::error_code error;
   if (fs::is_directory(fs::path(dir) / "flux-images", error)) entries.push_back("flux-images");
 
-  // In memory (a few MB): a push leaves no file behind, even when interrupted.
+  // In memory (a few MB, within what pull accepts, which create_archive
+  // checks before anything is uploaded): a push leaves no file behind, even
+  // when interrupted.
   std::string diff_id;  // the digest of the layer once decompressed
-  // Within what pull accepts, checked before anything is uploaded.
   std::string layer_bytes = create_archive(dir, entries, &diff_id);
-  if (layer_bytes.size() > kMaxLayerBytes) {
-    throw Error(dir + ": refused: the artifact's layer would be " +
-                std::to_string(layer_bytes.size()) + " bytes, more than pull accepts (" +
-                std::to_string(kMaxLayerBytes) + ")");
-  }
   Descriptor layer = describe(kFluxContentLayer, layer_bytes);
 
   // The config go-containerregistry writes for an image built from one layer.

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -444,7 +445,6 @@ TEST_CASE("archive: create_archive refuses links, special files and odd entries"
   }
 }
 
-// The real Flux distribution beside the repository (shared_distribution.h).
 TEST_CASE("archive: create_archive refuses what extraction would, naming the file") {
   testing::TempDir root;
   // A name ustar cannot hold: a pax header, which extraction counts too.
@@ -465,6 +465,36 @@ TEST_CASE("archive: create_archive refuses what extraction would, naming the fil
       (refused + " would have more than 4 entries, more than pull accepts").c_str(), Error);
 }
 
+TEST_CASE("archive: create_archive refuses a layer larger than pull accepts, as it grows") {
+  testing::TempDir root;
+  // Bytes deflate cannot shrink, so that the layer grows with the file.
+  std::mt19937 random(28);
+  std::string noise(1 << 20, '\0');
+  for (char& byte : noise) byte = static_cast<char>(random());
+  root.write("flux/noise", noise);
+  std::string blob = create_archive(root.str(), {"flux"});
+  CHECK(index_layer(blob, kBlob, {.max_layer_bytes = blob.size()}).files.size() == 1);
+  CHECK_THROWS_WITH_AS(
+      index_layer(blob, kBlob, {.max_layer_bytes = blob.size() - 1}),
+      (std::string(kBlob) + ": refused: larger than " + std::to_string(blob.size() - 1) + " bytes")
+          .c_str(),
+      Error);
+  // Refused while the file is read, long before the whole layer is made.
+  CHECK_THROWS_WITH_AS(create_archive(root.str(), {"flux"}, nullptr, {.max_layer_bytes = 65536}),
+                       (root.str() + "/flux/noise: refused: the artifact's layer would exceed " +
+                        "65536 bytes, more than pull accepts")
+                           .c_str(),
+                       Error);
+  // At the end, when only the closing blocks take it past the bound.
+  CHECK_THROWS_WITH_AS(
+      create_archive(root.str(), {"flux"}, nullptr, {.max_layer_bytes = blob.size() - 1}),
+      (root.str() + ": refused: the artifact's layer would exceed " +
+       std::to_string(blob.size() - 1) + " bytes, more than pull accepts")
+          .c_str(),
+      Error);
+}
+
+// The real Flux distribution beside the repository (shared_distribution.h).
 TEST_CASE("archive: the real distribution survives a round trip byte for byte") {
   if (!testing::have_shared_distribution()) return;
   const std::string& real = testing::kSharedDistribution;

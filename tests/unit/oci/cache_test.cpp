@@ -215,7 +215,7 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
   SUBCASE("the layer missing, or no longer a regular file") {
     fs::remove(entry.layer());
     const std::string missing =
-        "the layer is missing or not a regular file of at most 536870912 bytes";
+        "the layer is missing or not a regular file of at most 67108864 bytes";
     CHECK(cache.verify(entry) == missing);
     REQUIRE(mkfifo(entry.layer().c_str(), 0644) == 0);  // would block a plain read
     CHECK(cache.verify(entry) == missing);
