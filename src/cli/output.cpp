@@ -38,8 +38,7 @@ std::string render_document(const nlohmann::ordered_json& document, OutputFormat
   if (format == OutputFormat::Yaml) return yaml::emit(yaml::from_json(document));
   // As the YAML printer does (yaml/budget.h): indented JSON grows with the
   // square of the depth.
-  if (depth_of(document) > yaml::kMaxDepth)
-    throw Error("nested deeper than " + std::to_string(yaml::kMaxDepth) + " levels");
+  if (depth_of(document) > yaml::kMaxDepth) throw Error(yaml::too_deep());
   return printable_json(document.dump(4)) + "\n";
 }
 

@@ -4,10 +4,12 @@ namespace fluxop {
 
 namespace {
 
-// Why `text` exceeds `bounds`, empty when it does not. One pass over the
-// bytes, strings skipped, before the parser allocates anything.
-std::string exceeded(std::string_view text, const PeerJsonBounds& bounds) {
-  std::size_t depth = 0, elements = 1;
+// Why `text` exceeds `bounds`, empty when it does not; the values counted
+// in `elements`. One pass over the bytes, strings skipped, before the
+// parser allocates anything.
+std::string exceeded(std::string_view text, const PeerJsonBounds& bounds, std::size_t& elements) {
+  std::size_t depth = 0;
+  elements = 1;
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
@@ -48,8 +50,10 @@ std::string exceeded(std::string_view text, const PeerJsonBounds& bounds) {
 }  // namespace
 
 nlohmann::json parse_peer_json(std::string_view text, std::string* why,
-                               const PeerJsonBounds& bounds) {
-  std::string problem = exceeded(text, bounds);
+                               const PeerJsonBounds& bounds, std::size_t* values) {
+  std::size_t elements = 0;
+  std::string problem = exceeded(text, bounds, elements);
+  if (values) *values = elements;
   if (problem.empty()) {
     try {
       nlohmann::json value = nlohmann::json::parse(text, nullptr, false);

@@ -24,8 +24,10 @@ struct PeerJsonBounds {
 
 // `text` decoded; a discarded value (is_discarded()) when it is not JSON or
 // exceeds `bounds`, with the reason in `why` when given ("nesting deeper
-// than 256 levels"). Never throws.
+// than 256 levels"), and the values counted against max_elements in
+// `values` when given (an object or array opened, a comma: an empty object
+// or array counts twice). Never throws.
 nlohmann::json parse_peer_json(std::string_view text, std::string* why = nullptr,
-                               const PeerJsonBounds& bounds = {});
+                               const PeerJsonBounds& bounds = {}, std::size_t* values = nullptr);
 
 }  // namespace fluxop

@@ -39,6 +39,15 @@ TEST_CASE("parse_peer_json: more elements than the bound are refused") {
   CHECK(why == "more than 100 values");
 }
 
+TEST_CASE("parse_peer_json: the values it counted, for a caller's bound over many answers") {
+  std::size_t values = 0;
+  // The object, 1, the array, 1 and 2; brackets and commas in strings are not values.
+  CHECK(parse_peer_json(R"({"a":1,"b":[1,2],"c":"[,{"})", nullptr, {}, &values).is_object());
+  CHECK(values == 6);
+  CHECK(parse_peer_json("7", nullptr, {}, &values) == 7);
+  CHECK(values == 1);
+}
+
 TEST_CASE("parse_peer_json: text that is not JSON is discarded, never thrown") {
   std::string why;
   CHECK(parse_peer_json("{\"a\":", &why).is_discarded());

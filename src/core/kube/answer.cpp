@@ -8,9 +8,9 @@
 namespace fluxop::kube {
 
 nlohmann::json decode_answer(std::string_view request, std::string_view body,
-                             const PeerJsonBounds& bounds) {
+                             const PeerJsonBounds& bounds, std::size_t* values) {
   std::string why;
-  nlohmann::json answer = parse_peer_json(body, &why, bounds);
+  nlohmann::json answer = parse_peer_json(body, &why, bounds, values);
   if (answer.is_discarded())
     throw Error("the API server's answer to " + std::string(request) + ": " + why);
   return answer;
@@ -35,9 +35,8 @@ std::string string_member(const json& object, const char* key) {
 }  // namespace
 
 ListPage decode_list_page(std::string_view request, std::string_view body) {
-  json list = decode_answer(request, body);
   ListPage page;
-  page.values = count_values(list);
+  json list = decode_answer(request, body, kAnswerBounds, &page.values);
   auto items = list.is_object() ? list.find("items") : list.end();
   if (items == list.end() || !items->is_array()) refuse(request, "not a list");
   for (json& item : *items) {
@@ -66,15 +65,6 @@ WatchEvent decode_watch_event(std::string_view request, std::string_view line) {
   auto code = decoded.object.find("code");
   if (code != decoded.object.end() && code->is_number_integer()) decoded.code = code->get<long>();
   return decoded;
-}
-
-std::size_t count_values(const nlohmann::json& value) {
-  // The depth is bounded by the decoder: this recursion is too.
-  std::size_t count = 1;
-  if (value.is_structured()) {
-    for (const nlohmann::json& child : value) count += count_values(child);
-  }
-  return count;
 }
 
 }  // namespace fluxop::kube

@@ -34,18 +34,17 @@ inline constexpr std::size_t kMaxListPages = 2000;
 // `bounds`; throws fluxop::Error naming the request when it is not JSON or
 // exceeds them: "the API server's answer to GET /version: nesting deeper
 // than 256 levels".
+// `values`, when given, gets the values counted (see parse_peer_json).
 nlohmann::json decode_answer(std::string_view request, std::string_view body,
-                             const PeerJsonBounds& bounds = kAnswerBounds);
-
-// The values in `value`, itself included, as PeerJsonBounds counts them.
-std::size_t count_values(const nlohmann::json& value);
+                             const PeerJsonBounds& bounds = kAnswerBounds,
+                             std::size_t* values = nullptr);
 
 // One page of a list.
 struct ListPage {
   std::vector<nlohmann::json> items;  // objects, as the server sent them
   std::string next;                   // metadata.continue: empty on the last page
   std::string version;                // metadata.resourceVersion
-  std::size_t values = 0;             // count_values of the whole answer
+  std::size_t values = 0;             // in the whole answer, as parse_peer_json counts them
 };
 // The page `body` answered to `request`; throws fluxop::Error naming the
 // request when it is not a list of objects (or as decode_answer).

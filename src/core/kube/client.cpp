@@ -375,8 +375,7 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
       ListPage page;
       try {
         if (listing.named) {
-          page.items.push_back(decode_answer(request, response.body));
-          page.values = count_values(page.items.back());
+          page.items.push_back(decode_answer(request, response.body, kAnswerBounds, &page.values));
         } else {
           page = decode_list_page(request, response.body);
         }

@@ -320,7 +320,7 @@ Node json_operations(std::string_view text, const Context& context, const std::s
     using Event = nlohmann::ordered_json::parse_event_t;
     if (event == Event::object_start || event == Event::array_start) {
       if (static_cast<std::size_t>(depth) >= yaml::kMaxDepth) {
-        context.fail(field, "nested deeper than " + std::to_string(yaml::kMaxDepth) + " levels");
+        context.fail(field, yaml::too_deep());
       }
     }
     if ((event == Event::value || event == Event::object_start || event == Event::array_start) &&

@@ -24,11 +24,9 @@ void walk(const Node& node, std::size_t level, std::size_t max_nodes, Extent& ex
   }
 }
 
-[[noreturn]] void too_deep() {
-  throw Error("nested deeper than " + std::to_string(kMaxDepth) + " levels");
-}
-
 }  // namespace
+
+std::string too_deep() { return "nested deeper than " + std::to_string(kMaxDepth) + " levels"; }
 
 Extent extent_of(const Node& tree, std::size_t max_nodes) {
   Extent extent;
@@ -37,14 +35,15 @@ Extent extent_of(const Node& tree, std::size_t max_nodes) {
 }
 
 void check_depth(const Node& tree, std::size_t at_depth) {
-  if (at_depth >= kMaxDepth) too_deep();
-  if (extent_of(tree, static_cast<std::size_t>(-1)).depth > kMaxDepth - at_depth) too_deep();
+  if (at_depth >= kMaxDepth) throw Error(too_deep());
+  if (extent_of(tree, static_cast<std::size_t>(-1)).depth > kMaxDepth - at_depth)
+    throw Error(too_deep());
 }
 
 void NodeBudget::charge(const Node& tree, std::size_t at_depth) {
-  if (at_depth >= kMaxDepth) too_deep();
+  if (at_depth >= kMaxDepth) throw Error(too_deep());
   Extent extent = extent_of(tree, kMaxNodes - used_);
-  if (extent.depth > kMaxDepth - at_depth) too_deep();
+  if (extent.depth > kMaxDepth - at_depth) throw Error(too_deep());
   if (extent.nodes > kMaxNodes - used_) {
     throw Error("the build makes more than " + std::to_string(kMaxNodes) + " nodes");
   }

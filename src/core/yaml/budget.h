@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "core/yaml/node.h"
 
@@ -27,7 +28,10 @@ struct Extent {
 // nodes or kMaxDepth levels, and then returns only that it is past them.
 Extent extent_of(const Node& tree, std::size_t max_nodes = kMaxNodes);
 
-// Throws fluxop::Error "nested deeper than 100 levels" when `tree`, placed
+// What is said of a tree past kMaxDepth: "nested deeper than 100 levels".
+std::string too_deep();
+
+// Throws fluxop::Error too_deep() when `tree`, placed
 // `at_depth` levels below a root, would be.
 void check_depth(const Node& tree, std::size_t at_depth = 0);
 
