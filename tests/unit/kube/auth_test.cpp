@@ -116,6 +116,13 @@ TEST_CASE("auth: exec plugin failures name the plugin, not its output") {
           .c_str(),
       Error);
 
+  // A plugin that prints without end is stopped at 1 MiB, not read into memory.
+  dir.write("plugin", "#!/bin/sh\nexec yes secret\n");
+  CHECK_THROWS_WITH_AS(
+      Authenticator(with_plugin(plugin)).current(),
+      ("config: users[0].user.exec: \"" + plugin.command + "\": printed more than 1 MiB").c_str(),
+      Error);
+
   plugin.command = "fluxopctl-test-no-such-plugin";
   plugin.install_hint = "install it with apt";
   CHECK_THROWS_WITH_AS(
