@@ -70,13 +70,13 @@ std::string read_input_file(const std::string& path, bool pipes, std::size_t max
   return bytes;
 }
 
-std::string read_input_stream(std::istream& in, const std::string& name) {
+std::string read_input_stream(std::istream& in, const std::string& name, std::size_t max_bytes) {
   std::string bytes;
   char buffer[65536];
   errno = 0;  // what a failed read sets, for the message
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    if (bytes.size() + static_cast<std::size_t>(in.gcount()) > kMaxInputBytes)
-      throw Error(too_large(name));
+    if (bytes.size() + static_cast<std::size_t>(in.gcount()) > max_bytes)
+      throw Error(too_large(name, max_bytes));
     bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
   }
   int error = errno;

@@ -21,9 +21,10 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 std::string read_input_file(const std::string& path, bool pipes = false,
                             std::size_t max_bytes = kMaxInputBytes);
 
-// The bytes of a stream (standard input), at most kMaxInputBytes; `name`
+// The bytes of a stream (standard input), at most `max_bytes`; `name`
 // names it in the error.
-std::string read_input_stream(std::istream& in, const std::string& name);
+std::string read_input_stream(std::istream& in, const std::string& name,
+                              std::size_t max_bytes = kMaxInputBytes);
 
 // The file's bytes; nullopt when it cannot be opened.
 std::optional<std::string> read_file_if_exists(const std::string& path);

@@ -195,6 +195,15 @@ expect_err "patch copies past the node budget" "^error: $work/amplify.yaml: \.sp
 expect_exit "out of memory" 1 quiet -- with_memory 150000 "$bin" build "$work/amplify.yaml" --distribution-artifact "$dist"
 expect_err "out of memory" "^error: build: out of memory$"
 
+# Checks over lists as long as the file makes them take linear time: the
+# duplicate check of 190,000 shards took a minute (quadratic), now about a
+# second before the node budget refuses what they would render.
+python3 -c 'print("\n".join(["    - s%07d" % i for i in range(190000)]))' >"$work/shards.list"
+instance shards.yaml 'sharding:' '  shards:'
+cat "$work/shards.list" >>"$work/shards.yaml"
+expect_exit "190,000 shards, refused in seconds" 1 quiet -- timeout 30 "$bin" build "$work/shards.yaml" --distribution-artifact "$dist"
+expect_err "190,000 shards, refused in seconds" "the build makes more than 1000000 nodes"
+
 # Printed, a value nested N deep takes O(N^2) bytes (an 18 KB array became 324 MB of -o json).
 deep=$(python3 -c 'print("[" * 400 + "]" * 400)')
 deployment_patch deep.yaml "- {op: add, path: /spec/extra, value: $deep}"

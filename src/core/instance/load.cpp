@@ -68,10 +68,16 @@ void read_metadata(MapReader& root, FluxInstance& instance) {
   instance.annotations = metadata->string_map("annotations");
 }
 
+// A FluxInstance is a Kubernetes object: the API server takes none larger
+// than 3 MiB (etcd stores none past 1.5 MiB), and a larger file is no
+// instance anyone could apply, only text that the render would copy into
+// each object it patches, several times over.
+constexpr std::size_t kMaxInstanceBytes = std::size_t{3} << 20;
+
 std::string read_input(const std::string& path) {
   // A pipe is fine for the instance (`build <(...)`), bounded as stdin is.
-  if (path != "-") return read_input_file(path, /*pipes=*/true);
-  return read_input_stream(std::cin, "-");
+  if (path != "-") return read_input_file(path, /*pipes=*/true, kMaxInstanceBytes);
+  return read_input_stream(std::cin, "-", kMaxInstanceBytes);
 }
 
 }  // namespace

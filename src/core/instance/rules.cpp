@@ -7,6 +7,7 @@
 #include <regex>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -47,13 +48,13 @@ void check_cel_rules(const FluxInstance& instance, const Diagnostics& diagnostic
 // name a set that overwrites the main one.
 void check_names(const std::vector<std::string>& names, std::string_view path,
                  const Diagnostics& diagnostics) {
+  // A set, not a search of the names before: the list is as long as the
+  // file makes it.
+  std::unordered_set<std::string_view> seen;
   for (std::size_t i = 0; i < names.size(); ++i) {
     std::string item = std::string(path) + "[" + std::to_string(i) + "]";
     if (names[i].empty()) diagnostics.fail(item, "must not be empty");
-    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
-        names.begin() + static_cast<std::ptrdiff_t>(i)) {
-      diagnostics.fail(item, "duplicate " + names[i]);
-    }
+    if (!seen.insert(names[i]).second) diagnostics.fail(item, "duplicate " + names[i]);
   }
 }
 

@@ -13,35 +13,26 @@
 #include "core/kustomize/name_reference.h"
 #include "core/kustomize/scope.h"
 #include "core/kustomize/string_annotations.h"
+#include "core/kustomize/target.h"
 #include "core/kustomize/transforms.h"
 
 namespace fluxop::kustomize {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Ids are compared as kustomize does: an empty namespace of a namespaced
-// kind is the "default" namespace.
-bool same_id(const Resource& a, const Resource& b) {
-  if (!(a.gvk() == b.gvk()) || a.name() != b.name()) return false;
-  if (is_cluster_scoped(a.gvk())) return true;
-  auto effective = [](std::string ns) { return ns.empty() ? std::string("default") : ns; };
-  return effective(a.ns()) == effective(b.ns());
-}
-
-}  // namespace
-
-void append_resources(ResourceList& into, ResourceList&& from, const Context& ctx,
-                      const std::string& field) {
+void Accumulator::add(ResourceList&& from, const Context& ctx, const std::string& field) {
   for (Resource& r : from) {
-    auto dup =
-        std::find_if(into.begin(), into.end(), [&](const Resource& e) { return same_id(e, r); });
-    if (dup != into.end()) {
-      ctx.fail(field, "resource " + r.id().to_string() + " from " + r.origin() +
-                          " is already defined in " + dup->origin());
+    ResourceId id = r.id();
+    // No part holds a newline: kinds, versions, names and namespaces are
+    // validated names.
+    std::string key = id.gvk.group + "\n" + id.gvk.version + "\n" + id.gvk.kind + "\n" +
+                      effective_namespace(id) + "\n" + id.name;
+    auto [added, fresh] = origins_.emplace(std::move(key), r.origin());
+    if (!fresh) {
+      ctx.fail(field, "resource " + id.to_string() + " from " + r.origin() +
+                          " is already defined in " + added->second);
     }
-    into.push_back(std::move(r));
+    resources_.push_back(std::move(r));
   }
 }
 
@@ -103,19 +94,20 @@ class Builder {
     stack_.push_back(key);
     Kustomization k = load_kustomization(files_, dir, is_transform_field);
     k.context.budget = budget_;
-    ResourceList resources;
+    Accumulator accumulated;
     for (std::string_view list : {"resources", "bases"}) {
       if (const yaml::Node* entries = k.spec.get(list)) {
-        accumulate_entries(resources, *entries, k.context, std::string(list));
+        accumulate_entries(accumulated, *entries, k.context, std::string(list));
       }
     }
+    ResourceList resources = std::move(accumulated).take();
     apply_transforms(resources, read_transforms(k.spec, k.context), k.context);
     stack_.pop_back();
     return resources;
   }
 
  private:
-  void accumulate_entries(ResourceList& resources, const yaml::Node& entries, const Context& ctx,
+  void accumulate_entries(Accumulator& accumulated, const yaml::Node& entries, const Context& ctx,
                           const std::string& list) {
     if (entries.is_null()) return;
     if (!entries.is_sequence()) ctx.fail(list, "must be a list of file or directory paths");
@@ -123,7 +115,7 @@ class Builder {
       std::string field = list + "[" + std::to_string(i) + "]";
       const yaml::Node& entry = entries.items()[i];
       if (!entry.is_string() || entry.text().empty()) ctx.fail(field, "must be a path");
-      append_resources(resources, load_entry(ctx, entry.text(), field), ctx, field);
+      accumulated.add(load_entry(ctx, entry.text(), field), ctx, field);
     }
   }
 

@@ -4,6 +4,8 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "core/file_system.h"
 #include "core/kustomize/context.h"
@@ -22,9 +24,20 @@ ResourceList build(const std::string& dir, const FileSystem& files, yaml::ParseC
 ResourceList load_resources(std::string_view text, const std::string& origin,
                             yaml::ParseCache* parse_cache, yaml::NodeBudget& budget);
 
-// Adds `from` to `into`; an id already there is an error naming `field`.
-void append_resources(ResourceList& into, ResourceList&& from, const Context& context,
-                      const std::string& field);
+// Resources as a kustomization accumulates them, refusing an id added
+// before (as kustomize does: an empty namespace of a namespaced kind is
+// "default"). The ids are indexed: a render adds thousands of objects, one
+// shard at a time, and a search of those before would grow with the square.
+class Accumulator {
+ public:
+  // Adds `from`; an id already added is an error naming `field`.
+  void add(ResourceList&& from, const Context& context, const std::string& field);
+  ResourceList take() && { return std::move(resources_); }
+
+ private:
+  ResourceList resources_;
+  std::unordered_map<std::string, std::string> origins_;  // by id
+};
 
 // What a build does once every kustomization has transformed its
 // resources: name references followed, annotations made strings and, for

@@ -139,9 +139,9 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
   auto manifest = [&](const std::string& name) {
     return objects(dist.read(manifests + name), dist.label(manifests + name));
   };
-  kustomize::ResourceList resources;
+  kustomize::Accumulator accumulated;
   auto add = [&](kustomize::ResourceList&& more, const std::string& what) {
-    kustomize::append_resources(resources, std::move(more), context, what);
+    accumulated.add(std::move(more), context, what);
   };
   add(objects(namespace_manifest(flux.ns), "namespace"), "namespace");
   if (network_policy(flux, mode)) add(manifest("policies.yaml"), "policies.yaml");
@@ -175,6 +175,7 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
   }
   if (flux.storage) add(objects(storage_claim(*flux.storage), "storage"), "storage");
   if (flux.sync) add(objects(sync_manifests(flux, version), "sync"), "sync");
+  kustomize::ResourceList resources = std::move(accumulated).take();
 
   kustomize::apply_transforms(
       resources,

@@ -13,8 +13,10 @@ namespace {
 void walk(const Node& node, std::size_t level, std::size_t max_nodes, Extent& extent) {
   ++extent.nodes;
   extent.depth = std::max(extent.depth, level);
+  extent.text_bytes += node.text().size();
   if (extent.nodes > max_nodes || level > kMaxDepth) return;
   for (const Node::Entry& entry : node.entries()) {
+    extent.text_bytes += entry.first.size();
     walk(entry.second, level + 1, max_nodes, extent);
     if (extent.nodes > max_nodes || extent.depth > kMaxDepth) return;
   }
@@ -47,7 +49,12 @@ void NodeBudget::charge(const Node& tree, std::size_t at_depth) {
   if (extent.nodes > kMaxNodes - used_) {
     throw Error("the build makes more than " + std::to_string(kMaxNodes) + " nodes");
   }
+  if (extent.text_bytes > kMaxTextBytes - text_used_) {
+    throw Error("the build makes more than " + std::to_string(kMaxTextBytes >> 20) +
+                " MiB of text");
+  }
   used_ += extent.nodes;
+  text_used_ += extent.text_bytes;
 }
 
 }  // namespace fluxop::yaml

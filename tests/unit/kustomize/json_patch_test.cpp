@@ -162,6 +162,16 @@ TEST_CASE("json patch: what the operations make is charged to the build's node b
           std::string::npos);
     CHECK(message.rfind("[17]", 0) == 0);
   }
+  SUBCASE("copies of a long string fail once past the text budget, though they are few nodes") {
+    // 4 MiB, copied: 32 copies make 128 MiB, the 33rd would make more.
+    std::string document = "spec: {long: " + std::string(4 << 20, 'x') + "}";
+    std::string operations = "[";
+    for (int i = 0; i < 40; ++i)
+      operations += "{op: copy, from: /spec/long, path: /spec/c" + std::to_string(i) + "},";
+    operations.back() = ']';
+    CHECK(error_of(operations, document) ==
+          "[32] copy /spec/c32: the build makes more than 128 MiB of text");
+  }
   SUBCASE("added, replaced and copied values are charged, a moved one is not") {
     yaml::NodeBudget budget;
     Node target = yaml_of(kDocument);
