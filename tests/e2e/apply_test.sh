@@ -31,7 +31,7 @@
 # The cases, in the order they run (the order keeps the run short: each
 # starts from the state the previous one left):
 #   11a invalid instances on the empty cluster write nothing
-#   1   install Flux 2.8 with four controllers
+#   1   install Flux 2.8 with four controllers (and the operator's events)
 #   2   diff right after the install: nothing to change
 #   3   a re-apply rewrites nothing
 #   12  --dry-run=server prints the change set and changes nothing
@@ -39,6 +39,7 @@
 #   11b invalid instances on the installed cluster write nothing
 #   4   removing helm-controller prunes its Deployment and CRDs
 #   5   the upgrade to Flux 2.9 (diff --version first)
+#   13b a downgrade refused: a BuildFailed event on the instance
 #   7   two applies at once: the second waits for the first's Lease
 #   7b  an apply that cannot take the Lease gives up after --lock-timeout
 #   8   an apply killed with SIGKILL midway, then applied again
@@ -172,6 +173,15 @@ stdout_has() {
 stdout_empty() {
   [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
 }
+# event_says REASON REGEX: an Event on the FluxInstance with REASON, from the
+# operator's component, whose message matches REGEX.
+event_says() {
+  local found
+  found=$(k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
+    -o jsonpath='{range .items[*]}{.source.component}|{.message}{"\n"}{end}') || return 1
+  grep -Eq -- "^flux-operator\|$2" <<<"$found" ||
+    { echo "no $1 event from flux-operator matching '$2'; there are: $(tr '\n' ';' <<<"$found")"; return 1; }
+}
 # ---------------------------------------------------------------------------
 # The cluster
 
@@ -258,6 +268,11 @@ if in_budget "1 install"; then
   check "1 install: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.8-four "$A"
   check "1 install: lastAppliedRevision v2.8.x@sha256" revision_is 2.8
   check "1 install: kubectl get fluxinstance shows Ready/Status/Revision" columns
+  # The events the daemon and the operator record, from the one-shot apply.
+  check "1 install: a Progressing event says the revision is installed" event_says Progressing 'Installing revision v2\.8\.'
+  check "1 install: a ReconciliationSucceeded event" event_says ReconciliationSucceeded 'Reconciliation finished in '
+  check "1 install: an OutdatedVersion event says Flux 2.8 is outdated" event_says OutdatedVersion \
+    'Flux v2\.8\.[0-9]+ is outdated, the latest stable version is v'
 fi
 
 # ---------------------------------------------------------------------------
@@ -369,6 +384,16 @@ if in_budget "5 upgrade"; then
   check "5 upgrade: the Deployments run the 2.9 images" new_images flux-2.9-no-helm
   check "5 upgrade: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-no-helm "$C"
   check "5 upgrade: lastAppliedRevision v2.9.x@sha256" revision_is 2.9
+fi
+
+# ---------------------------------------------------------------------------
+# 13b. A failing apply records its failure as the operator does: a downgrade
+# to 2.8 is refused, a BuildFailed event on the instance says why.
+if in_budget "13b downgrade refused"; then
+  apply downgrade "$A"
+  check "13b downgrade refused: apply exits 1" exit_is 1
+  check "13b downgrade refused: a BuildFailed event says why" event_says BuildFailed \
+    'build failed: downgrading from v2\.9\.[0-9]+ to v2\.8\.[0-9]+ is not supported'
 fi
 
 # ---------------------------------------------------------------------------
