@@ -31,14 +31,15 @@
 # The cases, in the order they run (the order keeps the run short: each
 # starts from the state the previous one left):
 #   11a invalid instances on the empty cluster write nothing
+#   13a diff -o json on the empty cluster: every object to create, exit 1
 #   1   install Flux 2.8 with four controllers (and the operator's events)
-#   2   diff right after the install: nothing to change
+#   2   diff right after the install: nothing to change (-o json: unchanged)
 #   3   a re-apply rewrites nothing
 #   12  --dry-run=server prints the change set and changes nothing
 #   10  a user without RBAC rights: forbidden, nothing changed
 #   11b invalid instances on the installed cluster write nothing
-#   4   removing helm-controller prunes its Deployment and CRDs
-#   5   the upgrade to Flux 2.9 (diff --version first)
+#   4   removing helm-controller prunes its Deployment and CRDs (diff -o json first)
+#   5   the upgrade to Flux 2.9 (diff --version first, -o json too)
 #   13b a downgrade refused: a BuildFailed event on the instance
 #   7   two applies at once: the second waits for the first's Lease
 #   7b  an apply that cannot take the Lease gives up after --lock-timeout
@@ -173,6 +174,25 @@ stdout_has() {
 stdout_empty() {
   [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
 }
+# diff_json_holds NAME CONDITION: $work/NAME.out is one `diff -o json`
+# document for which the Python expression CONDITION holds; in it, `doc` is
+# the document, `obj(NAME)` the entry of the object NAME (None when absent),
+# `actions` the set of every object's action.
+diff_json_holds() {
+  python3 - "$work/$1.out" "$2" <<'PY'
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit(f"stdout is not one JSON document: {e}")
+def obj(name):
+    return next((o for o in doc["objects"] if o["object"] == name), None)
+actions = {o["action"] for o in doc["objects"]}
+if not eval(sys.argv[2]):
+    summary = [(o["object"], o["action"]) for o in doc["objects"] if o["action"] != "unchanged"][:8]
+    sys.exit(f"not so: {sys.argv[2]}; changed {doc['changed']}, first changes {summary}")
+PY
+}
 # event_says REASON REGEX: an Event on the FluxInstance with REASON, from the
 # operator's component, whose message matches REGEX.
 event_says() {
@@ -250,6 +270,16 @@ if in_budget "11a invalid instances on an empty cluster"; then
 fi
 
 # ---------------------------------------------------------------------------
+# 13a. diff -o json on the empty cluster: every object, the FluxInstance
+# among them, to be created; exit 1 as for the text.
+if in_budget "13a diff -o json on an empty cluster"; then
+  diff_ diff-empty-json "$A" -o json
+  check "13a diff -o json on an empty cluster: exit 1" exit_is 1
+  check "13a diff -o json on an empty cluster: every object to create, the FluxInstance too" diff_json_holds \
+    diff-empty-json 'actions == {"create"} and doc["changed"] == len(doc["objects"]) and obj("FluxInstance/flux-system/flux") and obj("Deployment/flux-system/source-controller")["fields"] == []'
+fi
+
+# ---------------------------------------------------------------------------
 # 1. Install Flux 2.8 with four controllers.
 columns() {
   local out
@@ -281,6 +311,10 @@ if in_budget "2 diff after install"; then
   diff_ diff-clean "$A"
   check "2 diff after install: exit 0" exit_is 0
   check "2 diff after install: stdout empty" stdout_empty diff-clean
+  diff_ diff-clean-json "$A" -o json
+  check "2 diff -o json after install: exit 0" exit_is 0
+  check "2 diff -o json after install: every object unchanged, the FluxInstance too" diff_json_holds \
+    diff-clean-json 'actions == {"unchanged"} and doc["changed"] == 0 and obj("FluxInstance/flux-system/flux")'
 fi
 
 # ---------------------------------------------------------------------------
@@ -357,6 +391,10 @@ if in_budget "4 prune"; then
   diff_ diff-prune "$B"
   check "4 prune: diff exits 1" exit_is 1
   check "4 prune: diff mentions helm-controller" stdout_has diff-prune 'helm-controller'
+  diff_ diff-prune-json "$B" -o json
+  check "4 prune: diff -o json exits 1" exit_is 1
+  check "4 prune: diff -o json: helm-controller deleted, the instance's components updated" diff_json_holds \
+    diff-prune-json 'obj("Deployment/flux-system/helm-controller")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["action"] == "delete" and [f["path"] for f in obj("FluxInstance/flux-system/flux")["fields"]] == ["/spec/components"] and obj("Deployment/flux-system/source-controller")["action"] == "unchanged"'
   apply prune "$B"
   check "4 prune: apply exits 0" exit_is 0
   check "4 prune: change set has the deletions" stdout_has prune \
@@ -379,6 +417,10 @@ if in_budget "5 upgrade"; then
   old=$(images "$work/flux-2.8-no-helm.yaml" | grep source-controller)
   check "5 upgrade: diff --version 2.9.x exits 1" exit_is 1
   check "5 upgrade: diff shows the image change" stdout_has diff-upgrade "^-.*image: ${old//./\\.}\$" "^\+.*image: ${new//./\\.}\$"
+  diff_ diff-upgrade-json "$B" --version 2.9.x -o json
+  check "5 upgrade: diff -o json --version 2.9.x exits 1" exit_is 1
+  check "5 upgrade: diff -o json: source-controller's image, before and after" diff_json_holds diff-upgrade-json \
+    "obj('Deployment/flux-system/source-controller')['action'] == 'update' and {'path': '/spec/template/spec/containers/0/image', 'before': '$old', 'after': '$new'} in obj('Deployment/flux-system/source-controller')['fields']"
   apply upgrade "$C"
   check "5 upgrade: apply exits 0" exit_is 0
   check "5 upgrade: the Deployments run the 2.9 images" new_images flux-2.9-no-helm
