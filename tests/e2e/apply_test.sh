@@ -44,6 +44,7 @@
 #   7   two applies at once: the second waits for the first's Lease
 #   7b  an apply that cannot take the Lease gives up after --lock-timeout
 #   8   an apply killed with SIGKILL midway, then applied again
+#   14  a caller who may not create Events: the apply succeeds, one warning
 #   9   the API server stopped for 5 s midway: ridden out (own cluster only; nodes cordoned)
 # The take-over of a kubectl-made installation (case 6) needs a cluster
 # without Flux: tests/e2e/takeover_test.sh.
@@ -579,6 +580,54 @@ if in_budget "8 SIGKILL midway"; then
   apply after-kill "$E"
   check "8 SIGKILL midway: the next apply exits 0" exit_is 0
   check "8 SIGKILL midway: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-six "$E"
+fi
+
+# ---------------------------------------------------------------------------
+# 14. A caller whose RBAC allows all an apply writes but Events (a service
+# account's token): the apply succeeds; one warning says the events are not
+# recorded, whatever number it tried.
+no_events_user() {
+  k apply -f - >/dev/null <<'YAML' || return 1
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: fluxopctl-e2e-no-events, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: fluxopctl-e2e-no-events}
+rules:
+- apiGroups: [""]
+  resources: [namespaces, serviceaccounts, services, configmaps, secrets, resourcequotas, pods, persistentvolumeclaims]
+  verbs: ["*"]
+- apiGroups: [apps, rbac.authorization.k8s.io, apiextensions.k8s.io, networking.k8s.io, coordination.k8s.io,
+    fluxcd.controlplane.io, policy, admissionregistration.k8s.io]
+  resources: ["*"]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: fluxopctl-e2e-no-events}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: fluxopctl-e2e-no-events}
+subjects: [{kind: ServiceAccount, name: fluxopctl-e2e-no-events, namespace: default}]
+YAML
+  local token
+  token=$(k -n default create token fluxopctl-e2e-no-events --duration 1h) || return 1
+  k config view --raw --minify >"$work/no-events.kubeconfig" &&
+    kubectl --kubeconfig "$work/no-events.kubeconfig" config set-credentials no-events --token "$token" >/dev/null &&
+    kubectl --kubeconfig "$work/no-events.kubeconfig" config set-context --current --user no-events >/dev/null
+}
+warned_once() {
+  [ "$(grep -c '^warning: events not recorded: .*forbidden' "$work/no-events.err")" = 1 ] ||
+    { echo "not one warning that events are not recorded:"; grep -i event "$work/no-events.err" | head -n 3; return 1; }
+}
+if in_budget "14 no RBAC for Events"; then
+  if ! no_events_user; then
+    fail "14 no RBAC for Events" "the service account, its role or its token could not be made"
+  else
+    fx no-events apply "$E" --kubeconfig "$work/no-events.kubeconfig" --distribution-artifact "$dist" --timeout "$apply_timeout"
+    check "14 no RBAC for Events: apply exits 0" exit_is 0
+    check "14 no RBAC for Events: one warning on stderr, naming the refusal" warned_once
+  fi
 fi
 
 # ---------------------------------------------------------------------------
