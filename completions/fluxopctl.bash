@@ -80,7 +80,7 @@ _fluxopctl() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
-          --version -h --help" -- "$cur"))
+          --version -o --output -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

@@ -61,6 +61,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-renew-deadline -x -d 'How long the leader tries to renew before it stops'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-retry-period -x -d 'How often the Lease is renewed, or tried for'
 complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -l version -x -d 'Diff against this Flux version, e.g. 2.9.x'
+complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -s o -l output -x -a 'json' -d 'Print the changes as JSON'
 complete -c fluxopctl -n "__fish_seen_subcommand_from delete get wait reconcile suspend resume" -s f -l filename -r -F -d 'FluxInstance file'
 complete -c fluxopctl -n "__fish_seen_subcommand_from delete get wait reconcile suspend resume" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'The namespace of the FluxInstance flux'
 complete -c fluxopctl -n "__fish_seen_subcommand_from delete get wait reconcile suspend resume" -F

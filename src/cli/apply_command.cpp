@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "cli/change_output.h"
 #include "cli/cluster_flags.h"
@@ -13,6 +15,7 @@
 #include "cli/notice.h"
 #include "core/daemon/watch.h"
 #include "core/duration.h"
+#include "core/reconcile/events.h"
 #include "core/reconcile/pipeline.h"
 
 namespace fluxop::cli {
@@ -70,18 +73,32 @@ void run_apply(const ApplyCommandOptions& options) {
   apply.interruption = interruption;
   apply.on_progress = print_notice;
   apply.on_change = output.on_change();
+  // The daemon's events, so that the instance tells the same story whichever
+  // applied it last. A caller who may not create Events still applies: one
+  // warning says they are missing.
+  bool warned = false;
+  reconcile::EventRecorder events(*connected.cluster, [&warned](const std::string& error) {
+    if (!std::exchange(warned, true)) print_warning("events not recorded: " + error);
+  });
+  kube::ObjectKey ref = reconcile::instance_ref(flux.ns, flux.name);
+  apply.on_event = [&](const reconcile::InstanceEvent& event) { events.record(ref, "", event); };
   output.run([&] {
     run_interruptible([&] {
+      std::optional<std::string> outdated;
       reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
       reconcile::ApplyResult result =
           reconcile::reconcile_instance(*connected.cluster, artifacts, std::move(flux),
                                         render_request(options.input, /*revision=*/true), apply,
                                         [&](const RenderedInstance& instance) {
                                           say_distribution(instance);
+                                          outdated = reconcile::outdated_version(instance);
                                           output.document()["revision"] =
                                               instance.rendered.revision;
                                         })
               .result;
+      // Once the instance and its namespace are there to hold it.
+      if (outdated && !connected.cluster->dry_run())
+        apply.on_event({false, "OutdatedVersion", *outdated, ""});
       print_notice(result.message + " (" + std::to_string(connected.cluster->requests()) +
                    " API requests)");
       output.document()["message"] = result.message;

@@ -17,6 +17,7 @@ namespace {
 struct DiffCommandOptions {
   InstanceInput input;
   ClusterFlags cluster;
+  std::string output;  // "json", or empty for the unified diffs
 };
 
 // kubectl diff's exit codes: 0 no differences, 1 differences, 2 or more errors.
@@ -37,7 +38,11 @@ void run_diff(const DiffCommandOptions& options) {
                                  render_request(options.input, /*revision=*/false),
                                  say_distribution)
             .diff;
-    std::cout << color::diff(diff.text);
+    if (options.output == "json") {
+      std::cout << printable_json(reconcile::diff_json(diff).dump(4)) << "\n";
+    } else {
+      std::cout << color::diff(diff.text);
+    }
     std::cerr << diff.changed << " objects would change\n";
     if (diff.changed > 0) throw ExitStatus{1};
   } catch (const Error& e) {
@@ -61,6 +66,11 @@ void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                   "Diff against this Flux version instead of .spec.distribution.version (an "
                   "upgrade preview), e.g. 2.9.x")
       ->option_text("VERSION");
+  cmd->add_option("-o,--output", options->output,
+                  "json: each object's action and the fields that change, as one JSON document "
+                  "(README: diff -o json)")
+      ->check(CLI::IsMember({"json"}))
+      ->option_text("json");
   cmd->callback([options] { run_diff(*options); });
 }
 

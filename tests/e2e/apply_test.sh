@@ -31,17 +31,20 @@
 # The cases, in the order they run (the order keeps the run short: each
 # starts from the state the previous one left):
 #   11a invalid instances on the empty cluster write nothing
-#   1   install Flux 2.8 with four controllers
-#   2   diff right after the install: nothing to change
+#   13a diff -o json on the empty cluster: every object to create, exit 1
+#   1   install Flux 2.8 with four controllers (and the operator's events)
+#   2   diff right after the install: nothing to change (-o json: unchanged)
 #   3   a re-apply rewrites nothing
 #   12  --dry-run=server prints the change set and changes nothing
 #   10  a user without RBAC rights: forbidden, nothing changed
 #   11b invalid instances on the installed cluster write nothing
-#   4   removing helm-controller prunes its Deployment and CRDs
-#   5   the upgrade to Flux 2.9 (diff --version first)
+#   4   removing helm-controller prunes its Deployment and CRDs (diff -o json first)
+#   5   the upgrade to Flux 2.9 (diff --version first, -o json too)
+#   13b a downgrade refused: a BuildFailed event on the instance
 #   7   two applies at once: the second waits for the first's Lease
 #   7b  an apply that cannot take the Lease gives up after --lock-timeout
 #   8   an apply killed with SIGKILL midway, then applied again
+#   14  a caller who may not create Events: the apply succeeds, one warning
 #   9   the API server stopped for 5 s midway: ridden out (own cluster only; nodes cordoned)
 # The take-over of a kubectl-made installation (case 6) needs a cluster
 # without Flux: tests/e2e/takeover_test.sh.
@@ -172,6 +175,34 @@ stdout_has() {
 stdout_empty() {
   [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
 }
+# diff_json_holds NAME CONDITION: $work/NAME.out is one `diff -o json`
+# document for which the Python expression CONDITION holds; in it, `doc` is
+# the document, `obj(NAME)` the entry of the object NAME (None when absent),
+# `actions` the set of every object's action.
+diff_json_holds() {
+  python3 - "$work/$1.out" "$2" <<'PY'
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit(f"stdout is not one JSON document: {e}")
+def obj(name):
+    return next((o for o in doc["objects"] if o["object"] == name), None)
+actions = {o["action"] for o in doc["objects"]}
+if not eval(sys.argv[2]):
+    summary = [(o["object"], o["action"]) for o in doc["objects"] if o["action"] != "unchanged"][:8]
+    sys.exit(f"not so: {sys.argv[2]}; changed {doc['changed']}, first changes {summary}")
+PY
+}
+# event_says REASON REGEX: an Event on the FluxInstance with REASON, from the
+# operator's component, whose message matches REGEX.
+event_says() {
+  local found
+  found=$(k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
+    -o jsonpath='{range .items[*]}{.source.component}|{.message}{"\n"}{end}') || return 1
+  grep -Eq -- "^flux-operator\|$2" <<<"$found" ||
+    { echo "no $1 event from flux-operator matching '$2'; there are: $(tr '\n' ';' <<<"$found")"; return 1; }
+}
 # ---------------------------------------------------------------------------
 # The cluster
 
@@ -240,6 +271,16 @@ if in_budget "11a invalid instances on an empty cluster"; then
 fi
 
 # ---------------------------------------------------------------------------
+# 13a. diff -o json on the empty cluster: every object, the FluxInstance
+# among them, to be created; exit 1 as for the text.
+if in_budget "13a diff -o json on an empty cluster"; then
+  diff_ diff-empty-json "$A" -o json
+  check "13a diff -o json on an empty cluster: exit 1" exit_is 1
+  check "13a diff -o json on an empty cluster: every object to create, the FluxInstance too" diff_json_holds \
+    diff-empty-json 'actions == {"create"} and doc["changed"] == len(doc["objects"]) and obj("FluxInstance/flux-system/flux") and obj("Deployment/flux-system/source-controller")["fields"] == []'
+fi
+
+# ---------------------------------------------------------------------------
 # 1. Install Flux 2.8 with four controllers.
 columns() {
   local out
@@ -258,6 +299,11 @@ if in_budget "1 install"; then
   check "1 install: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.8-four "$A"
   check "1 install: lastAppliedRevision v2.8.x@sha256" revision_is 2.8
   check "1 install: kubectl get fluxinstance shows Ready/Status/Revision" columns
+  # The events the daemon and the operator record, from the one-shot apply.
+  check "1 install: a Progressing event says the revision is installed" event_says Progressing 'Installing revision v2\.8\.'
+  check "1 install: a ReconciliationSucceeded event" event_says ReconciliationSucceeded 'Reconciliation finished in '
+  check "1 install: an OutdatedVersion event says Flux 2.8 is outdated" event_says OutdatedVersion \
+    'Flux v2\.8\.[0-9]+ is outdated, the latest stable version is v'
 fi
 
 # ---------------------------------------------------------------------------
@@ -266,6 +312,10 @@ if in_budget "2 diff after install"; then
   diff_ diff-clean "$A"
   check "2 diff after install: exit 0" exit_is 0
   check "2 diff after install: stdout empty" stdout_empty diff-clean
+  diff_ diff-clean-json "$A" -o json
+  check "2 diff -o json after install: exit 0" exit_is 0
+  check "2 diff -o json after install: every object unchanged, the FluxInstance too" diff_json_holds \
+    diff-clean-json 'actions == {"unchanged"} and doc["changed"] == 0 and obj("FluxInstance/flux-system/flux")'
 fi
 
 # ---------------------------------------------------------------------------
@@ -342,6 +392,10 @@ if in_budget "4 prune"; then
   diff_ diff-prune "$B"
   check "4 prune: diff exits 1" exit_is 1
   check "4 prune: diff mentions helm-controller" stdout_has diff-prune 'helm-controller'
+  diff_ diff-prune-json "$B" -o json
+  check "4 prune: diff -o json exits 1" exit_is 1
+  check "4 prune: diff -o json: helm-controller deleted, the instance's components updated" diff_json_holds \
+    diff-prune-json 'obj("Deployment/flux-system/helm-controller")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["action"] == "delete" and [f["path"] for f in obj("FluxInstance/flux-system/flux")["fields"]] == ["/spec/components"] and obj("Deployment/flux-system/source-controller")["action"] == "unchanged"'
   apply prune "$B"
   check "4 prune: apply exits 0" exit_is 0
   check "4 prune: change set has the deletions" stdout_has prune \
@@ -364,11 +418,25 @@ if in_budget "5 upgrade"; then
   old=$(images "$work/flux-2.8-no-helm.yaml" | grep source-controller)
   check "5 upgrade: diff --version 2.9.x exits 1" exit_is 1
   check "5 upgrade: diff shows the image change" stdout_has diff-upgrade "^-.*image: ${old//./\\.}\$" "^\+.*image: ${new//./\\.}\$"
+  diff_ diff-upgrade-json "$B" --version 2.9.x -o json
+  check "5 upgrade: diff -o json --version 2.9.x exits 1" exit_is 1
+  check "5 upgrade: diff -o json: source-controller's image, before and after" diff_json_holds diff-upgrade-json \
+    "obj('Deployment/flux-system/source-controller')['action'] == 'update' and {'path': '/spec/template/spec/containers/0/image', 'before': '$old', 'after': '$new'} in obj('Deployment/flux-system/source-controller')['fields']"
   apply upgrade "$C"
   check "5 upgrade: apply exits 0" exit_is 0
   check "5 upgrade: the Deployments run the 2.9 images" new_images flux-2.9-no-helm
   check "5 upgrade: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-no-helm "$C"
   check "5 upgrade: lastAppliedRevision v2.9.x@sha256" revision_is 2.9
+fi
+
+# ---------------------------------------------------------------------------
+# 13b. A failing apply records its failure as the operator does: a downgrade
+# to 2.8 is refused, a BuildFailed event on the instance says why.
+if in_budget "13b downgrade refused"; then
+  apply downgrade "$A"
+  check "13b downgrade refused: apply exits 1" exit_is 1
+  check "13b downgrade refused: a BuildFailed event says why" event_says BuildFailed \
+    'build failed: downgrading from v2\.9\.[0-9]+ to v2\.8\.[0-9]+ is not supported'
 fi
 
 # ---------------------------------------------------------------------------
@@ -512,6 +580,54 @@ if in_budget "8 SIGKILL midway"; then
   apply after-kill "$E"
   check "8 SIGKILL midway: the next apply exits 0" exit_is 0
   check "8 SIGKILL midway: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-six "$E"
+fi
+
+# ---------------------------------------------------------------------------
+# 14. A caller whose RBAC allows all an apply writes but Events (a service
+# account's token): the apply succeeds; one warning says the events are not
+# recorded, whatever number it tried.
+no_events_user() {
+  k apply -f - >/dev/null <<'YAML' || return 1
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: fluxopctl-e2e-no-events, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: fluxopctl-e2e-no-events}
+rules:
+- apiGroups: [""]
+  resources: [namespaces, serviceaccounts, services, configmaps, secrets, resourcequotas, pods, persistentvolumeclaims]
+  verbs: ["*"]
+- apiGroups: [apps, rbac.authorization.k8s.io, apiextensions.k8s.io, networking.k8s.io, coordination.k8s.io,
+    fluxcd.controlplane.io, policy, admissionregistration.k8s.io]
+  resources: ["*"]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: fluxopctl-e2e-no-events}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: fluxopctl-e2e-no-events}
+subjects: [{kind: ServiceAccount, name: fluxopctl-e2e-no-events, namespace: default}]
+YAML
+  local token
+  token=$(k -n default create token fluxopctl-e2e-no-events --duration 1h) || return 1
+  k config view --raw --minify >"$work/no-events.kubeconfig" &&
+    kubectl --kubeconfig "$work/no-events.kubeconfig" config set-credentials no-events --token "$token" >/dev/null &&
+    kubectl --kubeconfig "$work/no-events.kubeconfig" config set-context --current --user no-events >/dev/null
+}
+warned_once() {
+  [ "$(grep -c '^warning: events not recorded: .*forbidden' "$work/no-events.err")" = 1 ] ||
+    { echo "not one warning that events are not recorded:"; grep -i event "$work/no-events.err" | head -n 3; return 1; }
+}
+if in_budget "14 no RBAC for Events"; then
+  if ! no_events_user; then
+    fail "14 no RBAC for Events" "the service account, its role or its token could not be made"
+  else
+    fx no-events apply "$E" --kubeconfig "$work/no-events.kubeconfig" --distribution-artifact "$dist" --timeout "$apply_timeout"
+    check "14 no RBAC for Events: apply exits 0" exit_is 0
+    check "14 no RBAC for Events: one warning on stderr, naming the refusal" warned_once
+  fi
 fi
 
 # ---------------------------------------------------------------------------

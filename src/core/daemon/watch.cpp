@@ -12,12 +12,11 @@
 
 #include "core/daemon/daemon.h"
 #include "core/daemon/endpoints.h"
-#include "core/daemon/events.h"
 #include "core/daemon/leader.h"
 #include "core/daemon/stop_signal.h"
-#include "core/distribution/resolve.h"
 #include "core/file.h"
 #include "core/interruption.h"
+#include "core/reconcile/events.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/report/write.h"
@@ -60,17 +59,7 @@ class DaemonCluster {
   // Records `event` on the instance, whose uid is read when not known yet.
   void record(const Observed& observed, const reconcile::InstanceEvent& event) {
     const instance::FluxInstance& flux = *observed.flux;
-    std::string uid = observed.uid;
-    if (uid.empty()) {
-      try {
-        if (std::optional<nlohmann::json> live = reconcile::get_live_instance(
-                *connected_.cluster, reconcile::instance_ref(flux.ns, flux.name)))
-          uid = live->value("metadata", nlohmann::json::object()).value("uid", "");
-      } catch (const Error& e) {
-        log_.error("cannot read the FluxInstance", e.what());
-      }
-    }
-    recorder_.record({flux.name, flux.ns, uid, ""}, event);
+    recorder_.record(reconcile::instance_ref(flux.ns, flux.name), observed.uid, event);
   }
 
   // The instance in the cluster does not load: as a spec that does not
@@ -172,20 +161,12 @@ class DaemonCluster {
   }
 
  private:
-  // "Flux vX is outdated, the latest stable version is vY", as the operator
-  // says it when .spec.distribution.version pins an older minor.
+  // The operator's OutdatedVersion, in the log and as an event.
   void say_outdated(const Observed& observed, const reconcile::RenderedInstance& instance) {
-    try {
-      std::string latest = "v" + distribution::to_string(
-                                     distribution::resolve_version(instance.distribution, "2.x"));
-      if (latest == instance.rendered.version) return;
-      std::string message = "Flux " + instance.rendered.version +
-                            " is outdated, the latest stable version is " + latest;
-      log_.info(message);
-      record(observed, {false, "OutdatedVersion", message, ""});
-    } catch (const Error&) {
-      // A distribution without a 2.x version has nothing newer to say.
-    }
+    std::optional<std::string> message = reconcile::outdated_version(instance);
+    if (!message) return;
+    log_.info(*message);
+    record(observed, {false, "OutdatedVersion", *message, ""});
   }
 
   // What the pipeline renders, its notices in the log.
@@ -201,7 +182,7 @@ class DaemonCluster {
   std::function<bool()> stopping_;
   kube::Connection connected_;
   reconcile::RegistryArtifacts artifacts_;
-  EventRecorder recorder_;
+  reconcile::EventRecorder recorder_;
 };
 
 // Wakes the thread waiting for a change made by another one.

@@ -92,7 +92,55 @@ void mask_field(json& before, json& after, const char* field) {
   }
 }
 
+// RFC 6901: "~" and "/" in a key escaped as "~0" and "~1".
+std::string pointer_token(const std::string& key) {
+  std::string token;
+  for (char c : key) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
+void collect_changes(const json& before, const json& after, const std::string& path,
+                     std::vector<FieldChange>& changes) {
+  if (before == after) return;
+  if (before.is_object() && after.is_object()) {
+    for (const auto& [key, value] : before.items()) {
+      std::string field = path + "/" + pointer_token(key);
+      auto found = after.find(key);
+      if (found == after.end()) {
+        changes.push_back({field, value, std::nullopt});
+      } else {
+        collect_changes(value, *found, field, changes);
+      }
+    }
+    for (const auto& [key, value] : after.items()) {
+      if (!before.contains(key))
+        changes.push_back({path + "/" + pointer_token(key), std::nullopt, value});
+    }
+    return;
+  }
+  if (before.is_array() && after.is_array() && before.size() == after.size()) {
+    for (std::size_t i = 0; i < before.size(); ++i)
+      collect_changes(before[i], after[i], path + "/" + std::to_string(i), changes);
+    return;
+  }
+  changes.push_back({path, before, after});
+}
+
 }  // namespace
+
+std::vector<FieldChange> field_changes(const json& before, const json& after) {
+  std::vector<FieldChange> changes;
+  collect_changes(before, after, "", changes);
+  return changes;
+}
 
 json comparable(json object) {
   object.erase("status");

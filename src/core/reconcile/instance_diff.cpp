@@ -20,7 +20,44 @@ std::string as_yaml(const json& object) {
   return yaml::emit(yaml::from_json(nlohmann::ordered_json::parse(object.dump())));
 }
 
+// The verbs of `diff -o json`: what will be done, where the change set's
+// participles say what was.
+std::string_view diff_action(ssa::Action action) {
+  switch (action) {
+    case ssa::Action::Created:
+      return "create";
+    case ssa::Action::Configured:
+      return "update";
+    case ssa::Action::Replaced:
+      return "replace";
+    case ssa::Action::Deleted:
+      return "delete";
+    case ssa::Action::Unchanged:
+    case ssa::Action::Skipped:
+      break;
+  }
+  return "unchanged";
+}
+
 }  // namespace
+
+json diff_json(const InstanceDiff& diff) {
+  json objects = json::array();
+  for (const ObjectDiff& object : diff.objects) {
+    json entry = ssa::object_json(object.key);
+    entry["action"] = diff_action(object.action);
+    json fields = json::array();
+    for (const FieldChange& field : object.fields) {
+      json change = {{"path", field.path}};
+      if (field.before) change["before"] = *field.before;
+      if (field.after) change["after"] = *field.after;
+      fields.push_back(std::move(change));
+    }
+    entry["fields"] = std::move(fields);
+    objects.push_back(std::move(entry));
+  }
+  return {{"changed", diff.changed}, {"objects", std::move(objects)}};
+}
 
 InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered) {
@@ -32,17 +69,19 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   std::vector<json> objects = rendered_json(rendered);
   std::optional<json> live_instance = get_live_instance(cluster, ref);
   json instance = instance_object(flux);
-  if (!live_instance || !instance_in_place(instance, *live_instance, cluster.field_manager())) {
-    objects.push_back(std::move(instance));
-  }
+  bool instance_unchanged =
+      live_instance && instance_in_place(instance, *live_instance, cluster.field_manager());
+  if (!instance_unchanged) objects.push_back(std::move(instance));
   std::vector<kube::ObjectKey> current;
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
     if (planned.key != ref) current.push_back(planned.key);
+    ObjectDiff& object = result.objects.emplace_back(planned.key, planned.action);
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
     json before = planned.live.is_null() ? json() : comparable(planned.live);
     json after = comparable(planned.merged);
     mask_secrets(before, after);
+    if (!planned.live.is_null()) object.fields = field_changes(before, after);
     std::string name = display_name(planned.key);
     std::string text =
         unified_diff(as_yaml(before), as_yaml(after),
@@ -54,6 +93,7 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
     }
     result.text += text;
   }
+  if (instance_unchanged) result.objects.push_back({ref, ssa::Action::Unchanged, {}});
 
   if (live_instance) {
     std::vector<kube::ObjectKey> inventory =
@@ -62,6 +102,7 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
          engine.plan_prune(stale_objects(inventory, current), owner_labels(ref))) {
       if (prune.action != ssa::PruneAction::Delete) continue;
       ++result.changed;
+      result.objects.push_back({prune.key, ssa::Action::Deleted, {}});
       result.text += "prune " + display_name(prune.key) + "\n";
     }
   }

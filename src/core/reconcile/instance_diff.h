@@ -10,14 +10,32 @@
 
 #include "core/instance/instance.h"
 #include "core/kube/cluster.h"
+#include "core/reconcile/diff.h"
 #include "core/render/render.h"
+#include "core/ssa/change_set.h"
 
 namespace fluxop::reconcile {
 
-struct InstanceDiff {
-  std::string text;  // unified diffs, then the objects to create and to prune
-  int changed = 0;   // objects that would change, be created or pruned
+// What the apply would do to one object: Created, Configured, Replaced,
+// Deleted (pruned) or Unchanged; for Configured and Replaced, the fields
+// that change (Secrets' values masked, as in the text). A Configured object
+// without fields only changes field managers (a take-over).
+struct ObjectDiff {
+  kube::ObjectKey key;
+  ssa::Action action;
+  std::vector<FieldChange> fields;
 };
+
+struct InstanceDiff {
+  std::string text;                 // unified diffs, then the objects to create and to prune
+  std::vector<ObjectDiff> objects;  // in the apply's order, then the prunes
+  int changed = 0;                  // objects that would change, be created or pruned
+};
+
+// `diff -o json`: {"changed": N, "objects": [{"object", "apiVersion",
+// "action": create|update|replace|delete|unchanged, "fields": [{"path",
+// "before", "after"}]}]}, as README's "diff -o json" documents it.
+nlohmann::json diff_json(const InstanceDiff& diff);
 
 // `cluster` must be in dry-run mode.
 InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,

@@ -9,6 +9,19 @@
 
 namespace fluxop::reconcile {
 
+std::optional<std::string> outdated_version(const RenderedInstance& instance) {
+  try {
+    std::string latest =
+        "v" + distribution::to_string(distribution::resolve_version(instance.distribution, "2.x"));
+    if (latest == instance.rendered.version) return std::nullopt;
+    return "Flux " + instance.rendered.version + " is outdated, the latest stable version is " +
+           latest;
+  } catch (const Error&) {
+    // A distribution without a 2.x version has nothing newer to say.
+    return std::nullopt;
+  }
+}
+
 RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
                                          std::function<kube::Cluster&()> cluster) {
   if (flux.distribution.artifact_pull_secret.empty()) return {};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/distribution/distribution.h"
@@ -44,6 +45,11 @@ struct RenderedInstance {
   render::Rendered rendered;
   std::string artifact_digest;  // of the OCI artifact's manifest, when one was pulled
 };
+
+// "Flux vX is outdated, the latest stable version is vY", as the operator
+// records it (an OutdatedVersion event) when the instance renders an older
+// minor than the distribution's newest 2.x; none when it is the newest.
+std::optional<std::string> outdated_version(const RenderedInstance& instance);
 
 // The instance's .spec.distribution.artifactPullSecret, read from the cluster
 // on first use (`cluster` is called then); empty when it names none, for the

@@ -24,14 +24,17 @@ std::string change_line(const Change& change) {
   return display_name(change.ref) + " " + std::string(action_name(change.action));
 }
 
+nlohmann::json object_json(const kube::ObjectKey& ref) {
+  return {{"object", display_name(ref)},
+          {"apiVersion", ref.group.empty() ? ref.version : ref.group + "/" + ref.version}};
+}
+
 nlohmann::json change_set_json(const std::vector<Change>& changes) {
   nlohmann::json out = nlohmann::json::array();
   for (const Change& change : changes) {
-    out.push_back(
-        {{"object", display_name(change.ref)},
-         {"apiVersion", change.ref.group.empty() ? change.ref.version
-                                                 : change.ref.group + "/" + change.ref.version},
-         {"action", action_name(change.action)}});
+    nlohmann::json entry = object_json(change.ref);
+    entry["action"] = action_name(change.action);
+    out.push_back(std::move(entry));
   }
   return out;
 }

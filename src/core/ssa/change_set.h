@@ -22,6 +22,10 @@ struct Change {
 // "<Kind>/<namespace>/<name> <action>".
 std::string change_line(const Change& change);
 
+// {"object": "<Kind>/<namespace>/<name>", "apiVersion": ...}: how -o json
+// names an object.
+nlohmann::json object_json(const kube::ObjectKey& ref);
+
 // [{"object": ..., "action": ...}, ...] for -o json.
 nlohmann::json change_set_json(const std::vector<Change>& changes);
 

@@ -227,6 +227,26 @@ TEST_CASE("policy: diff and apply agree on what is pruned") {
   InstanceDiff diff = diff_instance(planned, flux, rendered());
   CHECK(diff.text.find("prune ConfigMap/flux-system/old\n") != std::string::npos);
   CHECK(diff.text.find("kept") == std::string::npos);
+  // -o json says the same, object by object: the namespace gains the
+  // owner's labels, the Deployment is new, "old" is pruned.
+  json document = diff_json(diff);
+  CHECK(document["changed"] == diff.changed);
+  auto entry = [&](const std::string& object) {
+    for (const json& found : document["objects"])
+      if (found["object"] == object) return found;
+    return json();
+  };
+  CHECK(entry("Deployment/flux-system/source-controller") ==
+        json{{"object", "Deployment/flux-system/source-controller"},
+             {"apiVersion", "apps/v1"},
+             {"action", "create"},
+             {"fields", json::array()}});
+  CHECK(entry("ConfigMap/flux-system/old")["action"] == "delete");
+  CHECK(entry("ConfigMap/flux-system/kept").is_null());
+  CHECK(entry("Namespace/flux-system")["action"] == "update");
+  CHECK(entry("Namespace/flux-system")["fields"] ==
+        json::parse(R"([{"path": "/metadata/labels", "after": {
+          "fluxcd.controlplane.io/name": "flux", "fluxcd.controlplane.io/namespace": "flux-system"}}])"));
 
   Run run;
   seed(run.cluster);

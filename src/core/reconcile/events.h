@@ -4,6 +4,8 @@
 // `kubectl describe fluxinstance` show the daemon's events as the operator's:
 // the same names, fields and annotations, a repeated event counted on the
 // Event first written, and ten similar ones within ten minutes combined.
+// The daemon and the one-shot apply record the same events, so that
+// `kubectl describe fluxinstance` tells the same story whichever ran last.
 #pragma once
 
 #include <chrono>
@@ -14,9 +16,9 @@
 #include <string>
 
 #include "core/kube/cluster.h"
-#include "core/reconcile/apply.h"
+#include "core/reconcile/failure.h"
 
-namespace fluxop::daemon {
+namespace fluxop::reconcile {
 
 // The FluxInstance an event is about (its involvedObject).
 struct InvolvedObject {
@@ -26,7 +28,7 @@ struct InvolvedObject {
   std::string resource_version;
 };
 
-// Used from one thread (the daemon's loop).
+// Used from one thread (the daemon's loop, the apply).
 class EventRecorder {
  public:
   using Clock = std::function<std::chrono::system_clock::time_point()>;
@@ -37,7 +39,10 @@ class EventRecorder {
   EventRecorder(kube::Cluster& cluster, ErrorHandler on_error,
                 Clock clock = std::chrono::system_clock::now);
 
-  void record(const InvolvedObject& object, const reconcile::InstanceEvent& event);
+  void record(const InvolvedObject& object, const InstanceEvent& event);
+  // On the instance `ref`, its uid read from the cluster when `uid` is empty
+  // (an error reading it goes to `on_error`; the event is still written).
+  void record(const kube::ObjectKey& ref, std::string uid, const InstanceEvent& event);
 
  private:
   // An Event written, as client-go's correlator remembers it.
@@ -67,4 +72,4 @@ class EventRecorder {
   std::uint64_t uses_ = 0;
 };
 
-}  // namespace fluxop::daemon
+}  // namespace fluxop::reconcile

@@ -1,4 +1,4 @@
-#include "core/daemon/events.h"
+#include "core/reconcile/events.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,8 +7,9 @@
 #include <utility>
 
 #include "core/file.h"
+#include "core/reconcile/instance_object.h"
 
-namespace fluxop::daemon {
+namespace fluxop::reconcile {
 
 using nlohmann::json;
 
@@ -66,7 +67,20 @@ EventRecorder::EventRecorder(kube::Cluster& cluster, ErrorHandler on_error, Cloc
   if (!on_error_) on_error_ = [](const std::string&) {};
 }
 
-void EventRecorder::record(const InvolvedObject& object, const reconcile::InstanceEvent& event) {
+void EventRecorder::record(const kube::ObjectKey& ref, std::string uid,
+                           const InstanceEvent& event) {
+  if (uid.empty()) {
+    try {
+      if (std::optional<json> live = get_live_instance(cluster_, ref))
+        uid = live->value("metadata", json::object()).value("uid", "");
+    } catch (const Error& e) {
+      on_error_(std::string("reading the FluxInstance's uid: ") + e.what());
+    }
+  }
+  record({ref.name, ref.ns, uid, ""}, event);
+}
+
+void EventRecorder::record(const InvolvedObject& object, const InstanceEvent& event) {
   std::chrono::system_clock::time_point now = clock_();
   std::string timestamp = seconds_timestamp(now);
   std::string ns = object.ns.empty() ? "default" : object.ns;
@@ -155,4 +169,4 @@ void EventRecorder::remember(const std::string& key, const json& written) {
   written_.erase(oldest);
 }
 
-}  // namespace fluxop::daemon
+}  // namespace fluxop::reconcile

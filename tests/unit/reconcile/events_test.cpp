@@ -1,4 +1,4 @@
-#include "core/daemon/events.h"
+#include "core/reconcile/events.h"
 
 #include <doctest/doctest.h>
 
@@ -10,9 +10,9 @@
 
 #include "../kube/fake_cluster.h"
 
-using fluxop::daemon::EventRecorder;
-using fluxop::daemon::InvolvedObject;
+using fluxop::reconcile::EventRecorder;
 using fluxop::reconcile::InstanceEvent;
+using fluxop::reconcile::InvolvedObject;
 using fluxop::testing::FakeCluster;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -66,7 +66,7 @@ InstanceEvent failed(const std::string& message) {
 
 }  // namespace
 
-TEST_CASE("daemon events: an Event as the operator's recorder writes it") {
+TEST_CASE("events: an Event as the operator's recorder writes it") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   CHECK(recording.cluster.logged("CREATE") ==
@@ -99,7 +99,7 @@ TEST_CASE("daemon events: an Event as the operator's recorder writes it") {
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("daemon events: no annotations without a revision, empty fields omitted") {
+TEST_CASE("events: no annotations without a revision, empty fields omitted") {
   Recording recording;
   recording.recorder.record({.name = "flux", .ns = "", .uid = "", .resource_version = ""},
                             failed("timeout waiting for: [Deployment/flux-system/helm]"));
@@ -112,7 +112,7 @@ TEST_CASE("daemon events: no annotations without a revision, empty fields omitte
       "kind": "FluxInstance", "name": "flux", "namespace": "default"})"));
 }
 
-TEST_CASE("daemon events: the same event again is counted on the Event first written") {
+TEST_CASE("events: the same event again is counted on the Event first written") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   // The instance's resourceVersion and the revision are not what makes
@@ -141,7 +141,7 @@ TEST_CASE("daemon events: the same event again is counted on the Event first wri
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("daemon events: another message, type, reason or object is another Event") {
+TEST_CASE("events: another message, type, reason or object is another Event") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   recording.now += 1s;
@@ -159,7 +159,7 @@ TEST_CASE("daemon events: another message, type, reason or object is another Eve
   CHECK(recording.events().size() == 5);
 }
 
-TEST_CASE("daemon events: an Event gone is written anew under its name, still counting") {
+TEST_CASE("events: an Event gone is written anew under its name, still counting") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   recording.cluster.objects.erase("Event/flux-system/flux.18eabd1c65b1eb15");
@@ -174,7 +174,7 @@ TEST_CASE("daemon events: an Event gone is written anew under its name, still co
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("daemon events: ten similar events within ten minutes are combined") {
+TEST_CASE("events: ten similar events within ten minutes are combined") {
   Recording recording;
   for (int i = 1; i <= 9; ++i) {
     recording.recorder.record(flux, failed("attempt " + std::to_string(i)));
@@ -209,7 +209,7 @@ TEST_CASE("daemon events: ten similar events within ten minutes are combined") {
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("daemon events: combined events keep no revision annotation") {
+TEST_CASE("events: combined events keep no revision annotation") {
   Recording recording;
   for (int i = 1; i <= 10; ++i) {
     recording.recorder.record(
@@ -238,7 +238,7 @@ struct RefusingCluster : FakeCluster {
 
 }  // namespace
 
-TEST_CASE("daemon events: failures to write are reported, never thrown") {
+TEST_CASE("events: failures to write are reported, never thrown") {
   RefusingCluster cluster;
   std::vector<std::string> errors;
   EventRecorder recorder(
@@ -250,7 +250,7 @@ TEST_CASE("daemon events: failures to write are reported, never thrown") {
   CHECK_NOTHROW(silent.record(flux, succeeded));
 }
 
-TEST_CASE("daemon events: a failed patch of an Event there is reported, not written anew") {
+TEST_CASE("events: a failed patch of an Event there is reported, not written anew") {
   RefusingCluster cluster;
   cluster.refuse_create = false;
   std::vector<std::string> errors;
@@ -262,11 +262,33 @@ TEST_CASE("daemon events: a failed patch of an Event there is reported, not writ
   CHECK(cluster.logged("CREATE").size() == 1);
 }
 
-TEST_CASE("daemon events: an Event name taken is reported") {
+TEST_CASE("events: an Event name taken is reported") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   // Another event in the same nanosecond would have the same name.
   recording.recorder.record(flux, {false, "Progressing", "Installing revision v2.7.0", ""});
   CHECK(recording.errors ==
         std::vector<std::string>{"event Progressing: flux.18eabd1c65b1eb15 already exists"});
+}
+
+TEST_CASE("events: on an instance by name, its uid is read from the cluster when not known") {
+  Recording recording;
+  recording.cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
+  recording.cluster.put(
+      {{"apiVersion", "fluxcd.controlplane.io/v1"},
+       {"kind", "FluxInstance"},
+       {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}, {"uid", "7f-1"}}}});
+  fluxop::kube::ObjectKey ref{"fluxcd.controlplane.io", "v1", "FluxInstance", "flux-system",
+                              "flux"};
+  recording.recorder.record(ref, "", succeeded);
+  std::vector<json> events = recording.events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["involvedObject"]["uid"] == "7f-1");
+  // A uid given is taken as is, without a read.
+  recording.now += 1s;
+  recording.recorder.record(ref, "given", failed("unhealthy"));
+  events = recording.events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[1]["involvedObject"]["uid"] == "given");
+  CHECK(recording.errors.empty());
 }
