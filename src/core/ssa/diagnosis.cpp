@@ -95,12 +95,11 @@ std::string pod_cause(const json& pod, const std::vector<json>& events) {
   return cause.empty() ? "" : "pod " + text(pod, "/metadata/name") + ": " + cause;
 }
 
-bool is_ready(const json& pod) {
-  return std::any_of(array(pod, "/status/conditions").begin(),
-                     array(pod, "/status/conditions").end(), [](const json& condition) {
-                       return text(condition, "/type") == "Ready" &&
-                              text(condition, "/status") == "True";
-                     });
+bool is_pod_ready(const json& pod) {
+  const json& conditions = array(pod, "/status/conditions");
+  return std::any_of(conditions.begin(), conditions.end(), [](const json& condition) {
+    return text(condition, "/type") == "Ready" && text(condition, "/status") == "True";
+  });
 }
 
 const json* storage_class(const json& claim, const std::vector<json>& storage_classes) {
@@ -117,10 +116,8 @@ std::string claim_cause(const json& claim, const WorkloadState& state) {
   std::string class_name = text(claim, "/spec/storageClassName");
   if (names_missing_storage_class(claim, state.storage_classes))
     return what + ": StorageClass \"" + class_name + "\" does not exist";
-  std::string cause =
-      what + " " +
-      (text(claim, "/status/phase").empty() ? "not bound"
-                                            : text(claim, "/status/phase") + ", not bound");
+  std::string phase = text(claim, "/status/phase");
+  std::string cause = what + (phase.empty() ? " not bound" : " is " + phase);
   if (const json* found = storage_class(claim, state.storage_classes)) {
     cause += " (StorageClass \"" + class_name + "\", provisioner \"" +
              text(*found, "/provisioner") + "\")";
@@ -139,7 +136,7 @@ FurtherReads further_reads(const WorkloadState& state, std::size_t max_pods) {
   };
   std::size_t pods = 0;
   for (const json& pod : state.pods) {
-    if (!is_ready(pod) && pods++ < max_pods) events_of(pod);
+    if (!is_pod_ready(pod) && pods++ < max_pods) events_of(pod);
   }
   if (state.pods.empty()) {
     for (const json& replica_set : state.replica_sets) events_of(replica_set);
@@ -191,7 +188,7 @@ Diagnosis diagnose(const WorkloadState& state) {
   if (diagnosis.permanent) return diagnosis;
   // The first pod not ready with something to say: they tend to say the same.
   for (const json& pod : state.pods) {
-    if (is_ready(pod) || at(pod, "/metadata/deletionTimestamp")) continue;
+    if (is_pod_ready(pod) || at(pod, "/metadata/deletionTimestamp")) continue;
     std::string cause = pod_cause(pod, state.events);
     if (cause.empty()) continue;
     add(cause);

@@ -59,8 +59,8 @@ TEST_CASE("diagnosis: the scheduler's reason and the unbound claim with its Stor
   CHECK_FALSE(diagnosis.permanent);
   CHECK(diagnosis.cause ==
         "pod source-controller-1: Unschedulable: 0/1 nodes are available: pod has unbound "
-        "immediate PersistentVolumeClaims.; PersistentVolumeClaim flux-system/data Pending, not "
-        "bound (StorageClass \"never\", provisioner \"example.com/never\")");
+        "immediate PersistentVolumeClaims.; PersistentVolumeClaim flux-system/data is Pending "
+        "(StorageClass \"never\", provisioner \"example.com/never\")");
 
   // The claim's latest warning says more.
   state.events = {warning("uid-data", "ProvisioningFailed", "first", "2026-01-01T00:00:01Z"),

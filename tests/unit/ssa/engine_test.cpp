@@ -524,7 +524,7 @@ TEST_CASE("engine: a pending Deployment's cause is reported once, and named at t
                   started + std::chrono::milliseconds(4500)),
       "timeout waiting for Deployment/flux-system/d (0 of 1 replicas available: pod d-1: "
       "Unschedulable: pod has unbound immediate PersistentVolumeClaims; PersistentVolumeClaim "
-      "flux-system/data Pending, not bound (StorageClass \"never\", provisioner "
+      "flux-system/data is Pending (StorageClass \"never\", provisioner "
       "\"example.com/never\"): ProvisioningFailed: no luck)",
       Error);
   std::vector<std::string> causes;
