@@ -51,6 +51,7 @@ wait_apply() {
   local started=$SECONDS
   apply_timeout=$2 apply "$1" "$work/$1.yaml"
   elapsed=$((SECONDS - started))
+  echo "  apply $1 (--timeout $2) ended after ${elapsed}s"
 }
 ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
 # failed_with NAME TEXT...: the apply NAME exited 1 with each TEXT in its
@@ -103,7 +104,8 @@ said_unbound() { grep -q 'pending (.*unbound immediate PersistentVolumeClaims' "
 # Counted from the start of the apply: the first pending pod comes later.
 if wait_until 45 said_unbound; then
   seconds=$((SECONDS - started))
-  echo "  the scheduler's reason printed ${seconds}s after the apply began"
+  echo "  the scheduler's reason printed ${seconds}s after the apply began:"
+  grep -m 1 'pending (' "$work/unbound.err" | sed 's/^/  | /'
   check "the unbound claim's cause is printed within 15 s" test "$seconds" -le 15
 else
   fail "the unbound claim's cause is printed within 15 s" "not printed: $(tail -n 3 "$work/unbound.err")"
