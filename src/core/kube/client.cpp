@@ -340,7 +340,9 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     for (const auto& [key, value] : query.selector) {
       labels += (labels.empty() ? "" : ",") + key + "=" + value;
     }
-    listing.selector = labels.empty() ? "" : "labelSelector=" + net::url_escape(labels);
+    listing.selector =
+        join_query({labels.empty() ? "" : "labelSelector=" + net::url_escape(labels),
+                    query.fields.empty() ? "" : "fieldSelector=" + net::url_escape(query.fields)});
     listing.named = !query.name.empty();
     ObjectKey named = kind;
     named.name = query.name;

@@ -36,11 +36,14 @@ using Labels = std::map<std::string, std::string>;
 // Which objects of a kind (group, version, kind of `kind`) a list asks for:
 // those in kind.ns (every namespace when empty) that carry every label of
 // `selector`, and only the one so named when `name` is set (a GET; the
-// context's namespace for a namespaced kind without one).
+// context's namespace for a namespaced kind without one). `fields` is a
+// field selector ("involvedObject.uid=..."), for the kinds whose fields the
+// server selects by (the events of one object).
 struct ListQuery {
   ObjectKey kind;
   Labels selector;
   std::string name;
+  std::string fields{};
 };
 
 // One of several writes sent together: the object as the server has it

@@ -22,6 +22,13 @@ constexpr std::chrono::milliseconds kPollInterval{500};
 // established within tens of milliseconds, a rollout takes seconds.
 constexpr std::chrono::milliseconds kFirstPoll{25};
 constexpr std::chrono::seconds kRecreateTimeout{60};
+// How often a pending Deployment is diagnosed, from that long after the wait
+// began: a rollout that goes well is not read for, the scheduler's and the
+// kubelet's word is printed within seconds.
+constexpr std::chrono::seconds kDiagnosisInterval{2};
+// The pods of one Deployment whose events a diagnosis reads: they tend to
+// say the same.
+constexpr std::size_t kDiagnosedPods = 3;
 // How often a take-over is tried from a fresh read of an object that moved
 // under its guard, the tries kFirstPoll apart, doubling up to kPollInterval:
 // a rollout writes a Deployment's status in bursts over a few seconds, which
@@ -468,6 +475,93 @@ std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,
   return applied;
 }
 
+namespace {
+
+kube::Labels match_labels(const json& deployment) {
+  kube::Labels labels;
+  json::json_pointer path("/spec/selector/matchLabels");
+  if (!deployment.contains(path) || !deployment.at(path).is_object()) return labels;
+  for (const auto& [key, value] : deployment.at(path).items()) {
+    if (value.is_string()) labels[key] = value.get<std::string>();
+  }
+  return labels;
+}
+
+// Lists asked for together, each answer handed to where it goes.
+struct Reads {
+  std::vector<kube::ListQuery> queries;
+  std::vector<std::function<void(std::vector<json>)>> into;
+
+  void ask(kube::ListQuery query, std::function<void(std::vector<json>)> then) {
+    queries.push_back(std::move(query));
+    into.push_back(std::move(then));
+  }
+};
+
+}  // namespace
+
+std::vector<Diagnosis> Engine::diagnose_pending(const std::vector<json>& deployments) {
+  std::vector<Diagnosis> diagnoses(deployments.size());
+  if (diagnosis_refused_) return diagnoses;
+  std::vector<WorkloadState> states(deployments.size());
+  auto read = [this](Reads& reads) {
+    if (reads.queries.empty()) return;
+    before_request();
+    std::vector<std::vector<json>> lists = cluster_.list_all(reads.queries);
+    for (std::size_t i = 0; i < lists.size(); ++i) reads.into[i](std::move(lists[i]));
+  };
+  auto append = [](std::vector<json>& to) {
+    return [&to](std::vector<json> found) {
+      to.insert(to.end(), std::make_move_iterator(found.begin()),
+                std::make_move_iterator(found.end()));
+    };
+  };
+  try {
+    // What the Deployment's selector and pod template name, then the
+    // events of what is not there yet and the classes its claims ask for.
+    Reads owned;
+    for (std::size_t d = 0; d < deployments.size(); ++d) {
+      WorkloadState& state = states[d];
+      state.deployment = deployments[d];
+      std::string ns = kube::object_key(state.deployment).ns;
+      kube::Labels selector = match_labels(state.deployment);
+      if (!selector.empty()) {
+        owned.ask({{"", "v1", "Pod", ns, ""}, selector, ""}, append(state.pods));
+        owned.ask({{"apps", "v1", "ReplicaSet", ns, ""}, selector, ""}, append(state.replica_sets));
+      }
+      for (const std::string& claim : claim_names(state.deployment)) {
+        owned.ask({{"", "v1", "PersistentVolumeClaim", ns, ""}, {}, claim}, append(state.claims));
+      }
+      owned.ask({{"", "v1", "Namespace", "", ""}, {}, ns}, [&state](std::vector<json> found) {
+        if (!found.empty()) state.ns = std::move(found.front());
+      });
+    }
+    read(owned);
+    Reads related;
+    for (WorkloadState& state : states) {
+      std::string ns = kube::object_key(state.deployment).ns;
+      FurtherReads further = further_reads(state, kDiagnosedPods);
+      for (const std::string& uid : further.event_subjects) {
+        related.ask({{"", "v1", "Event", ns, ""}, {}, "", "involvedObject.uid=" + uid},
+                    append(state.events));
+      }
+      for (const std::string& name : further.storage_classes) {
+        related.ask({{"storage.k8s.io", "v1", "StorageClass", "", ""}, {}, name},
+                    append(state.storage_classes));
+      }
+    }
+    read(related);
+  } catch (const kube::ApiError& error) {
+    // Not allowed to read pods or events: the wait goes on as before,
+    // without asking again.
+    if (error.status() != 401 && error.status() != 403) throw;
+    diagnosis_refused_ = true;
+    return diagnoses;
+  }
+  for (std::size_t d = 0; d < states.size(); ++d) diagnoses[d] = diagnose(states[d]);
+  return diagnoses;
+}
+
 void Engine::wait(const std::vector<json>& objects, const std::string& what,
                   std::chrono::steady_clock::time_point deadline) {
   std::vector<json> pending;
@@ -477,10 +571,13 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
   if (pending.empty()) return;
   progress("waiting for " + what + " (" + std::to_string(pending.size()) + " objects)");
   std::map<std::string, std::string> reasons;
+  std::map<std::string, std::string> causes;  // the diagnoses last reported, by name
+  auto next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;
   std::chrono::milliseconds poll = kFirstPoll;
   while (!pending.empty()) {
     std::vector<Live> live = read_live(pending);
     std::vector<json> still;
+    std::vector<json> pending_deployments;  // live
     for (std::size_t i = 0; i < pending.size(); ++i) {
       ObjectKey key = kube::object_key(pending[i]);
       // It was applied: gone now, it was deleted, and will not come back.
@@ -493,14 +590,28 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
       if (health.failed) throw Error(display_name(key) + ": " + health.message);
       reasons[display_name(key)] = health.message;
       still.push_back(pending[i]);
+      if (key.kind == "Deployment") pending_deployments.push_back(*live[i]);
     }
     pending = std::move(still);
     if (pending.empty()) break;
+    if (!pending_deployments.empty() && std::chrono::steady_clock::now() >= next_diagnosis) {
+      std::vector<Diagnosis> diagnoses = diagnose_pending(pending_deployments);
+      for (std::size_t d = 0; d < diagnoses.size(); ++d) {
+        std::string name = display_name(kube::object_key(pending_deployments[d]));
+        const Diagnosis& diagnosis = diagnoses[d];
+        if (diagnosis.permanent) throw Error(name + ": " + reasons[name] + ": " + diagnosis.cause);
+        if (!diagnosis.cause.empty() && diagnosis.cause != causes[name])
+          progress(name + " pending (" + reasons[name] + "): " + diagnosis.cause);
+        causes[name] = diagnosis.cause;
+      }
+      next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string message = "timeout waiting for";
       for (const json& object : pending) {
         std::string name = display_name(kube::object_key(object));
-        message += " " + name + " (" + reasons[name] + ")";
+        std::string cause = causes[name].empty() ? "" : ": " + causes[name];
+        message += " " + name + " (" + reasons[name] + cause + ")";
       }
       throw Error(message);
     }

@@ -21,6 +21,7 @@
 
 #include "core/kube/cluster.h"
 #include "core/ssa/change_set.h"
+#include "core/ssa/diagnosis.h"
 
 namespace fluxop::ssa {
 
@@ -104,6 +105,10 @@ class Engine {
                                     const std::function<void(const Change&)>& on_change);
   // Until every object is ready (kstatus rules for the kinds that have
   // them), or throws when one fails or the deadline passes, naming them.
+  // A Deployment pending for a while is diagnosed every few seconds (its
+  // pods, ReplicaSets, claims and their events): a new cause is reported as
+  // progress and goes into the error, and one that never resolves by itself
+  // fails the wait at once.
   void wait(const std::vector<nlohmann::json>& objects, const std::string& what,
             std::chrono::steady_clock::time_point deadline);
   // Until none of the objects exists any more, or throws when the deadline
@@ -120,12 +125,16 @@ class Engine {
   bool namespace_exists(const std::string& ns);
   Applied recreate(const nlohmann::json& object);
   bool take_over(const ObjectKey& key, nlohmann::json live);
+  // Why each Deployment (live) is pending; nothing is said of those whose
+  // objects the caller may not read.
+  std::vector<Diagnosis> diagnose_pending(const std::vector<nlohmann::json>& deployments);
 
   kube::Cluster& cluster_;
   EngineHooks hooks_;
   Labels selector_;
   std::map<std::string, bool> namespaces_;  // seen to exist or not, for dry runs
   std::set<std::string> empty_namespaces_;  // created here, nothing applied to them yet
+  bool diagnosis_refused_ = false;          // the server forbade a read a diagnosis needs
 };
 
 // Whether the engine applies the object in the first stage.

@@ -316,3 +316,16 @@ TEST_CASE("client: lists are read in pages, a list without end is cut, its items
         "ConfigMap in odd: the API server's answer to GET /api/v1/namespaces/odd/configmaps: a "
         "list item that is not an object");
 }
+
+TEST_CASE("client: a list asks for its label and field selectors") {
+  std::string asked;
+  FakeApiServer server = configmap_server([&](const FakeRequest& request) -> FakeResponse {
+    asked = request.target;
+    return {200, R"({"metadata":{},"items":[]})", ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  client.list_all({{{"", "v1", "ConfigMap", "ns", ""}, {{"app", "a"}}, "", "metadata.uid=u 1"}});
+  CHECK(asked ==
+        "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Da&fieldSelector=metadata.uid%3Du%201&"
+        "limit=50");
+}

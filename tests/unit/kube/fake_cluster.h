@@ -42,6 +42,8 @@ class FakeCluster : public kube::Cluster {
   // By key(): a dry run or apply of an update fails so (a new object is let
   // through, as after a recreate).
   std::map<std::string, kube::ApiError> refuse_apply;
+  // By "group/version/kind": a list of that kind fails so (forbidden).
+  std::map<std::string, kube::ApiError> refuse_list;
   std::vector<std::string> requests_log;  // "GET Kind/ns/name", "APPLY ...", "DRY-RUN ..."
   int kind_refreshes = 0;
   std::function<void()> on_refresh;           // what a refresh of discovery finds new
@@ -50,6 +52,22 @@ class FakeCluster : public kube::Cluster {
   std::set<std::string> stuck;  // by key(): deleted, they stay, terminating (a finalizer)
 
   static std::string key(const kube::ObjectKey& k) { return kube::display_name(k); }
+
+  // Whether the object's fields match a field selector of `path=value`
+  // terms joined by commas ("involvedObject.uid=u1,type=Warning").
+  static bool selects(const std::string& fields, const json& object) {
+    for (std::size_t start = 0; start < fields.size();) {
+      std::size_t end = std::min(fields.find(',', start), fields.size());
+      std::string term = fields.substr(start, end - start);
+      std::size_t equals = term.find('=');
+      std::string path = "/" + term.substr(0, equals);
+      std::replace(path.begin(), path.end(), '.', '/');
+      json::json_pointer pointer(path);
+      if (!object.contains(pointer) || object.at(pointer) != term.substr(equals + 1)) return false;
+      start = end + 1;
+    }
+    return true;
+  }
 
   void put(json object) {
     stamp(object, 1);
@@ -71,6 +89,10 @@ class FakeCluster : public kube::Cluster {
       kube::ObjectKey named = query.kind;
       named.name = query.name;
       log("LIST", named);
+      const kube::ObjectKey& kind = query.kind;
+      if (auto refused = refuse_list.find(kind.group + "/" + kind.version + "/" + kind.kind);
+          refused != refuse_list.end())
+        throw refused->second;
       std::vector<json>& out = lists.emplace_back();
       if (!has_kind(query.kind)) continue;
       for (const auto& [name, object] : objects) {
@@ -78,6 +100,7 @@ class FakeCluster : public kube::Cluster {
         if (k.group != query.kind.group || k.kind != query.kind.kind) continue;
         if (!query.kind.ns.empty() && k.ns != query.kind.ns) continue;
         if (!query.name.empty() && k.name != query.name) continue;
+        if (!selects(query.fields, object)) continue;
         kube::Labels labels = object["metadata"].value("labels", kube::Labels{});
         if (std::all_of(query.selector.begin(), query.selector.end(), [&](const auto& label) {
               auto found = labels.find(label.first);

@@ -473,5 +473,92 @@ TEST_CASE("engine: the hook before each request can stop it") {
   CHECK(cluster.logged("APPLY").empty());
 }
 
+// A Deployment that cannot roll out, with the pod the scheduler left
+// pending and the claim it waits for, in a cluster that serves what a
+// diagnosis reads.
+FakeCluster unschedulable_cluster(const std::string& storage_class) {
+  FakeCluster cluster;
+  for (const char* kind : {"/v1/Pod", "apps/v1/ReplicaSet", "/v1/Event",
+                           "/v1/PersistentVolumeClaim", "storage.k8s.io/v1/StorageClass"}) {
+    cluster.served.insert(kind);
+  }
+  cluster.put(namespace_object("flux-system"));
+  cluster.put(json::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {
+    "name": "d-1", "namespace": "flux-system", "uid": "uid-d-1", "labels": {"app": "d"}},
+    "status": {"conditions": [{"type": "PodScheduled", "status": "False",
+      "reason": "Unschedulable", "message": "pod has unbound immediate PersistentVolumeClaims"}]}})"));
+  cluster.put(json::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {
+    "name": "other", "namespace": "flux-system", "uid": "uid-other", "labels": {"app": "other"}},
+    "status": {"conditions": [{"type": "PodScheduled", "status": "False",
+      "reason": "Unschedulable", "message": "another's"}]}})"));
+  cluster.put(json::parse(R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {
+    "name": "data", "namespace": "flux-system", "uid": "uid-data"},
+    "spec": {"storageClassName": ")" +
+                          storage_class + R"("}, "status": {"phase": "Pending"}})"));
+  cluster.put(json::parse(R"({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+    "metadata": {"name": "never"}, "provisioner": "example.com/never"})"));
+  cluster.put(json::parse(R"({"apiVersion": "v1", "kind": "Event", "metadata": {
+    "name": "data.1", "namespace": "flux-system"}, "type": "Warning",
+    "involvedObject": {"uid": "uid-data"}, "reason": "ProvisioningFailed", "message": "no luck"})"));
+  return cluster;
+}
+
+json pending_deployment() {
+  return json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+    "name": "d", "namespace": "flux-system", "generation": 1},
+    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+      "template": {"spec": {"volumes": [{"name": "data",
+        "persistentVolumeClaim": {"claimName": "data"}}]}}},
+    "status": {"observedGeneration": 1, "updatedReplicas": 1, "replicas": 1}})");
+}
+
+TEST_CASE("engine: a pending Deployment's cause is reported once, and named at the deadline") {
+  FakeCluster cluster = unschedulable_cluster("never");
+  cluster.put(pending_deployment());
+  std::vector<std::string> lines;
+  Engine engine(cluster, {.on_progress = [&](const std::string& line) { lines.push_back(line); }});
+  auto started = std::chrono::steady_clock::now();
+  // Two diagnoses (2 s apart) before the deadline: the cause is the same.
+  CHECK_THROWS_WITH_AS(
+      engine.wait({pending_deployment()}, "the components",
+                  started + std::chrono::milliseconds(4500)),
+      "timeout waiting for Deployment/flux-system/d (0 of 1 replicas available: pod d-1: "
+      "Unschedulable: pod has unbound immediate PersistentVolumeClaims; PersistentVolumeClaim "
+      "flux-system/data is Pending (StorageClass \"never\", provisioner "
+      "\"example.com/never\"): ProvisioningFailed: no luck)",
+      Error);
+  std::vector<std::string> causes;
+  std::copy_if(lines.begin(), lines.end(), std::back_inserter(causes),
+               [](const std::string& line) { return line.find("pending") != std::string::npos; });
+  REQUIRE(causes.size() == 1);
+  CHECK(causes[0].starts_with(
+      "Deployment/flux-system/d pending (0 of 1 replicas available): pod d-1: Unschedulable"));
+}
+
+TEST_CASE("engine: a claim whose StorageClass does not exist fails the wait at once") {
+  FakeCluster cluster = unschedulable_cluster("nowhere");
+  cluster.put(pending_deployment());
+  Engine engine(cluster);
+  // kLater is counted from the start of the run, which may be long past.
+  auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(
+      engine.wait({pending_deployment()}, "the components", started + std::chrono::seconds(30)),
+      "Deployment/flux-system/d: 0 of 1 replicas available: PersistentVolumeClaim "
+      "flux-system/data: StorageClass \"nowhere\" does not exist",
+      Error);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+}
+
+TEST_CASE("engine: a diagnosis the caller may not read leaves the wait as it was") {
+  FakeCluster cluster = unschedulable_cluster("nowhere");
+  cluster.put(pending_deployment());
+  cluster.refuse_list.emplace("/v1/Pod", kube::ApiError("pods is forbidden", 403, "Forbidden"));
+  Engine engine(cluster);
+  CHECK_THROWS_WITH_AS(
+      engine.wait({pending_deployment()}, "the components",
+                  std::chrono::steady_clock::now() + std::chrono::milliseconds(2500)),
+      "timeout waiting for Deployment/flux-system/d (0 of 1 replicas available)", Error);
+}
+
 }  // namespace
 }  // namespace fluxop::ssa

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# End-to-end tests of the waits that say why, on a local control plane
+# (scripts/cluster) of their own: `fluxopctl apply` prints on stderr why a
+# Deployment is still pending, puts it in its error and in the FluxInstance's
+# Ready message, and fails at once where waiting cannot help:
+# - .spec.storage naming a StorageClass whose provisioner never provisions
+#   (volumeBindingMode Immediate): the scheduler's "unbound immediate
+#   PersistentVolumeClaims" printed within 15 s, and named at the timeout;
+# - .spec.storage naming a StorageClass that does not exist: fails at once;
+# - an image that cannot be pulled and a crash loop, the containers' waiting
+#   states written by kwok (the pod-container-waiting stage of
+#   scripts/cluster.d/kwok-stages.yaml, asked for by a pod annotation);
+# - a ResourceQuota that refuses the pods: "exceeded quota", long before the
+#   timeout.
+#
+#   tests/e2e/wait_test.sh BIN ROOT
+#
+# Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
+# cluster or no distribution to test with.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT}")
+root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+work=$(mktemp -d)
+apply_pid=
+cleanup() {
+  stop_process "$apply_pid"
+  e2e_cluster_down
+  rm -rf "$work"
+}
+on_exit cleanup
+
+[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+e2e_cluster_up "$work/cluster"
+
+# instance NAME [LINES...]: the four-controller instance with the extra
+# spec LINES, in $work/NAME.yaml.
+instance() {
+  local name=$1
+  shift
+  cp "$root/tests/e2e/instances/flux-2.8-four.yaml" "$work/$name.yaml"
+  printf '%s\n' "$@" >>"$work/$name.yaml"
+}
+# wait_apply NAME TIMEOUT: fluxopctl apply of $work/NAME.yaml with --timeout
+# TIMEOUT; $elapsed holds the seconds it took.
+elapsed=0
+wait_apply() {
+  local started=$SECONDS
+  apply_timeout=$2 apply "$1" "$work/$1.yaml"
+  elapsed=$((SECONDS - started))
+  echo "  apply $1 (--timeout $2) ended after ${elapsed}s"
+}
+ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
+# failed_with NAME TEXT...: the apply NAME exited 1 with each TEXT in its
+# error line, and the FluxInstance's Ready condition is False naming each.
+failed_with() {
+  local name=$1 text
+  shift
+  exit_is 1 || return 1
+  [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')" = False ] ||
+    { echo "the FluxInstance is not Ready=False"; return 1; }
+  for text; do
+    grep '^error: ' "$work/$name.err" | grep -qF "$text" ||
+      { echo "the error does not name '$text': $(grep '^error' "$work/$name.err")"; return 1; }
+    ready_message | grep -qF "$text" ||
+      { echo "the Ready message does not name '$text': $(ready_message)"; return 1; }
+  done
+}
+# ended_within SECONDS: the last apply ended so soon (its timeout far off).
+ended_within() {
+  [ "$elapsed" -le "$1" ] || { echo "it took ${elapsed}s, not at most ${1}s"; return 1; }
+}
+# no_pvc: the claims .spec.storage made are gone. Nothing here runs the
+# controller that removes their kubernetes.io/pvc-protection finalizer.
+no_pvc() {
+  local claim
+  for claim in $(k -n "$ns" get pvc -o name); do
+    k -n "$ns" patch "$claim" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null &&
+      k -n "$ns" delete "$claim" --wait=false >/dev/null || return 1
+  done
+}
+
+# A StorageClass whose provisioner never comes: the claim stays unbound, the
+# scheduler says so of the source-controller's pod.
+k apply -f - >/dev/null <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: never
+provisioner: example.com/never
+volumeBindingMode: Immediate
+EOF
+instance unbound '  storage:' '    class: never' '    size: 1Gi'
+started=$SECONDS
+(
+  apply_timeout=45s apply unbound "$work/unbound.yaml"
+  exit "$rc"
+) &
+apply_pid=$!
+said_unbound() { grep -q 'pending (.*unbound immediate PersistentVolumeClaims' "$work/unbound.err" 2>/dev/null; }
+pod_pending() {
+  [ -n "$(k -n "$ns" get pods -l app=source-controller --field-selector=status.phase=Pending -o name 2>/dev/null)" ]
+}
+# Counted from the first pending pod, as seen here (a little after it is
+# created), and shown from the start of the apply too.
+if wait_until 45 pod_pending; then
+  first_pod=$SECONDS
+  if wait_until 45 said_unbound; then
+    seconds=$((SECONDS - first_pod))
+    echo "  the scheduler's reason printed ${seconds}s after the first pending pod," \
+      "$((SECONDS - started))s after the apply began:"
+    grep -m 1 'pending (' "$work/unbound.err" | sed 's/^/  | /'
+    check "the unbound claim's cause is printed within 15 s" test "$seconds" -le 15
+  else
+    fail "the unbound claim's cause is printed within 15 s" "not printed: $(tail -n 3 "$work/unbound.err")"
+  fi
+else
+  fail "the unbound claim's cause is printed within 15 s" "no pending pod of source-controller"
+fi
+wait "$apply_pid"
+rc=$?
+apply_pid=
+check "the unbound claim fails the apply at the timeout, naming the scheduler's reason" \
+  failed_with unbound "unbound immediate PersistentVolumeClaims" \
+  'StorageClass "never", provisioner "example.com/never"'
+check "the cause is printed once, not on every poll" \
+  test "$(grep -c 'Deployment/flux-system/source-controller pending' "$work/unbound.err")" -le 2
+
+# A StorageClass that does not exist: the claim never binds.
+check "the claims are removed by hand" no_pvc
+instance nowhere '  storage:' '    class: nowhere' '    size: 1Gi'
+wait_apply nowhere 2m
+check "a StorageClass that does not exist fails the apply" \
+  failed_with nowhere 'StorageClass "nowhere" does not exist'
+check "a StorageClass that does not exist fails at once" ended_within 60
+
+# Containers that wait: an image that cannot be pulled, a crash loop.
+check "the claims are removed by hand" no_pvc
+instance containers '  kustomize:' '    patches:' \
+  '      - target: {kind: Deployment, name: kustomize-controller}' \
+  '        patch: |' \
+  '          - op: add' \
+  '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
+  '            value: ErrImagePull' \
+  '      - target: {kind: Deployment, name: helm-controller}' \
+  '        patch: |' \
+  '          - op: add' \
+  '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
+  '            value: CrashLoopBackOff'
+wait_apply containers 30s
+check "an image that cannot be pulled is named" failed_with containers "container manager: ErrImagePull"
+check "a crash loop is named with how the container last ended" \
+  failed_with containers "container manager: CrashLoopBackOff" "(last terminated: Error, exit code 1)"
+
+# A quota of no pods: the ReplicaSets cannot create any. Last: a
+# Deployment keeps its ReplicaFailure condition until its ReplicaSet next
+# creates a pod, well after the quota is gone.
+# Every pod template changed, so that each Deployment needs new pods.
+k -n "$ns" create quota no-pods --hard=pods=0 >/dev/null
+instance quota '  kustomize:' '    patches:' \
+  '      - target: {kind: Deployment}' \
+  '        patch: |' \
+  '          - op: add' \
+  '            path: /spec/template/metadata/annotations/quota.e2e.fluxopctl.dev' \
+  '            value: "no-pods"'
+wait_apply quota 2m
+check "a quota that refuses the pods is named" failed_with quota "exceeded quota"
+check "the quota's refusal ends the wait at once" ended_within 60
+
+summary
