@@ -316,3 +316,22 @@ TEST_CASE("client: lists are read in pages, a list without end is cut, its items
         "ConfigMap in odd: the API server's answer to GET /api/v1/namespaces/odd/configmaps: a "
         "list item that is not an object");
 }
+
+TEST_CASE("client: every request carries the Impersonate-* headers") {
+  FakeApiServer server([](const FakeRequest&) -> FakeResponse { return {200, "{}", ""}; });
+  fluxop::kube::ClusterAccess access = fake_access(server);
+  access.impersonate.user = "jane";
+  access.impersonate.groups = {"dev", "ops"};
+  fluxop::kube::KubeClient client(access, fast_retries());
+  CHECK(client.request("GET", "/version").status == 200);
+  REQUIRE(server.requests().size() == 1);
+  const std::string& head = server.requests()[0].head;
+  CHECK(head.find("\r\nImpersonate-User: jane\r\n") != std::string::npos);
+  CHECK(head.find("\r\nImpersonate-Group: dev\r\nImpersonate-Group: ops\r\n") != std::string::npos);
+
+  access.impersonate.user.clear();
+  access.impersonate_origin = "--as-group";
+  CHECK_THROWS_WITH_AS(fluxop::kube::KubeClient(access, fast_retries()),
+                       "--as-group: groups to impersonate without a user to impersonate",
+                       fluxop::Error);
+}
