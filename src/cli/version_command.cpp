@@ -74,7 +74,16 @@ std::string installed_flux(kube::Cluster& cluster, const std::string& ns) {
 ServerVersions server_versions(const VersionOptions& options) {
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   kube::ServerVersion server = connected.cluster->server_version();
-  return {server.git_version, server.platform, installed_flux(*connected.cluster, options.ns)};
+  ServerVersions versions{server.git_version, server.platform, ""};
+  try {
+    versions.flux = installed_flux(*connected.cluster, options.ns);
+  } catch (const kube::ApiError& e) {
+    // As kubectl version, which needs only /version: a caller who may not
+    // read the instance or the namespace still learns the server's.
+    if (e.status() != 403) throw;
+    versions.flux = "unknown (forbidden to read it in " + options.ns + ")";
+  }
+  return versions;
 }
 
 }  // namespace

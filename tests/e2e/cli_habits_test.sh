@@ -6,7 +6,8 @@
 #     the flux-system namespace's label once there is one
 #   2 impersonation: --as the unprivileged user (the admin may impersonate)
 #     is Forbidden, naming that user; --as-group system:masters with it is
-#     allowed; the kubeconfig user's `as:` does the same as --as
+#     allowed; the kubeconfig user's `as:` does the same as --as; version
+#     as that user shows the server's version, the Flux version forbidden
 #   3 proxies: the kubeconfig's proxy-url tunnels every request through a
 #     CONNECT proxy (tests/oci/connect_proxy.py), which never sees a
 #     credential; HTTPS_PROXY is not used for the loopback API server (as
@@ -56,6 +57,10 @@ check "1 version -o json: fluxVersion from the namespace's label" out_has '"flux
 fx as_nobody --kubeconfig "$admin" --as "$nobody" report -o json
 check "2 --as nobody: exit 1" exit_is 1
 check "2 --as nobody: forbidden, naming the user" err_has "forbidden: User \"$nobody\" cannot" as_nobody
+fx version_as_nobody version --kubeconfig "$admin" --as "$nobody"
+check "2 version --as nobody: exit 0, as kubectl version" exit_is 0
+check "2 version --as nobody: the server's version" out_has "^Server Version: ${server_version//./\\.}$" version_as_nobody
+check "2 version --as nobody: the Flux version forbidden" out_has '^Flux Version: unknown \(forbidden to read it in flux-system\)$' version_as_nobody
 fx as_admin_group report --kubeconfig "$admin" --as "$nobody" --as-group dev --as-group system:masters -o json
 check "2 --as nobody --as-group dev --as-group system:masters: allowed" exit_is 0
 python3 - "$admin" "$work/as.kubeconfig" "$nobody" <<'PY'
