@@ -3,19 +3,23 @@ _fluxopctl() {
   local cur prev command
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  # --color VALUE goes before the command or after it
+  # The global flags go before the command or after it
+  local global_flags="--color --kubeconfig --context -n --namespace --as --as-group --request-timeout"
   if [ "$prev" = --color ]; then
     COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
     return
   fi
   local i=1
   while [ "$i" -lt "$COMP_CWORD" ] && [[ "${COMP_WORDS[i]}" == -* ]]; do
-    [ "${COMP_WORDS[i]}" = --color ] && i=$((i + 1))
+    case "${COMP_WORDS[i]}" in
+      --color|--kubeconfig|--context|-n|--namespace|--as|--as-group|--request-timeout) i=$((i + 1)) ;;
+    esac
     i=$((i + 1))
   done
   command=${COMP_WORDS[i]}
-  if [ "$i" -eq "$COMP_CWORD" ]; then
-    COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull push version help completion --color
+  if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
+    [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
+    COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report export kustomize pull push version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -50,7 +54,7 @@ _fluxopctl() {
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
       return ;;
-    --insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
+    --as|--as-group|--insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
       return ;;
   esac
   case "$command" in
@@ -159,16 +163,17 @@ _fluxopctl() {
         COMPREPLY=($(compgen -d -- "$cur"))
       fi
       ;;
-    version) COMPREPLY=($(compgen -W "-o --output --color -h --help" -- "$cur")) ;;
+    version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
+    export) COMPREPLY=($(compgen -W "report -h --help" -- "$cur")) ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull
-        push version help completion" -- "$cur"))
+      COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report export kustomize
+        pull push version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
   esac
-  # --color, fluxopctl's own, is taken after any command too
+  # The global flags are taken after any command too
   if [[ "$cur" == -* ]]; then
-    COMPREPLY+=($(compgen -W "--color" -- "$cur"))
+    COMPREPLY+=($(compgen -W "$global_flags" -- "$cur"))
   fi
 }
 complete -F _fluxopctl fluxopctl

@@ -1,5 +1,5 @@
 # fish completion for fluxopctl
-set -l commands build apply diff delete get wait reconcile suspend resume report kustomize pull push version help completion
+set -l commands build apply diff delete get wait reconcile suspend resume report export kustomize pull push version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
@@ -15,10 +15,13 @@ complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a kustomiz
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a pull -d 'Pull a Flux distribution artifact into the cache, list or prune it'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 'Push a distribution directory to a registry'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a version -d 'Print the fluxopctl version'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a export -d "The upstream CLI's spelling: export report"
+complete -c fluxopctl -n "__fish_seen_subcommand_from export" -x -a report
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a help -d 'Print the help of fluxopctl, or of a command'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a completion -d 'Print the completion script of bash, zsh or fish'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'
 complete -c fluxopctl -l color -x -a 'auto always never' -d 'Colour the output (default auto)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from version" -l client -d 'Only the client version, no cluster'
 complete -c fluxopctl -n "__fish_seen_subcommand_from version" -s o -l output -x -a 'yaml json' -d 'Print the version, commit, build date and libraries'
 complete -c fluxopctl -n "__fish_seen_subcommand_from help" -x -a "$commands"
 complete -c fluxopctl -n "__fish_seen_subcommand_from completion" -x -a 'bash zsh fish'
@@ -34,13 +37,15 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull" -l offline -d 'Use only the cache'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
-complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push delete get wait reconcile suspend resume report" -l request-timeout -x -d 'The bound of one request, retries included'
+complete -c fluxopctl -l request-timeout -x -d 'The bound of one request, retries included (global)'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -s f -l filename -r -F -d 'FluxInstance file'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete get wait reconcile suspend resume report" -l kubeconfig -r -F -d 'Kubeconfig file'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete get wait reconcile suspend resume report" -l context -x -a '(kubectl config get-contexts -o name 2>/dev/null)' -d 'Kubeconfig context'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete get wait reconcile suspend resume report" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
+complete -c fluxopctl -l kubeconfig -r -F -d 'Kubeconfig file (global)'
+complete -c fluxopctl -l context -x -a '(kubectl config get-contexts -o name 2>/dev/null)' -d 'Kubeconfig context (global)'
+complete -c fluxopctl -l as -x -d 'Impersonate this user (global)'
+complete -c fluxopctl -l as-group -x -d 'Impersonate this group, repeatable (global)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete get wait reconcile suspend resume report version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete reconcile suspend resume report" -l field-manager -x -d 'Field manager of the writes'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l wait -d 'Wait for the components to roll out (default)'

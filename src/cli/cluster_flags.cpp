@@ -2,17 +2,48 @@
 
 namespace fluxop::cli {
 
-void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
-  command
-      .add_option("--kubeconfig", flags.kubeconfig,
-                  "The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+void add_global_cluster_flags(CLI::App& app) {
+  app.add_option("--kubeconfig",
+                 "The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
       ->option_text("FILE");
-  command
-      .add_option("--context", flags.context, "The kubeconfig context (default: its current one)")
+  app.add_option("--context", "The kubeconfig context (default: its current one)")
       ->option_text("NAME");
+  app.add_option("-n,--namespace",
+                 "The namespace, for the commands that take one (see each command's help); "
+                 "ignored by the others")
+      ->option_text("NAMESPACE");
+  app.add_option("--as", "Impersonate this user (Impersonate-User), as kubectl --as")
+      ->option_text("USER");
+  app.add_option("--as-group",
+                 "Impersonate this group, repeatable (Impersonate-Group), as kubectl --as-group")
+      ->option_text("GROUP")
+      ->take_all()
+      ->allow_extra_args(false);
+  add_request_timeout_flag(app);
+}
+
+CLI::Option& global_option(CLI::App& command, const std::string& name) {
+  CLI::App* app = &command;
+  while (app->get_parent() != nullptr) app = app->get_parent();
+  return *app->get_option(name);
+}
+
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
+  global_option(command, "--kubeconfig").each([&flags](const std::string& value) {
+    flags.kubeconfig = value;
+  });
+  global_option(command, "--context").each([&flags](const std::string& value) {
+    flags.context = value;
+  });
+  global_option(command, "--as").each([&flags](const std::string& value) {
+    flags.impersonate.user = value;
+  });
+  global_option(command, "--as-group").each([&flags](const std::string& value) {
+    flags.impersonate.groups.push_back(value);
+  });
+  add_request_timeout_flag(command, flags.request_timeout);
   command.add_flag("--insecure-skip-tls-verify", flags.insecure_skip_tls_verify,
                    "Do not verify the API server's certificate (insecure)");
-  add_request_timeout_flag(command, flags.request_timeout);
   if (!writes) return;
   command
       .add_option("--field-manager", flags.field_manager,

@@ -60,6 +60,7 @@ void add_delete_command(CLI::App& app) {
       "namespace and what Flux deployed stay");
   add_instance_target(*cmd, options->target);
   add_cluster_flags(*cmd, options->cluster);
+  add_upstream_spelling(*cmd, /*name_required=*/true);
   cmd->add_flag("--keep-crds", options->keep_crds,
                 "Keep the CRDs and the Flux custom resources, so that a reinstall resumes where "
                 "it stopped");

@@ -159,6 +159,7 @@ CLI::App* add_instance_command(CLI::App& app, const std::string& name,
   add_instance_target(*cmd, options->target);
   if (writes) options->cluster.field_manager = std::string(reconcile::kCliFieldManager);
   add_cluster_flags(*cmd, options->cluster, writes);
+  add_upstream_spelling(*cmd, /*name_required=*/name != "get");
   return cmd;
 }
 

@@ -21,6 +21,23 @@ void add_instance_target(CLI::App& command, InstanceTarget& target) {
       ->excludes(filename);
 }
 
+void add_upstream_spelling(CLI::App& command, bool name_required) {
+  auto* instance = command.add_subcommand(
+      "instance", "The upstream CLI's spelling: " + command.get_name() + " instance " +
+                      (name_required ? "flux" : "[flux]") + " [-n NAMESPACE]");
+  // Its flags are the command's.
+  instance->fallthrough();
+  instance->add_option("NAME", "The FluxInstance's name: flux")
+      ->required(name_required)
+      ->check(CLI::Validator(
+          [](const std::string& name) {
+            return name == "flux" ? std::string()
+                                  : "'" + name + "' is not flux, the one name a FluxInstance has";
+          },
+          "flux"))
+      ->option_text(" ");
+}
+
 kube::ObjectKey target_key(const InstanceTarget& target) {
   if (target.file.empty() && target.filename.empty())
     return reconcile::instance_ref(target.ns.empty() ? "flux-system" : target.ns, "flux");

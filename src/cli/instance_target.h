@@ -19,6 +19,12 @@ struct InstanceTarget {
 // FILE, -f/--filename, -n/--namespace (one of FILE and -n).
 void add_instance_target(CLI::App& command, InstanceTarget& target);
 
+// `COMMAND instance [NAME]`, the upstream CLI's spelling (`flux-operator
+// get instance flux -n flux-system`), so that its scripts port over: the
+// same command, on the instance in -n. NAME, required when `name_required`,
+// can only be flux, the one name the FluxInstance CRD allows.
+void add_upstream_spelling(CLI::App& command, bool name_required);
+
 // The instance's key: the file's name and namespace, else flux in -n
 // (flux-system by default).
 kube::ObjectKey target_key(const InstanceTarget& target);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <new>
 
+#include "cli/cluster_flags.h"
 #include "cli/color.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
@@ -77,10 +78,15 @@ int run(CLI::App& app, int argc, char** argv, fluxop::yaml::ParseCache& parse_ca
 int main(int argc, char** argv) {
   CLI::App app{"fluxopctl: render, apply and diff Flux installations from a FluxInstance"};
   app.name("fluxopctl");
-  app.require_subcommand(1);
-  // Options of the app (--color) are taken after a command too.
+  // Alone, fluxopctl prints its usage on stdout and succeeds, as kubectl.
+  app.require_subcommand(0, 1);
+  app.callback([&app] {
+    if (app.get_subcommands().empty()) std::cout << app.help();
+  });
+  // Options of the app (the global flags) are taken after a command too.
   app.fallthrough();
   fluxop::cli::color::add_color_flag(app);
+  fluxop::cli::add_global_cluster_flags(app);
   app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
   fluxop::cli::add_version_command(app);
   // Entries are written once the command has read everything it parsed.
@@ -96,5 +102,10 @@ int main(int argc, char** argv) {
   fluxop::cli::add_report_command(app);
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
+  // A command's help lists its own flags; the global ones are the app's.
+  for (CLI::App* command : app.get_subcommands({}))
+    command->footer(
+        "Global flags, before or after the command (kubeconfig, context, namespace, as, "
+        "as-group, request-timeout, color): see 'fluxopctl --help'");
   return flushed(run(app, argc, argv, parse_cache));
 }

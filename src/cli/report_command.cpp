@@ -108,11 +108,11 @@ void run_report(const ReportCommandOptions& options) {
   for (const ssa::Change& change : changes) print_notice(ssa::change_line(change));
 }
 
-}  // namespace
-
-void add_report_command(CLI::App& app) {
+// `report` under `parent`, its -o `output` by default.
+void add_report_subcommand(CLI::App& parent, const std::string& output) {
   auto options = std::make_shared<ReportCommandOptions>();
-  auto* cmd = app.add_subcommand(
+  options->output = output;
+  auto* cmd = parent.add_subcommand(
       "report",
       "Show the FluxReport of the Flux installation, as the Flux Operator computes it: "
       "distribution, cluster, components, reconcilers' statistics, cluster sync");
@@ -128,11 +128,23 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output,
                   "table: readable tables; yaml or json: the FluxReport object")
       ->check(CLI::IsMember({"table", "yaml", "json"}))
-      ->option_text("table|yaml|json (default table)");
+      ->option_text("table|yaml|json (default " + output + ")");
   cmd->add_flag("--write", options->write,
                 "Also server-side apply the report as the FluxReport `flux` in the namespace "
                 "(installing the FluxReport CRD when the cluster has none)");
   cmd->callback([options] { run_report(*options); });
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  add_report_subcommand(app, "table");
+  // The upstream CLI's `flux-operator export report`, which prints the
+  // FluxReport object: YAML by default.
+  auto* export_command =
+      app.add_subcommand("export", "The upstream CLI's spelling: export report (-o yaml)");
+  export_command->require_subcommand(1);
+  add_report_subcommand(*export_command, "yaml");
 }
 
 }  // namespace fluxop::cli

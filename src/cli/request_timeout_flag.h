@@ -1,5 +1,6 @@
-// --request-timeout, of every command that talks to a registry or an API
-// server: the bound of one HTTP request (net::HttpOptions::request_timeout).
+// --request-timeout, a global flag (as kubectl's) for every command that
+// talks to a registry or an API server: the bound of one HTTP request
+// (net::HttpOptions::request_timeout).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,8 +10,10 @@ namespace fluxop::cli {
 
 inline constexpr std::chrono::milliseconds kDefaultRequestTimeout{30'000};
 
-// Adds --request-timeout to `command`, or, when it has it already (a command
-// that reaches both a registry and a cluster), makes it also set `timeout`.
+// Defines --request-timeout on the app, before any command is added.
+void add_request_timeout_flag(CLI::App& app);
+
+// Makes the app's --request-timeout also set `timeout` when `command` runs.
 void add_request_timeout_flag(CLI::App& command, std::chrono::milliseconds& timeout);
 
 }  // namespace fluxop::cli

@@ -39,14 +39,40 @@ void refuse_app_version_flag(const CLI::App& app, const CLI::App& command, const
                          CLI::ExitCodes::ExtrasError);
 }
 
+// Whether `arg`, an option of the app, takes the next argument as its value
+// (`--kubeconfig FILE`, not `--kubeconfig=FILE`).
+bool takes_next(const CLI::App& app, const std::string& arg) {
+  if (arg.find('=') != std::string::npos || (arg.size() > 2 && arg[1] != '-')) return false;
+  const CLI::Option* option = app.get_option_no_throw(arg);
+  return option != nullptr && option->get_type_size_max() > 0;
+}
+
+// The arguments with the flags before the command moved after its name: the
+// command's own flag of that name (-n) takes them, else the app's, which
+// every command falls through to.
+std::vector<std::string> flags_after_command(const CLI::App& app, int argc,
+                                             const char* const* argv) {
+  std::vector<std::string> args, before_command;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--" || !arg.starts_with("-")) break;
+    before_command.push_back(arg);
+    if (takes_next(app, arg) && i + 1 < argc) before_command.push_back(argv[++i]);
+  }
+  if (i < argc && find_command(app, argv[i]) != nullptr) args.push_back(argv[i++]);
+  args.insert(args.end(), before_command.begin(), before_command.end());
+  for (; i < argc; ++i) args.push_back(argv[i]);
+  return args;
+}
+
 }  // namespace
 
 std::vector<std::string> command_line(const CLI::App& app, int argc, const char* const* argv) {
   std::vector<std::string> args;
   const CLI::App* command = &app;
   bool options_end = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (std::string& arg : flags_after_command(app, argc, argv)) {
     if (options_end || arg == "--") {
       options_end = true;
     } else if (const CLI::App* sub = find_command(*command, arg)) {
@@ -75,10 +101,36 @@ std::string unknown_command(const CLI::App& app, const std::string& word) {
   return message + "; see '" + app.get_name() + " --help' for the commands";
 }
 
+std::string unknown_flag(const CLI::App& command, const std::string& flag) {
+  std::string name = flag.substr(0, flag.find('='));
+  std::vector<std::string> names;
+  for (const CLI::App* at = &command; at != nullptr; at = at->get_parent()) {
+    for (const CLI::Option* option : at->get_options()) {
+      for (const std::string& long_name : option->get_lnames()) names.push_back("--" + long_name);
+    }
+  }
+  std::string message = "unknown flag " + name;
+  if (name.starts_with("--")) {
+    if (std::optional<std::string> suggestion = closest(name, names))
+      return message + "; did you mean " + *suggestion + "?";
+  }
+  std::string path = command.get_name();
+  for (const CLI::App* at = command.get_parent(); at != nullptr; at = at->get_parent())
+    path = at->get_name() + " " + path;
+  return message + "; see '" + path + " --help' for the flags";
+}
+
 std::string usage_message(const CLI::App& app, const CLI::ParseError& error) {
   if (app.get_subcommands().empty()) {
     for (const std::string& word : app.remaining()) {
       if (!word.starts_with("-")) return unknown_command(app, word);
+    }
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    for (const std::string& word : app.remaining(true)) {
+      if (word.starts_with("-") && word != "-" && word != "--") return unknown_flag(*command, word);
     }
   }
   // CLI11's sentences start with a capital ("A subcommand is required"); a

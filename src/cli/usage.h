@@ -17,8 +17,12 @@ std::vector<std::string> command_line(const CLI::App& app, int argc, const char*
 // `unknown command "aply" for "fluxopctl"; did you mean "apply"?`
 std::string unknown_command(const CLI::App& app, const std::string& word);
 
+// `unknown flag --ouptut; did you mean --output?`: a flag neither `command`
+// nor the app defines, with the closest of theirs.
+std::string unknown_flag(const CLI::App& command, const std::string& flag);
+
 // What a CLI11 parse error says, on one line: an unknown command when no
-// command was recognised.
+// command was recognised, an unknown flag named with the closest one.
 std::string usage_message(const CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace fluxop::cli

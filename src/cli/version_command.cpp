@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/reconcile/instance_object.h"
 
 // The commit, its tree state and date (FLUXOPCTL_GIT_COMMIT,
 // FLUXOPCTL_GIT_TREE_STATE, FLUXOPCTL_BUILD_DATE), written at build time by
@@ -32,23 +34,105 @@ nlohmann::ordered_json libraries() {
           {"CLI11", CLI11_VERSION}};
 }
 
+struct VersionOptions {
+  OutputFormat format = OutputFormat::Yaml;
+  bool client_only = false;
+  ClusterFlags cluster;
+  std::string ns = "flux-system";
+};
+
+struct ServerVersions {
+  std::string kubernetes;  // "v1.34.1"
+  std::string platform;    // "linux/amd64"
+  std::string flux;        // "v2.7.2", or what says none is installed
+};
+
+// The Flux version installed in `ns`: the revision the FluxInstance flux
+// last applied ("v2.7.2@sha256:..."), else the version label Flux puts on
+// its namespace (an installation without the operator).
+std::string installed_flux(kube::Cluster& cluster, const std::string& ns) {
+  kube::ObjectKey instance = reconcile::instance_ref(ns, "flux");
+  if (cluster.has_kind(instance)) {
+    if (std::optional<nlohmann::json> live = reconcile::get_live_instance(cluster, instance)) {
+      std::string revision =
+          live->value("status", nlohmann::json::object()).value("lastAppliedRevision", "");
+      if (!revision.empty()) return revision.substr(0, revision.find('@'));
+    }
+  }
+  std::optional<nlohmann::json> space = cluster.get({"", "v1", "Namespace", "", ns});
+  if (space) {
+    nlohmann::json labels = space->value("metadata", nlohmann::json::object())
+                                .value("labels", nlohmann::json::object());
+    if (labels.is_object()) {
+      auto version = labels.find("app.kubernetes.io/version");
+      if (version != labels.end() && version->is_string()) return version->get<std::string>();
+    }
+  }
+  return "none in " + ns;
+}
+
+ServerVersions server_versions(const VersionOptions& options) {
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  kube::ServerVersion server = connected.cluster->server_version();
+  ServerVersions versions{server.git_version, server.platform, ""};
+  try {
+    versions.flux = installed_flux(*connected.cluster, options.ns);
+  } catch (const kube::ApiError& e) {
+    // As kubectl version, which needs only /version: a caller who may not
+    // read the instance or the namespace still learns the server's.
+    if (e.status() != 403) throw;
+    versions.flux = "unknown (forbidden to read it in " + options.ns + ")";
+  }
+  return versions;
+}
+
 }  // namespace
 
 void add_version_command(CLI::App& app) {
-  auto format = std::make_shared<OutputFormat>(OutputFormat::Yaml);
-  auto* cmd = app.add_subcommand("version", "Print the fluxopctl version");
-  add_output_flag(*cmd, *format);
-  cmd->callback([cmd, format] {
+  auto options = std::make_shared<VersionOptions>();
+  auto* cmd = app.add_subcommand(
+      "version",
+      "Print the fluxopctl version, and when a cluster is configured, its Kubernetes version "
+      "and the Flux version installed in it, as kubectl version does");
+  add_output_flag(*cmd, options->format);
+  cmd->add_flag("--client", options->client_only, "Only the client's version, no cluster");
+  add_cluster_flags(*cmd, options->cluster, /*writes=*/false);
+  global_option(*cmd, "--namespace").each([options](const std::string& value) {
+    options->ns = value;
+  });
+  cmd->callback([cmd, options] {
+    std::optional<ServerVersions> server;
+    std::string unreachable;
+    if (!options->client_only) {
+      try {
+        server = server_versions(*options);
+      } catch (const kube::NoClusterConfigured&) {
+        // fluxopctl renders without a cluster: no cluster is no error here.
+      } catch (const Error& e) {
+        unreachable = e.what();
+      }
+    }
     if (cmd->count("--output") == 0) {
       std::cout << "fluxopctl " << FLUXOPCTL_VERSION << "\n";
-      return;
+      if (server) {
+        std::cout << "Server Version: " << printable(server->kubernetes) << "\n"
+                  << "Flux Version: " << printable(server->flux) << "\n";
+      }
+    } else {
+      nlohmann::ordered_json document = {{"version", FLUXOPCTL_VERSION},
+                                         {"gitCommit", FLUXOPCTL_GIT_COMMIT},
+                                         {"gitTreeState", FLUXOPCTL_GIT_TREE_STATE},
+                                         {"buildDate", FLUXOPCTL_BUILD_DATE},
+                                         {"libraries", libraries()}};
+      if (server) {
+        document["serverVersion"] = {{"gitVersion", server->kubernetes},
+                                     {"platform", server->platform}};
+        document["fluxVersion"] = server->flux;
+      }
+      std::cout << render_document(document, options->format);
     }
-    nlohmann::ordered_json document = {{"version", FLUXOPCTL_VERSION},
-                                       {"gitCommit", FLUXOPCTL_GIT_COMMIT},
-                                       {"gitTreeState", FLUXOPCTL_GIT_TREE_STATE},
-                                       {"buildDate", FLUXOPCTL_BUILD_DATE},
-                                       {"libraries", libraries()}};
-    std::cout << render_document(document, *format);
+    // As kubectl: the client's version printed, the unreachable server an error.
+    if (!unreachable.empty()) throw Error(unreachable);
   });
 }
 

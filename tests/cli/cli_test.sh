@@ -46,11 +46,22 @@ expect() {
 expect "--help" 0 '^Subcommands:' empty -- "$bin" --help
 expect "kustomize --help" 0 '^Usage: .*kustomize' empty -- "$bin" kustomize --help
 expect "version --help" 0 '^Usage: .*version' empty -- "$bin" version --help
-expect "version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" version
+# No cluster configured: the client's version alone, exit 0.
+no_cluster=(env -u KUBECONFIG -u KUBERNETES_SERVICE_HOST HOME="$work")
+expect "version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "${no_cluster[@]}" "$bin" version
+[ "$(wc -l <"$work/out")" -eq 1 ] || fail "version without a cluster: $(wc -l <"$work/out") lines"
 expect "--version" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+' empty -- "$bin" --version
 # Usage errors: one line naming what is wrong, nothing on stdout, exit 2.
-expect "no subcommand" 2 empty '^error: a subcommand is required$' -- "$bin"
-expect "unknown flag" 2 empty '^error: .*--bogus' -- "$bin" kustomize --bogus
+# Alone, the usage on stdout, as kubectl.
+expect "no subcommand" 0 '^Subcommands:' empty -- "$bin"
+expect "unknown flag" 2 empty "^error: unknown flag --bogus; see 'fluxopctl kustomize --help' for the flags$" -- \
+  "$bin" kustomize --bogus
+expect "unknown flag, suggested" 2 empty '^error: unknown flag --ouptut; did you mean --output\?$' -- \
+  "$bin" get --ouptut yaml
+expect "unknown flag=value, suggested" 2 empty '^error: unknown flag --ouptut; did you mean --output\?$' -- \
+  "$bin" build --ouptut=json "$work/none.yaml"
+expect "unknown flag before the command" 2 empty '^error: unknown flag --kubeconfg; did you mean --kubeconfig\?$' -- \
+  "$bin" --kubeconfg x get
 expect "bad -o" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o xml "$fixtures/01-resources-files"
 expect "bad -o=" 2 empty '^error: --output: xml not in \{yaml,json\}$' -- "$bin" kustomize -o=xml "$fixtures/01-resources-files"
 expect "apply --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m" -- \
@@ -298,5 +309,60 @@ for command in delete get wait reconcile suspend resume; do
 done
 expect "delete: a FILE that is no FluxInstance" 1 empty "^error: $work/empty.kubeconfig: " -- \
   "$bin" delete "$work/empty.kubeconfig" --kubeconfig "$work/empty.kubeconfig"
+
+# kubectl's global flags, before or after the command: the same error either way.
+for command in get wait report version; do
+  out=empty
+  [ "$command" = version ] && out='^fluxopctl [0-9]'
+  expect "$command: --kubeconfig before the command" 1 "$out" "^error: $work/empty.kubeconfig: no current-context" -- \
+    "$bin" --kubeconfig "$work/empty.kubeconfig" "$command"
+  expect "$command: --kubeconfig= after the command" 1 "$out" "^error: $work/empty.kubeconfig: no current-context" -- \
+    "$bin" "$command" --kubeconfig="$work/empty.kubeconfig"
+done
+expect "--context before the command" 1 empty '^error: --context: no context named "nope"' -- \
+  "$bin" --context nope --kubeconfig "$work/empty.kubeconfig" get
+expect "-n before the command is the command's -n" 2 empty '^error: .*(FILE|--namespace) excludes' -- \
+  "$bin" -n flux-system delete a.yaml
+expect "--request-timeout before the command is checked" 2 empty "^error: --request-timeout: '5x' is not a duration" -- \
+  "$bin" --request-timeout 5x get
+# A command that reaches no cluster accepts them and ignores them, as kubectl.
+expect "kustomize ignores the cluster flags" 0 '^kind: ' empty -- \
+  "$bin" --kubeconfig "$work/none" -n x --as jane kustomize --context c "$fixtures/01-resources-files"
+
+# Impersonation, refused before any request when it cannot be sent.
+cat >"$work/unreachable.kubeconfig" <<'KUBECONFIG'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+KUBECONFIG
+expect "--as-group without --as" 1 empty '^error: --as-group: groups to impersonate without a user to impersonate$' -- \
+  "$bin" get --as-group dev --kubeconfig "$work/unreachable.kubeconfig"
+expect "--as with a line break" 1 empty '^error: --as: Impersonate-User: holds a line break$' -- \
+  "$bin" get --as "$(printf 'jane\r\nX-Evil: 1')" --kubeconfig "$work/unreachable.kubeconfig"
+sed 's|server: "https://127.0.0.1:1"}|server: "https://127.0.0.1:1", proxy-url: "ftp://proxy"}|' \
+  "$work/unreachable.kubeconfig" >"$work/ftp-proxy.kubeconfig"
+expect "kubeconfig proxy-url not http" 1 empty "^error: $work/ftp-proxy.kubeconfig: clusters\\[0\\]\\.cluster\\.proxy-url: not an http://, https:// or socks5:// URL$" -- \
+  "$bin" get --kubeconfig "$work/ftp-proxy.kubeconfig"
+
+# version: a configured cluster that does not answer is an error after the client's version.
+expect "version, cluster unreachable" 1 '^fluxopctl [0-9]' '^error: .*127\.0\.0\.1:1' -- \
+  "$bin" version --kubeconfig "$work/unreachable.kubeconfig" --request-timeout 2s
+expect "version --client reaches no cluster" 0 '^fluxopctl [0-9]' empty -- \
+  "$bin" version --client --kubeconfig "$work/unreachable.kubeconfig"
+
+# The upstream CLI's spellings: usage checked as the commands' own.
+expect "get instance NAME not flux" 2 empty "^error: NAME: 'other' is not flux, the one name a FluxInstance has$" -- \
+  "$bin" get instance other
+expect "reconcile instance without NAME" 2 empty '^error: NAME is required' -- "$bin" reconcile instance
+expect "get instance: the command's flags" 1 empty "^error: $work/empty.kubeconfig: no current-context" -- \
+  "$bin" get instance flux -n flux-system --kubeconfig "$work/empty.kubeconfig"
+expect "delete instance flux: the command's -n and FILE rule" 2 empty '^error: .*excludes' -- \
+  "$bin" delete instance flux -n flux-system -f a.yaml
+expect "export alone" 2 empty '^error: ' -- "$bin" export
+expect "export report: report's flags" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- \
+  "$bin" export report -o wide
 
 summary

@@ -6,7 +6,8 @@
 A client told to use it (https_proxy=http://127.0.0.1:PORT) reaches the
 registry at --target whatever host it asks for: ghcr.io:443 becomes a local
 registry serving a certificate for ghcr.io. Each CONNECT is one line in --log,
-`CONNECT HOST:PORT`; other methods are answered 405. The port goes to
+`CONNECT HOST:PORT` (then ` with credentials` when it carried an
+Authorization or Proxy-Authorization header); other methods are answered 405. The port goes to
 --port-file once it listens. Exits on SIGTERM or SIGINT and after --timeout
 seconds.
 """
@@ -28,8 +29,11 @@ def handler_for(args):
             pass
 
         def do_CONNECT(self):
+            # A credential sent to the proxy is marked: the client's are
+            # for the server at the tunnel's end only.
+            credentials = "Authorization" in self.headers or "Proxy-Authorization" in self.headers
             with open(args.log, "a") as log:
-                log.write(f"CONNECT {self.path}\n")
+                log.write(f"CONNECT {self.path}{' with credentials' if credentials else ''}\n")
             try:
                 upstream = socket.create_connection((target_host, int(target_port)), timeout=10)
             except OSError as e:

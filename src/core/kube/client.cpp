@@ -102,7 +102,11 @@ ApiError api_error(std::string_view what, long status, std::string_view body) {
 }
 
 KubeClient::KubeClient(ClusterAccess access, ClientOptions options)
-    : access_(std::move(access)), options_(options), auth_(access_), mapper_(*this) {}
+    : access_(std::move(access)),
+      options_(options),
+      identity_headers_(impersonation_headers(access_.impersonate, access_.impersonate_origin)),
+      auth_(access_),
+      mapper_(*this) {}
 
 KubeClient::~KubeClient() = default;
 
@@ -124,6 +128,7 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
     http.tls.insecure_skip_verify = access_.insecure_skip_tls_verify;
     http.tls.client_cert_pem = credentials.client_cert_pem;
     http.tls.client_key_pem = credentials.client_key_pem;
+    http.proxy = access_.proxy_url;
     earlier_requests_ = requests_sent();
     http_ = std::make_unique<net::HttpClient>(std::move(http));
     http_cert_pem_ = credentials.client_cert_pem;
@@ -141,6 +146,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     net::HttpRequest request;
     request.method = one.method;
     request.url = access_.server + one.path + (one.query.empty() ? "" : "?" + one.query);
+    request.headers = identity_headers_;
     request.headers.push_back("Accept: " + one.accept);
     if (!one.body.empty()) request.headers.push_back("Content-Type: " + one.content_type);
     request.authorization = {credentials.authorization, net::url_authority(access_.server)};
@@ -204,6 +210,7 @@ Response KubeClient::stream(const std::string& path, const std::string& query, n
   auto once = [&](const RequestCredentials& credentials) {
     net::HttpRequest request;
     request.url = access_.server + path + (query.empty() ? "" : "?" + query);
+    request.headers = identity_headers_;
     request.headers.push_back("Accept: application/json");
     request.authorization = {credentials.authorization, net::url_authority(access_.server)};
     request.timeout = timeout;

@@ -155,6 +155,8 @@ class KubeClient {
 
   ClusterAccess access_;
   ClientOptions options_;
+  // Impersonate-* headers, sent with every request.
+  std::vector<std::string> identity_headers_;
   Authenticator auth_;
   RestMapper mapper_;
   std::unique_ptr<net::HttpClient> http_;

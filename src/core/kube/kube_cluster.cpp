@@ -102,6 +102,14 @@ namespace {
 ClusterAccess cluster_access(const ClusterSettings& settings) {
   ClusterAccess access = load_cluster_access({settings.kubeconfig, settings.context});
   if (settings.insecure_skip_tls_verify) access.insecure_skip_tls_verify = true;
+  const Impersonation& flags = settings.impersonate;
+  if (!flags.empty()) {
+    if (!flags.user.empty()) access.impersonate.user = flags.user;
+    if (!flags.groups.empty()) access.impersonate.groups = flags.groups;
+    access.impersonate_origin = flags.user.empty() ? "--as-group" : "--as";
+    impersonation_headers(access.impersonate,
+                          access.impersonate_origin);  // refused before a request
+  }
   return access;
 }
 

@@ -58,6 +58,8 @@ struct ClusterSettings {
   std::string kubeconfig;  // empty: $KUBECONFIG, ~/.kube/config, in-cluster
   std::string context;     // empty: the current one
   bool insecure_skip_tls_verify = false;
+  // --as and --as-group: they replace the kubeconfig user's as and as-groups.
+  Impersonation impersonate;
   std::chrono::milliseconds request_timeout{30'000};
   std::string field_manager = "flux-operator";  // the in-cluster operator's
 };

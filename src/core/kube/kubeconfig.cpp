@@ -8,6 +8,8 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/net/http.h"
+#include "core/net/proxy.h"
 #include "core/yaml/parse.h"
 
 namespace fluxop::kube {
@@ -186,13 +188,42 @@ ExecPlugin read_exec(const Entry& user) {
   return plugin;
 }
 
-void read_user(const Entry& user, ClusterAccess& access) {
-  for (std::string_view unsupported : {"auth-provider", "as", "as-uid", "as-groups"}) {
-    if (field(user, unsupported)) {
-      throw Error(field_path(user, unsupported) + ": not supported by fluxopctl" +
-                  (unsupported == "auth-provider" ? " (use an exec plugin)" : ""));
+// A list of strings (as-groups, an as-user-extra entry).
+std::vector<std::string> string_list(const yaml::Node& list, const std::string& where) {
+  if (!list.is_sequence()) throw Error(where + ": not a list");
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < list.items().size(); ++i) {
+    if (!list.items()[i].is_scalar())
+      throw Error(where + "[" + std::to_string(i) + "]: not a string");
+    values.push_back(list.items()[i].text());
+  }
+  return values;
+}
+
+Impersonation read_impersonation(const Entry& user) {
+  Impersonation who;
+  who.user = string_field(user, "as");
+  who.uid = string_field(user, "as-uid");
+  if (const yaml::Node* groups = field(user, "as-groups"))
+    who.groups = string_list(*groups, field_path(user, "as-groups"));
+  if (const yaml::Node* extra = field(user, "as-user-extra")) {
+    if (!extra->is_map()) throw Error(field_path(user, "as-user-extra") + ": not a map");
+    for (const auto& [key, values] : extra->entries()) {
+      if (!values.is_null())
+        who.extra.emplace_back(key,
+                               string_list(values, field_path(user, "as-user-extra") + "." + key));
     }
   }
+  impersonation_headers(who, user.where);  // refused at load, naming the field
+  return who;
+}
+
+void read_user(const Entry& user, ClusterAccess& access) {
+  if (field(user, "auth-provider"))
+    throw Error(field_path(user, "auth-provider") +
+                ": not supported by fluxopctl (use an exec plugin)");
+  access.impersonate = read_impersonation(user);
+  access.impersonate_origin = user.where;
   access.client_cert_pem = data_or_file(user, "client-certificate");
   access.client_key_pem = data_or_file(user, "client-key");
   if (access.client_cert_pem.empty() != access.client_key_pem.empty()) {
@@ -223,8 +254,9 @@ void read_cluster(const Entry& cluster, ClusterAccess& access) {
                 ": not supported by fluxopctl (libcurl cannot verify another name than the "
                 "server URL's host)");
   }
-  if (!string_field(cluster, "proxy-url").empty())
-    throw Error(field_path(cluster, "proxy-url") + ": not supported by fluxopctl");
+  access.proxy_url = string_field(cluster, "proxy-url");
+  if (std::string problem = net::proxy_url_problem(access.proxy_url); !problem.empty())
+    throw Error(field_path(cluster, "proxy-url") + ": " + problem);
 }
 
 ClusterAccess resolve(const Merged& merged, const KubeconfigFlags& flags) {
@@ -269,6 +301,31 @@ std::string token_problem(std::string_view token) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
   }
   return "";
+}
+
+std::vector<std::string> impersonation_headers(const Impersonation& who, std::string_view origin) {
+  if (who.user.empty() && !who.empty()) {
+    throw Error(std::string(origin) + ": " +
+                (!who.groups.empty() ? "groups"
+                 : !who.uid.empty()  ? "a uid"
+                                     : "extras") +
+                " to impersonate without a user to impersonate");
+  }
+  std::vector<std::string> headers;
+  auto add = [&](const std::string& name, const std::string& value) {
+    if (std::string problem = token_problem(value); !problem.empty())
+      throw Error(std::string(origin) + ": " + name + ": " + problem);
+    headers.push_back(name + ": " + value);
+  };
+  if (!who.user.empty()) add("Impersonate-User", who.user);
+  for (const std::string& group : who.groups) add("Impersonate-Group", group);
+  if (!who.uid.empty()) add("Impersonate-Uid", who.uid);
+  // A key travels in the header's name: escaped, so that any key is a
+  // valid name, as the API server unescapes it.
+  for (const auto& [key, values] : who.extra) {
+    for (const std::string& value : values) add("Impersonate-Extra-" + net::url_escape(key), value);
+  }
+  return headers;
 }
 
 Environment Environment::current() {
@@ -325,7 +382,7 @@ ClusterAccess load_cluster_access(const KubeconfigFlags& flags, const Environmen
   bool empty = merged.contexts.empty() && merged.current_context.empty();
   if (empty && !required && flags.context.empty()) {
     if (std::optional<ClusterAccess> access = in_cluster_access(env)) return *access;
-    throw Error(
+    throw NoClusterConfigured(
         "no cluster to talk to: no --kubeconfig, no kubeconfig file in $KUBECONFIG or "
         "~/.kube/config, and not in a cluster (KUBERNETES_SERVICE_HOST unset)");
   }

@@ -9,7 +9,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/error.h"
 
 namespace fluxop::kube {
 
@@ -56,6 +59,23 @@ struct ExecPlugin {
   std::string origin;  // "FILE: users[N].user.exec", for errors
 };
 
+// Whom the requests act as (kubectl --as, --as-group; the kubeconfig user's
+// as, as-groups, as-uid, as-user-extra): the Impersonate-* headers, which
+// the API server honours when the caller may impersonate.
+struct Impersonation {
+  std::string user;
+  std::vector<std::string> groups;
+  std::string uid;
+  std::vector<std::pair<std::string, std::vector<std::string>>> extra;
+
+  bool empty() const { return user.empty() && groups.empty() && uid.empty() && extra.empty(); }
+};
+
+// The Impersonate-* headers of `who`; throws fluxop::Error naming `origin`
+// (a flag or the kubeconfig's field) when groups, a uid or extras come
+// without a user, or a value holds a control character.
+std::vector<std::string> impersonation_headers(const Impersonation& who, std::string_view origin);
+
 // How to reach one cluster and authenticate to it.
 struct ClusterAccess {
   std::string origin;   // the kubeconfig file that named the context, or "in-cluster"
@@ -70,12 +90,24 @@ struct ClusterAccess {
   std::string username;    // HTTP Basic, with
   std::string password;
   std::optional<ExecPlugin> exec;
+  Impersonation impersonate;
+  std::string impersonate_origin;  // "FILE: users[N].user" or the flags, for errors
+  // The proxy the kubeconfig's cluster names (proxy-url); empty: the
+  // environment's (HTTPS_PROXY, NO_PROXY), as kubectl.
+  std::string proxy_url;
   std::string default_namespace = "default";  // the context's namespace
+};
+
+// No kubeconfig and not in a cluster: nothing says which cluster to reach.
+class NoClusterConfigured : public Error {
+ public:
+  using Error::Error;
 };
 
 // The cluster access kubectl would use with these flags in this environment.
 // Throws fluxop::Error naming the file and field on a bad or missing entry,
-// and when there is no kubeconfig and no in-cluster service account.
+// and NoClusterConfigured when there is no kubeconfig and no in-cluster
+// service account.
 ClusterAccess load_cluster_access(const KubeconfigFlags& flags,
                                   const Environment& env = Environment::current());
 

@@ -13,21 +13,10 @@
 
 #include "core/duration.h"
 #include "core/error.h"
+#include "core/net/proxy.h"
+#include "core/net/text.h"
 
 namespace fluxop::net {
-
-namespace {
-
-constexpr int kMaxRedirects = 5;
-// Retries wait at most this long between attempts: a long retry window
-// (HttpRequest::retry_for) keeps probing.
-constexpr std::chrono::milliseconds kMaxBackoff{2'000};
-constexpr curl_off_t kProgressThreshold = 1 << 20;
-// A response's header block, interim (1xx) responses included: registries
-// and API servers send a few KiB; more is a peer making us hold it.
-constexpr std::size_t kMaxResponseHeaderBytes = 64 * 1024;
-
-CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
 
 std::string lowercase(std::string_view text) {
   std::string out(text);
@@ -43,6 +32,19 @@ std::string_view trim(std::string_view text) {
   }
   return text;
 }
+
+namespace {
+
+constexpr int kMaxRedirects = 5;
+// Retries wait at most this long between attempts: a long retry window
+// (HttpRequest::retry_for) keeps probing.
+constexpr std::chrono::milliseconds kMaxBackoff{2'000};
+constexpr curl_off_t kProgressThreshold = 1 << 20;
+// A response's header block, interim (1xx) responses included: registries
+// and API servers send a few KiB; more is a peer making us hold it.
+constexpr std::size_t kMaxResponseHeaderBytes = 64 * 1024;
+
+CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
 
 std::string_view url_scheme(std::string_view url) {
   std::size_t end = url.find("://");
@@ -281,6 +283,21 @@ HttpClient::~HttpClient() {
   curl_multi_cleanup(static_cast<CURLM*>(multi_));
 }
 
+void HttpClient::set_proxy_options(void* curl_handle, const std::string& url) const {
+  CURL* curl = handle(curl_handle);
+  // Decided here, as kubectl decides it; "" turns off libcurl's own reading
+  // of the environment.
+  std::string proxy =
+      options_.proxy.empty() ? proxy_for(url, ProxyEnvironment::current()) : options_.proxy;
+  curl_easy_setopt(curl, CURLOPT_PROXY, proxy.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "");
+  if (proxy.empty()) return;
+  // Through a CONNECT tunnel, and the request's headers (its Authorization,
+  // for the server only) never sent to the proxy itself.
+  curl_easy_setopt(curl, CURLOPT_HTTPPROXYTUNNEL, 1L);
+  curl_easy_setopt(curl, CURLOPT_HEADEROPT, CURLHEADER_SEPARATE);
+}
+
 void HttpClient::set_tls_options(void* curl_handle) const {
   CURL* curl = handle(curl_handle);
   const TlsOptions& tls = options_.tls;
@@ -356,6 +373,7 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   // A peer that vanished without a word (a host down) ends the connection.
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   set_tls_options(curl);
+  set_proxy_options(curl, request.url);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Attempt::on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Attempt::on_body);

@@ -51,6 +51,9 @@ struct HttpOptions {
   std::chrono::milliseconds max_retry_after{30'000};  // the longest Retry-After honoured
   std::size_t max_error_body = 64 * 1024;             // kept of a non-2xx body
   TlsOptions tls;
+  // The proxy every request goes through (a kubeconfig's proxy-url), the
+  // environment and NO_PROXY aside. Empty: the environment's (net/proxy.h).
+  std::string proxy;
 };
 
 // An Authorization header's value together with the HOST[:PORT] it was
@@ -156,6 +159,7 @@ class HttpClient {
   void after_attempt(Exchange& exchange) const;
   void check_scheme(const std::string& url) const;
   void set_tls_options(void* curl) const;
+  void set_proxy_options(void* curl, const std::string& url) const;
   bool should_retry(const HttpRequest& request, const HttpResponse& response,
                     const Failure& failure) const;
 

@@ -329,3 +329,22 @@ TEST_CASE("client: a list asks for its label and field selectors") {
         "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Da&fieldSelector=metadata.uid%3Du%201&"
         "limit=50");
 }
+
+TEST_CASE("client: every request carries the Impersonate-* headers") {
+  FakeApiServer server([](const FakeRequest&) -> FakeResponse { return {200, "{}", ""}; });
+  fluxop::kube::ClusterAccess access = fake_access(server);
+  access.impersonate.user = "jane";
+  access.impersonate.groups = {"dev", "ops"};
+  fluxop::kube::KubeClient client(access, fast_retries());
+  CHECK(client.request("GET", "/version").status == 200);
+  REQUIRE(server.requests().size() == 1);
+  const std::string& head = server.requests()[0].head;
+  CHECK(head.find("\r\nImpersonate-User: jane\r\n") != std::string::npos);
+  CHECK(head.find("\r\nImpersonate-Group: dev\r\nImpersonate-Group: ops\r\n") != std::string::npos);
+
+  access.impersonate.user.clear();
+  access.impersonate_origin = "--as-group";
+  CHECK_THROWS_WITH_AS(fluxop::kube::KubeClient(access, fast_retries()),
+                       "--as-group: groups to impersonate without a user to impersonate",
+                       fluxop::Error);
+}

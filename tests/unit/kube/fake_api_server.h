@@ -29,6 +29,7 @@ struct FakeRequest {
   std::string method;
   std::string target;         // path and query
   std::string authorization;  // the header's value
+  std::string head;           // the request line and every header, as sent
   std::string body;
 };
 
@@ -154,6 +155,7 @@ class FakeApiServer {
     std::size_t target = head.find(' ') + 1;
     request.target = head.substr(target, head.find(' ', target) - target);
     request.authorization = header(head, "Authorization");
+    request.head = head;
     request.body = data.substr(head_end + 4, body_size);
     {
       std::lock_guard lock(mutex_);

@@ -295,3 +295,69 @@ contexts: [{name: c, context: {cluster: k, user: u}}]
   CHECK_THROWS_WITH_AS(load_cluster_access({file, ""}, env),
                        (file + ": users[0].user.token: holds a control character").c_str(), Error);
 }
+
+TEST_CASE("kubeconfig: the user's impersonation (as, as-groups, as-uid, as-user-extra)") {
+  TempDir dir;
+  dir.write("config", R"(apiVersion: v1
+kind: Config
+clusters:
+- {name: c, cluster: {server: "https://127.0.0.1:6443"}}
+users:
+- name: viewer
+  user:
+    token: t
+    as: jane
+    as-groups: [dev, ops]
+    as-uid: "42"
+    as-user-extra: {scopes: [view, "a b"]}
+- {name: groups-only, user: {as-groups: [dev]}}
+- {name: line-break, user: {as: "jane\r\nX-Evil: 1"}}
+- {name: not-a-list, user: {as: jane, as-groups: dev}}
+contexts:
+- {name: viewer, context: {cluster: c, user: viewer}}
+- {name: groups-only, context: {cluster: c, user: groups-only}}
+- {name: line-break, context: {cluster: c, user: line-break}}
+- {name: not-a-list, context: {cluster: c, user: not-a-list}}
+)");
+  std::string file = (dir.path() / "config").string();
+  Environment env = empty_environment(dir);
+  ClusterAccess access = load_cluster_access({file, "viewer"}, env);
+  CHECK(access.impersonate.user == "jane");
+  CHECK(access.impersonate.groups == std::vector<std::string>{"dev", "ops"});
+  CHECK(impersonation_headers(access.impersonate, access.impersonate_origin) ==
+        std::vector<std::string>{"Impersonate-User: jane", "Impersonate-Group: dev",
+                                 "Impersonate-Group: ops", "Impersonate-Uid: 42",
+                                 "Impersonate-Extra-scopes: view",
+                                 "Impersonate-Extra-scopes: a b"});
+
+  CHECK_THROWS_WITH_AS(
+      load_cluster_access({file, "groups-only"}, env),
+      (file + ": users[1].user: groups to impersonate without a user to impersonate").c_str(),
+      Error);
+  CHECK_THROWS_WITH_AS(load_cluster_access({file, "line-break"}, env),
+                       (file + ": users[2].user: Impersonate-User: holds a line break").c_str(),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_cluster_access({file, "not-a-list"}, env),
+                       (file + ": users[3].user.as-groups: not a list").c_str(), Error);
+}
+
+TEST_CASE("kubeconfig: the cluster's proxy-url, an http, https or socks5 URL") {
+  TempDir dir;
+  dir.write("config", R"(apiVersion: v1
+kind: Config
+clusters:
+- {name: proxied, cluster: {server: "https://10.0.0.1:6443", proxy-url: "http://proxy:3128"}}
+- {name: ftp, cluster: {server: "https://10.0.0.1:6443", proxy-url: "ftp://u:secret@proxy"}}
+contexts:
+- {name: proxied, context: {cluster: proxied}}
+- {name: ftp, context: {cluster: ftp}}
+)");
+  std::string file = (dir.path() / "config").string();
+  Environment env = empty_environment(dir);
+  CHECK(load_cluster_access({file, "proxied"}, env).proxy_url == "http://proxy:3128");
+  // The URL is not quoted: it may hold the proxy's password.
+  CHECK_THROWS_WITH_AS(
+      load_cluster_access({file, "ftp"}, env),
+      (file + ": clusters[1].cluster.proxy-url: not an http://, https:// or socks5:// URL").c_str(),
+      Error);
+}
