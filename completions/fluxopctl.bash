@@ -15,7 +15,7 @@ _fluxopctl() {
   done
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ]; then
-    COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull push version help completion --color
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report kustomize pull push version help completion --color
       --help --version" -- "$cur"))
     return
   fi
@@ -34,6 +34,8 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "json" -- "$cur"))
       elif [ "$command" = delete ]; then
         COMPREPLY=($(compgen -W "json" -- "$cur"))
+      elif [ "$command" = check ]; then
+        COMPREPLY=($(compgen -W "table json" -- "$cur"))
       elif [ "$command" = report ] || [ "$command" = get ]; then
         COMPREPLY=($(compgen -W "table yaml json" -- "$cur"))
       else
@@ -81,6 +83,15 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --version -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    check)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
+          -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -161,7 +172,7 @@ _fluxopctl() {
       ;;
     version) COMPREPLY=($(compgen -W "-o --output --color -h --help" -- "$cur")) ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report kustomize pull
+      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report kustomize pull
         push version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
