@@ -19,7 +19,7 @@ _fluxopctl() {
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report export kustomize pull push version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -38,6 +38,8 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "json" -- "$cur"))
       elif [ "$command" = delete ]; then
         COMPREPLY=($(compgen -W "json" -- "$cur"))
+      elif [ "$command" = check ]; then
+        COMPREPLY=($(compgen -W "table json" -- "$cur"))
       elif [ "$command" = report ] || [ "$command" = get ]; then
         COMPREPLY=($(compgen -W "table yaml json" -- "$cur"))
       else
@@ -85,6 +87,15 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --version -o --output -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    check)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
+          -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -166,7 +177,7 @@ _fluxopctl() {
     version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
     export) COMPREPLY=($(compgen -W "report -h --help" -- "$cur")) ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff delete get wait reconcile suspend resume report export kustomize
+      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize
         pull push version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;

@@ -1,9 +1,10 @@
 # fish completion for fluxopctl
-set -l commands build apply diff delete get wait reconcile suspend resume report export kustomize pull push version help completion
+set -l commands build apply diff check delete get wait reconcile suspend resume report export kustomize pull push version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a diff -d 'Show what apply would change, as unified diffs'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a check -d 'Check a cluster before an apply, writing nothing'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a delete -d 'Uninstall Flux, as the operator does when its FluxInstance is deleted'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a get -d 'Show the FluxInstance status at a glance'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a wait -d 'Wait until the FluxInstance is ready'
@@ -35,19 +36,19 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l output-dir -x -a
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 'Print the revision'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
-complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull" -l offline -d 'Use only the cache'
-complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull" -l offline -d 'Use only the cache'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
 complete -c fluxopctl -l request-timeout -x -d 'The bound of one request, retries included (global)'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -s f -l filename -r -F -d 'FluxInstance file'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -s f -l filename -r -F -d 'FluxInstance file'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -l kubeconfig -r -F -d 'Kubeconfig file (global)'
 complete -c fluxopctl -l context -x -a '(kubectl config get-contexts -o name 2>/dev/null)' -d 'Kubeconfig context (global)'
 complete -c fluxopctl -l as -x -d 'Impersonate this user (global)'
 complete -c fluxopctl -l as-group -x -d 'Impersonate this group, repeatable (global)'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete get wait reconcile suspend resume report version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check delete get wait reconcile suspend resume report version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete reconcile suspend resume report" -l field-manager -x -d 'Field manager of the writes'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff" -F
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l wait -d 'Wait for the components to roll out (default)'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l no-wait -d 'Do not wait for the components to roll out'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l timeout -x -d 'How long to wait for the components'
@@ -65,6 +66,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l enable-leader-el
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-lease-duration -x -d 'How long standbys wait for a leader that stopped renewing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-renew-deadline -x -d 'How long the leader tries to renew before it stops'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-retry-period -x -d 'How often the Lease is renewed, or tried for'
+complete -c fluxopctl -n "__fish_seen_subcommand_from check" -s o -l output -x -a 'table json' -d 'One line per check, or the checks as a document'
 complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -l version -x -d 'Diff against this Flux version, e.g. 2.9.x'
 complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -s o -l output -x -a 'json' -d 'Print the changes as JSON'
 complete -c fluxopctl -n "__fish_seen_subcommand_from delete get wait reconcile suspend resume" -s f -l filename -r -F -d 'FluxInstance file'

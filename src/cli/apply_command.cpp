@@ -59,6 +59,7 @@ reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
 
 void run_apply(const ApplyCommandOptions& options) {
   reconcile::ApplyOptions apply = apply_options(options);
+  apply.preflight = true;
   instance::FluxInstance flux = load_input(options.input);
   // An API server that restarts mid-apply is waited for, until the apply's
   // deadline: what is applied so far must not be left half-done for a blip.

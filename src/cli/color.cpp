@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -99,6 +100,17 @@ std::string change(ssa::Action action, const std::string& line) {
       break;
   }
   return line;
+}
+
+std::string check_line(const std::string& line) {
+  if (!enabled()) return line;
+  std::size_t end = std::min(line.find(' '), line.size());
+  std::string_view status = std::string_view(line).substr(0, end);
+  std::string_view tint = status == "ok"        ? kGreen
+                          : status == "warning" ? kYellow
+                          : status == "failed"  ? kRed
+                                                : std::string_view();
+  return painted(tint, status) + line.substr(end);
 }
 
 }  // namespace fluxop::cli::color

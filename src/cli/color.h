@@ -37,4 +37,8 @@ std::string diff(const std::string& text);
 // green when created or configured, yellow when replaced, red when deleted.
 std::string change(ssa::Action action, const std::string& line);
 
+// A line of `fluxopctl check`, when enabled: its first word, the check's
+// status, green when "ok", yellow when "warning", red when "failed".
+std::string check_line(const std::string& line);
+
 }  // namespace fluxop::cli::color

@@ -41,6 +41,7 @@ void add_pull_command(CLI::App& app);
 void add_push_command(CLI::App& app);
 void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache);
+void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_delete_command(CLI::App& app);
 // get, wait, reconcile, suspend, resume.
 void add_instance_commands(CLI::App& app);

@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   fluxop::cli::add_push_command(app);
   fluxop::cli::add_apply_command(app, parse_cache);
   fluxop::cli::add_diff_command(app, parse_cache);
+  fluxop::cli::add_check_command(app, parse_cache);
   fluxop::cli::add_delete_command(app);
   fluxop::cli::add_instance_commands(app);
   fluxop::cli::add_report_command(app);

@@ -213,6 +213,18 @@ nodes() { k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'
 # changes a pod template waits for its rollout.
 cordon() { nodes | xargs timeout -k 5 60 kubectl cordon >/dev/null; }
 uncordon() { nodes | xargs timeout -k 5 60 kubectl uncordon >/dev/null; }
+# storage_class NAME: a StorageClass no provisioner serves (its
+# PersistentVolumeClaims stay Pending), for an instance's .spec.storage.class:
+# apply refuses one the cluster lacks.
+storage_class() {
+  k apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: $1
+provisioner: example.com/none
+EOF
+}
 exit_is() {
   [ "$rc" = "$1" ] || { echo "exit $rc, not $1"; return 1; }
 }

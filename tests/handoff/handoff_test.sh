@@ -304,6 +304,7 @@ op_stop
 # --- another namespace: shards on persistent storage, sync, patches -------
 ns=flux-ops
 k create namespace "$ns" --field-manager=provisioner >/dev/null
+storage_class standard  # the instances' .spec.storage.class
 features=(
   "$four"
   '  cluster:'

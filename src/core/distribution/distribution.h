@@ -51,6 +51,10 @@ class Distribution {
   std::vector<std::string> files(const std::string& dir) const {
     return files_->list(dir, FileSystem::Kind::File);
   }
+  // Whether `path` is a regular file of the distribution.
+  bool has_file(const std::string& path) const {
+    return files_->kind(path) == FileSystem::Kind::File;
+  }
   // Throws fluxop::Error naming label(path) when it cannot be read.
   std::string read(const std::string& path) const { return files_->read(path); }
 

@@ -36,6 +36,23 @@ struct ServerVersion {
   std::string platform;     // "linux/amd64"
 };
 
+// Whether the caller may do `verb` to objects of a kind (in kind.ns; for
+// a namespaced kind without one, in every namespace): one
+// SelfSubjectAccessReview, so the caller is whoever the kubeconfig says.
+struct AccessQuery {
+  ObjectKey kind;
+  std::string verb;  // "create", "patch", "delete", ...
+  std::string subresource;
+  // The kind's resource ("gitrepositories") when the server does not serve
+  // it yet (its CRD is still to be applied); the server's mapping otherwise.
+  std::string resource;
+};
+
+struct AccessAnswer {
+  bool allowed = false;
+  std::string reason;  // the authorizer's, when it gave one
+};
+
 class Cluster {
  public:
   virtual ~Cluster() = default;
@@ -81,6 +98,8 @@ class Cluster {
   virtual std::vector<ObjectKey> served_kinds(
       const std::function<bool(std::string_view group)>& in_group) = 0;
   virtual ServerVersion server_version() = 0;
+  // The access reviews, sent together; each answer in the queries' order.
+  virtual std::vector<AccessAnswer> review_access(const std::vector<AccessQuery>& queries) = 0;
 
   // The object `key` names, watched on a thread of its own: `on_change` is
   // called from that thread after the first read and every change,

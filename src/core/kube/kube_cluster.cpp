@@ -129,6 +129,41 @@ ServerVersion KubeCluster::server_version() {
   return server;
 }
 
+std::vector<AccessAnswer> KubeCluster::review_access(const std::vector<AccessQuery>& queries) {
+  const std::string path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+  std::vector<KubeClient::Request> requests;
+  for (const AccessQuery& query : queries) {
+    std::optional<ResourceMapping> mapping =
+        client_.mapper().find(query.kind.group, query.kind.version, query.kind.kind);
+    std::string resource = mapping ? mapping->resource : query.resource;
+    if (resource.empty())
+      throw Error(display_name(query.kind) + ": the API server does not serve this kind");
+    json attributes = {{"group", query.kind.group}, {"resource", resource}, {"verb", query.verb}};
+    if (!query.kind.ns.empty()) attributes["namespace"] = query.kind.ns;
+    if (!query.subresource.empty()) attributes["subresource"] = query.subresource;
+    json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                   {"kind", "SelfSubjectAccessReview"},
+                   {"spec", {{"resourceAttributes", attributes}}}};
+    requests.push_back({"POST", path, "", review.dump(), "application/json", "application/json"});
+  }
+  std::vector<Response> responses = client_.request_all(requests);
+  std::vector<AccessAnswer> answers;
+  for (const Response& response : responses) {
+    if (!response.ok()) throw api_error("SelfSubjectAccessReview", response.status, response.body);
+    json review = decode_answer("POST " + path, response.body);
+    const json* status =
+        review.is_object() && review.contains("status") ? &review["status"] : nullptr;
+    if (!status || !status->is_object() || !status->contains("allowed") ||
+        !(*status)["allowed"].is_boolean())
+      throw Error("POST " + path + ": no status.allowed in the answer");
+    AccessAnswer answer{(*status)["allowed"].get<bool>(), ""};
+    if (auto reason = status->find("reason"); reason != status->end() && reason->is_string())
+      answer.reason = reason->get<std::string>();
+    answers.push_back(std::move(answer));
+  }
+  return answers;
+}
+
 std::unique_ptr<ObjectView> KubeCluster::watch(const ObjectKey& key,
                                                std::function<void()> on_change,
                                                std::function<void(const std::string&)> on_error) {

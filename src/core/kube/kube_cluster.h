@@ -35,6 +35,7 @@ class KubeCluster : public Cluster {
   std::vector<ObjectKey> served_kinds(
       const std::function<bool(std::string_view group)>& in_group) override;
   ServerVersion server_version() override;
+  std::vector<AccessAnswer> review_access(const std::vector<AccessQuery>& queries) override;
   std::unique_ptr<ObjectView> watch(const ObjectKey& key, std::function<void()> on_change,
                                     std::function<void(const std::string&)> on_error) override;
   std::unique_ptr<Cluster> for_thread(std::chrono::milliseconds request_timeout) override;

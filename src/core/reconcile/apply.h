@@ -50,7 +50,10 @@ struct ApplyOptions {
   // of `api_versions` ("" when none is known): named when objects are
   // stored in a version the rendered CRD no longer serves.
   std::function<std::string(const std::string& crd, const std::vector<std::string>& api_versions)>
-      intermediate_version;
+      intermediate_version;  // reconcile_instance: the cheap checks (preflight.h) before the first
+  // write, refusing the apply when one fails (the one-shot apply; the
+  // daemon records every failure on the instance instead).
+  bool preflight = false;
 };
 
 struct ApplyResult {

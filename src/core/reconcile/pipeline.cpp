@@ -4,6 +4,7 @@
 
 #include "core/distribution/crd_versions.h"
 #include "core/distribution/resolve.h"
+#include "core/reconcile/preflight.h"
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
 
@@ -109,6 +110,7 @@ Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifact
   Reconciliation run{render_instance(artifacts, std::move(flux), request, credentials), {}};
   if (rendered) rendered(run.instance);
   const RenderedInstance& instance = run.instance;
+  if (apply.preflight) require_cheap_checks(cluster, instance, apply.on_progress);
   apply.artifact_revision = instance.artifact_digest;
   apply.intermediate_version = [&instance](const std::string& crd,
                                            const std::vector<std::string>& api_versions) {

@@ -67,6 +67,30 @@ bool own_entry(const json& entry, std::string_view manager) {
 
 }  // namespace
 
+std::string foreign_tool(const json& live) {
+  json metadata = live.value("metadata", json::object());
+  json annotations = metadata.value("annotations", json::object());
+  json labels = metadata.value("labels", json::object());
+  if (!annotations.is_object()) annotations = json::object();
+  if (!labels.is_object()) labels = json::object();
+  if (annotations.contains("meta.helm.sh/release-name") ||
+      foreign_label("app.kubernetes.io/managed-by",
+                    labels.value("app.kubernetes.io/managed-by", json())))
+    return "Helm";
+  if (labels.contains("kustomize.toolkit.fluxcd.io/name")) return "flux bootstrap";
+  bool kubectl = annotations.contains("kubectl.kubernetes.io/last-applied-configuration");
+  bool flux = false;
+  json entries = metadata.value("managedFields", json::array());
+  for (const json& entry : entries.is_array() ? entries : json::array()) {
+    if (!entry.is_object() || !foreign_manager(entry)) continue;
+    std::string name = entry.value("manager", "");
+    kubectl = kubectl || name == "kubectl" || name.starts_with("kubectl-");
+    flux = flux || name == "flux";
+  }
+  if (kubectl) return "kubectl";
+  return flux ? "flux" : "";
+}
+
 json fields_after_takeover(const json& live, std::string_view manager) {
   json taken = json::object();
   json entries = live.value("metadata", json::object()).value("managedFields", json::array());

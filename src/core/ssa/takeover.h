@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 namespace fluxop::ssa {
@@ -19,6 +20,12 @@ namespace fluxop::ssa {
 // move); null when there is nothing to take over.
 nlohmann::json takeover_patch(const nlohmann::json& live, std::string_view manager);
 
+// The tool whose traces `live` carries, as a take-over would remove them:
+// "Helm" (its annotations, app.kubernetes.io/managed-by=Helm), "flux
+// bootstrap" (kustomize-controller's labels), "kubectl" (the last-applied
+// annotation, a kubectl manager), "flux" (`flux install`'s manager); ""
+// when none does.
+std::string foreign_tool(const nlohmann::json& live);
 // The fields (fieldsV1) `manager` owns once it has taken `live` over.
 nlohmann::json fields_after_takeover(const nlohmann::json& live, std::string_view manager);
 

@@ -49,6 +49,8 @@ class FakeCluster : public kube::Cluster {
   std::function<void()> on_refresh;           // what a refresh of discovery finds new
   bool establish = true;                      // whether applied CRDs are established at once
   std::function<void(const json&)> on_apply;  // after each apply, with the object applied
+  std::set<std::string> denied;               // access reviews answered no, by access()
+  std::vector<kube::AccessQuery> reviewed;
   std::set<std::string> stuck;  // by key(): deleted, they stay, terminating (a finalizer)
 
   static std::string key(const kube::ObjectKey& k) { return kube::display_name(k); }
@@ -225,6 +227,24 @@ class FakeCluster : public kube::Cluster {
   std::string kubernetes_version = "v1.31.0";  // the server's
   std::string platform = "linux/amd64";        // the server's
   kube::ServerVersion server_version() override { return {kubernetes_version, platform}; }
+  // Allowed unless `denied` holds access(query); logged "REVIEW <access>".
+  std::vector<kube::AccessAnswer> review_access(
+      const std::vector<kube::AccessQuery>& queries) override {
+    std::vector<kube::AccessAnswer> answers;
+    for (const kube::AccessQuery& query : queries) {
+      requests_log.push_back("REVIEW " + access(query));
+      reviewed.push_back(query);
+      bool allowed = !denied.contains(access(query));
+      answers.push_back({allowed, allowed ? "" : "denied by the test"});
+    }
+    return answers;
+  }
+  // "create Deployment flux-system", "patch FluxInstance/status flux-system",
+  // "create Namespace " (cluster-scoped).
+  static std::string access(const kube::AccessQuery& query) {
+    return query.verb + " " + query.kind.kind +
+           (query.subresource.empty() ? "" : "/" + query.subresource) + " " + query.kind.ns;
+  }
 
   // The object as last written, from the thread that wrote it.
   class Watch : public kube::ObjectView {
@@ -296,6 +316,7 @@ class FakeCluster : public kube::Cluster {
   }
   bool dry_run() const override { return dry_run_; }
   const std::string& field_manager() const override { return manager_; }
+  void set_field_manager(std::string manager) { manager_ = std::move(manager); }
   int requests() const override { return static_cast<int>(requests_log.size()); }
 
   // The requests of one verb, in order.
@@ -407,6 +428,10 @@ class FakeCluster : public kube::Cluster {
     std::vector<kube::ObjectKey> served_kinds(
         const std::function<bool(std::string_view group)>& in_group) override {
       return locked([&] { return cluster_.served_kinds(in_group); });
+    }
+    std::vector<kube::AccessAnswer> review_access(
+        const std::vector<kube::AccessQuery>& queries) override {
+      return locked([&] { return cluster_.review_access(queries); });
     }
     kube::ServerVersion server_version() override {
       return locked([&] { return cluster_.server_version(); });

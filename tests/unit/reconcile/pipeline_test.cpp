@@ -170,6 +170,15 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
       CHECK(std::string(e.what()).find("--version") != std::string::npos);
     }
   }
+  SUBCASE("apply's preflight: a cheap check that fails refuses it") {
+    ApplyOptions checked = quick();
+    checked.preflight = true;
+    CHECK_THROWS_WITH_AS(
+        reconcile_instance(cluster, artifacts, flux_instance(), request(), checked, {}),
+        "instance.yaml: kubernetes-version: Kubernetes v1.31.0 is outside the range Flux v2.9.0 "
+        "supports: >=1.33.0-0 (share/manifests/kubernetes-versions.yaml)",
+        Error);
+  }
   CHECK(cluster.objects.count("FluxInstance/flux-system/flux") == 0);
   CHECK(cluster.objects.count("Namespace//flux-system") == 0);
 }

@@ -1,0 +1,325 @@
+#include "core/reconcile/preflight.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "core/distribution/kubernetes_range.h"
+#include "core/error.h"
+#include "core/reconcile/instance_object.h"
+#include "core/ssa/engine.h"
+#include "core/ssa/takeover.h"
+
+namespace fluxop::reconcile {
+
+using nlohmann::json;
+
+namespace {
+
+// A member of an object the API server sent, whatever its shape.
+const json* member(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto found = object.find(key);
+  return found == object.end() ? nullptr : &*found;
+}
+
+std::string string_member(const json& object, std::string_view key) {
+  const json* value = member(object, key);
+  return value && value->is_string() ? value->get<std::string>() : "";
+}
+
+CheckResult result(std::string name, CheckStatus status, std::string message) {
+  return {std::move(name), status, std::move(message)};
+}
+
+// The first names of a list and how many more there are.
+std::string some_of(const std::vector<std::string>& names) {
+  constexpr std::size_t kNamed = 3;
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < kNamed; ++i)
+    text += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
+  return text;
+}
+
+// The check's result, or failed with what went wrong when it could not ask.
+CheckResult guarded(std::string name, const std::function<CheckResult()>& check) {
+  try {
+    return check();
+  } catch (const Error& e) {
+    return {std::move(name), CheckStatus::failed, e.what(), false};
+  }
+}
+
+// The field manager of the Flux Operator: what it wrote, fluxopctl's
+// apply under another --field-manager takes over.
+constexpr std::string_view kOperatorManager = "flux-operator";
+
+bool managed_by(const json& live, std::string_view manager) {
+  const json* metadata = member(live, "metadata");
+  const json* entries = metadata ? member(*metadata, "managedFields") : nullptr;
+  if (!entries || !entries->is_array()) return false;
+  for (const json& entry : *entries) {
+    if (string_member(entry, "manager") == manager) return true;
+  }
+  return false;
+}
+
+// Who installed `live`, when apply would take it over from them; "" when
+// nobody but the apply's own field manager did.
+std::string installed_by(const json& live, const std::string& field_manager) {
+  std::string tool = ssa::foreign_tool(live);
+  if (!tool.empty()) return tool;
+  if (field_manager != kOperatorManager && managed_by(live, kOperatorManager))
+    return "the Flux Operator";
+  return "";
+}
+
+// The plural of each kind a CRD of `objects` defines, by "group/Kind".
+std::map<std::string, std::string> defined_resources(const std::vector<json>& objects) {
+  std::map<std::string, std::string> plurals;
+  for (const json& object : objects) {
+    if (string_member(object, "kind") != "CustomResourceDefinition") continue;
+    const json* spec = member(object, "spec");
+    const json* names = spec ? member(*spec, "names") : nullptr;
+    if (!names) continue;
+    plurals[string_member(*spec, "group") + "/" + string_member(*names, "kind")] =
+        string_member(*names, "plural");
+  }
+  return plurals;
+}
+
+// "create Deployment in flux-system", "patch FluxInstance/status in
+// flux-system", "create Namespace".
+std::string access_name(const kube::AccessQuery& query) {
+  return query.verb + " " + query.kind.kind +
+         (query.subresource.empty() ? "" : "/" + query.subresource) +
+         (query.kind.ns.empty() ? "" : " in " + query.kind.ns);
+}
+
+// What the apply does to the cluster (as deploy/rbac.yaml grants it): every
+// kind it renders, where it renders it, read, written and pruned; the
+// instance (read in every namespace) and its status; the Lease it holds
+// while it applies.
+std::vector<kube::AccessQuery> apply_access(const RenderedInstance& instance) {
+  std::vector<json> objects = rendered_json(instance.rendered);
+  objects.push_back(fluxinstance_crd());
+  std::map<std::string, std::string> plurals = defined_resources(objects);
+  std::vector<kube::AccessQuery> queries;
+  std::set<std::string> asked;
+  auto ask = [&](kube::ObjectKey kind, std::string verb, std::string subresource = "") {
+    kind.name.clear();
+    kube::AccessQuery query{kind, std::move(verb), std::move(subresource), ""};
+    if (auto plural = plurals.find(kind.group + "/" + kind.kind); plural != plurals.end())
+      query.resource = plural->second;
+    if (asked.insert(access_name(query)).second) queries.push_back(std::move(query));
+  };
+  for (const json& object : objects) {
+    kube::ObjectKey key = kube::object_key(object);
+    for (const char* verb : {"get", "create", "patch"}) ask(key, verb);
+    // Pruned when no longer rendered, unless it says it never is (the
+    // namespace).
+    if (ssa::prune_action(object, {}) == ssa::PruneAction::Delete) ask(key, "delete");
+  }
+  kube::ObjectKey flux = instance_ref(instance.flux.ns, instance.flux.name);
+  for (const char* verb : {"get", "create", "patch"}) ask(flux, verb);
+  ask(flux, "patch", "status");
+  ask(instance_ref("", ""), "list");
+  kube::ObjectKey lease{"coordination.k8s.io", "v1", "Lease", instance.flux.ns, ""};
+  for (const char* verb : {"get", "create", "update"}) ask(lease, verb);
+  return queries;
+}
+
+}  // namespace
+
+std::string_view status_name(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok:
+      return "ok";
+    case CheckStatus::warning:
+      return "warning";
+    case CheckStatus::failed:
+      break;
+  }
+  return "failed";
+}
+
+CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInstance& instance) {
+  const std::string name = "kubernetes-version";
+  std::string server = cluster.server_version().git_version;
+  std::optional<distribution::Version> kubernetes = distribution::parse_version(server);
+  if (!kubernetes)
+    return result(name, CheckStatus::warning,
+                  "the API server's version " + quote(server) + " is not a semantic version");
+  std::string flux = "Flux " + instance.rendered.version;
+  std::optional<distribution::Version> version =
+      distribution::parse_version(instance.rendered.version);
+  std::optional<distribution::KubernetesRange> range =
+      version ? distribution::kubernetes_range(instance.distribution, *version) : std::nullopt;
+  if (!range)
+    return result(name, CheckStatus::warning,
+                  "Kubernetes " + server + ": no supported range is known for " + flux + " (add " +
+                      std::string(distribution::kKubernetesVersionsFile) + " to the distribution)");
+  std::string range_text = flux + " supports: " + range->text + " (" + range->source + ")";
+  if (!range->constraint.matches(*kubernetes))
+    return result(name, CheckStatus::failed,
+                  "Kubernetes " + server + " is outside the range " + range_text);
+  return result(name, CheckStatus::ok,
+                "Kubernetes " + server + " is within the range " + range_text);
+}
+
+CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  const std::string name = "namespace";
+  std::string ns = "Namespace/" + flux.ns;
+  std::optional<json> live = cluster.get({"", "v1", "Namespace", "", flux.ns});
+  if (!live) return result(name, CheckStatus::ok, ns + " does not exist yet; apply creates it");
+  const json* metadata = member(*live, "metadata");
+  const json* status = member(*live, "status");
+  if ((metadata && member(*metadata, "deletionTimestamp")) ||
+      (status && string_member(*status, "phase") == "Terminating"))
+    return result(name, CheckStatus::failed,
+                  ns + " is being deleted (Terminating): nothing can be created in it until it "
+                       "is gone");
+  return result(name, CheckStatus::ok, ns + " exists");
+}
+
+CheckResult check_storage_class(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  const std::string name = "storage-class";
+  if (!flux.storage || flux.storage->storage_class.empty())
+    return result(name, CheckStatus::ok, "the instance names no StorageClass");
+  std::string storage_class = "StorageClass " + quote(flux.storage->storage_class);
+  if (!cluster.get({"storage.k8s.io", "v1", "StorageClass", "", flux.storage->storage_class}))
+    return result(name, CheckStatus::failed,
+                  storage_class +
+                      " (.spec.storage.class) does not exist: source-controller's "
+                      "PersistentVolumeClaim would never be bound");
+  return result(name, CheckStatus::ok, storage_class + " exists");
+}
+
+CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  const std::string name = "flux-instances";
+  std::vector<json> instances = cluster.list(instance_ref("", ""), {});
+  bool exists = false;
+  for (const json& live : instances) {
+    kube::ObjectKey key = kube::object_key(live);
+    if (key.ns == flux.ns && key.name == flux.name) {
+      exists = true;
+      continue;
+    }
+    return result(name, CheckStatus::failed,
+                  "FluxInstance " + key.ns + "/" + key.name +
+                      " already manages Flux on this cluster; apply refuses a second one");
+  }
+  if (exists)
+    return result(name, CheckStatus::ok,
+                  "FluxInstance " + flux.ns + "/" + flux.name + " exists; apply updates it");
+  return result(name, CheckStatus::ok, "no FluxInstance in the cluster");
+}
+
+CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& instance) {
+  const std::string name = "installation";
+  std::vector<json> objects = rendered_json(instance.rendered);
+  std::vector<kube::ListQuery> queries;
+  for (const json& object : objects) {
+    kube::ObjectKey kind = kube::object_key(object);
+    std::string object_name = std::move(kind.name);
+    kind.name.clear();
+    queries.push_back({std::move(kind), {}, std::move(object_name)});
+  }
+  std::vector<std::vector<json>> found = cluster.list_all(queries);
+  std::map<std::string, std::vector<std::string>> by_tool;
+  std::size_t present = 0;
+  for (const std::vector<json>& live : found) {
+    if (live.empty()) continue;
+    ++present;
+    std::string tool = installed_by(live.front(), cluster.field_manager());
+    if (!tool.empty()) by_tool[tool].push_back(kube::display_name(kube::object_key(live.front())));
+  }
+  if (present == 0)
+    return result(name, CheckStatus::ok,
+                  "none of its " + std::to_string(objects.size()) + " objects exists yet");
+  if (by_tool.empty())
+    return result(name, CheckStatus::ok,
+                  std::to_string(present) + " of its objects exist, managed by " +
+                      cluster.field_manager() + " alone");
+  std::string message = "apply takes over objects installed by another tool:";
+  for (const auto& [tool, names] : by_tool)
+    message += (message.back() == ':' ? " " : "; ") + tool + ": " + std::to_string(names.size()) +
+               " (" + some_of(names) + ")";
+  return result(name, CheckStatus::warning, message);
+}
+
+CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& instance) {
+  const std::string name = "permissions";
+  std::vector<kube::AccessQuery> queries = apply_access(instance);
+  std::vector<kube::AccessAnswer> answers = cluster.review_access(queries);
+  std::vector<std::string> denied;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    if (!answers[i].allowed) denied.push_back(access_name(queries[i]));
+  }
+  if (!denied.empty())
+    return result(name, CheckStatus::failed,
+                  "the caller may not " + some_of(denied) + " (" + std::to_string(denied.size()) +
+                      " of the " + std::to_string(queries.size()) + " accesses the apply needs)");
+  return result(name, CheckStatus::ok,
+                "the caller may do all " + std::to_string(queries.size()) +
+                    " accesses the apply needs (get, create, patch, delete of each kind)");
+}
+
+namespace {
+
+// The cheap checks that need no render.
+std::vector<CheckResult> instance_checks(kube::Cluster& cluster,
+                                         const instance::FluxInstance& flux) {
+  return {guarded("namespace", [&] { return check_namespace(cluster, flux); }),
+          guarded("storage-class", [&] { return check_storage_class(cluster, flux); })};
+}
+
+}  // namespace
+
+std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance) {
+  std::vector<CheckResult> checks{
+      guarded("kubernetes-version", [&] { return check_kubernetes_version(cluster, instance); })};
+  for (CheckResult& check : instance_checks(cluster, instance.flux))
+    checks.push_back(std::move(check));
+  return checks;
+}
+
+void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance,
+                          const std::function<void(const std::string&)>& notice) {
+  for (const CheckResult& check : cheap_checks(cluster, instance)) {
+    if (check.status == CheckStatus::ok) continue;
+    if (check.status == CheckStatus::failed && check.decided)
+      throw Error(instance.flux.file + ": " + check.name + ": " + check.message);
+    if (notice)
+      notice("check " + check.name + (check.decided ? ": " : " could not tell: ") + check.message);
+  }
+}
+
+std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
+                                    instance::FluxInstance flux, const RenderRequest& request) {
+  std::vector<CheckResult> checks;
+  std::optional<RenderedInstance> instance;
+  try {
+    RegistryCredentials credentials =
+        artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
+    instance = render_instance(artifacts, flux, request, credentials);
+    checks.push_back(
+        result("distribution", CheckStatus::ok,
+               instance->distribution.root() + " (Flux " + instance->rendered.version + ")"));
+  } catch (const Error& e) {
+    checks.push_back(result("distribution", CheckStatus::failed, e.what()));
+  }
+  std::vector<CheckResult> cheap =
+      instance ? cheap_checks(cluster, *instance) : instance_checks(cluster, flux);
+  checks.insert(checks.end(), cheap.begin(), cheap.end());
+  checks.push_back(guarded("flux-instances", [&] { return check_instances(cluster, flux); }));
+  if (instance) {
+    checks.push_back(
+        guarded("installation", [&] { return check_installation(cluster, *instance); }));
+    checks.push_back(guarded("permissions", [&] { return check_permissions(cluster, *instance); }));
+  }
+  return checks;
+}
+
+}  // namespace fluxop::reconcile

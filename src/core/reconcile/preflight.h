@@ -1,0 +1,72 @@
+// What `fluxopctl check` asks of a cluster before an instance is applied,
+// and what apply asks of it before its first write: whether the cluster can
+// run the Flux version, may be written by the caller, has what the instance
+// names, and holds an installation the apply would take over. Each check is
+// one line: ok, a warning (apply goes on), or failed (apply would fail or
+// refuse). Nothing is written; the reads and access reviews are all.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/instance/instance.h"
+#include "core/kube/cluster.h"
+#include "core/reconcile/artifacts.h"
+#include "core/reconcile/pipeline.h"
+
+namespace fluxop::reconcile {
+
+enum class CheckStatus { ok, warning, failed };
+
+// "ok", "warning", "failed": as -o json and the table print it.
+std::string_view status_name(CheckStatus status);
+
+struct CheckResult {
+  std::string name;  // "kubernetes-version", "permissions", ...
+  CheckStatus status = CheckStatus::ok;
+  std::string message;
+  // False when the check's requests failed (failed, the error its message):
+  // what it checks is not known.
+  bool decided = true;
+
+  friend bool operator==(const CheckResult&, const CheckResult&) = default;
+};
+
+// The API server's version against the range the rendered Flux version
+// supports (distribution::kubernetes_range); a warning when none is known.
+CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInstance& instance);
+// The instance's namespace: failed while it is being deleted.
+CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// .spec.storage.class: failed when the cluster has no StorageClass so named.
+CheckResult check_storage_class(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// Other FluxInstances: failed when one is in the cluster (apply refuses a
+// second instance).
+CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// Objects of the installation present and managed by another tool (kubectl,
+// Helm, flux bootstrap, flux install) or by another field manager of the
+// operator: a warning naming them, since apply takes them over.
+CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& instance);
+// Whether the caller may get, create, patch and delete every kind the apply
+// writes, where it writes them: one access review each, sent together.
+CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& instance);
+
+// The checks that cost a request or two: the Kubernetes version, the
+// namespace, the storage class.
+std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance);
+
+// Throws fluxop::Error "FILE: CHECK: MESSAGE" for the first cheap check that
+// failed, before apply writes anything; a warning, or a check that could not
+// tell (a caller who may not read StorageClasses), is `notice`d and the apply
+// goes on: what it could not read may not matter to it.
+void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance,
+                          const std::function<void(const std::string&)>& notice);
+
+// Every check: the distribution (located, pulled, rendered), then each above;
+// those that need the render are left out when it failed. A check whose
+// requests fail is failed with the error.
+std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
+                                    instance::FluxInstance flux, const RenderRequest& request);
+
+}  // namespace fluxop::reconcile

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# End-to-end tests of `fluxopctl check` and of the checks apply runs before
+# its first write, on a local control plane (scripts/cluster) of their own
+# (v1.34): the all-good case exits 0 and -o json parses; a StorageClass the
+# instance names and the cluster lacks, a caller RBAC forbids everything
+# (the control plane's unprivileged.kubeconfig), a Kubernetes version below a
+# distribution's minimum (a copy of tests/cli/distribution whose
+# kubernetes-versions.yaml asks for 1.35) and a namespace being deleted each
+# fail their check (exit 1), and apply refuses each cheap one with nothing
+# written; an installation made with kubectl is a warning.
+#
+#   tests/e2e/check_test.sh BIN ROOT
+#
+# Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
+# cluster or no distribution to test with.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT}")
+root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+instance=$root/tests/e2e/instances/flux-2.9-four.yaml
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+work=$(mktemp -d)
+cleanup() {
+  e2e_cluster_down
+  rm -rf "$work"
+}
+on_exit cleanup
+
+[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+command -v python3 >/dev/null || skip_test "python3 is not installed"
+e2e_cluster_up "$work/cluster"
+
+# check NAME FILE [FLAGS...]: fluxopctl check (see fx), as $caller (default
+# $KUBECONFIG's admin) with the distribution $distribution (default $dist).
+check_cmd() {
+  local name=$1 file=$2
+  shift 2
+  fx "$name" check "$file" --kubeconfig "${caller:-$KUBECONFIG}" \
+    --distribution-artifact "${distribution:-$dist}" "$@"
+}
+# line_is NAME STATUS CHECK MESSAGE_START: $work/NAME.out has CHECK's line
+# with that status and a message that starts so.
+line_is() {
+  local line
+  line=$(awk -v c="$3" '$2 == c' "$work/$1.out")
+  [ -n "$line" ] || { echo "no $3 line in:"; cat "$work/$1.out"; return 1; }
+  [[ "$line" =~ ^$2\ +$3\ +(.*)$ ]] || { echo "not $2: $line"; return 1; }
+  [[ "${BASH_REMATCH[1]}" == "$4"* ]] || { echo "message: ${BASH_REMATCH[1]}"; return 1; }
+}
+exit_and_line() {  # STATUS NAME CHECK_STATUS CHECK MESSAGE_START
+  exit_is "$1" && line_is "$2" "$3" "$4" "$5"
+}
+# Nothing was written: no FluxInstance CRD, no namespace but $1's.
+nothing_written() {
+  ! k get crd fluxinstances.fluxcd.controlplane.io >/dev/null 2>&1 ||
+    { echo "the FluxInstance CRD was created"; return 1; }
+  [ -n "${1:-}" ] || ! k get namespace "$ns" >/dev/null 2>&1 ||
+    { echo "Namespace/$ns was created"; return 1; }
+}
+# refused NAME CHECK: apply exited 1 naming the check, before any write.
+refused() {
+  exit_is 1 || return 1
+  grep -q "^error: .*: $2: " "$work/$1.err" || { echo "no error naming $2:"; cat "$work/$1.err"; return 1; }
+  nothing_written "${3:-}"
+}
+
+# --- all good ------------------------------------------------------------
+check_cmd good "$instance"
+check "check: every check ok on a fresh v1.34 cluster, exit 0" exit_is 0
+for c in distribution kubernetes-version namespace storage-class flux-instances installation permissions; do
+  check "check: $c ok" line_is good ok "$c" ""
+done
+check "check: the version within Flux 2.9's range" line_is good ok kubernetes-version \
+  "Kubernetes v1.34"
+check "check: one line per check on stdout" test "$(wc -l <"$work/good.out")" = 7
+json_is_ok() {
+  python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["status"] == "ok", doc["status"]
+names = [c["name"] for c in doc["checks"]]
+assert names == ["distribution", "kubernetes-version", "namespace", "storage-class",
+                 "flux-instances", "installation", "permissions"], names
+assert all(set(c) == {"name", "status", "message"} and c["status"] == "ok" for c in doc["checks"])
+' "$work/good-json.out"
+}
+check_cmd good-json "$instance" -o json
+check "check -o json: exit 0, the documented document" json_is_ok
+
+# --- a StorageClass that does not exist ----------------------------------
+cp "$instance" "$work/storage.yaml"
+printf '  storage:\n    class: fast\n    size: 1Gi\n' >>"$work/storage.yaml"
+check_cmd storage "$work/storage.yaml"
+check "check: a missing StorageClass fails, exit 1" exit_and_line 1 storage failed storage-class \
+  'StorageClass "fast" (.spec.storage.class) does not exist'
+apply storage-apply "$work/storage.yaml"
+check "apply: refused on the missing StorageClass, nothing written" refused storage-apply storage-class
+storage_class fast
+check_cmd storage-made "$work/storage.yaml"
+check "check: the StorageClass once created, exit 0" exit_and_line 0 storage-made ok storage-class \
+  'StorageClass "fast" exists'
+
+# --- a caller RBAC forbids everything ------------------------------------
+caller=$(dirname "$KUBECONFIG")/unprivileged.kubeconfig check_cmd nobody "$instance"
+check "check: the unprivileged caller may not write, exit 1" exit_and_line 1 nobody failed permissions \
+  "the caller may not "
+
+# --- a Kubernetes version below the distribution's minimum ---------------
+cp -r "$root/tests/cli/distribution" "$work/above"
+printf '"2.9": ">=1.35.0-0"\n' >"$work/above/kubernetes-versions.yaml"
+distribution=$work/above check_cmd above "$instance"
+check "check: v1.34 below the distribution's 1.35, exit 1" exit_and_line 1 above failed kubernetes-version \
+  "Kubernetes v1.34.10 is outside the range Flux v2.9.0 supports: >=1.35.0-0 ($work/above/kubernetes-versions.yaml)"
+fx above-apply apply "$instance" --kubeconfig "$KUBECONFIG" --distribution-artifact "$work/above" \
+  --timeout 3m
+check "apply: refused on the Kubernetes version, nothing written" refused above-apply kubernetes-version
+
+# --- an installation apply would take over, a namespace being deleted ----
+k create namespace "$ns" >/dev/null
+check_cmd kubectl-made "$instance"
+check "check: a namespace kubectl created is a warning, exit 0" exit_and_line 0 kubectl-made warning \
+  installation "apply takes over objects installed by another tool: kubectl: 1 (Namespace/$ns)"
+k -n "$ns" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: held
+  finalizers: [example.com/held]
+EOF
+k delete namespace "$ns" --wait=false >/dev/null
+check_cmd terminating "$instance"
+check "check: a Terminating namespace fails, exit 1" exit_and_line 1 terminating failed namespace \
+  "Namespace/$ns is being deleted (Terminating)"
+apply terminating-apply "$instance"
+check "apply: refused on the Terminating namespace, nothing written" refused terminating-apply namespace kept
+k -n "$ns" patch configmap held --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+summary
