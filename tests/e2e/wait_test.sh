@@ -6,7 +6,9 @@
 # - .spec.storage naming a StorageClass whose provisioner never provisions
 #   (volumeBindingMode Immediate): the scheduler's "unbound immediate
 #   PersistentVolumeClaims" printed within 15 s, and named at the timeout;
-# - .spec.storage naming a StorageClass that does not exist: fails at once;
+# - a StorageClass that does not exist: refused before the apply when
+#   .spec.storage names it, and failing the wait at once when a patch moves
+#   the claim to it;
 # - an image that cannot be pulled and a crash loop, the containers' waiting
 #   states written by kwok (the pod-container-waiting stage of
 #   scripts/cluster.d/kwok-stages.yaml, asked for by a pod annotation);
@@ -69,6 +71,16 @@ failed_with() {
       { echo "the Ready message does not name '$text': $(ready_message)"; return 1; }
   done
 }
+# refused_with NAME TEXT: the apply NAME exited 1 with TEXT in its error
+# line, before it wrote anything: the Ready message is still $ready_before,
+# the one before it.
+ready_before=
+refused_with() {
+  exit_is 1 || return 1
+  grep '^error: ' "$work/$1.err" | grep -qF "$2" ||
+    { echo "the error does not name '$2': $(grep '^error' "$work/$1.err")"; return 1; }
+  [ "$(ready_message)" = "$ready_before" ] || { echo "the Ready message changed: $(ready_message)"; return 1; }
+}
 # ended_within SECONDS: the last apply ended so soon (its timeout far off).
 ended_within() {
   [ "$elapsed" -le "$1" ] || { echo "it took ${elapsed}s, not at most ${1}s"; return 1; }
@@ -129,13 +141,24 @@ check "the unbound claim fails the apply at the timeout, naming the scheduler's 
 check "the cause is printed once, not on every poll" \
   test "$(grep -c 'Deployment/flux-system/source-controller pending' "$work/unbound.err")" -le 2
 
-# A StorageClass that does not exist: the claim never binds.
+# A StorageClass that does not exist: the claim would never bind. apply's
+# checks refuse the instance's own class before anything is written; a claim
+# a patch moves to one is found by the wait, which fails at once.
 check "the claims are removed by hand" no_pvc
 instance nowhere '  storage:' '    class: nowhere' '    size: 1Gi'
+ready_before=$(ready_message)
 wait_apply nowhere 2m
-check "a StorageClass that does not exist fails the apply" \
-  failed_with nowhere 'StorageClass "nowhere" does not exist'
-check "a StorageClass that does not exist fails at once" ended_within 60
+check "a StorageClass that does not exist is refused before the apply" \
+  refused_with nowhere 'StorageClass "nowhere" (.spec.storage.class) does not exist'
+check "a StorageClass that does not exist is refused at once" ended_within 60
+instance patched '  storage:' '    class: never' '    size: 1Gi' '  kustomize:' '    patches:' \
+  '      - target: {kind: PersistentVolumeClaim}' \
+  '        patch: |' \
+  '          - {op: replace, path: /spec/storageClassName, value: nowhere}'
+wait_apply patched 2m
+check "a claim patched onto a StorageClass that does not exist fails the wait" \
+  failed_with patched 'StorageClass "nowhere" does not exist'
+check "a claim patched onto a StorageClass that does not exist fails at once" ended_within 60
 
 # Containers that wait: an image that cannot be pulled, a crash loop.
 check "the claims are removed by hand" no_pvc
