@@ -75,7 +75,7 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   std::vector<kube::ObjectKey> current;
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
     if (planned.key != ref) current.push_back(planned.key);
-    ObjectDiff& object = result.objects.emplace_back(planned.key, planned.action);
+    ObjectDiff& object = result.objects.emplace_back(ObjectDiff{planned.key, planned.action, {}});
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
     json before = planned.live.is_null() ? json() : comparable(planned.live);
