@@ -338,7 +338,8 @@ TEST_CASE("client: every request carries the Impersonate-* headers") {
   fluxop::kube::KubeClient client(access, fast_retries());
   CHECK(client.request("GET", "/version").status == 200);
   REQUIRE(server.requests().size() == 1);
-  const std::string& head = server.requests()[0].head;
+  // A copy: requests() answers with a vector of its own.
+  const std::string head = server.requests()[0].head;
   CHECK(head.find("\r\nImpersonate-User: jane\r\n") != std::string::npos);
   CHECK(head.find("\r\nImpersonate-Group: dev\r\nImpersonate-Group: ops\r\n") != std::string::npos);
 
