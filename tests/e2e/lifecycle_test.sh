@@ -56,22 +56,6 @@ command -v jq >/dev/null || skip_test "jq is not installed"
 [ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
 
 instance=$root/tests/e2e/instances/flux-2.9-four-git-sync.yaml
-apiVersion: fluxcd.controlplane.io/v1
-kind: FluxInstance
-metadata:
-  name: flux
-  namespace: $ns
-spec:
-  distribution:
-    version: "2.9.x"
-    registry: ghcr.io/fluxcd
-  components: [source-controller, kustomize-controller, helm-controller, notification-controller]
-  sync:
-    kind: GitRepository
-    url: https://git.example.com/fleet.git
-    ref: refs/heads/main
-    path: clusters/one
-EOF
 
 install() {
   fx install apply "$instance" $(common_flags) --timeout 5m

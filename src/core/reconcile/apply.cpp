@@ -209,8 +209,7 @@ std::optional<json> Reconciliation::ensure_instance_crd(const std::optional<json
 }
 
 void Reconciliation::apply_new_instance(const json& crd, const json& instance) {
-  engine_.wait({crd}, "the FluxInstance CRD", deadline_);
-  cluster_.refresh_kinds();
+  engine_.wait_served({crd}, "the FluxInstance CRD", deadline_);
   apply_instance_object(instance, std::nullopt);
 }
 

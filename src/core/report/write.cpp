@@ -39,8 +39,7 @@ std::vector<ssa::Change> write(kube::Cluster& cluster, const ReportSpec& spec,
   kube::ObjectKey crd_key = kube::object_key(crd);
   if (!cluster.get(crd_key)) {
     engine.apply({crd}, {std::nullopt}, record);
-    engine.wait({crd}, "the FluxReport CRD", timing.deadline);
-    cluster.refresh_kinds();
+    engine.wait_served({crd}, "the FluxReport CRD", timing.deadline);
   }
 
   json report = report_object(spec, ns);

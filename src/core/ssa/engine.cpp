@@ -459,11 +459,11 @@ std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,
   std::vector<json> needed;
   for (const Applied& one : applied) {
     if (one.change.ref.kind == "CustomResourceDefinition" &&
-        kinds.contains(defined_kind(one.object)) && !object_health(one.object).ready) {
+        kinds.contains(defined_kind(one.object))) {
       needed.push_back(one.object);
     }
   }
-  if (!cluster_.dry_run()) wait(needed, "CRDs to be established", deadline);
+  if (!cluster_.dry_run()) wait_served(needed, "CRDs to be established", deadline);
   if (std::any_of(rest.begin(), rest.end(), [this](const json& object) {
         return !cluster_.has_kind(kube::object_key(object));
       })) {
@@ -617,6 +617,39 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
     }
     std::this_thread::sleep_for(poll);
     poll = std::min(poll * 2, kPollInterval);
+  }
+}
+
+void Engine::wait_served(const std::vector<json>& crds, const std::string& what,
+                         std::chrono::steady_clock::time_point deadline) {
+  std::vector<json> establishing;  // as applied: most are established at once
+  std::copy_if(crds.begin(), crds.end(), std::back_inserter(establishing),
+               [](const json& crd) { return !object_health(crd).ready; });
+  wait(establishing, what, deadline);
+  std::vector<ObjectKey> kinds;
+  for (const json& crd : crds) {
+    const json& spec = crd.value("spec", json::object());
+    std::string group = spec.value("group", "");
+    std::string kind = spec.value("names", json::object()).value("kind", "");
+    for (const json& version : spec.value("versions", json::array())) {
+      if (version.is_object() && version.value("served", false))
+        kinds.push_back({group, version.value("name", ""), kind, "", ""});
+    }
+  }
+  std::chrono::milliseconds poll = kFirstPoll;
+  while (true) {
+    std::string missing;
+    for (const ObjectKey& kind : kinds) {
+      if (!cluster_.has_kind(kind))
+        missing += " " + kind.group + "/" + kind.version + " " + kind.kind;
+    }
+    if (missing.empty()) return;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error("timeout waiting for " + what + ": discovery does not serve" + missing);
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, kPollInterval);
+    before_request();
+    cluster_.refresh_kinds();
   }
 }
 

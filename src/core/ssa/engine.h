@@ -111,6 +111,13 @@ class Engine {
   // fails the wait at once.
   void wait(const std::vector<nlohmann::json>& objects, const std::string& what,
             std::chrono::steady_clock::time_point deadline);
+  // Until every CRD is established and discovery serves its kind in each
+  // of its served versions: the API server marks a CRD Established before
+  // its discovery documents list it, and a kind discovery does not list
+  // cannot be mapped to a path. Throws when the deadline passes, naming
+  // what is not served yet.
+  void wait_served(const std::vector<nlohmann::json>& crds, const std::string& what,
+                   std::chrono::steady_clock::time_point deadline);
   // Until none of the objects exists any more, or throws when the deadline
   // passes, naming those left with what holds them (finalizers, conditions).
   void wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,

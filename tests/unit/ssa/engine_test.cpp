@@ -12,7 +12,10 @@ namespace {
 using nlohmann::json;
 using testing::FakeCluster;
 
-const auto kLater = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+// A deadline no test reaches, taken when the test runs (the suite takes longer).
+std::chrono::steady_clock::time_point later() {
+  return std::chrono::steady_clock::now() + std::chrono::seconds(30);
+}
 
 json config_map(const std::string& name, const std::string& value = "a") {
   return {{"apiVersion", "v1"},
@@ -30,6 +33,18 @@ json crd(const std::string& name) {
           {"kind", "CustomResourceDefinition"},
           {"metadata", {{"name", name}}},
           {"spec", {{"group", "example.com"}}}};
+}
+
+// A custom resource and the CRD that defines its kind.
+json widget_object() {
+  return {{"apiVersion", "example.com/v1"},
+          {"kind", "Widget"},
+          {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
+}
+json widgets_crd() {
+  json widgets = crd("widgets.example.com");
+  widgets["spec"]["names"] = {{"kind", "Widget"}};
+  return widgets;
 }
 
 PlannedChange plan_one(Engine& engine, const json& object) { return engine.plan({object}).front(); }
@@ -297,17 +312,14 @@ TEST_CASE("errors: immutable fields are told by status, reason and cause") {
 TEST_CASE("engine: CRDs and Namespaces first, established, then discovery, then the rest") {
   FakeCluster cluster;
   Engine engine(cluster);
-  json widget = {{"apiVersion", "example.com/v1"},
-                 {"kind", "Widget"},
-                 {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
-  json widgets = crd("widgets.example.com");
-  widgets["spec"]["names"] = {{"kind", "Widget"}};
+  json widget = widget_object();
+  json widgets = widgets_crd();
   // The fake serves the kind once discovery is refreshed after the CRD.
   cluster.on_refresh = [&] { cluster.served.insert("example.com/v1/Widget"); };
   std::vector<Change> seen;
   std::vector<Applied> applied =
       apply_staged(engine, {config_map("cm"), widgets, widget, namespace_object("flux-system")},
-                   kLater, [&](const Change& change) { seen.push_back(change); });
+                   later(), [&](const Change& change) { seen.push_back(change); });
   REQUIRE(applied.size() == 4);
   CHECK(applied[0].change.ref.kind == "CustomResourceDefinition");
   CHECK(applied[1].change.ref.kind == "Namespace");
@@ -341,14 +353,46 @@ TEST_CASE("engine: CRDs the rest does not use are not waited for, nor is discove
   CHECK(cluster.kind_refreshes == 0);
 
   // One the rest uses: the wait ends at the deadline, naming it.
-  json widget = {{"apiVersion", "example.com/v1"},
-                 {"kind", "Widget"},
-                 {"metadata", {{"name", "w"}, {"namespace", "flux-system"}}}};
-  json widgets = crd("widgets.example.com");
-  widgets["spec"]["names"] = {{"kind", "Widget"}};
+  json widget = widget_object();
+  json widgets = widgets_crd();
   CHECK_THROWS_WITH_AS(
       apply_staged(engine, {widgets, widget}, std::chrono::steady_clock::now()),
       doctest::Contains("timeout waiting for CustomResourceDefinition/widgets.example.com"), Error);
+}
+
+TEST_CASE("engine: an established CRD's kind is waited for until discovery serves it") {
+  FakeCluster cluster;
+  cluster.put(namespace_object("flux-system"));
+  Engine engine(cluster);
+  json widget = widget_object();
+  json widgets = widgets_crd();
+  widgets["spec"]["versions"] = {{{"name", "v1"}, {"served", true}},
+                                 {{"name", "v1alpha1"}, {"served", false}}};
+  // The API server lists the kind in discovery a while after Established.
+  int refreshes_to_serve = 3;
+  cluster.on_refresh = [&] {
+    if (--refreshes_to_serve == 0) cluster.served.insert("example.com/v1/Widget");
+  };
+  std::vector<Applied> applied = apply_staged(engine, {widgets, widget}, later());
+  REQUIRE(applied.size() == 2);
+  CHECK(applied[1].change.ref.kind == "Widget");
+  CHECK(applied[1].change.action == Action::Created);
+  CHECK(cluster.kind_refreshes == 3);
+
+  // Never served: the wait ends at the deadline, naming the kind.
+  FakeCluster never;
+  never.put(namespace_object("flux-system"));
+  Engine waiting(never);
+  json gadgets = widgets;
+  gadgets["metadata"]["name"] = "gadgets.example.com";
+  gadgets["spec"]["names"] = {{"kind", "Gadget"}};
+  json gadget = widget;
+  gadget["kind"] = "Gadget";
+  CHECK_THROWS_WITH_AS(
+      apply_staged(waiting, {gadgets, gadget},
+                   std::chrono::steady_clock::now() + std::chrono::milliseconds(200)),
+      "timeout waiting for CRDs to be established: discovery does not serve example.com/v1 Gadget",
+      Error);
 }
 
 TEST_CASE("engine: live objects are read with one LIST per kind, by the owner's labels") {
@@ -448,17 +492,17 @@ TEST_CASE("engine: the wait ends at once on a failed object, and at the deadline
                                                    {"message", "too slow"}}})}};
   cluster.put(failed);
   Engine engine(cluster);
-  CHECK_THROWS_WITH_AS(engine.wait({deployment}, "the components", kLater),
+  CHECK_THROWS_WITH_AS(engine.wait({deployment}, "the components", later()),
                        doctest::Contains("Deployment/flux-system/d"), Error);
 
   cluster.put(deployment);  // no status yet: never ready
   CHECK_THROWS_WITH_AS(
       engine.wait({deployment}, "the components", std::chrono::steady_clock::now()),
       doctest::Contains("timeout waiting for Deployment/flux-system/d"), Error);
-  CHECK_NOTHROW(engine.wait({config_map("cm")}, "nothing to wait for", kLater));
+  CHECK_NOTHROW(engine.wait({config_map("cm")}, "nothing to wait for", later()));
 
   cluster.objects.clear();  // deleted during the wait: no need to wait for the deadline
-  CHECK_THROWS_WITH_AS(engine.wait({deployment}, "the components", kLater),
+  CHECK_THROWS_WITH_AS(engine.wait({deployment}, "the components", later()),
                        "Deployment/flux-system/d: deleted while waiting", Error);
 }
 
@@ -539,7 +583,7 @@ TEST_CASE("engine: a claim whose StorageClass does not exist fails the wait at o
   FakeCluster cluster = unschedulable_cluster("nowhere");
   cluster.put(pending_deployment());
   Engine engine(cluster);
-  // kLater is counted from the start of the run, which may be long past.
+  // later() is counted from the start of the run, which may be long past.
   auto started = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH_AS(
       engine.wait({pending_deployment()}, "the components", started + std::chrono::seconds(30)),
