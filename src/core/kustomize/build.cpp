@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
@@ -23,10 +25,7 @@ namespace fs = std::filesystem;
 void Accumulator::add(ResourceList&& from, const Context& ctx, const std::string& field) {
   for (Resource& r : from) {
     ResourceId id = r.id();
-    // No part holds a newline: kinds, versions, names and namespaces are
-    // validated names.
-    std::string key = id.gvk.group + "\n" + id.gvk.version + "\n" + id.gvk.kind + "\n" +
-                      effective_namespace(id) + "\n" + id.name;
+    std::string key = ResourceId{id.gvk, id.name, effective_namespace(id)}.key();
     auto [added, fresh] = origins_.emplace(std::move(key), r.origin());
     if (!fresh) {
       ctx.fail(field, "resource " + id.to_string() + " from " + r.origin() +
@@ -86,7 +85,24 @@ class Builder {
   Builder(const FileSystem& files, yaml::ParseCache* parse_cache)
       : files_(files), parse_cache_(parse_cache) {}
 
+  // The resources of the kustomization in `dir`, which depend on nothing
+  // but its files: a base that several paths reach (a diamond) is built
+  // once more when reached again, and kept for every later path, so that
+  // its build is not repeated for each of the paths, whose number doubles
+  // with each level. A base reached once is not kept: a chain of bases
+  // would hold a copy of the build at each level.
   ResourceList accumulate(const std::string& dir) {
+    if (auto built = shared_.find(dir); built != shared_.end()) {
+      for (const Resource& resource : built->second) budget_->charge(resource.object());
+      return built->second;
+    }
+    ResourceList resources = build_kustomization(dir);
+    if (!reached_.insert(dir).second) shared_.emplace(dir, resources);
+    return resources;
+  }
+
+ private:
+  ResourceList build_kustomization(const std::string& dir) {
     std::string key = files_.resolve(dir);
     if (std::find(stack_.begin(), stack_.end(), key) != stack_.end()) {
       throw Error(dir + ": cycle detected: the kustomization includes itself");
@@ -106,7 +122,6 @@ class Builder {
     return resources;
   }
 
- private:
   void accumulate_entries(Accumulator& accumulated, const yaml::Node& entries, const Context& ctx,
                           const std::string& list) {
     if (entries.is_null()) return;
@@ -133,6 +148,9 @@ class Builder {
   const FileSystem& files_;
   yaml::ParseCache* parse_cache_;
   std::vector<std::string> stack_;
+  // Directories built, and the builds of those reached more than once.
+  std::unordered_set<std::string> reached_;
+  std::unordered_map<std::string, ResourceList> shared_;
   // One for the whole build, whichever kustomization loads or patches.
   std::shared_ptr<yaml::NodeBudget> budget_ = std::make_shared<yaml::NodeBudget>();
 };

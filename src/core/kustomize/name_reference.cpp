@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -54,52 +55,86 @@ std::set<std::string> subject_namespaces(const Resource& referrer) {
   return namespaces;
 }
 
-// What the referrer may refer to: cluster-scoped resources, resources in its
-// namespace, and those in its ServiceAccount subjects' namespaces; a
-// cluster-scoped referrer may refer to anything.
-Candidates visible_from(const ResourceList& resources, const Resource& referrer,
-                        const std::set<std::string>& subjects_ns) {
-  std::string referrer_ns = effective_namespace(referrer.id());
-  Candidates visible;
-  for (const auto& target : resources) {
-    std::string target_ns = effective_namespace(target.id());
-    if (referrer_ns.empty() || target_ns.empty() || target_ns == referrer_ns ||
-        subjects_ns.contains(target.ns())) {
-      visible.push_back(&target);
+// The resources by each name they had before a rename and by their original
+// namespace, in build order: a reference names an old name, and a search of
+// every resource for each reference would grow with the square of the
+// build. Ids do not change while references are fixed (a fix writes only
+// referring fields).
+class ResourceIndex {
+ public:
+  explicit ResourceIndex(const ResourceList& resources) {
+    for (const auto& r : resources) {
+      std::set<std::string> names;
+      std::set<std::string> kinds{""};  // "": a reference to any kind
+      for (const ResourceId& id : r.previous_ids()) {
+        names.insert(id.name);
+        kinds.insert(id.gvk.kind);
+      }
+      for (const std::string& name : names) {
+        for (const std::string& kind : kinds) by_old_name_[key(name, kind)].push_back(&r);
+      }
+      std::string original_ns = effective_namespace(r.original_id());
+      if (!original_ns.empty()) by_original_ns_[original_ns].push_back(&r);
     }
   }
-  return visible;
-}
 
-// visible_from(), worked out on first use: most referrers have no field that
-// refers to anything, and working it out for each is quadratic. The first
-// use comes before a fix changes the referrer, so it sees what it would
-// have seen worked out first. The subjects are read (and checked) at once.
+  // The resources that once had `name`, and once were of `kind` unless it
+  // is empty: thousands of shards' Deployments and Services once had the
+  // same name, and a reference to a ServiceAccount need not sift them.
+  const Candidates& once_named(const std::string& name, const std::string& kind) const {
+    return find(by_old_name_, key(name, kind));
+  }
+  // The namespaced resources whose original namespace is `ns`.
+  const Candidates& originally_in(const std::string& ns) const { return find(by_original_ns_, ns); }
+
+ private:
+  // No name or kind holds a newline (validated names).
+  static std::string key(const std::string& name, const std::string& kind) {
+    return name + "\n" + kind;
+  }
+
+  static const Candidates& find(const std::unordered_map<std::string, Candidates>& map,
+                                const std::string& key) {
+    static const Candidates none;
+    auto found = map.find(key);
+    return found == map.end() ? none : found->second;
+  }
+
+  std::unordered_map<std::string, Candidates> by_old_name_;  // by key(name, kind)
+  std::unordered_map<std::string, Candidates> by_original_ns_;
+};
+
+// What the referrer may refer to: cluster-scoped resources, resources in its
+// namespace, and those in its ServiceAccount subjects' namespaces; a
+// cluster-scoped referrer may refer to anything. The subjects are read (and
+// checked) at once, before a fix changes them.
 class Visible {
  public:
-  Visible(const ResourceList& resources, const Resource& referrer)
-      : resources_(resources), referrer_(referrer), subjects_ns_(subject_namespaces(referrer)) {}
+  explicit Visible(const Resource& referrer)
+      : referrer_ns_(effective_namespace(referrer.id())),
+        subjects_ns_(subject_namespaces(referrer)) {}
 
-  const Candidates& get() {
-    if (!candidates_) candidates_ = visible_from(resources_, referrer_, subjects_ns_);
-    return *candidates_;
+  bool sees(const Resource& target) const {
+    if (referrer_ns_.empty()) return true;
+    std::string target_ns = effective_namespace(target.id());
+    return target_ns.empty() || target_ns == referrer_ns_ || subjects_ns_.contains(target.ns());
   }
 
  private:
-  const ResourceList& resources_;
-  const Resource& referrer_;
+  std::string referrer_ns_;
   std::set<std::string> subjects_ns_;
-  std::optional<Candidates> candidates_;
 };
 
 // One referring field of one referrer, and the resources it may name.
 class Reference {
  public:
-  Reference(Resource& referrer, const FieldSpec& field, const Gvk& target, Visible& visible)
+  Reference(Resource& referrer, const FieldSpec& field, const Gvk& target, const Visible& visible,
+            const ResourceIndex& index)
       : referrer_(referrer),
         field_(field),
         target_(target),
         visible_(visible),
+        index_(index),
         role_(role_ref(referrer, field)) {}
 
   // Fixes every name the field reaches: a scalar, a {name, namespace} map or
@@ -121,7 +156,7 @@ class Reference {
   }
 
   void fix_name(yaml::Node& name, const std::string& where) {
-    const Resource* referral = select(name.text(), visible_.get(), false, where);
+    const Resource* referral = select(name.text(), seen_once_named(name.text()), false, where);
     if (referral && referral->name() != name.text()) name = yaml::Node::string(referral->name());
   }
 
@@ -130,38 +165,41 @@ class Reference {
   void fix_name_and_namespace(yaml::Node& map, const std::string& where) {
     const yaml::Node* name = map.get("name");
     if (!name) fail(where, "no 'name' field in the reference");
-    const Resource* referral = select(name->text(), in_namespace_of(map), true, where);
+    const Resource* referral =
+        select(name->text(), in_namespace_of(map, seen_once_named(name->text())), true, where);
     if (!referral) return;
     if (referral->name() == name->text() && referral->ns().empty()) return;
     map.set("name", yaml::Node::string(referral->name()));
     if (!referral->ns().empty()) map.set("namespace", yaml::Node::string(referral->ns()));
   }
 
-  // By original namespace when any candidate started there, else by
-  // current namespace; all candidates when the map names no namespace.
-  Candidates in_namespace_of(const yaml::Node& map) const {
+  // The resources the referrer sees that once had `name`.
+  Candidates seen_once_named(const std::string& name) const {
+    return sieve(index_.once_named(name, target_.kind),
+                 [&](const Resource* r) { return visible_.sees(*r); });
+  }
+
+  // By original namespace when any resource the referrer sees started
+  // there, else by current namespace; all candidates when the map names no
+  // namespace.
+  Candidates in_namespace_of(const yaml::Node& map, const Candidates& candidates) const {
     const yaml::Node* ns = map.get("namespace");
-    if (!ns) return visible_.get();
-    auto from = [&](auto id_of) {
-      return sieve(visible_.get(), [&](const Resource* r) {
-        std::string candidate_ns = effective_namespace(id_of(*r));
-        return !candidate_ns.empty() && candidate_ns == ns->text();
-      });
-    };
-    Candidates original = from([](const Resource& r) { return r.original_id(); });
-    return original.empty() ? from([](const Resource& r) { return r.id(); }) : original;
+    if (!ns) return candidates;
+    const Candidates& started_there = index_.originally_in(ns->text());
+    bool by_original = std::any_of(started_there.begin(), started_there.end(),
+                                   [&](const Resource* r) { return visible_.sees(*r); });
+    return sieve(candidates, [&](const Resource* r) {
+      std::string candidate_ns = effective_namespace(by_original ? r->original_id() : r->id());
+      return !candidate_ns.empty() && candidate_ns == ns->text();
+    });
   }
 
   // kustomize's choice among resources that once had `old_name`; nullptr
   // when there is none.
   const Resource* select(const std::string& old_name, const Candidates& candidates,
                          bool compare_namespaces, const std::string& where) const {
-    Candidates found = sieve(candidates, [&](const Resource* r) {
-      const auto& previous = r->previous_ids();
-      return std::any_of(previous.begin(), previous.end(),
-                         [&](const ResourceId& id) { return id.name == old_name; });
-    });
-    found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, target_); });
+    Candidates found =
+        sieve(candidates, [&](const Resource* r) { return was_selected_by(*r, target_); });
     if (role_) found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, *role_); });
     found = sieve(found, [&](const Resource* r) { return in_reach(*r); });
     for (bool lenient : {true, false}) {
@@ -230,20 +268,22 @@ class Reference {
   Resource& referrer_;
   const FieldSpec& field_;
   const Gvk& target_;
-  Visible& visible_;
+  const Visible& visible_;
+  const ResourceIndex& index_;
   std::optional<Gvk> role_;
 };
 
 }  // namespace
 
 void fix_name_references(ResourceList& resources) {
+  ResourceIndex index(resources);
   for (auto& referrer : resources) {
     Gvk original = referrer.original_id().gvk;
-    Visible visible(resources, referrer);
+    Visible visible(referrer);
     for (const auto& back_reference : default_name_references()) {
       for (const auto& field : back_reference.referrers) {
         if (selects(field, original))
-          Reference(referrer, field, back_reference.target, visible).fix();
+          Reference(referrer, field, back_reference.target, visible, index).fix();
       }
     }
   }

@@ -1,6 +1,8 @@
 #include "core/kustomize/namespace.h"
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/kustomize/builtin_fieldspecs.h"
@@ -41,15 +43,18 @@ void set_namespace_fields(Resource& resource, const std::string& ns) {
   }
 }
 
+// Names the first resource (in build order) that a later one repeats, as
+// comparing each with those after it would, in one pass with an index.
 void check_unique_ids(const ResourceList& resources, const Context& context) {
+  std::unordered_map<std::string, std::size_t> first_with;  // by id key
+  std::optional<std::size_t> conflict;
   for (std::size_t i = 0; i < resources.size(); ++i) {
-    for (std::size_t j = i + 1; j < resources.size(); ++j) {
-      if (resources[i].id() == resources[j].id()) {
-        context.fail("namespace",
-                     "namespace transformation produces ID conflict: two resources are " +
-                         resources[i].id().to_string());
-      }
-    }
+    auto [first, fresh] = first_with.emplace(resources[i].id().key(), i);
+    if (!fresh && (!conflict || first->second < *conflict)) conflict = first->second;
+  }
+  if (conflict) {
+    context.fail("namespace", "namespace transformation produces ID conflict: two resources are " +
+                                  resources[*conflict].id().to_string());
   }
 }
 

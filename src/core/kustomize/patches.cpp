@@ -260,16 +260,20 @@ void apply_targetless(ResourceList& resources, const Patch& patch, const Context
 
 // With a target, the patch takes each resource's apiVersion: only its
 // content matters, whatever identity it was written with.
+// The resources a patch keeps are moved into a new list: erasing each deleted
+// one in place would move all after it, for every deletion.
 void apply_to_targets(ResourceList& resources, const Patch& patch, const Context& context) {
-  for (auto it = resources.begin(); it != resources.end();) {
-    if (!selects(*patch.target, *it)) {
-      ++it;
-      continue;
+  ResourceList kept;
+  kept.reserve(resources.size());
+  for (Resource& resource : resources) {
+    if (selects(*patch.target, resource)) {
+      Node adapted = patch.merges.front();
+      adapted.set("apiVersion", Node::string(resource.api_version()));
+      if (!merge_into(resource, adapted, patch, context)) continue;
     }
-    Node adapted = patch.merges.front();
-    adapted.set("apiVersion", Node::string(it->api_version()));
-    it = merge_into(*it, adapted, patch, context) ? it + 1 : resources.erase(it);
+    kept.push_back(std::move(resource));
   }
+  resources = std::move(kept);
 }
 
 // A `patches` JSON patch stores each selected resource's id first, as

@@ -24,6 +24,10 @@ std::string ResourceId::to_string() const {
   return out;
 }
 
+std::string ResourceId::key() const {
+  return gvk.group + "\n" + gvk.version + "\n" + gvk.kind + "\n" + ns + "\n" + name;
+}
+
 Resource::Resource(yaml::Node object, std::string origin)
     : object_(std::move(object)), origin_(std::move(origin)) {}
 

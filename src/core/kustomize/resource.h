@@ -28,6 +28,9 @@ struct ResourceId {
   friend bool operator==(const ResourceId&, const ResourceId&) = default;
   // "Kind/namespace/name" or "Kind/name", for messages.
   std::string to_string() const;
+  // Equal for equal ids only, for hashing: no part holds a newline (kinds,
+  // versions, names and namespaces are validated names).
+  std::string key() const;
 };
 
 class Resource {

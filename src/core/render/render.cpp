@@ -156,18 +156,21 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
   if (flux.sharding) {
     bool shard_storage =
         mode == Mode::operator_controller && flux.storage && flux.sharding->storage == "persistent";
+    kustomize::ResourceList shared;  // what every shard copies
+    for (const std::string& component : shard_components(flux, version)) {
+      for (kustomize::Resource& resource : manifest(component + ".yaml")) {
+        shared.push_back(std::move(resource));
+      }
+    }
+    if (shard_storage) {
+      for (kustomize::Resource& claim : objects(storage_claim(*flux.storage), "shard storage")) {
+        shared.push_back(std::move(claim));
+      }
+    }
+    kustomize::apply_transforms(shared, shard_copy_transforms(), context);
     for (const std::string& shard : flux.sharding->shards) {
-      kustomize::ResourceList copy;
-      for (const std::string& component : shard_components(flux, version)) {
-        for (kustomize::Resource& resource : manifest(component + ".yaml")) {
-          copy.push_back(std::move(resource));
-        }
-      }
-      if (shard_storage) {
-        for (kustomize::Resource& claim : objects(storage_claim(*flux.storage), "shard storage")) {
-          copy.push_back(std::move(claim));
-        }
-      }
+      kustomize::ResourceList copy = shared;
+      for (const kustomize::Resource& resource : copy) context.budget->charge(resource.object());
       kustomize::apply_transforms(copy, shard_transforms(flux, version, shard, shard_storage),
                                   context);
       add(std::move(copy), "shard " + shard);

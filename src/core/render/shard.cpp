@@ -77,6 +77,12 @@ std::vector<std::string> shard_components(const instance::FluxInstance& flux,
   return components;
 }
 
+kustomize::Transforms shard_copy_transforms() {
+  Patch deletion = delete_cluster_wide_objects();
+  deletion.field = "shard patches[0]";
+  return {.patches = {std::move(deletion)}};
+}
+
 kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
                                        const distribution::Version& version,
                                        const std::string& shard, bool persistent_storage) {
@@ -84,7 +90,6 @@ kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
   bool has_watcher = shardable.back() == "source-watcher";
 
   std::vector<Patch> patches;
-  patches.push_back(delete_cluster_wide_objects());
   patches.push_back(select_service("source-controller", shard));
   if (has_watcher) patches.push_back(select_service("source-watcher", shard));
   patches.push_back(relabel_deployment(flux, "source-controller", shard, true, persistent_storage));
@@ -96,8 +101,10 @@ kustomize::Transforms shard_transforms(const instance::FluxInstance& flux,
   patches.push_back(
       json_patch({.kind = "Deployment", .name = any_of(shardable)},
                  {add_arg("--watch-label-selector=" + flux.sharding->key + "=" + shard)}));
+  // Numbered after the deletion of the cluster-wide objects, the first of
+  // the shard kustomization's patches (shard_copy_transforms).
   for (std::size_t i = 0; i < patches.size(); ++i) {
-    patches[i].field = "shard " + shard + " patches[" + std::to_string(i) + "]";
+    patches[i].field = "shard " + shard + " patches[" + std::to_string(i + 1) + "]";
   }
 
   return {.patches = std::move(patches),

@@ -16,7 +16,15 @@ namespace fluxop::render {
 std::vector<std::string> shard_components(const instance::FluxInstance& flux,
                                           const distribution::Version& version);
 
-// What the shard's kustomization does to its copy of the components; with
+// The first patch of every shard's kustomization, which deletes the
+// cluster-wide objects the main set already holds: it does the same in each
+// shard, so it is applied once to the objects all shards copy. With
+// thousands of shards, copying the CRDs into each only to delete them cost
+// most of the render, and more nodes than a build may make.
+kustomize::Transforms shard_copy_transforms();
+
+// What the shard's kustomization does to its copy of the components after
+// shard_copy_transforms(); with
 // `persistent_storage`, the copy also holds the source-controller's claim
 // (.spec.storage), which the shard's source-controller mounts instead of its
 // emptyDir.

@@ -89,6 +89,16 @@ const std::vector<Refusal> kRefusals = {
       {"a.yaml", kConfigMapText},
       {"b.yaml", kConfigMapText + "  namespace: default\n"}},
      "resources[1]: resource ConfigMap/default/cm"},
+    // A base reached by several paths: the third reach is a copy of the
+    // second build, refused all the same.
+    {"a base reached again unrenamed",
+     {{"kustomization.yaml", "resources:\n- a\n- b\n- base\n"},
+      {"a/kustomization.yaml", "namePrefix: a-\nresources:\n- ../base\n"},
+      {"b/kustomization.yaml", "resources:\n- ../base\n"},
+      {"base/kustomization.yaml", "resources:\n- cm.yaml\n"},
+      {"base/cm.yaml", kConfigMapText}},
+     "resources[2]: resource ConfigMap/cm from /k/base/cm.yaml is already defined in "
+     "/k/base/cm.yaml"},
     // Malformed resources, with file and document.
     {"a document without kind",
      {{"kustomization.yaml", "resources:\n- bad.yaml\n"},
@@ -179,6 +189,28 @@ TEST_CASE("build reads a kustomization tree held in memory") {
   CHECK_THROWS_WITH_AS(
       build("/app", files, nullptr),
       doctest::Contains("resources[0]: no such file or directory: \"missing.yaml\""), Error);
+}
+
+TEST_CASE("a base several paths reach is the same in each, its references fixed in each copy") {
+  fluxop::MemoryFileSystem files = tree_at_k({
+      {"kustomization.yaml", "namespace: apps\nresources:\n- a\n- b\n- c\n"},
+      {"a/kustomization.yaml", "namePrefix: a-\nresources:\n- ../base\n"},
+      {"b/kustomization.yaml", "namePrefix: b-\nresources:\n- ../base\n"},
+      {"c/kustomization.yaml", "namePrefix: c-\nresources:\n- ../base\n"},
+      {"base/kustomization.yaml", "nameSuffix: -s\nresources:\n- objects.yaml\n"},
+      {"base/objects.yaml", kConfigMapText +
+                                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                "spec:\n  volumes:\n  - name: v\n    configMap: {name: cm}\n"},
+  });
+  auto resources = build("/k", files, nullptr);
+  // The legacy order: kind, then name.
+  CHECK(ids(resources) == std::vector<std::string>{"ConfigMap/apps/a-cm-s", "ConfigMap/apps/b-cm-s",
+                                                   "ConfigMap/apps/c-cm-s", "Pod/apps/a-p-s",
+                                                   "Pod/apps/b-p-s", "Pod/apps/c-p-s"});
+  for (std::size_t pod = 3; pod < 6; ++pod) {
+    const auto& volumes = *resources[pod].object().find({"spec", "volumes"});
+    CHECK(volumes.items()[0].string_at({"configMap", "name"}) == resources[pod - 3].name());
+  }
 }
 
 TEST_CASE("a build reads at most 64 MiB in all, as each file is bounded") {

@@ -228,6 +228,14 @@ TEST_CASE("namespace errors") {
               "Namespace\nmetadata:\n  name: two\n",
               "kustomization.yaml: namespace: namespace transformation produces ID conflict: two "
               "resources are Namespace/apps");
+  // Of several conflicts, the one of the first resource a later one repeats.
+  check_error(transform_namespace, "apps",
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: a}\n---\n"
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n---\n"
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y, namespace: b}\n---\n"
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: b}\n",
+              "kustomization.yaml: namespace: namespace transformation produces ID conflict: two "
+              "resources are ConfigMap/apps/x");
   check_error(transform_namespace, "apps",
               "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: "
               "v1.x\nspec:\n  service:\n    namespace: {a: b}\n",
