@@ -363,8 +363,10 @@ std::optional<ClusterAccess> in_cluster_access(const Environment& env) {
   return access;
 }
 
-ClusterAccess load_cluster_access(const KubeconfigFlags& flags, const Environment& env) {
-  bool required = false;
+namespace {
+
+// The kubeconfig files the flags and the environment name, read and merged.
+Merged read_merged(const KubeconfigFlags& flags, const Environment& env, bool& required) {
   std::vector<std::string> files = kubeconfig_files(flags, env, required);
   Merged merged;
   for (const std::string& file : files) {
@@ -379,6 +381,22 @@ ClusterAccess load_cluster_access(const KubeconfigFlags& flags, const Environmen
     }
     merge_file(file, text, merged);
   }
+  return merged;
+}
+
+}  // namespace
+
+std::vector<std::string> context_names(const KubeconfigFlags& flags, const Environment& env) {
+  bool required = false;
+  Merged merged = read_merged(flags, env, required);
+  std::vector<std::string> names;
+  for (const auto& [name, context] : merged.contexts) names.push_back(name);
+  return names;
+}
+
+ClusterAccess load_cluster_access(const KubeconfigFlags& flags, const Environment& env) {
+  bool required = false;
+  Merged merged = read_merged(flags, env, required);
   bool empty = merged.contexts.empty() && merged.current_context.empty();
   if (empty && !required && flags.context.empty()) {
     if (std::optional<ClusterAccess> access = in_cluster_access(env)) return *access;

@@ -111,6 +111,12 @@ class NoClusterConfigured : public Error {
 ClusterAccess load_cluster_access(const KubeconfigFlags& flags,
                                   const Environment& env = Environment::current());
 
+// The names of the contexts of the kubeconfig (the files merged, as above),
+// sorted; none without a kubeconfig. Throws fluxop::Error as
+// load_cluster_access does on a file it cannot read.
+std::vector<std::string> context_names(const KubeconfigFlags& flags,
+                                       const Environment& env = Environment::current());
+
 // In-cluster access from the service account directory; nullopt when not in
 // a cluster (KUBERNETES_SERVICE_HOST or _PORT unset, or no token file).
 std::optional<ClusterAccess> in_cluster_access(const Environment& env);

@@ -167,6 +167,23 @@ contexts:
   CHECK(b.client_cert_pem.empty());
 }
 
+TEST_CASE("kubeconfig: the contexts of every file of $KUBECONFIG, once each, sorted") {
+  TempDir dir;
+  dir.write("a",
+            "contexts:\n- name: staging-2\n  context: {cluster: c}\n"
+            "- name: prod\n  context: {cluster: c}\n");
+  dir.write("b",
+            "contexts:\n- name: staging-1\n  context: {cluster: c}\n"
+            "- name: prod\n  context: {cluster: other}\n");
+  Environment env = empty_environment(dir);
+  env.kubeconfig = (dir.path() / "a").string() + ":" + (dir.path() / "b").string();
+  CHECK(fluxop::kube::context_names({}, env) ==
+        std::vector<std::string>{"prod", "staging-1", "staging-2"});
+  CHECK(fluxop::kube::context_names({(dir.path() / "b").string(), ""}, env) ==
+        std::vector<std::string>{"prod", "staging-1"});
+  CHECK(fluxop::kube::context_names({}, empty_environment(dir)).empty());
+}
+
 TEST_CASE("kubeconfig: exec plugins, tokenFile, basic auth, unsupported fields") {
   TempDir dir;
   dir.write("config", R"(current-context: exec
