@@ -109,7 +109,12 @@ Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifact
       artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
   Reconciliation run{render_instance(artifacts, std::move(flux), request, credentials), {}};
   if (rendered) rendered(run.instance);
-  const RenderedInstance& instance = run.instance;
+  run.result = apply_rendered(cluster, run.instance, std::move(apply));
+  return run;
+}
+
+ApplyResult apply_rendered(kube::Cluster& cluster, const RenderedInstance& instance,
+                           ApplyOptions apply) {
   if (apply.preflight) require_cheap_checks(cluster, instance, apply.on_progress);
   apply.artifact_revision = instance.artifact_digest;
   apply.intermediate_version = [&instance](const std::string& crd,
@@ -121,8 +126,7 @@ Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifact
                : std::nullopt;
     return through ? "v" + distribution::to_string(*through) : std::string();
   };
-  run.result = apply_instance(cluster, instance.flux, instance.rendered, apply);
-  return run;
+  return apply_instance(cluster, instance.flux, instance.rendered, apply);
 }
 
 Plan plan_instance(const std::function<kube::Cluster&()>& cluster, ArtifactPort& artifacts,

@@ -82,6 +82,11 @@ Reconciliation reconcile_instance(kube::Cluster& cluster, ArtifactPort& artifact
                                   ApplyOptions apply,
                                   const std::function<void(const RenderedInstance&)>& rendered);
 
+// reconcile_instance after its render: the cheap checks when asked, then
+// apply_instance. A fleet renders once and applies on each cluster.
+ApplyResult apply_rendered(kube::Cluster& cluster, const RenderedInstance& instance,
+                           ApplyOptions apply);
+
 struct Plan {
   RenderedInstance instance;
   InstanceDiff diff;

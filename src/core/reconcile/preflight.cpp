@@ -298,12 +298,20 @@ void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instan
 
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
                                     instance::FluxInstance flux, const RenderRequest& request) {
-  std::vector<CheckResult> checks;
-  std::optional<RenderedInstance> instance;
-  try {
+  std::optional<RenderedInstance> rendered;
+  return run_checks(cluster, flux, [&]() -> const RenderedInstance& {
     RegistryCredentials credentials =
         artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
-    instance = render_instance(artifacts, flux, request, credentials);
+    return rendered.emplace(render_instance(artifacts, flux, request, credentials));
+  });
+}
+
+std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::FluxInstance& flux,
+                                    const std::function<const RenderedInstance&()>& render) {
+  std::vector<CheckResult> checks;
+  const RenderedInstance* instance = nullptr;
+  try {
+    instance = &render();
     checks.push_back(
         result("distribution", CheckStatus::ok,
                instance->distribution.root() + " (Flux " + instance->rendered.version + ")"));

@@ -69,4 +69,9 @@ void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instan
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
                                     instance::FluxInstance flux, const RenderRequest& request);
 
+// The same on an instance `render` renders (a fleet's one render), which
+// throws the render's failure.
+std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::FluxInstance& flux,
+                                    const std::function<const RenderedInstance&()>& render);
+
 }  // namespace fluxop::reconcile

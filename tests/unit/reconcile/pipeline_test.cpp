@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <thread>
 
 #include "../instance/support.h"
 #include "../kube/fake_cluster.h"
 #include "core/base64.h"
+#include "core/reconcile/shared_render.h"
 #include "core/reconcile/status.h"
 
 namespace fluxop::reconcile {
@@ -126,6 +128,62 @@ TEST_CASE("the pipeline pulls an oci:// artifact with the instance's pull secret
   CHECK(run.instance.artifact_digest == "sha256:abc");
   CHECK(cluster.objects.at("FluxInstance/flux-system/flux")["status"]["lastArtifactRevision"] ==
         "sha256:abc");
+}
+
+TEST_CASE("a fleet's clusters share one pull and one render, the first asking doing it") {
+  std::vector<std::unique_ptr<FakeCluster>> clusters;
+  for (int i = 0; i < 4; ++i) {
+    put_pull_secret(*clusters.emplace_back(std::make_unique<FakeCluster>()));
+  }
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  int heard = 0;
+  SharedRender render(artifacts,
+                      flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"
+                                    "    artifactPullSecret: pull\n"),
+                      from_instance, [&](const RenderedInstance&) { ++heard; });
+  std::vector<std::string> revisions(clusters.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      threads.emplace_back([&, i] {
+        revisions[i] =
+            render.get([&]() -> kube::Cluster& { return *clusters[i]; }).rendered.revision;
+      });
+    }
+  }
+  CHECK(artifacts.pulls.size() == 1);
+  CHECK(heard == 1);
+  for (const std::string& revision : revisions) CHECK(revision == revisions[0]);
+  CHECK_FALSE(revisions[0].empty());
+}
+
+TEST_CASE("a fleet's render: a cluster whose pull secret cannot be read fails alone") {
+  FakeCluster without_secret;
+  FakeCluster with_secret;
+  put_pull_secret(with_secret);
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  SharedRender render(artifacts,
+                      flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n"
+                                    "    artifactPullSecret: pull\n"),
+                      from_instance);
+  CHECK_THROWS(render.get([&]() -> kube::Cluster& { return without_secret; }));
+  CHECK(render.get([&]() -> kube::Cluster& { return with_secret; }).artifact_digest ==
+        "sha256:abc");
+
+  // A render that fails fails every cluster, and is tried once.
+  FakeArtifacts missing;
+  SharedRender broken(missing,
+                      flux_instance("    artifact: oci://registry.example/missing:latest\n"),
+                      from_instance);
+  CHECK_THROWS_AS(broken.get([&]() -> kube::Cluster& { return with_secret; }), ReconcileError);
+  CHECK_THROWS_AS(broken.get([&]() -> kube::Cluster& { return without_secret; }), ReconcileError);
+  CHECK(missing.pulls.size() == 1);
 }
 
 TEST_CASE("the pipeline classifies what fails before the apply, and writes nothing") {
