@@ -10,6 +10,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/duration_check.h"
+#include "cli/fleet.h"
 #include "cli/instance_input.h"
 #include "cli/interrupt.h"
 #include "cli/notice.h"
@@ -17,6 +18,8 @@
 #include "core/duration.h"
 #include "core/reconcile/events.h"
 #include "core/reconcile/pipeline.h"
+#include "core/reconcile/shared_render.h"
+#include "core/ssa/change_set.h"
 
 namespace fluxop::cli {
 
@@ -38,6 +41,7 @@ struct WatchFlags {
 struct ApplyCommandOptions {
   InstanceInput input;
   ClusterFlags cluster;
+  FleetFlags fleet;
   WatchFlags daemon;
   bool wait = true;
   bool wait_given = false;  // else .spec.wait decides
@@ -57,51 +61,123 @@ reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
   return apply;
 }
 
-void run_apply(const ApplyCommandOptions& options) {
+// Until when an apply of `flux` may wait for an API server that restarts
+// mid-apply: what is applied so far must not be left half-done for a blip.
+std::chrono::steady_clock::time_point retry_until(const ApplyCommandOptions& options,
+                                                  const instance::FluxInstance& flux) {
+  return std::chrono::steady_clock::now() +
+         reconcile::apply_timeout(flux, apply_options(options).timeout, nullptr);
+}
+
+// The apply on one cluster of the instance `render` renders once for all:
+// its progress noticed, its changes to `on_change`, the daemon's events
+// recorded, so that the instance tells the same story whichever applied it
+// last; `rendered` hears of the render before anything is written.
+reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluster& cluster,
+                                reconcile::SharedRender& render,
+                                std::function<void(const ssa::Change&)> on_change,
+                                const std::function<void(const RenderedInstance&)>& rendered) {
   reconcile::ApplyOptions apply = apply_options(options);
   apply.preflight = true;
+  apply.interruption = interruption;
+  apply.on_progress = print_notice;
+  apply.on_change = std::move(on_change);
+  // A caller who may not create Events still applies: one warning says they
+  // are missing. (The policy warns about a bad annotation; it is not said
+  // twice.)
+  bool warned = false;
+  reconcile::EventRecorder events(cluster, [&warned](const std::string& error) {
+    if (!std::exchange(warned, true)) print_warning("events not recorded: " + error);
+  });
+  const RenderedInstance& instance = render.get([&]() -> kube::Cluster& { return cluster; });
+  rendered(instance);
+  kube::ObjectKey ref = reconcile::instance_ref(instance.flux.ns, instance.flux.name);
+  apply.on_event = [&](const reconcile::InstanceEvent& event) { events.record(ref, "", event); };
+  std::optional<std::string> outdated = reconcile::outdated_version(instance);
+  reconcile::ApplyResult result = reconcile::apply_rendered(cluster, instance, apply);
+  // Once the instance and its namespace are there to hold it.
+  if (outdated && !cluster.dry_run()) apply.on_event({false, "OutdatedVersion", *outdated, ""});
+  print_notice(result.message + " (" + std::to_string(cluster.requests()) + " API requests)");
+  return result;
+}
+
+// On several clusters, batch after batch when --batch-size says so: each
+// one's progress and changes prefixed by its context, then the summary; with
+// -o json one document keyed by context.
+void run_fleet_apply(const ApplyCommandOptions& options, const std::vector<std::string>& contexts) {
   instance::FluxInstance flux = load_input(options.input);
-  // An API server that restarts mid-apply is waited for, until the apply's
-  // deadline: what is applied so far must not be left half-done for a blip.
-  // (The policy warns about a bad annotation; it is not said twice.)
-  ConnectedCluster connected = connect(
-      options.cluster, options.writes.server_dry_run(),
-      std::chrono::steady_clock::now() + reconcile::apply_timeout(flux, apply.timeout, nullptr),
-      interrupted);
+  std::chrono::steady_clock::time_point deadline = retry_until(options, flux);
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
+  reconcile::SharedRender render(artifacts, std::move(flux),
+                                 render_request(options.input, /*revision=*/true),
+                                 say_distribution);
+  std::vector<std::string> revisions(contexts.size());
+  std::vector<std::vector<ssa::Change>> changes(contexts.size());
+  bool dry_run = options.writes.server_dry_run();
+  std::string suffix = dry_run ? " (server dry run)" : "";
+  std::vector<fleet::ClusterResult> results =
+      run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
+        ConnectedCluster connected = kube::connect(member.settings, dry_run, deadline, interrupted);
+        std::vector<ssa::Change>& mine = changes[member.index];
+        auto on_change = [&](const ssa::Change& change) {
+          mine.push_back(change);
+          if (options.writes.json() ||
+              (change.action == ssa::Action::Unchanged && !options.verbose))
+            return;
+          print_notice(ssa::change_line(change) + suffix);
+        };
+        reconcile::ApplyResult result = apply_on(
+            options, *connected.cluster, render, on_change, [&](const RenderedInstance& instance) {
+              revisions[member.index] = instance.rendered.revision;
+            });
+        return fleet::ClusterResult{fleet::Outcome::ok, result.message};
+      });
+  if (options.writes.json()) {
+    nlohmann::json document = nlohmann::json::object();
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      document[contexts[i]] = {{"status", fleet::outcome_name(results[i].outcome)},
+                               {"message", results[i].message},
+                               {"dryRun", dry_run},
+                               {"revision", revisions[i]},
+                               {"changes", ssa::change_set_json(changes[i])}};
+    }
+    std::cout << printable_json(document.dump(4)) << "\n";
+  } else {
+    print_fleet_summary(contexts, results, {"REVISION", "CHANGES"}, [&](std::size_t i) {
+      std::size_t changed = 0;
+      for (const ssa::Change& change : changes[i])
+        changed += change.action != ssa::Action::Unchanged;
+      return std::vector<std::string>{revisions[i], std::to_string(changed)};
+    });
+  }
+  exit_with(results, /*diff=*/false);
+}
+
+void run_apply(const ApplyCommandOptions& options) {
+  if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+      !contexts.empty()) {
+    run_fleet_apply(options, contexts);
+    return;
+  }
+  if (options.fleet.batch_size > 0 || options.fleet.stop_on_failure)
+    throw CLI::ValidationError("--batch-size", "only with several contexts");
+  instance::FluxInstance flux = load_input(options.input);
+  ConnectedCluster connected = connect(options.cluster, options.writes.server_dry_run(),
+                                       retry_until(options, flux), interrupted);
   catch_interrupts();
 
   ChangeSetOutput output(options.writes, options.verbose);
-  apply.interruption = interruption;
-  apply.on_progress = print_notice;
-  apply.on_change = output.on_change();
-  // The daemon's events, so that the instance tells the same story whichever
-  // applied it last. A caller who may not create Events still applies: one
-  // warning says they are missing.
-  bool warned = false;
-  reconcile::EventRecorder events(*connected.cluster, [&warned](const std::string& error) {
-    if (!std::exchange(warned, true)) print_warning("events not recorded: " + error);
-  });
-  kube::ObjectKey ref = reconcile::instance_ref(flux.ns, flux.name);
-  apply.on_event = [&](const reconcile::InstanceEvent& event) { events.record(ref, "", event); };
   output.run([&] {
     run_interruptible([&] {
-      std::optional<std::string> outdated;
       reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
+      reconcile::SharedRender render(artifacts, std::move(flux),
+                                     render_request(options.input, /*revision=*/true));
       reconcile::ApplyResult result =
-          reconcile::reconcile_instance(*connected.cluster, artifacts, std::move(flux),
-                                        render_request(options.input, /*revision=*/true), apply,
-                                        [&](const RenderedInstance& instance) {
-                                          say_distribution(instance);
-                                          outdated = reconcile::outdated_version(instance);
-                                          output.document()["revision"] =
-                                              instance.rendered.revision;
-                                        })
-              .result;
-      // Once the instance and its namespace are there to hold it.
-      if (outdated && !connected.cluster->dry_run())
-        apply.on_event({false, "OutdatedVersion", *outdated, ""});
-      print_notice(result.message + " (" + std::to_string(connected.cluster->requests()) +
-                   " API requests)");
+          apply_on(options, *connected.cluster, render, output.on_change(),
+                   [&](const RenderedInstance& instance) {
+                     say_distribution(instance);
+                     output.document()["revision"] = instance.rendered.revision;
+                   });
       output.document()["message"] = result.message;
     });
   });
@@ -142,6 +218,15 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   add_instance_flags(*cmd, options->input);
   options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster);
+  FleetFlags& fleet = options->fleet;
+  add_fleet_flags(*cmd, fleet);
+  cmd->add_option("--batch-size", fleet.batch_size,
+                  "With several contexts: apply to this many clusters at a time, in the "
+                  "contexts' order, each batch waiting for Ready before the next (a canary)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{10000}))
+      ->option_text("N");
+  cmd->add_flag("--stop-on-failure", fleet.stop_on_failure,
+                "With --batch-size: start no batch after one where a cluster failed");
   CLI::Option* wait =
       cmd->add_flag("--wait,!--no-wait", options->wait,
                     "Wait for the components to roll out (default: .spec.wait, true unless set; "
@@ -212,6 +297,8 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
     }
     if (options->writes.server_dry_run() || !options->writes.output.empty())
       throw CLI::ValidationError("--watch", "not with --dry-run or --output");
+    if (options->cluster.contexts.size() > 1 || options->fleet.all_contexts)
+      throw CLI::ValidationError("--watch", "on one context: a daemon runs in its cluster");
     bool has_file = !options->input.file.empty() || !options->input.filename.empty();
     if (daemon.from_cluster == has_file)
       throw CLI::ValidationError("--watch", "needs FILE or --from-cluster, not both");

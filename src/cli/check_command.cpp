@@ -6,11 +6,13 @@
 #include "cli/cluster_flags.h"
 #include "cli/color.h"
 #include "cli/commands.h"
+#include "cli/fleet.h"
 #include "cli/instance_input.h"
 #include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
 #include "core/reconcile/preflight.h"
+#include "core/reconcile/shared_render.h"
 
 namespace fluxop::cli {
 
@@ -19,6 +21,7 @@ namespace {
 struct CheckCommandOptions {
   InstanceInput input;
   ClusterFlags cluster;
+  FleetFlags fleet;
   std::string output = "table";
 };
 
@@ -34,7 +37,80 @@ nlohmann::ordered_json check_document(const std::vector<reconcile::CheckResult>&
   return {{"status", outcome}, {"checks", std::move(list)}};
 }
 
+struct CheckCounts {
+  int failed = 0;
+  int warnings = 0;
+};
+
+CheckCounts count(const std::vector<reconcile::CheckResult>& checks) {
+  CheckCounts counts;
+  for (const reconcile::CheckResult& check : checks) {
+    counts.failed += check.status == reconcile::CheckStatus::failed;
+    counts.warnings += check.status == reconcile::CheckStatus::warning;
+  }
+  return counts;
+}
+
+reconcile::CheckStatus outcome(const CheckCounts& counts) {
+  return counts.failed > 0     ? reconcile::CheckStatus::failed
+         : counts.warnings > 0 ? reconcile::CheckStatus::warning
+                               : reconcile::CheckStatus::ok;
+}
+
+std::string counts_line(std::size_t checks, const CheckCounts& counts) {
+  return std::to_string(checks) + " checks: " + std::to_string(counts.failed) + " failed, " +
+         std::to_string(counts.warnings) + " warnings";
+}
+
+// On several clusters: one table of every cluster's checks (a CLUSTER
+// column first), the summary, or one document keyed by context.
+void run_fleet_check(const CheckCommandOptions& options, const std::vector<std::string>& contexts) {
+  instance::FluxInstance flux = load_input(options.input);
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
+  reconcile::SharedRender render(artifacts, flux, render_request(options.input, /*revision=*/false),
+                                 say_distribution);
+  std::vector<std::vector<reconcile::CheckResult>> checks(contexts.size());
+  std::vector<fleet::ClusterResult> results =
+      run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
+        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/true);
+        kube::Cluster& cluster = *connected.cluster;
+        std::vector<reconcile::CheckResult>& mine = checks[member.index] =
+            reconcile::run_checks(cluster, flux, [&]() -> const RenderedInstance& {
+              return render.get([&]() -> kube::Cluster& { return cluster; });
+            });
+        CheckCounts counts = count(mine);
+        return fleet::ClusterResult{counts.failed > 0 ? fleet::Outcome::failed : fleet::Outcome::ok,
+                                    counts_line(mine.size(), counts)};
+      });
+  if (options.output == "json") {
+    nlohmann::ordered_json document = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      document[contexts[i]] =
+          checks[i].empty()
+              ? nlohmann::ordered_json{{"status", fleet::outcome_name(results[i].outcome)},
+                                       {"error", results[i].message}}
+              : check_document(checks[i], reconcile::status_name(outcome(count(checks[i]))));
+    }
+    std::cout << render_document(document, OutputFormat::Json);
+  } else {
+    std::vector<std::vector<std::string>> rows = {{"CLUSTER", "STATUS", "CHECK", "MESSAGE"}};
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      for (const reconcile::CheckResult& check : checks[i])
+        rows.push_back({contexts[i], std::string(reconcile::status_name(check.status)), check.name,
+                        check.message});
+    }
+    std::cout << render_table(rows) << "\n";
+    print_fleet_summary(contexts, results);
+  }
+  exit_with(results, /*diff=*/false);
+}
+
 void run_check(const CheckCommandOptions& options) {
+  if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+      !contexts.empty()) {
+    run_fleet_check(options, contexts);
+    return;
+  }
   instance::FluxInstance flux = load_input(options.input);
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
   // Nothing is written: the only POSTs are access reviews, which the
@@ -43,17 +119,9 @@ void run_check(const CheckCommandOptions& options) {
   std::vector<reconcile::CheckResult> checks =
       reconcile::run_checks(*connected.cluster, artifacts, std::move(flux),
                             render_request(options.input, /*revision=*/false));
-  int failed = 0;
-  int warnings = 0;
-  for (const reconcile::CheckResult& check : checks) {
-    failed += check.status == reconcile::CheckStatus::failed;
-    warnings += check.status == reconcile::CheckStatus::warning;
-  }
-  reconcile::CheckStatus outcome = failed > 0     ? reconcile::CheckStatus::failed
-                                   : warnings > 0 ? reconcile::CheckStatus::warning
-                                                  : reconcile::CheckStatus::ok;
+  CheckCounts counts = count(checks);
   if (options.output == "json") {
-    std::cout << render_document(check_document(checks, reconcile::status_name(outcome)),
+    std::cout << render_document(check_document(checks, reconcile::status_name(outcome(counts))),
                                  OutputFormat::Json);
   } else {
     std::vector<std::vector<std::string>> rows;
@@ -63,10 +131,9 @@ void run_check(const CheckCommandOptions& options) {
     std::istringstream lines(render_table(rows));
     for (std::string line; std::getline(lines, line);) std::cout << color::check_line(line) << "\n";
   }
-  print_notice(std::to_string(checks.size()) + " checks: " + std::to_string(failed) + " failed, " +
-               std::to_string(warnings) + " warnings (" +
+  print_notice(counts_line(checks.size(), counts) + " (" +
                std::to_string(connected.cluster->requests()) + " API requests)");
-  if (failed > 0) throw ExitStatus{1};
+  if (counts.failed > 0) throw ExitStatus{1};
 }
 
 }  // namespace
@@ -82,6 +149,7 @@ void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   add_instance_flags(*cmd, options->input);
   options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster, /*writes=*/false);
+  add_fleet_flags(*cmd, options->fleet);
   cmd->add_option("-o,--output", options->output,
                   "table: one line per check; json: the checks as a document")
       ->check(CLI::IsMember({"table", "json"}))

@@ -1,12 +1,16 @@
 #include "cli/cluster_flags.h"
 
+#include "core/error.h"
+
 namespace fluxop::cli {
 
 void add_global_cluster_flags(CLI::App& app) {
   app.add_option("--kubeconfig",
                  "The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
       ->option_text("FILE");
-  app.add_option("--context", "The kubeconfig context (default: its current one)")
+  app.add_option("--context",
+                 "The kubeconfig context (default: its current one); repeatable for get, check, "
+                 "diff, apply, wait, report, suspend and resume, which then run on each")
       ->option_text("NAME");
   app.add_option("-n,--namespace",
                  "The namespace, for the commands that take one (see each command's help); "
@@ -34,6 +38,7 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
   });
   global_option(command, "--context").each([&flags](const std::string& value) {
     flags.context = value;
+    flags.contexts.push_back(value);
   });
   global_option(command, "--as").each([&flags](const std::string& value) {
     flags.impersonate.user = value;
@@ -52,6 +57,17 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
                         "operator's, so that it and fluxopctl can hand a cluster to each other)"
                       : "Field manager of the writes (default: the upstream CLI's)")
       ->option_text("NAME (default " + flags.field_manager + ")");
+}
+
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
+                         std::optional<std::chrono::steady_clock::time_point> retry_until,
+                         std::function<bool()> cancelled) {
+  if (flags.contexts.size() > 1) {
+    throw Error("--context: given " + std::to_string(flags.contexts.size()) +
+                " times; only get, check, diff, apply, wait, report, suspend and resume run on "
+                "several contexts");
+  }
+  return kube::connect(flags, dry_run, retry_until, std::move(cancelled));
 }
 
 }  // namespace fluxop::cli

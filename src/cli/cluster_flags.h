@@ -6,13 +6,19 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/request_timeout_flag.h"
 #include "core/kube/kube_cluster.h"
 
 namespace fluxop::cli {
 
-using ClusterFlags = kube::ClusterSettings;
+// The connection's settings, and every --context given: get, check, diff,
+// apply, wait, report, suspend and resume run on each (cli/fleet.h).
+struct ClusterFlags : kube::ClusterSettings {
+  std::vector<std::string> contexts;
+};
 
 // The global flags that name the cluster and the caller: --kubeconfig,
 // --context, -n/--namespace, --as, --as-group (and --request-timeout). On the
@@ -28,6 +34,11 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes = tru
 CLI::Option& global_option(CLI::App& command, const std::string& name);
 
 using ConnectedCluster = kube::Connection;
-using kube::connect;
+
+// kube::connect, for a command on one cluster: several --context are
+// refused, naming the commands that take them.
+ConnectedCluster connect(const ClusterFlags& flags, bool dry_run,
+                         std::optional<std::chrono::steady_clock::time_point> retry_until = {},
+                         std::function<bool()> cancelled = {});
 
 }  // namespace fluxop::cli

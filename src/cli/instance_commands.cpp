@@ -9,6 +9,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/duration_check.h"
+#include "cli/fleet.h"
 #include "cli/instance_target.h"
 #include "cli/interrupt.h"
 #include "cli/notice.h"
@@ -27,6 +28,7 @@ using nlohmann::json;
 struct InstanceCommandOptions {
   InstanceTarget target;
   ClusterFlags cluster;
+  FleetFlags fleet;
   std::string output = "table";  // get
   std::string timeout = "5m";    // wait, reconcile, resume
   bool wait = true;              // reconcile, resume
@@ -92,7 +94,64 @@ json live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref) {
   return std::move(*live);
 }
 
+// The instance as kubectl get shows it: without its managedFields.
+nlohmann::ordered_json shown(json live) {
+  live["metadata"].erase("managedFields");
+  return nlohmann::ordered_json::parse(live.dump());
+}
+
+OutputFormat document_format(const InstanceCommandOptions& options) {
+  return options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml;
+}
+
+// On several clusters: one table, a row per cluster (the CLUSTER column
+// first), or one document keyed by context.
+void run_fleet_get(const InstanceCommandOptions& options,
+                   const std::vector<std::string>& contexts) {
+  kube::ObjectKey ref = target_key(options.target);
+  std::vector<json> lives(contexts.size());
+  std::vector<fleet::ClusterResult> results =
+      run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
+        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/false);
+        lives[member.index] = live_instance(*connected.cluster, ref);
+        return fleet::ClusterResult{fleet::Outcome::ok, ""};
+      });
+  if (options.output == "table") {
+    std::vector<std::vector<std::string>> rows = {
+        {"CLUSTER", "READY", "FLUX", "REVISION", "LAST RECONCILED", "MESSAGE"}};
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      if (results[i].outcome != fleet::Outcome::ok) {
+        rows.push_back({contexts[i], "-", "-", "-", "-", one_line(results[i].message)});
+        continue;
+      }
+      const json& live = lives[i];
+      json ready = condition(live, "Ready");
+      json history = live.value("status", json::object()).value("history", json::array());
+      rows.push_back({contexts[i], ready.value("status", "Unknown"),
+                      history.empty() ? "-" : text_at(history[0], {"metadata", "flux"}),
+                      live.value("status", json::object()).value("lastAppliedRevision", "-"),
+                      ready.value("lastTransitionTime", "Unknown"),
+                      one_line(ready.value("message", ""))});
+    }
+    std::cout << render_table(rows);
+  } else {
+    nlohmann::ordered_json document = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      document[contexts[i]] = results[i].outcome == fleet::Outcome::ok
+                                  ? shown(lives[i])
+                                  : nlohmann::ordered_json{{"error", results[i].message}};
+    }
+    std::cout << render_document(document, document_format(options));
+  }
+  exit_with(results, /*diff=*/false);
+}
+
 void run_get(const InstanceCommandOptions& options) {
+  if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+      !contexts.empty()) {
+    run_fleet_get(options, contexts);
+    return;
+  }
   kube::ObjectKey ref = target_key(options.target);
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   json live = live_instance(*connected.cluster, ref);
@@ -100,39 +159,34 @@ void run_get(const InstanceCommandOptions& options) {
     std::cout << status_tables(live);
     return;
   }
-  live["metadata"].erase("managedFields");  // as kubectl get shows it
   try {
-    std::cout << render_document(
-        nlohmann::ordered_json::parse(live.dump()),
-        options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+    std::cout << render_document(shown(std::move(live)), document_format(options));
   } catch (const Error& e) {
     throw Error(display_name(ref) + ": " + e.what());
   }
 }
 
-// Waits for the answer to the request at `requested_at` ("" for none).
-void wait_for(const InstanceCommandOptions& options, ConnectedCluster& connected,
-              const kube::ObjectKey& ref, const std::string& requested_at) {
+// Waits for the answer to the request at `requested_at` ("" for none);
+// returns the instance's Ready message.
+std::string wait_for(const InstanceCommandOptions& options, kube::Cluster& cluster,
+                     const kube::ObjectKey& ref, const std::string& requested_at) {
   catch_interrupts();
-  std::cerr << "waiting for " << display_name(ref)
-            << (requested_at.empty() ? " to be ready" : " to be reconciled") << "\n";
+  print_notice("waiting for " + display_name(ref) +
+               (requested_at.empty() ? " to be ready" : " to be reconciled"));
+  std::string ready;
   run_interruptible([&] {
-    print_notice(reconcile::wait_ready(
-        *connected.cluster, ref, requested_at,
-        std::chrono::steady_clock::now() + duration_flag(options.timeout), interruption));
+    ready = reconcile::wait_ready(cluster, ref, requested_at,
+                                  std::chrono::steady_clock::now() + duration_flag(options.timeout),
+                                  interruption);
   });
+  return ready;
 }
 
-void run_wait(const InstanceCommandOptions& options) {
+// reconcile, suspend and resume: the annotations, then the wait when asked;
+// returns the last line to say.
+std::string request(const InstanceCommandOptions& options, kube::Cluster& cluster,
+                    const std::string& command) {
   kube::ObjectKey ref = target_key(options.target);
-  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
-  wait_for(options, connected, ref, "");
-}
-
-// reconcile, suspend and resume: the annotations, then the wait when asked.
-void run_request(const InstanceCommandOptions& options, const std::string& command) {
-  kube::ObjectKey ref = target_key(options.target);
-  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   std::string now = reconcile::request_time(std::chrono::system_clock::now());
   std::map<std::string, std::string> annotations;
   if (command == "suspend") {
@@ -142,14 +196,53 @@ void run_request(const InstanceCommandOptions& options, const std::string& comma
     if (options.force) annotations[std::string(reconcile::kForceAtAnnotation)] = now;
     if (command == "resume") annotations[std::string(reconcile::kReconcileAnnotation)] = "enabled";
   }
-  reconcile::annotate_instance(*connected.cluster, ref, annotations);
-  if (command == "suspend") {
-    std::cerr << display_name(ref) << ": reconciliation suspended\n";
+  reconcile::annotate_instance(cluster, ref, annotations);
+  if (command == "suspend") return display_name(ref) + ": reconciliation suspended";
+  std::string requested = display_name(ref) + ": reconciliation " +
+                          (command == "resume" ? "resumed" : "requested") + " at " + now;
+  if (!options.wait) return requested;
+  print_notice(requested);
+  return wait_for(options, cluster, ref, now);
+}
+
+// wait, suspend, resume (`command`) on several clusters: each one's lines
+// prefixed by its context, then the summary.
+void run_fleet_request(const InstanceCommandOptions& options,
+                       const std::vector<std::string>& contexts, const std::string& command) {
+  std::vector<fleet::ClusterResult> results =
+      run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
+        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/false);
+        std::string said = command == "wait" ? wait_for(options, *connected.cluster,
+                                                        target_key(options.target), "")
+                                             : request(options, *connected.cluster, command);
+        print_notice(said);
+        return fleet::ClusterResult{fleet::Outcome::ok, said};
+      });
+  print_fleet_summary(contexts, results);
+  exit_with(results, /*diff=*/false);
+}
+
+void run_wait(const InstanceCommandOptions& options) {
+  if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+      !contexts.empty()) {
+    run_fleet_request(options, contexts, "wait");
     return;
   }
-  std::cerr << display_name(ref) << ": reconciliation "
-            << (command == "resume" ? "resumed" : "requested") << " at " << now << "\n";
-  if (options.wait) wait_for(options, connected, ref, now);
+  kube::ObjectKey ref = target_key(options.target);
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  print_notice(wait_for(options, *connected.cluster, ref, ""));
+}
+
+void run_request(const InstanceCommandOptions& options, const std::string& command) {
+  if (command != "reconcile") {
+    if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+        !contexts.empty()) {
+      run_fleet_request(options, contexts, command);
+      return;
+    }
+  }
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  print_notice(request(options, *connected.cluster, command));
 }
 
 CLI::App* add_instance_command(CLI::App& app, const std::string& name,
@@ -159,6 +252,7 @@ CLI::App* add_instance_command(CLI::App& app, const std::string& name,
   add_instance_target(*cmd, options->target);
   if (writes) options->cluster.field_manager = std::string(reconcile::kCliFieldManager);
   add_cluster_flags(*cmd, options->cluster, writes);
+  if (name != "reconcile") add_fleet_flags(*cmd, options->fleet);
   add_upstream_spelling(*cmd, /*name_required=*/name != "get");
   return cmd;
 }

@@ -3,11 +3,22 @@
 // message), so each is written as printable() escapes it.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace fluxop::cli {
 
 void print_notice(std::string_view line);
+
+// While one lives, this thread's notices start with "CONTEXT: ", so that
+// the lines of clusters handled at once say whose they are (a fleet).
+class NoticePrefix {
+ public:
+  explicit NoticePrefix(const std::string& context);
+  ~NoticePrefix();
+  NoticePrefix(const NoticePrefix&) = delete;
+  NoticePrefix& operator=(const NoticePrefix&) = delete;
+};
 
 // print_notice with "warning: " before it.
 void print_warning(std::string_view warning);

@@ -4,6 +4,7 @@
 
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/fleet.h"
 #include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
@@ -18,6 +19,7 @@ namespace {
 
 struct ReportCommandOptions {
   ClusterFlags cluster;
+  FleetFlags fleet;
   std::string ns = "flux-system";
   std::string output = "table";
   bool write = false;
@@ -82,30 +84,81 @@ std::string report_table(const report::ReportSpec& spec) {
                               one_line(sync.status)}});
 }
 
-void run_report(const ReportCommandOptions& options) {
-  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+struct ComputedReport {
+  report::ReportSpec spec;
+  std::vector<ssa::Change> changes;  // --write's
+};
+
+// The report of one cluster, written when asked; what could not be computed
+// is warned about.
+ComputedReport compute_report(const ReportCommandOptions& options, kube::Cluster& cluster) {
   auto started = std::chrono::steady_clock::now();
-  report::Report computed =
-      report::compute(*connected.cluster, options.ns, options.cluster.field_manager);
+  report::Report computed = report::compute(cluster, options.ns, options.cluster.field_manager);
   auto took = std::chrono::steady_clock::now() - started;
   // What could not be computed is said, and the rest reported, as the
   // operator writes a partial report.
   for (const std::string& error : computed.errors) print_warning(error);
-  // Written before anything is printed: a failed write leaves stdout empty.
   std::vector<ssa::Change> changes;
   if (options.write) {
     changes = report::write(
-        *connected.cluster, computed.spec, options.ns,
+        cluster, computed.spec, options.ns,
         {took, utc_rfc3339(std::time(nullptr)), std::chrono::steady_clock::now() + kCrdTimeout});
   }
+  return {std::move(computed.spec), std::move(changes)};
+}
+
+OutputFormat document_format(const ReportCommandOptions& options) {
+  return options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml;
+}
+
+// On several clusters: each one's tables headed by its context, then the
+// summary; or one document keyed by context.
+void run_fleet_report(const ReportCommandOptions& options,
+                      const std::vector<std::string>& contexts) {
+  std::vector<std::optional<report::ReportSpec>> specs(contexts.size());
+  std::vector<fleet::ClusterResult> results =
+      run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
+        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/false);
+        ComputedReport computed = compute_report(options, *connected.cluster);
+        for (const ssa::Change& change : computed.changes) print_notice(ssa::change_line(change));
+        specs[member.index] = std::move(computed.spec);
+        return fleet::ClusterResult{fleet::Outcome::ok, ""};
+      });
+  if (options.output == "table") {
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      if (specs[i])
+        std::cout << "# " << printable(contexts[i]) << "\n" << report_table(*specs[i]) << "\n";
+    }
+    print_fleet_summary(contexts, results);
+  } else {
+    nlohmann::ordered_json document = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      if (specs[i])
+        document[contexts[i]] = report::report_object(*specs[i], options.ns);
+      else
+        document[contexts[i]] = {{"error", results[i].message}};
+    }
+    std::cout << render_document(document, document_format(options));
+  }
+  exit_with(results, /*diff=*/false);
+}
+
+void run_report(const ReportCommandOptions& options) {
+  if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
+      !contexts.empty()) {
+    run_fleet_report(options, contexts);
+    return;
+  }
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  // Written before anything is printed: a failed write leaves stdout empty.
+  ComputedReport computed = compute_report(options, *connected.cluster);
   if (options.output == "table") {
     std::cout << report_table(computed.spec);
   } else {
-    std::cout << render_document(
-        report::report_object(computed.spec, options.ns),
-        options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml);
+    std::cout << render_document(report::report_object(computed.spec, options.ns),
+                                 document_format(options));
   }
-  for (const ssa::Change& change : changes) print_notice(ssa::change_line(change));
+  for (const ssa::Change& change : computed.changes) print_notice(ssa::change_line(change));
 }
 
 // `report` under `parent`, its -o `output` by default.
@@ -117,6 +170,7 @@ void add_report_subcommand(CLI::App& parent, const std::string& output) {
       "Show the FluxReport of the Flux installation, as the Flux Operator computes it: "
       "distribution, cluster, components, reconcilers' statistics, cluster sync");
   add_cluster_flags(*cmd, options->cluster);
+  add_fleet_flags(*cmd, options->fleet);
   cmd->add_option("-n,--namespace", options->ns, "The namespace Flux is installed in")
       ->check(CLI::Validator(
           [](std::string& value) {
