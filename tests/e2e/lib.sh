@@ -7,6 +7,9 @@
 #                         (skip_test) when it cannot be built here, a failure
 #                         (with its log) when it fails to start
 #   e2e_cluster_down      stops it and removes DIR
+#   e2e_cluster_add NAME  one more, light cluster beside it (scripts/cluster
+#                         add-apiserver): sets e2e_added to its kubeconfig,
+#                         whose context is NAME
 #   e2e_upstream_render INSTANCE OUT
 #                         the upstream `flux-operator build instance` of
 #                         INSTANCE into OUT (see below)
@@ -43,12 +46,19 @@ e2e_cluster_up() {
   e2e_cluster_started=1
 }
 
+e2e_cluster_add() {
+  e2e_added=$("$root/scripts/cluster" add-apiserver "$1" 2>"$FLUXOPCTL_CLUSTER_DIR.add.err") || {
+    sed 's/^/  | /' "$FLUXOPCTL_CLUSTER_DIR.add.err" >&2
+    abort "scripts/cluster add-apiserver $1"
+  }
+}
+
 # Only what e2e_cluster_up started: never a cluster $FLUXOPCTL_CLUSTER_DIR
 # named before.
 e2e_cluster_down() {
   [ "${e2e_cluster_started:-0}" = 1 ] || return 0
   "$root/scripts/cluster" down >/dev/null 2>&1
-  rm -f "$FLUXOPCTL_CLUSTER_DIR.up.err"
+  rm -f "$FLUXOPCTL_CLUSTER_DIR.up.err" "$FLUXOPCTL_CLUSTER_DIR.add.err"
   e2e_cluster_started=0
 }
 
