@@ -71,7 +71,7 @@ _fluxopctl() {
       ;;
     apply)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
@@ -84,7 +84,7 @@ _fluxopctl() {
       ;;
     diff)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --version -o --output -h --help" -- "$cur"))
       else
@@ -93,7 +93,7 @@ _fluxopctl() {
       ;;
     check)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename --distribution-artifact --offline --insecure-registry
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
           -h --help" -- "$cur"))
       else
@@ -111,7 +111,7 @@ _fluxopctl() {
       ;;
     get)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
           --request-timeout -o --output -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -119,7 +119,7 @@ _fluxopctl() {
       ;;
     wait)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
           --request-timeout --timeout -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -135,7 +135,7 @@ _fluxopctl() {
       ;;
     suspend)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
           --request-timeout --field-manager -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -143,14 +143,14 @@ _fluxopctl() {
       ;;
     resume)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
           --request-timeout --field-manager --wait --no-wait --timeout -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
       ;;
     report)
-      COMPREPLY=($(compgen -W "--kubeconfig --context --insecure-skip-tls-verify --request-timeout
+      COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --kubeconfig --context --insecure-skip-tls-verify --request-timeout
         --field-manager -n
         --namespace -o --output --write -h --help" -- "$cur"))
       ;;

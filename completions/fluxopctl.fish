@@ -47,6 +47,12 @@ complete -c fluxopctl -l context -x -a '(kubectl config get-contexts -o name 2>/
 complete -c fluxopctl -l as -x -d 'Impersonate this user (global)'
 complete -c fluxopctl -l as-group -x -d 'Impersonate this group, repeatable (global)'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check delete get wait reconcile suspend resume report version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l all-contexts -d 'Run on every context of the kubeconfig'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l context-selector -x -d 'With --all-contexts: the contexts matching this glob'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l parallel -x -d 'At most this many clusters at once'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l fail-fast -d 'Start no more clusters once one has failed'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l batch-size -x -d 'Apply to this many clusters at a time, each batch Ready before the next'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l stop-on-failure -d 'With --batch-size: no batch after one that failed'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff delete reconcile suspend resume report" -l field-manager -x -d 'Field manager of the writes'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l wait -d 'Wait for the components to roll out (default)'
