@@ -105,6 +105,8 @@ reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluste
 // one's progress and changes prefixed by its context, then the summary; with
 // -o json one document keyed by context.
 void run_fleet_apply(const ApplyCommandOptions& options, const std::vector<std::string>& contexts) {
+  if (options.fleet.stop_on_failure && options.fleet.batch_size == 0)
+    throw CLI::ValidationError("--stop-on-failure", "only with --batch-size");
   instance::FluxInstance flux = load_input(options.input);
   std::chrono::steady_clock::time_point deadline = retry_until(options, flux);
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);

@@ -11,7 +11,9 @@ void add_global_cluster_flags(CLI::App& app) {
   app.add_option("--context",
                  "The kubeconfig context (default: its current one); repeatable for get, check, "
                  "diff, apply, wait, report, suspend and resume, which then run on each")
-      ->option_text("NAME");
+      ->option_text("NAME")
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("-n,--namespace",
                  "The namespace, for the commands that take one (see each command's help); "
                  "ignored by the others")

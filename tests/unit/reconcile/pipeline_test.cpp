@@ -133,7 +133,9 @@ TEST_CASE("the pipeline pulls an oci:// artifact with the instance's pull secret
 TEST_CASE("a fleet's clusters share one pull and one render, the first asking doing it") {
   std::vector<std::unique_ptr<FakeCluster>> clusters;
   for (int i = 0; i < 4; ++i) {
-    put_pull_secret(*clusters.emplace_back(std::make_unique<FakeCluster>()));
+    FakeCluster& cluster = *clusters.emplace_back(std::make_unique<FakeCluster>());
+    serve_flux_kinds(cluster);
+    put_pull_secret(cluster);
   }
   FakeArtifacts artifacts;
   artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
@@ -163,6 +165,8 @@ TEST_CASE("a fleet's clusters share one pull and one render, the first asking do
 TEST_CASE("a fleet's render: a cluster whose pull secret cannot be read fails alone") {
   FakeCluster without_secret;
   FakeCluster with_secret;
+  serve_flux_kinds(without_secret);
+  serve_flux_kinds(with_secret);
   put_pull_secret(with_secret);
   FakeArtifacts artifacts;
   artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
