@@ -23,12 +23,15 @@ mirror_catalog_refs() {
     "$1/flux-images/$2/upstream-alpine.yaml"
 }
 
-# mirror_has_manifest ADDR REPO DIGEST [TAG]: the registry serves the
-# manifest DIGEST in REPO (and TAG resolves to it).
+# mirror_has_manifest URL REPO DIGEST [TAG]: the registry at URL
+# (http[s]://HOST:PORT; curl with mirror_curl_options, e.g. --cacert and -u)
+# serves the manifest DIGEST in REPO (and TAG resolves to it).
+mirror_curl_options=()
 mirror_has_manifest() {
   local accept='application/vnd.oci.image.manifest.v1+json,application/vnd.oci.image.index.v1+json'
-  curl -fs -m 30 -o /dev/null -I -H "Accept: $accept" "http://$1/v2/$2/manifests/$3" || return 1
+  curl "${mirror_curl_options[@]}" -fs -m 30 -o /dev/null -I -H "Accept: $accept" \
+    "$1/v2/$2/manifests/$3" || return 1
   [ -z "${4:-}" ] && return 0
-  curl -fsS -m 30 -I -H "Accept: $accept" "http://$1/v2/$2/manifests/$4" |
+  curl "${mirror_curl_options[@]}" -fsS -m 30 -I -H "Accept: $accept" "$1/v2/$2/manifests/$4" |
     tr -d '\r' | grep -qix "docker-content-digest: $3"
 }

@@ -35,23 +35,24 @@ t_mirror_setup() {
 blob_uploads() { grep -c '"PUT /v2/[^ ]*/blobs/uploads/' "$mirror_dst_REGISTRY_LOG"; }
 blob_mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=[^ ]* HTTP/1.1" 201' "$mirror_dst_REGISTRY_LOG"; }
 
-# every_digest_at PATH: the artifact and every catalog image (the index's
-# children too) under PATH at the destination, by digest and by tag.
+# every_digest_at PATH [URL]: the artifact and every catalog image (the
+# index's children too) under PATH at the destination (URL, default the plain
+# one), by digest and by tag.
 every_digest_at() {
-  local path=$1 ref name digest component tag child
-  mirror_has_manifest "$mirror_dst" "$path/flux-operator-manifests" "$mirror_artifact_digest" v1 ||
-    { because "the artifact $mirror_artifact_digest is not at $mirror_dst/$path"; return 1; }
+  local path=$1 url=${2:-http://$mirror_dst} ref name digest component tag child
+  mirror_has_manifest "$url" "$path/flux-operator-manifests" "$mirror_artifact_digest" v1 ||
+    { because "the artifact $mirror_artifact_digest is not at $url/$path"; return 1; }
   while read -r ref; do
     name=${ref%@*} digest=${ref#*@} component=${name##*/}
     tag=$(grep -A1 "name: .*/$component\$" "$mirror_dist/flux-images/$mirror_version/upstream-alpine.yaml" |
       awk '/newTag:/ { print $2 }')
-    mirror_has_manifest "$mirror_dst" "$path/$component" "$digest" "$tag" ||
-      { because "$component $tag@$digest is not at $mirror_dst/$path"; return 1; }
+    mirror_has_manifest "$url" "$path/$component" "$digest" "$tag" ||
+      { because "$component $tag@$digest is not at $url/$path"; return 1; }
   done < <(mirror_catalog_refs "$mirror_dist" "$mirror_version")
   for child in $(curl -fsS -m 30 -H 'Accept: application/vnd.oci.image.index.v1+json' \
     "http://$mirror_src/v2/fluxcd/source-controller/manifests/v1.9.0" | grep -o 'sha256:[0-9a-f]*'); do
-    mirror_has_manifest "$mirror_dst" "$path/source-controller" "$child" ||
-      { because "the index's child $child is not at $mirror_dst/$path"; return 1; }
+    mirror_has_manifest "$url" "$path/source-controller" "$child" ||
+      { because "the index's child $child is not at $url/$path"; return 1; }
   done
 }
 
@@ -156,7 +157,7 @@ t_mirror_interrupted() {
   wait "$pid" 2>/dev/null
   [ $waited -eq 0 ] || { because "no upload held, or no image mirrored before it"; return 1; }
   stop_helper "$helper_pid"
-  mirror_has_manifest "$mirror_dst" resume/helm-controller \
+  mirror_has_manifest "http://$mirror_dst" resume/helm-controller \
     "$(mirror_catalog_refs "$mirror_dist" "$mirror_version" | grep helm | sed 's/.*@//')" &&
     { because "helm-controller was mirrored before the kill"; return 1; }
   fx mirror "oci://$mirror_dst/resume" --distribution-artifact "$mirror_artifact"
@@ -184,6 +185,31 @@ t_mirror_bad_dest() {
   one_line_error "DEST not oci://" '^error: DEST: '
 }
 
+# A destination over TLS with a throwaway CA (SSL_CERT_FILE) and basic auth
+# (the Docker config's credentials); refused without them.
+t_mirror_tls_auth() {
+  registry_start "$work/reg-mirror-tls" --tls "$loopback_name" --htpasswd alice:s3cret ||
+    { because "the TLS registry did not start"; return 1; }
+  registry_save mirror_tls
+  local tls=$REGISTRY_ADDR
+  docker_config '{}'
+  run env SSL_CERT_FILE="$mirror_tls_REGISTRY_CA" "$bin" mirror "oci://$tls/flux" \
+    --distribution-artifact "$mirror_artifact"
+  one_line_error "without credentials" "unauthorized|credentials" || return 1
+  docker_config "{\"auths\":{\"$tls\":{\"auth\":\"$(printf alice:s3cret | base64)\"}}}"
+  fx mirror "oci://$tls/flux" --distribution-artifact "$mirror_artifact"
+  one_line_error "without the CA" 'certificate|x509|verif|ssl|tls' || return 1
+  run env SSL_CERT_FILE="$mirror_tls_REGISTRY_CA" "$bin" mirror "oci://$tls/flux" \
+    --distribution-artifact "$mirror_artifact"
+  succeeded "mirror over TLS with the CA and the credentials" || return 1
+  mirror_curl_options=(--cacert "$mirror_tls_REGISTRY_CA" -u alice:s3cret)
+  every_digest_at flux "https://$tls"
+  local status=$?
+  mirror_curl_options=()
+  docker_config '{}'
+  return $status
+}
+
 tcase mirror-setup t_mirror_setup
 tcase images-text t_images_text
 tcase images-instance-json t_images_instance_json
@@ -194,3 +220,8 @@ tcase mirror-again-transfers-nothing t_mirror_again
 tcase mirror-interrupted-resumes t_mirror_interrupted
 tcase mirror-platform t_mirror_platform
 tcase mirror-bad-dest t_mirror_bad_dest
+if [ -n "$loopback_name" ]; then
+  tcase "mirror: a destination over TLS (a throwaway CA) with basic auth" t_mirror_tls_auth
+else
+  skip "mirror: a destination over TLS" "no name of this machine resolves to 127.x (hostname)"
+fi
