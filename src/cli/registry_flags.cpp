@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "core/cache_root.h"
+#include "core/error.h"
+#include "core/net/trust.h"
 
 namespace fluxop::cli {
 
@@ -14,6 +16,27 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
                   "may)")
       ->option_text("HOST[:PORT]")
       ->allow_extra_args(false);
+  command
+      .add_option_function<std::string>(
+          "--ca-file",
+          [&flags](const std::string& path) {
+            try {
+              flags.ca_pem = net::read_ca_file(path);
+            } catch (const Error& e) {
+              throw Error(std::string("--ca-file: ") + e.what());
+            }
+          },
+          "Trust the CAs of this PEM file for registries, beside the system's")
+      ->option_text("FILE");
+  command
+      .add_option("--certs-dir", flags.certs_dir,
+                  "Trust and client certificates for registries from a directory laid out as "
+                  "Docker's certs.d: DIR/HOST[:PORT]/*.crt CAs, *.cert and *.key client "
+                  "certificates (default: $" +
+                      std::string(net::kCertsDirEnvironment) + ")")
+      ->envname(std::string(net::kCertsDirEnvironment))
+      ->check(CLI::ExistingDirectory)
+      ->option_text("DIR");
   add_request_timeout_flag(command, flags.request_timeout);
   if (offline) {
     command.add_flag("--offline", flags.offline,
