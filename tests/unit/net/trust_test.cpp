@@ -58,7 +58,10 @@ std::string get_error(const std::string& url, fluxop::net::HttpOptions options) 
   options.attempts = 1;
   fluxop::net::HttpClient client(std::move(options));
   try {
-    CHECK(client.send({.url = url + "/v2/"}).status == 200);
+    fluxop::net::HttpRequest request;
+    request.url = url + "/v2/";
+    long status = client.send(request).status;
+    CHECK(status == 200);
   } catch (const fluxop::Error& e) {
     return e.what();
   }
@@ -108,7 +111,9 @@ TEST_CASE("http: a host's added CA is trusted beside the default ones, never ins
     fluxop::net::HttpOptions options;
     options.untrusted_hint = "add its CA with --ca-file";
     options.host_trust = [=, pem = file_text(dir, ca_file)](std::string_view host) {
-      return host == for_host ? HostTrust{.ca_pem = pem} : HostTrust{};
+      HostTrust trust;
+      if (host == for_host) trust.ca_pem = pem;
+      return trust;
     };
     return options;
   };
