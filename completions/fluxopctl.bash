@@ -56,6 +56,8 @@ _fluxopctl() {
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
       return ;;
+    --ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --certs-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --as|--as-group|--insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
       return ;;
   esac
@@ -63,7 +65,7 @@ _fluxopctl() {
     build)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
-          --operator --allow-unknown-fields --offline --insecure-registry --request-timeout -v --verbose
+          --operator --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -v --verbose
           -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -71,7 +73,7 @@ _fluxopctl() {
       ;;
     apply)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
@@ -84,7 +86,7 @@ _fluxopctl() {
       ;;
     diff)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --version -o --output -h --help" -- "$cur"))
       else
@@ -93,7 +95,7 @@ _fluxopctl() {
       ;;
     check)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
           -h --help" -- "$cur"))
       else
@@ -162,13 +164,13 @@ _fluxopctl() {
       fi
       ;;
     pull)
-      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry --request-timeout
+      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry --ca-file --certs-dir --request-timeout
         -o --output
         -h --help" -- "$cur"))
       ;;
     push)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--source --revision --insecure-registry --request-timeout -h
+        COMPREPLY=($(compgen -W "--source --revision --insecure-registry --ca-file --certs-dir --request-timeout -h
           --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -d -- "$cur"))
@@ -180,7 +182,8 @@ _fluxopctl() {
           enterprise-distroless-fips" -- "$cur"))
       elif [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant -o --output
-          --allow-unknown-fields --offline --insecure-registry --request-timeout -h --help" -- "$cur"))
+          --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -h
+          --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
@@ -191,7 +194,8 @@ _fluxopctl() {
           enterprise-distroless-fips" -- "$cur"))
       elif [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant --platform
-          --dry-run --allow-unknown-fields --offline --insecure-registry --request-timeout -h --help" -- "$cur"))
+          --dry-run --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout
+          -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

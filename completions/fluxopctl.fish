@@ -38,6 +38,8 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from build" -s v -l verbose -d 
 complete -c fluxopctl -n "__fish_seen_subcommand_from build" -F
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull" -l offline -d 'Use only the cache'
 complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull push" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull push" -l ca-file -r -F -d 'Trust this CA file for registries too'
+complete -c fluxopctl -n "__fish_seen_subcommand_from build apply diff check pull push" -l certs-dir -x -a '(__fish_complete_directories)' -d 'Certificates directory for registries (certs.d)'
 complete -c fluxopctl -l request-timeout -x -d 'The bound of one request, retries included (global)'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -s f -l filename -r -F -d 'FluxInstance file'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
@@ -100,6 +102,8 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l variant 
 complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
 complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l offline -d 'Use only the cache'
 complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l ca-file -r -F -d 'Trust this CA file for registries too'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l certs-dir -x -a '(__fish_complete_directories)' -d 'Certificates directory for registries (certs.d)'
 complete -c fluxopctl -n "__fish_seen_subcommand_from images" -s o -l output -x -a 'text json' -d 'Output format'
 complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l platform -x -d 'Copy only these platforms, e.g. linux/amd64'
 complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l dry-run -d 'Print what would be copied and its size'

@@ -8,13 +8,18 @@
 #                               sets REGISTRY_ADDR (127.0.0.1:PORT, or HOST:PORT
 #                               with --tls/--host), REGISTRY_URL (http[s]://ADDR),
 #                               REGISTRY_PID, REGISTRY_DIR, REGISTRY_STORAGE,
-#                               REGISTRY_CA (with --tls), REGISTRY_LOG.
+#                               REGISTRY_CA (with --tls), REGISTRY_LOG,
+#                               REGISTRY_CLIENT_CERT/KEY (with --client-auth).
 #                               Options:
 #     --htpasswd USER:PASSWORD  basic auth (a bcrypt htpasswd file); the pushes
 #                               below use these credentials
 #     --tls HOST                HTTPS with a throwaway CA (REGISTRY_CA, PEM) and
 #                               a server certificate for HOST and 127.0.0.1;
 #                               still listens on 127.0.0.1 only
+#     --client-auth             with --tls: clients must present a certificate
+#                               signed by a throwaway client CA; one is made
+#                               (REGISTRY_CLIENT_CERT, REGISTRY_CLIENT_KEY,
+#                               PEM), which registry_curl uses
 #     --host HOST               name the registry HOST:PORT (plain HTTP)
 #     --token REALM SERVICE ISSUER ROOTCERTBUNDLE
 #                               auth.token: clients get tokens from REALM
@@ -50,7 +55,7 @@
 #                               credentials (a bearer token for REPO with --token)
 
 REGISTRY_VARS=(REGISTRY_ADDR REGISTRY_URL REGISTRY_PID REGISTRY_DIR REGISTRY_STORAGE REGISTRY_CA
-  REGISTRY_LOG REGISTRY_AUTH REGISTRY_CREDENTIALS REGISTRY_TOKEN_REALM REGISTRY_TOKEN_SERVICE)
+  REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_LOG REGISTRY_AUTH REGISTRY_CREDENTIALS REGISTRY_TOKEN_REALM REGISTRY_TOKEN_SERVICE)
 REGISTRY_ALL_PIDS=()
 
 registry_free_port() {
@@ -116,14 +121,31 @@ registry_tls_files() {
       -CAcreateserial -days 2 -extfile "$dir/server.ext" -out "$dir/server.pem" >/dev/null 2>&1
 }
 
+# registry_client_files DIR: DIR/client-ca.pem (a CA for clients) and
+# DIR/client.pem, DIR/client.key (a client certificate it signs).
+registry_client_files() {
+  local dir=$1
+  printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' \
+    >"$dir/client.ext"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -keyout "$dir/client-ca.key" -out "$dir/client-ca.pem" -subj "/CN=fluxopctl test client CA $$" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    >/dev/null 2>&1 &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$dir/client.key" -out "$dir/client.csr" -subj "/CN=fluxopctl test client" >/dev/null 2>&1 &&
+    openssl x509 -req -in "$dir/client.csr" -CA "$dir/client-ca.pem" -CAkey "$dir/client-ca.key" \
+      -CAcreateserial -days 2 -extfile "$dir/client.ext" -out "$dir/client.pem" >/dev/null 2>&1
+}
+
 registry_start() {
   local dir=$1
   shift
-  local htpasswd='' tls_host='' host='' token=() credentials='' access_log_disabled=true
+  local htpasswd='' tls_host='' client_auth='' host='' token=() credentials='' access_log_disabled=true
   while [ $# -gt 0 ]; do
     case $1 in
       --htpasswd) htpasswd=$2; credentials=$2; shift 2 ;;
       --tls) tls_host=$2; shift 2 ;;
+      --client-auth) client_auth=yes; shift ;;
       --host) host=$2; shift 2 ;;
       --token) token=("$2" "$3" "$4" "$5"); shift 5 ;;
       --credentials) credentials=$2; shift 2 ;;
@@ -135,6 +157,7 @@ registry_start() {
   dir=$(cd "$dir" && pwd)
   # shellcheck disable=SC2034 # REGISTRY_DIR is for the callers
   REGISTRY_DIR=$dir REGISTRY_STORAGE=$dir/storage REGISTRY_LOG=$dir/registry.log REGISTRY_CA=''
+  REGISTRY_CLIENT_CERT='' REGISTRY_CLIENT_KEY=''
   REGISTRY_AUTH=none REGISTRY_CREDENTIALS=$credentials REGISTRY_TOKEN_REALM='' REGISTRY_TOKEN_SERVICE=''
 
   local auth_config='' tls_config='' scheme=http
@@ -152,6 +175,11 @@ registry_start() {
   if [ -n "$tls_host" ]; then
     registry_tls_files "$dir" "$tls_host" || { echo "registry_start: openssl failed" >&2; return 1; }
     tls_config=$'  tls:\n    certificate: '$dir/server.pem$'\n    key: '$dir/server.key
+    if [ -n "$client_auth" ]; then
+      registry_client_files "$dir" || { echo "registry_start: openssl failed" >&2; return 1; }
+      tls_config+=$'\n    clientcas:\n      - '$dir/client-ca.pem
+      REGISTRY_CLIENT_CERT=$dir/client.pem REGISTRY_CLIENT_KEY=$dir/client.key
+    fi
     REGISTRY_CA=$dir/ca.pem scheme=https host=$tls_host
   fi
 
@@ -240,11 +268,12 @@ registry_use() {
   done
 }
 
-# curl with the CA and the name resolution of the current registry, no
-# credentials.
+# curl with the CA, the client certificate and the name resolution of the
+# current registry, no credentials.
 registry_curl_plain() {
   local args=()
   [ -z "${REGISTRY_CA:-}" ] || args+=(--cacert "$REGISTRY_CA")
+  [ -z "${REGISTRY_CLIENT_CERT:-}" ] || args+=(--cert "$REGISTRY_CLIENT_CERT" --key "$REGISTRY_CLIENT_KEY")
   case ${REGISTRY_ADDR%:*} in
     127.0.0.1 | localhost) ;;
     *) args+=(--resolve "$REGISTRY_ADDR:127.0.0.1") ;;

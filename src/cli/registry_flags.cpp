@@ -1,9 +1,13 @@
 #include "cli/registry_flags.h"
 #include "cli/notice.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "core/cache_root.h"
+#include "core/error.h"
+#include "core/net/trust.h"
 
 namespace fluxop::cli {
 
@@ -14,6 +18,37 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
                   "may)")
       ->option_text("HOST[:PORT]")
       ->allow_extra_args(false);
+  command
+      .add_option_function<std::string>(
+          "--ca-file",
+          [&flags](const std::string& path) {
+            try {
+              flags.ca_pem = net::read_ca_file(path);
+            } catch (const Error& e) {
+              throw Error(std::string("--ca-file: ") + e.what());
+            }
+          },
+          "Trust the CAs of this PEM file for registries, beside the system's")
+      ->option_text("FILE");
+  CLI::Option* certs_dir =
+      command
+          .add_option("--certs-dir", flags.certs_dir,
+                      "Trust and client certificates for registries from a directory laid out as "
+                      "Docker's certs.d: DIR/HOST[:PORT]/*.crt CAs, *.cert and *.key client "
+                      "certificates (default: $" +
+                          std::string(net::kCertsDirEnvironment) + ")")
+          ->check(CLI::ExistingDirectory)
+          ->option_text("DIR");
+  // The environment's, checked here so that its error names the variable.
+  command.parse_complete_callback([&flags, certs_dir] {
+    std::string name(net::kCertsDirEnvironment);
+    const char* from_environment = std::getenv(name.c_str());
+    if (certs_dir->count() > 0 || !from_environment || !*from_environment) return;
+    std::error_code error;
+    if (!std::filesystem::is_directory(from_environment, error))
+      throw Error(name + ": " + from_environment + ": not a directory");
+    flags.certs_dir = from_environment;
+  });
   add_request_timeout_flag(command, flags.request_timeout);
   if (offline) {
     command.add_flag("--offline", flags.offline,

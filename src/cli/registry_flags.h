@@ -12,7 +12,8 @@ namespace fluxop::cli {
 
 using RegistryFlags = reconcile::RegistrySettings;
 
-// --insecure-registry, --request-timeout, and --offline when `offline` is set.
+// --insecure-registry, --ca-file, --certs-dir, --request-timeout, and --offline
+// when `offline` is set.
 void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline);
 
 // fluxopctl's artifact cache: oci/ under the user's cache root (core/cache_root.h).

@@ -8,7 +8,8 @@
 #
 # 1. deploy/ renders with `fluxopctl kustomize`, with the securityContext,
 #    probes, args, /tmp emptyDir and metrics port the daemon needs; an
-#    overlay's `images:` entry replaces the image; every Flux minor of the
+#    overlay's `images:` entry replaces the image; deploy/examples/registry-ca
+#    adds a Secret's CA (--ca-file) and nothing else; every Flux minor of the
 #    distribution (its newest patch) names only the ClusterRoles
 #    deploy/rbac.yaml may escalate and bind, and renders only kinds the
 #    applies below cover.
@@ -185,6 +186,36 @@ overlay_image() {
   deploy_is "$work/overlay.out" "$image_ref"
 }
 check "an overlay's images: entry replaces the image" overlay_image
+
+# deploy/examples/registry-ca: the base plus a CA from a Secret, mounted
+# read-only and given with --ca-file; nothing else changes, RBAC included.
+fx registry-ca kustomize "$root/deploy/examples/registry-ca"
+registry_ca_overlay() {
+  exit_is 0 || return 1
+  python3 - "$work/deploy.yaml" "$work/registry-ca.out" <<'PY'
+import sys, yaml
+def objects(path):
+    return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(path)) if d}
+base, overlay = objects(sys.argv[1]), objects(sys.argv[2])
+if base.keys() != overlay.keys():
+    print(f"objects are {sorted(overlay)}, not the base's"); sys.exit(1)
+pod = overlay[("Deployment", "fluxopctl")]["spec"]["template"]["spec"]
+container = pod["containers"][0]
+added = [(container["args"], "--ca-file=/etc/fluxopctl/registry-ca/ca.crt"),
+         (container["volumeMounts"],
+          {"name": "registry-ca", "mountPath": "/etc/fluxopctl/registry-ca", "readOnly": True}),
+         (pod["volumes"], {"name": "registry-ca", "secret": {"secretName": "fluxopctl-registry-ca",
+                                                             "items": [{"key": "ca.crt", "path": "ca.crt"}]}})]
+for items, item in added:
+    if not items or items[-1] != item:
+        print(f"the last of {items} is not {item}"); sys.exit(1)
+    items.pop()
+for key in base:
+    if base[key] != overlay[key]:
+        print(f"{key[0]}/{key[1]} differs from the base beyond the CA"); sys.exit(1)
+PY
+}
+check "deploy/examples/registry-ca: the base, a Secret's CA mounted read-only, --ca-file" registry_ca_overlay
 
 # The RBAC names Flux's ClusterRoles; every Flux minor of the
 # distribution must name only those, and render only kinds the applies

@@ -8,7 +8,9 @@
 # --prune, a stopped registry (--offline), `fluxopctl pull` without a URL then
 # `fluxopctl build` without flags on a new machine, offline (ghcr.io reached
 # through tests/oci/connect_proxy.py, a local registry with a certificate for
-# ghcr.io), FLUXOPCTL_DISTRIBUTION as an oci:// URL, `fluxopctl images` and
+# ghcr.io), FLUXOPCTL_DISTRIBUTION as an oci:// URL, private registries
+# (--ca-file, certs.d CAs and client certificates, HTTPS_PROXY, HTTP_PROXY,
+# NO_PROXY) and the whole artifact (flux-vex/) through push and pull, `fluxopctl images` and
 # `fluxopctl mirror` (cases/mirror.sh). Every build from oci:// is compared
 # byte for byte with fluxopctl's build from the directory and with what the
 # upstream flux-operator CLI (scripts/lib/upstream-cli.sh) renders from the
@@ -121,7 +123,7 @@ mini_digest=$(registry_push_artifact mini:v1 "$mini" flux flux-images) ||
 
 blob_gets() { grep -c '"GET /v2/[^ ]*/blobs/sha256:' "$main_REGISTRY_LOG"; }
 
-for topic in pull cache auth faults push_tmp tls offline default_artifact mirror; do
+for topic in pull cache auth faults push_tmp tls offline default_artifact trust mirror; do
   # shellcheck source=/dev/null
   source "$here/cases/$topic.sh"
 done

@@ -198,6 +198,9 @@ struct HttpClient::Attempt {
   const std::string* body = nullptr;
   std::size_t body_offset = 0;
   struct curl_slist* headers = nullptr;
+  // CAs trusted beside the system's for this attempt's host, added to the
+  // TLS context by on_ssl_context.
+  std::string added_ca_pem;
   char error_buffer[CURL_ERROR_SIZE] = "";
 
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) {
@@ -257,6 +260,13 @@ struct HttpClient::Attempt {
     return n;
   }
 
+  static CURLcode on_ssl_context(CURL*, void* ssl_ctx, void* self) {
+    // Called once libcurl has loaded the default CAs into the context.
+    return add_trusted_certificates(ssl_ctx, static_cast<Attempt*>(self)->added_ca_pem)
+               ? CURLE_OK
+               : CURLE_SSL_CACERT_BADFILE;
+  }
+
   static int on_progress(void* self, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
     auto* attempt = static_cast<Attempt*>(self);
     if (total < kProgressThreshold) return 0;
@@ -298,13 +308,30 @@ void HttpClient::set_proxy_options(void* curl_handle, const std::string& url) co
   curl_easy_setopt(curl, CURLOPT_HEADEROPT, CURLHEADER_SEPARATE);
 }
 
-void HttpClient::set_tls_options(void* curl_handle) const {
+void HttpClient::set_tls_options(void* curl_handle, Attempt& attempt,
+                                 const std::string& url) const {
   CURL* curl = handle(curl_handle);
-  const TlsOptions& tls = options_.tls;
+  TlsOptions tls = options_.tls;
   auto set_blob = [curl](CURLoption option, const std::string& pem) {
     curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
     curl_easy_setopt(curl, option, &blob);
   };
+  if (options_.host_trust && lowercase(url_scheme(url)) == "https") {
+    HostTrust trust = options_.host_trust(url_authority(url));
+    if (!trust.client_cert_pem.empty()) {
+      tls.client_cert_pem = std::move(trust.client_cert_pem);
+      tls.client_key_pem = std::move(trust.client_key_pem);
+    }
+    attempt.added_ca_pem = std::move(trust.ca_pem);
+  }
+  if (!attempt.added_ca_pem.empty()) {
+    // Beside the system's CAs, not instead: added to the context once they
+    // are loaded. libcurl's CA cache would share the grown store with
+    // other hosts' connections; it is off for these.
+    curl_easy_setopt(curl, CURLOPT_CA_CACHE_TIMEOUT, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, &Attempt::on_ssl_context);
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, &attempt);
+  }
   if (!tls.ca_pem.empty()) {
     // Only the given CAs, as Go's RootCAs: no system bundle or directory besides.
     curl_easy_setopt(curl, CURLOPT_CAINFO, nullptr);
@@ -372,7 +399,7 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(attempt.stall.time.count()));
   // A peer that vanished without a word (a host down) ends the connection.
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  set_tls_options(curl);
+  set_tls_options(curl, attempt, request.url);
   set_proxy_options(curl, request.url);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Attempt::on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &attempt);
@@ -456,17 +483,34 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
     bool name_mismatch = failure.message.find("host name") != std::string::npos;
     if ((code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) &&
         !name_mismatch) {
-      failure.message += options_.tls.ca_pem.empty()
-                             ? " (the server's certificate is not trusted: set SSL_CERT_FILE to "
-                               "a CA bundle that has its CA)"
-                             : " (the server's certificate is not signed by the given CA)";
+      failure.message +=
+          !options_.tls.ca_pem.empty()
+              ? " (the server's certificate is not signed by the given CA)"
+              : " (the server's certificate is not trusted: " +
+                    (options_.untrusted_hint.empty()
+                         ? std::string("set SSL_CERT_FILE to a CA bundle that has its CA")
+                         : options_.untrusted_hint) +
+                    ")";
     }
     // OpenSSL's words when an HTTPS request reaches a plain-HTTP server.
     if (code == CURLE_SSL_CONNECT_ERROR &&
         failure.message.find("wrong version number") != std::string::npos)
       failure.message +=
           " (the server may speak plain HTTP; for a registry, see --insecure-registry)";
-    failure.retryable = retryable_curl_error(code);
+    // A server that wants a client certificate, or refuses the one sent,
+    // says so in a TLS alert (after the handshake, with TLS 1.3): nothing
+    // a retry changes.
+    bool client_certificate_refused =
+        failure.message.find("alert certificate required") != std::string::npos ||
+        failure.message.find("alert bad certificate") != std::string::npos;
+    if (client_certificate_refused) {
+      failure.message +=
+          " (the server requires a client certificate it trusts" +
+          (options_.client_certificate_hint.empty() ? std::string()
+                                                    : ": " + options_.client_certificate_hint) +
+          ")";
+    }
+    failure.retryable = retryable_curl_error(code) && !client_certificate_refused;
     failure.unsent = code == CURLE_COULDNT_CONNECT;
     return;
   }

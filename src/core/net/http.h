@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/net/trust.h"
+
 namespace fluxop::net {
 
 // TLS beyond the defaults (the system CAs, or SSL_CERT_FILE/SSL_CERT_DIR, and
@@ -51,6 +53,15 @@ struct HttpOptions {
   std::chrono::milliseconds max_retry_after{30'000};  // the longest Retry-After honoured
   std::size_t max_error_body = 64 * 1024;             // kept of a non-2xx body
   TlsOptions tls;
+  // What a host (HOST[:PORT]) is trusted with beyond the system's CAs (a
+  // registry's --ca-file and certificates directory); unset: nothing.
+  std::function<HostTrust(std::string_view host_port)> host_trust;
+  // How to trust a server whose certificate is not, in the message saying
+  // so; empty: SSL_CERT_FILE.
+  std::string untrusted_hint;
+  // How to give a client certificate, in the message saying a server
+  // requires one; empty: nothing more.
+  std::string client_certificate_hint;
   // The proxy every request goes through (a kubeconfig's proxy-url), the
   // environment and NO_PROXY aside. Empty: the environment's (net/proxy.h).
   std::string proxy;
@@ -158,7 +169,7 @@ class HttpClient {
   // Done, a retry, or a redirect to follow; throws when no response came.
   void after_attempt(Exchange& exchange) const;
   void check_scheme(const std::string& url) const;
-  void set_tls_options(void* curl) const;
+  void set_tls_options(void* curl, Attempt& attempt, const std::string& url) const;
   void set_proxy_options(void* curl, const std::string& url) const;
   bool should_retry(const HttpRequest& request, const HttpResponse& response,
                     const Failure& failure) const;

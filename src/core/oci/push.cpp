@@ -1,5 +1,6 @@
 #include "core/oci/push.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -46,6 +47,22 @@ bool upload(RegistryClient& client, const Reference& ref, const Descriptor& blob
   return true;
 }
 
+// Every top-level entry of `dir` in byte order, so that a pulled artifact
+// pushed again keeps what fluxopctl does not read (flux-vex/, a NOTICE)
+// byte for byte; hidden ones (.git, an editor's) are no part of a
+// distribution.
+std::vector<std::string> artifact_entries(const std::string& dir) {
+  std::vector<std::string> entries;
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    std::string name = it->path().filename().string();
+    if (!name.starts_with('.')) entries.push_back(std::move(name));
+  }
+  if (error) throw Error(dir + ": " + error.message());
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
 }  // namespace
 
 PushResult push_distribution(const std::string& dir, const Reference& ref,
@@ -53,9 +70,7 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
   if (ref.tag.empty()) throw Error(ref.str() + ": push needs a tag, not only a digest");
   distribution::Distribution checked(dir);  // refuses a directory without flux/
   if (checked.versions().empty()) throw Error(dir + "/flux: no vX.Y.Z directories");
-  std::vector<std::string> entries{"flux"};
-  std::error_code error;
-  if (fs::is_directory(fs::path(dir) / "flux-images", error)) entries.push_back("flux-images");
+  std::vector<std::string> entries = artifact_entries(dir);
 
   // In memory (a few MB, within what pull accepts, which create_archive
   // checks before anything is uploaded): a push leaves no file behind, even

@@ -1,6 +1,6 @@
 // Publishing a distribution directory as an OCI artifact, laid out as the
 // Flux Operator publishes flux-operator-manifests (what `flux push artifact`
-// makes): one tar+gzip content layer of flux/ and flux-images/, a Flux config
+// makes): one tar+gzip content layer of the directory, a Flux config
 // blob, and the org.opencontainers.image.{created,source,revision}
 // annotations. This is how an air-gapped site mirrors the distribution.
 #pragma once
@@ -28,8 +28,9 @@ struct PushResult {
   bool layer_uploaded = false;  // false: the registry had it
 };
 
-// Pushes `dir` (holding flux/ and, when present, flux-images/) under the
-// reference's tag.
+// Pushes `dir` (holding flux/, and flux-images/, flux-vex/ or anything else
+// the artifact carries: every entry but hidden ones) under the reference's
+// tag.
 PushResult push_distribution(const std::string& dir, const Reference& ref,
                              const PushOptions& options);
 

@@ -2,6 +2,7 @@
 
 #include "core/distribution/locate.h"
 #include "core/error.h"
+#include "core/net/trust.h"
 #include "core/oci/credentials.h"
 #include "core/oci/reference.h"
 
@@ -13,6 +14,13 @@ oci::RegistryOptions registry_options(const RegistrySettings& settings,
   options.insecure_registries = settings.insecure_registries;
   options.credentials = credentials ? credentials : oci::default_docker_credentials();
   options.http.request_timeout = settings.request_timeout;
+  options.http.host_trust = net::registry_trust(settings.ca_pem, settings.certs_dir);
+  std::string certs_dir =
+      "a certificates directory (--certs-dir, " + std::string(net::kCertsDirEnvironment) + ")";
+  options.http.untrusted_hint =
+      "add its CA with --ca-file, or as HOST[:PORT]/ca.crt in " + certs_dir;
+  options.http.client_certificate_hint =
+      "put it as HOST[:PORT]/client.cert with its client.key in " + certs_dir;
   return options;
 }
 

@@ -44,6 +44,8 @@ struct RegistrySettings {
   std::vector<std::string> insecure_registries;  // reached over plain HTTP
   bool offline = false;                          // the cache only
   std::chrono::milliseconds request_timeout{30'000};
+  std::string ca_pem;     // CAs trusted beside the system's (--ca-file), checked
+  std::string certs_dir;  // a certs.d directory (net/trust.h); none when empty
 };
 
 oci::RegistryOptions registry_options(const RegistrySettings& settings,

@@ -185,23 +185,21 @@ t_mirror_bad_dest() {
   one_line_error "DEST not oci://" '^error: DEST: '
 }
 
-# A destination over TLS with a throwaway CA (SSL_CERT_FILE) and basic auth
-# (the Docker config's credentials); refused without them.
+# A destination over TLS with a throwaway CA (--ca-file) and basic auth (the
+# Docker config's credentials); refused without either.
 t_mirror_tls_auth() {
   registry_start "$work/reg-mirror-tls" --tls "$loopback_name" --htpasswd alice:s3cret ||
     { because "the TLS registry did not start"; return 1; }
   registry_save mirror_tls
   local tls=$REGISTRY_ADDR
   docker_config '{}'
-  run env SSL_CERT_FILE="$mirror_tls_REGISTRY_CA" "$bin" mirror "oci://$tls/flux" \
-    --distribution-artifact "$mirror_artifact"
+  fx mirror "oci://$tls/flux" --distribution-artifact "$mirror_artifact" --ca-file "$mirror_tls_REGISTRY_CA"
   one_line_error "without credentials" "unauthorized|credentials" || return 1
   docker_config "{\"auths\":{\"$tls\":{\"auth\":\"$(printf alice:s3cret | base64)\"}}}"
   fx mirror "oci://$tls/flux" --distribution-artifact "$mirror_artifact"
   one_line_error "without the CA" 'certificate|x509|verif|ssl|tls' || return 1
-  run env SSL_CERT_FILE="$mirror_tls_REGISTRY_CA" "$bin" mirror "oci://$tls/flux" \
-    --distribution-artifact "$mirror_artifact"
-  succeeded "mirror over TLS with the CA and the credentials" || return 1
+  fx mirror "oci://$tls/flux" --distribution-artifact "$mirror_artifact" --ca-file "$mirror_tls_REGISTRY_CA"
+  succeeded "mirror over TLS with --ca-file and the credentials" || return 1
   mirror_curl_options=(--cacert "$mirror_tls_REGISTRY_CA" -u alice:s3cret)
   every_digest_at flux "https://$tls"
   local status=$?
@@ -221,7 +219,7 @@ tcase mirror-interrupted-resumes t_mirror_interrupted
 tcase mirror-platform t_mirror_platform
 tcase mirror-bad-dest t_mirror_bad_dest
 if [ -n "$loopback_name" ]; then
-  tcase "mirror: a destination over TLS (a throwaway CA) with basic auth" t_mirror_tls_auth
+  tcase "mirror: a destination over TLS (--ca-file) with basic auth" t_mirror_tls_auth
 else
   skip "mirror: a destination over TLS" "no name of this machine resolves to 127.x (hostname)"
 fi
