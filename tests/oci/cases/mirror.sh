@@ -145,8 +145,9 @@ t_mirror_interrupted() {
     --upstream "http://$mirror_dst" --port-file "$work/faults.port" --log "$work/faults.log" \
     --hold-match 'helm-controller/blobs/uploads' --timeout 300 || { because "no fault proxy"; return 1; }
   port=$(head -1 "$work/faults.port")
-  # Killed below, whatever happens: no timeout between it and the kill.
-  "$bin" mirror "oci://127.0.0.1:$port/resume" --distribution-artifact "$mirror_artifact" \
+  # Killed below, whatever happens: no timeout between it and the kill. Its
+  # blobs on their way are left in TMPDIR, the suite's.
+  TMPDIR=$work "$bin" mirror "oci://127.0.0.1:$port/resume" --distribution-artifact "$mirror_artifact" \
     >"$work/out" 2>"$work/err" &
   pid=$!
   # Held, and another image finished: the kill leaves a mirror half done.
