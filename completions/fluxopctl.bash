@@ -19,7 +19,7 @@ _fluxopctl() {
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -176,11 +176,35 @@ _fluxopctl() {
         COMPREPLY=($(compgen -d -- "$cur"))
       fi
       ;;
+    images)
+      if [[ "$prev" == --variant ]]; then
+        COMPREPLY=($(compgen -W "upstream-alpine enterprise-alpine enterprise-distroless
+          enterprise-distroless-fips" -- "$cur"))
+      elif [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant -o --output
+          --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -h
+          --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    mirror)
+      if [[ "$prev" == --variant ]]; then
+        COMPREPLY=($(compgen -W "upstream-alpine enterprise-alpine enterprise-distroless
+          enterprise-distroless-fips" -- "$cur"))
+      elif [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant --platform
+          --dry-run --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout
+          -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
     version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
     export) COMPREPLY=($(compgen -W "report -h --help" -- "$cur")) ;;
     help)
       COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize
-        pull push version help completion" -- "$cur"))
+        pull push images mirror version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
   esac

@@ -1,5 +1,5 @@
 # fish completion for fluxopctl
-set -l commands build apply diff check delete get wait reconcile suspend resume report export kustomize pull push version help completion
+set -l commands build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
@@ -99,3 +99,18 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -s o -l output -x -a
 complete -c fluxopctl -n "__fish_seen_subcommand_from push" -l source -x -d 'The source annotation'
 complete -c fluxopctl -n "__fish_seen_subcommand_from push" -l revision -x -d 'The revision annotation'
 complete -c fluxopctl -n "__fish_seen_subcommand_from push" -a '(__fish_complete_directories)'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a images -d 'List the images, by digest, a FluxInstance installs'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a mirror -d 'Copy the distribution and its images to a registry of your own'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -s f -l filename -r -F -d 'FluxInstance file'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l version -x -d 'Every Flux version in this semver range'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l variant -x -a 'upstream-alpine enterprise-alpine enterprise-distroless enterprise-distroless-fips' -d 'Image catalog variant'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l allow-unknown-fields -d 'Warn about unknown fields instead of failing'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l offline -d 'Use only the cache'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l ca-file -r -F -d 'Trust this CA file for registries too'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -l certs-dir -x -a '(__fish_complete_directories)' -d 'Certificates directory for registries (certs.d)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images" -s o -l output -x -a 'text json' -d 'Output format'
+complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l platform -x -d 'Copy only these platforms, e.g. linux/amd64'
+complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l dry-run -d 'Print what would be copied and its size'
+complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -F

@@ -39,6 +39,10 @@ void add_kustomize_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_build_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_pull_command(CLI::App& app);
 void add_push_command(CLI::App& app);
+// images, and mirror: the images a FluxInstance installs, copied with the
+// distribution to a registry of one's own.
+void add_images_command(CLI::App& app);
+void add_mirror_command(CLI::App& app);
 void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache);

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   fluxop::cli::add_build_command(app, parse_cache);
   fluxop::cli::add_pull_command(app);
   fluxop::cli::add_push_command(app);
+  fluxop::cli::add_images_command(app);
+  fluxop::cli::add_mirror_command(app);
   fluxop::cli::add_apply_command(app, parse_cache);
   fluxop::cli::add_diff_command(app, parse_cache);
   fluxop::cli::add_check_command(app, parse_cache);

@@ -2,7 +2,10 @@
 # End-to-end test of .spec.distribution.artifactPullSecret: `fluxopctl apply`
 # pulls the distribution from a registry that wants credentials, with the
 # credentials of a kubernetes.io/dockerconfigjson Secret in the instance's
-# namespace, on a local control plane (scripts/cluster) of its own.
+# namespace, on a local control plane (scripts/cluster) of its own. Then
+# `fluxopctl mirror` into that registry (the Docker config's credentials) from
+# a source registry of synthetic images (tests/mirror), the source stopped,
+# and `apply` from the mirror alone: the Deployments name the mirrored digests.
 #
 #   tests/e2e/pull_secret_test.sh BIN ROOT
 #
@@ -16,6 +19,8 @@ root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
 dist=$root/../shared/flux-distribution
 source "$root/scripts/lib/oci-registry.sh"
 source "$root/tests/e2e/lib.sh"
+# shellcheck source=tests/mirror/lib.sh
+source "$root/tests/mirror/lib.sh"
 
 work=$(mktemp -d)
 # fluxopctl's cache is the test's own (scripts/cluster keeps its binaries in
@@ -27,7 +32,7 @@ fluxopctl=(env "XDG_CACHE_HOME=$work/cache" "$bin")
 export REGISTRY_LIFETIME=1200
 mkdir -p "$DOCKER_CONFIG"
 cleanup() {
-  registry_stop
+  registry_stop_all
   e2e_cluster_down
   rm -rf "$work"
 }
@@ -64,6 +69,7 @@ registry_start "$work/registry" --htpasswd alice:s3cret >/dev/null 2>"$work/regi
   tail -5 "$work/registry.err" | sed 's/^/  | /'
   stop "registry" "docker-registry with --htpasswd did not start"
 }
+registry_save site
 e2e_cluster_up "$work/cluster"
 
 # Push with the credentials in a Docker config, then take them away: only
@@ -135,6 +141,49 @@ if [ -n "$tag" ] && [[ $image =~ ^ghcr\.io/fluxcd/source-controller:${tag//./\\.
   ok "the pulled distribution was applied (Flux $newest, source-controller $tag)"
 else
   fail "the pulled distribution was applied" "source-controller runs '$image', not Flux $newest's ghcr.io/fluxcd/source-controller:$tag"
+fi
+
+# The mirror: synthetic images and a distribution (Flux $newest's manifests,
+# tests/mirror's catalog) in a source registry, copied into the site's
+# registry; the source is stopped before the apply.
+registry_start "$work/source" >/dev/null 2>"$work/registry.err" || stop "source registry" "did not start"
+registry_save source
+mirror_source_fixture "$dist/flux/$newest" "$newest" "$work/mirror-dist" ||
+  stop "mirror fixture" "the synthetic images or the test distribution"
+"${fluxopctl[@]}" push "$work/mirror-dist" "oci://$REGISTRY_ADDR/flux/manifests:v1" >/dev/null 2>"$work/err" ||
+  stop "mirror fixture" "push to the source registry: $(tail -1 "$work/err")"
+source_addr=$REGISTRY_ADDR
+registry_use site
+printf '{"auths":{"%s":{"auth":"%s"}}}' "$REGISTRY_ADDR" "$(printf alice:s3cret | base64)" \
+  >"$DOCKER_CONFIG/config.json"
+check "mirror into the site's registry, with the Docker config's credentials" 0 "^mirrored [0-9]+ images" -- \
+  "${fluxopctl[@]}" mirror "oci://$REGISTRY_ADDR/site" \
+  --distribution-artifact "oci://$source_addr/flux/manifests:v1"
+cp "$work/out" "$work/mirror.yaml"
+rm "$DOCKER_CONFIG/config.json"
+registry_use source
+registry_stop
+registry_use site
+{
+  sed -n '1,/^spec:/p' "$root/tests/e2e/instances/flux-2.9-no-helm.yaml"
+  sed -n '/^  distribution:/,$p' "$work/mirror.yaml"
+  echo "    version: \"2.9.x\""
+  echo "    artifactPullSecret: dist-pull"
+  sed -n '/^  components:/,$p' "$root/tests/e2e/instances/flux-2.9-no-helm.yaml"
+} >"$work/instance.yaml"
+check "apply from the mirror alone" 0 "Reconciliation finished" -- \
+  "${fluxopctl[@]}" apply "$work/instance.yaml"
+live=$(kubectl -n flux-system get deployments -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' 2>&1 | sort)
+expected=$(while read -r ref; do
+  component=${ref%@*} component=${component##*/}
+  tag=$(grep -A1 "name: .*/$component\$" "$work/mirror-dist/flux-images/$newest/upstream-alpine.yaml" |
+    sed -n 's/^ *newTag: //p')
+  echo "$REGISTRY_ADDR/site/$component:$tag@${ref#*@}"
+done < <(mirror_catalog_refs "$work/mirror-dist" "$newest" | grep -v helm-controller) | sort)
+if [ -n "$expected" ] && [ "$live" = "$expected" ]; then
+  ok "the Deployments name the mirrored digests"
+else
+  fail "the Deployments name the mirrored digests" "live: $(echo $live); want: $(echo $expected)"
 fi
 
 echo "$passed passed, $failed failed"

@@ -10,7 +10,8 @@
 # through tests/oci/connect_proxy.py, a local registry with a certificate for
 # ghcr.io), FLUXOPCTL_DISTRIBUTION as an oci:// URL, private registries
 # (--ca-file, certs.d CAs and client certificates, HTTPS_PROXY, HTTP_PROXY,
-# NO_PROXY) and the whole artifact (flux-vex/) through push and pull. Every build from oci:// is compared
+# NO_PROXY) and the whole artifact (flux-vex/) through push and pull, `fluxopctl images` and
+# `fluxopctl mirror` (cases/mirror.sh). Every build from oci:// is compared
 # byte for byte with fluxopctl's build from the directory and with what the
 # upstream flux-operator CLI (scripts/lib/upstream-cli.sh) renders from the
 # same artifact.
@@ -122,7 +123,7 @@ mini_digest=$(registry_push_artifact mini:v1 "$mini" flux flux-images) ||
 
 blob_gets() { grep -c '"GET /v2/[^ ]*/blobs/sha256:' "$main_REGISTRY_LOG"; }
 
-for topic in pull cache auth faults push_tmp tls offline default_artifact trust; do
+for topic in pull cache auth faults push_tmp tls offline default_artifact trust mirror; do
   # shellcheck source=/dev/null
   source "$here/cases/$topic.sh"
 done

@@ -68,33 +68,55 @@ std::string variant_for_registry(std::string_view registry) {
               std::string(trimmed) + "\"; set .spec.distribution.variant");
 }
 
-std::vector<ComponentImage> catalog_images(const Distribution& distribution, const Version& version,
-                                           std::string_view registry, std::string_view variant,
-                                           const std::vector<std::string>& components) {
+std::string catalog_variant(std::string_view registry, std::string_view variant,
+                            std::string_view field) {
   std::string chosen = variant.empty() ? variant_for_registry(registry) : std::string(variant);
-  if (!is_known_variant(chosen)) {
-    throw Error(".spec.distribution.variant: unsupported variant \"" + chosen + "\"");
-  }
-  std::string file = distribution.image_catalog_path(version, chosen);
+  if (!is_known_variant(chosen))
+    throw Error(std::string(field) + ": unsupported variant \"" + chosen + "\"");
+  return chosen;
+}
+
+std::string catalog_component(const CatalogImage& image) {
+  return std::string(last_path_element(image.name));
+}
+
+std::vector<CatalogImage> catalog_entries(const Distribution& distribution, const Version& version,
+                                          std::string_view variant,
+                                          const std::vector<std::string>& components) {
+  std::string file = distribution.image_catalog_path(version, variant);
   std::string path = distribution.label(file);
-  std::vector<ComponentImage> images;
-  for (CatalogImage& entry : read_image_catalog(distribution.read(file), path)) {
-    std::string component(last_path_element(entry.name));
-    if (std::find(components.begin(), components.end(), component) == components.end()) continue;
-    images.push_back({component, component_repository(registry, component),
-                      std::move(entry.new_tag), std::move(entry.digest)});
+  std::vector<CatalogImage> entries = read_image_catalog(distribution.read(file), path);
+  if (components.empty()) return entries;
+  std::vector<CatalogImage> selected;
+  for (CatalogImage& entry : entries) {
+    std::string component = catalog_component(entry);
+    if (std::find(components.begin(), components.end(), component) != components.end())
+      selected.push_back(std::move(entry));
   }
   // Counted as the operator counts them, so a duplicate entry can stand in
   // for a missing one there and here alike.
-  if (images.size() == components.size()) return images;
+  if (selected.size() == components.size()) return selected;
   std::string missing;
   for (const std::string& component : components) {
-    auto named = [&](const ComponentImage& image) { return image.component == component; };
-    if (std::none_of(images.begin(), images.end(), named)) missing += " " + component;
+    auto named = [&](const CatalogImage& image) { return catalog_component(image) == component; };
+    if (std::none_of(selected.begin(), selected.end(), named)) missing += " " + component;
   }
   throw Error(path + ": " +
               (missing.empty() ? std::string("lists a component image more than once")
                                : "no image for" + missing));
+}
+
+std::vector<ComponentImage> catalog_images(const Distribution& distribution, const Version& version,
+                                           std::string_view registry, std::string_view variant,
+                                           const std::vector<std::string>& components) {
+  std::vector<ComponentImage> images;
+  for (CatalogImage& entry :
+       catalog_entries(distribution, version, catalog_variant(registry, variant), components)) {
+    std::string component = catalog_component(entry);
+    images.push_back({component, component_repository(registry, component),
+                      std::move(entry.new_tag), std::move(entry.digest)});
+  }
+  return images;
 }
 
 }  // namespace fluxop::distribution

@@ -33,6 +33,22 @@ std::vector<CatalogImage> read_image_catalog(std::string_view text, const std::s
 // when .spec.distribution.variant is empty; throws for other registries.
 std::string variant_for_registry(std::string_view registry);
 
+// `variant` when given, else the registry's (variant_for_registry); throws
+// when it is not a variant catalogs exist for.
+// Errors name `field`.
+std::string catalog_variant(std::string_view registry, std::string_view variant,
+                            std::string_view field = ".spec.distribution.variant");
+
+// The component an entry is the image of: the last element of its name.
+std::string catalog_component(const CatalogImage& image);
+
+// The entries of `components` (every entry when empty) in the catalog of
+// `variant`, in catalog order, as published (their source for a mirror).
+// Throws when the catalog is missing or lacks a component.
+std::vector<CatalogImage> catalog_entries(const Distribution& distribution, const Version& version,
+                                          std::string_view variant,
+                                          const std::vector<std::string>& components);
+
 // The images of `components` from the catalog of `variant` (empty: the
 // registry's variant), in catalog order, each named <registry>/<component>
 // with the catalog's tag and digest. Throws when the variant is unknown, the

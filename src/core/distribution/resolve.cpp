@@ -23,24 +23,34 @@ std::string newest_of_each_minor(const std::vector<Version>& ascending) {
 
 }  // namespace
 
-Version resolve_version(const Distribution& distribution, std::string_view constraint,
-                        std::string_view field) {
+std::vector<Version> matching_versions(const Distribution& distribution,
+                                       std::string_view constraint, std::string_view field) {
   auto parsed = Constraint::parse(constraint);
   if (!parsed) {
     throw Error(std::string(field) + ": invalid semver constraint \"" + std::string(constraint) +
                 "\"");
   }
-  const Version* best = nullptr;
+  std::vector<Version> matching;
   for (const Version& version : distribution.versions()) {
-    if (parsed->matches(version) && (!best || compare(version, *best) > 0)) best = &version;
+    if (parsed->matches(version)) matching.push_back(version);
   }
-  if (best) return *best;
+  if (!matching.empty()) return matching;
   const std::vector<Version>& versions = distribution.versions();
   std::string offered = versions.empty()
                             ? "it has no version directories"
                             : "newest of each minor: " + newest_of_each_minor(versions);
   throw Error(std::string(field) + ": no Flux version in " + distribution.root() +
               "/flux matches \"" + std::string(constraint) + "\" (" + offered + ")");
+}
+
+Version resolve_version(const Distribution& distribution, std::string_view constraint,
+                        std::string_view field) {
+  std::vector<Version> matching = matching_versions(distribution, constraint, field);
+  // Ascending, equal versions in name order: the first of the highest.
+  for (const Version& version : matching) {
+    if (compare(version, matching.back()) == 0) return version;
+  }
+  return matching.back();
 }
 
 }  // namespace fluxop::distribution

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "core/distribution/constraint.h"
 #include "core/distribution/distribution.h"
@@ -15,5 +16,11 @@ namespace fluxop::distribution {
 // the no-match one lists the newest version of each minor on offer.
 Version resolve_version(const Distribution& distribution, std::string_view constraint,
                         std::string_view field = ".spec.distribution.version");
+
+// Every version of the distribution that matches `constraint`, ascending
+// (`fluxopctl images --version`); errors as resolve_version's.
+std::vector<Version> matching_versions(const Distribution& distribution,
+                                       std::string_view constraint,
+                                       std::string_view field = "--version");
 
 }  // namespace fluxop::distribution

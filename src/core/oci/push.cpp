@@ -30,7 +30,7 @@ std::string created_now() {
 }
 
 Descriptor describe(std::string_view media_type, const std::string& bytes) {
-  return Descriptor{std::string(media_type), sha256_digest(bytes), bytes.size()};
+  return Descriptor{std::string(media_type), sha256_digest(bytes), bytes.size(), ""};
 }
 
 json descriptor_json(const Descriptor& descriptor) {

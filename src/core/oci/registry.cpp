@@ -45,6 +45,15 @@ Descriptor read_descriptor(const json& object, const std::string& where) {
   if (size == object.end() || !size->is_number_unsigned())
     throw Error(where + ".size: missing or not a size");
   descriptor.size = *size;
+  if (auto platform = object.find("platform"); platform != object.end() && platform->is_object()) {
+    for (const char* field : {"os", "architecture", "variant"}) {
+      auto part = platform->find(field);
+      if (part == platform->end() || !part->is_string() || part->get<std::string>().empty())
+        continue;
+      if (!descriptor.platform.empty()) descriptor.platform += "/";
+      descriptor.platform += part->get<std::string>();
+    }
+  }
   return descriptor;
 }
 
@@ -268,7 +277,10 @@ Manifest parse_manifest(std::string bytes, std::string_view content_type, const 
       throw Error(what + ": an index of more than " + std::to_string(kMaxIndexManifests) +
                   " manifests");
     }
-    manifest.layers.push_back(read_descriptor(manifests->front(), what + ": manifests[0]"));
+    for (std::size_t i = 0; i < manifests->size(); ++i) {
+      manifest.manifests.push_back(
+          read_descriptor((*manifests)[i], what + ": manifests[" + std::to_string(i) + "]"));
+    }
     return manifest;
   }
   if (manifest.media_type != kOciManifest && manifest.media_type != kDockerManifest) {
@@ -290,6 +302,10 @@ Manifest parse_manifest(std::string bytes, std::string_view content_type, const 
     }
   }
   return manifest;
+}
+
+Manifest RegistryClient::fetch_document(const Reference& ref, const std::string& digest) {
+  return fetch_manifest_document(ref, digest, digest, kMaxIndexDepth + 1);
 }
 
 Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
@@ -314,12 +330,13 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
   }
   Manifest manifest =
       parse_manifest(std::move(response.body), response.header("content-type"), what);
-  if (!is_index(manifest.media_type)) return manifest;
+  // Past the depth an index is followed to: fetch_document's, as stored.
+  if (!is_index(manifest.media_type) || indexes > kMaxIndexDepth) return manifest;
   if (indexes == kMaxIndexDepth) {
     throw Error(what + ": an index nested more than " + std::to_string(kMaxIndexDepth) +
                 " levels deep");
   }
-  const std::string& first = manifest.layers.front().digest;
+  const std::string& first = manifest.manifests.front().digest;
   return fetch_manifest_document(ref, first, first, indexes + 1);
 }
 
@@ -349,15 +366,37 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
     throw Error(what + ": digest mismatch: received content has " + digest);
 }
 
-bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
+bool RegistryClient::has(const Reference& ref, std::string_view kind, const std::string& digest) {
   net::HttpRequest request;
   request.method = "HEAD";
-  request.url = base_url(ref) + "/blobs/" + digest;
+  request.url = base_url(ref) + "/" + std::string(kind) + "s/" + digest;
+  if (kind == "manifest") request.headers.push_back(accept_manifests());
   net::HttpResponse response = send(ref, request, "pull,push");
   if (response.status == 404) return false;
-  if (!is_success(response.status))
-    throw Error(ref.str() + ": blob " + digest + ": " + describe_failure(response));
+  if (!is_success(response.status)) {
+    throw Error(ref.str() + ": " + std::string(kind) + " " + digest + ": " +
+                describe_failure(response));
+  }
   return true;
+}
+
+bool RegistryClient::has_blob(const Reference& ref, const std::string& digest) {
+  return has(ref, "blob", digest);
+}
+
+bool RegistryClient::has_manifest(const Reference& ref, const std::string& digest) {
+  return has(ref, "manifest", digest);
+}
+
+bool RegistryClient::mount_blob(const Reference& ref, const std::string& digest,
+                                const std::string& from_repository) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = base_url(ref) + "/blobs/uploads/?mount=" + net::url_escape(digest) +
+                "&from=" + net::url_escape(from_repository);
+  net::HttpResponse response = send(ref, request, "pull,push");
+  // 202: an upload session instead, which the caller's push opens anew.
+  return response.status == 201;
 }
 
 void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,

@@ -1,7 +1,8 @@
 // A client of the OCI Distribution API v2, enough to pull and push one
-// artifact: manifests by tag or digest (OCI and Docker v2 manifests; an index
-// or manifest list resolves to its first manifest), blobs streamed to a file,
-// and the upload of blobs and manifests. Every byte received is checked
+// artifact or copy an image: manifests by tag or digest (OCI and Docker v2
+// manifests; an index or manifest list resolves to its first manifest, or is
+// read as it is), blobs streamed to a file, and the upload and cross-repository
+// mount of blobs and manifests. Every byte received is checked
 // against its digest. Authentication as Docker does it: the anonymous or
 // credentialed bearer-token flow a registry's WWW-Authenticate asks for, or
 // HTTP Basic.
@@ -39,6 +40,7 @@ struct Descriptor {
   std::string media_type;
   std::string digest;
   std::uint64_t size = 0;
+  std::string platform;  // an index's child: "os/architecture[/variant]", or empty
 };
 
 struct Manifest {
@@ -47,6 +49,7 @@ struct Manifest {
   std::string bytes;
   Descriptor config;
   std::vector<Descriptor> layers;
+  std::vector<Descriptor> manifests;  // an index's children
   std::map<std::string, std::string> annotations;
 };
 
@@ -64,6 +67,10 @@ class RegistryClient {
   // The image manifest `ref` names, verified against the reference's digest
   // and the registry's Docker-Content-Digest.
   Manifest fetch_manifest(const Reference& ref);
+  // The manifest or index `digest` in the reference's repository as stored,
+  // an index not followed, verified against the digest.
+  Manifest fetch_document(const Reference& ref, const std::string& digest);
+  bool has_manifest(const Reference& ref, const std::string& digest);
 
   // Streams the blob into `path`, checking its size and digest as it arrives;
   // throws (leaving a partial file for the caller to remove) on a mismatch.
@@ -72,6 +79,11 @@ class RegistryClient {
 
   bool has_blob(const Reference& ref, const std::string& digest);
   void push_blob(const Reference& ref, const Descriptor& blob, const std::string& bytes);
+  // Asks the registry to link the blob `digest` of its repository
+  // `from_repository` into the reference's; false when it will not (it
+  // does not have the blob there, or does not mount).
+  bool mount_blob(const Reference& ref, const std::string& digest,
+                  const std::string& from_repository);
   // Puts the manifest under the reference's tag; returns its digest.
   std::string push_manifest(const Reference& ref, const std::string& bytes,
                             std::string_view media_type);
@@ -90,6 +102,8 @@ class RegistryClient {
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
                           const std::string& scope, const Credential& credential);
+  // HEAD of a "blob" or "manifest".
+  bool has(const Reference& ref, std::string_view kind, const std::string& digest);
   // `indexes`: the indexes followed to reach it.
   Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
                                    const std::string& expected_digest, int indexes);
@@ -107,7 +121,7 @@ std::string describe_failure(const net::HttpResponse& response);
 
 // The image manifest or index in `bytes` (its media type from the document,
 // else `content_type`), decoded within the bounds above; an index has its
-// first manifest in `layers[0]`. Throws fluxop::Error prefixed with `what`.
+// children in `manifests`. Throws fluxop::Error prefixed with `what`.
 Manifest parse_manifest(std::string bytes, std::string_view content_type, const std::string& what);
 
 }  // namespace fluxop::oci

@@ -34,10 +34,11 @@ RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
   };
 }
 
-RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
-                                 const RenderRequest& request,
-                                 const RegistryCredentials& credentials) {
-  std::string artifact_digest;
+distribution::Distribution locate_distribution(ArtifactPort& artifacts,
+                                               const instance::FluxInstance& flux,
+                                               const RenderRequest& request,
+                                               const RegistryCredentials& credentials,
+                                               std::string& artifact_digest) {
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
     try {
       PulledDistribution pulled = artifacts.pull(url, origin, credentials);
@@ -61,6 +62,13 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
     artifact_digest = pulled->digest;
     return std::move(pulled->distribution);
   };
+  return distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
+}
+
+RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
+                                 const RenderRequest& request,
+                                 const RegistryCredentials& credentials) {
+  std::string artifact_digest;
   // What a render parsed is cached once it succeeded, not on a failure: a
   // daemon's next render starts clean.
   auto discard_parsed = [&request] {
@@ -68,7 +76,7 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
   };
   try {
     distribution::Distribution dist =
-        distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
+        locate_distribution(artifacts, flux, request, credentials, artifact_digest);
     if (!request.version.empty()) {
       distribution::resolve_version(dist, request.version, "--version");
       flux.distribution.version = request.version;

@@ -57,6 +57,17 @@ std::optional<std::string> outdated_version(const RenderedInstance& instance);
 RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
                                          std::function<kube::Cluster&()> cluster);
 
+// The instance's distribution, by the precedence of distribution::locate,
+// pulled through `artifacts`; `artifact_digest` gets the digest of the
+// artifact pulled (left as it is for a directory). Throws ReconcileError
+// ArtifactFailed when the artifact could not be read, fluxop::Error when
+// nothing names a distribution.
+distribution::Distribution locate_distribution(ArtifactPort& artifacts,
+                                               const instance::FluxInstance& flux,
+                                               const RenderRequest& request,
+                                               const RegistryCredentials& credentials,
+                                               std::string& artifact_digest);
+
 // Locates the instance's distribution (pulling it through `artifacts`) and
 // renders it. Throws ReconcileError: ArtifactFailed when the artifact could
 // not be read, BuildFailed when the instance does not render.

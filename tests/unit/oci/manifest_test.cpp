@@ -34,10 +34,10 @@ std::string manifest_of(std::size_t layers) {
 
 }  // namespace
 
-TEST_CASE("manifest: an index gives its first manifest, up to 1000 manifests") {
+TEST_CASE("manifest: an index gives its manifests, up to 1000") {
   Manifest index = parse_manifest(index_of(kMaxIndexManifests), "", "m");
-  REQUIRE(index.layers.size() == 1);
-  CHECK(index.layers[0].digest == kDigest);
+  REQUIRE(index.manifests.size() == kMaxIndexManifests);
+  CHECK(index.manifests[0].digest == kDigest);
   CHECK_THROWS_WITH_AS(parse_manifest(index_of(kMaxIndexManifests + 1), "", "m"),
                        "m: an index of more than 1000 manifests", Error);
 }

@@ -1,0 +1,242 @@
+#include "core/oci/mirror.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "core/error.h"
+#include "core/file.h"
+
+namespace fluxop::oci {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_index(const Manifest& manifest) { return !manifest.manifests.empty(); }
+
+bool platform_named(const std::string& platform, const std::vector<std::string>& platforms) {
+  return std::any_of(platforms.begin(), platforms.end(), [&](const std::string& named) {
+    return platform == named || platform.starts_with(named + "/");
+  });
+}
+
+// A directory of its own for the blobs on their way, removed with it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "fluxopctl-mirror-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw Error(pattern + ": cannot create a temporary directory");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// What the copies share: the totals, the blobs placed (digest -> a
+// destination repository holding it, to mount from), the progress.
+class Shared {
+ public:
+  explicit Shared(const MirrorOptions& options) : options_(options) {}
+
+  void say(const std::string& line) {
+    std::lock_guard<std::mutex> held(mutex_);
+    if (options_.progress) options_.progress(line);
+  }
+  // Where `digest` was placed, other than `repository`; empty when nowhere.
+  std::string placed_elsewhere(const std::string& digest, const std::string& repository) {
+    std::lock_guard<std::mutex> held(mutex_);
+    auto it = placed_.find(digest);
+    return it == placed_.end() || it->second == repository ? "" : it->second;
+  }
+  void placed(const std::string& digest, const std::string& repository) {
+    std::lock_guard<std::mutex> held(mutex_);
+    placed_.emplace(digest, repository);
+  }
+  // --dry-run: whether this blob is counted for the first time.
+  bool first_planned(const std::string& digest) {
+    std::lock_guard<std::mutex> held(mutex_);
+    return planned_.insert(digest).second;
+  }
+  void add(const MirrorTotals& more) {
+    std::lock_guard<std::mutex> held(mutex_);
+    totals_.images += more.images;
+    totals_.images_present += more.images_present;
+    totals_.manifests_pushed += more.manifests_pushed;
+    totals_.blobs_copied += more.blobs_copied;
+    totals_.blobs_mounted += more.blobs_mounted;
+    totals_.blobs_present += more.blobs_present;
+    totals_.bytes_copied += more.bytes_copied;
+  }
+  MirrorTotals totals() {
+    std::lock_guard<std::mutex> held(mutex_);
+    return totals_;
+  }
+
+ private:
+  const MirrorOptions& options_;
+  std::mutex mutex_;
+  std::map<std::string, std::string> placed_;
+  std::set<std::string> planned_;
+  MirrorTotals totals_;
+};
+
+// One worker's copies, through clients of its own (a client is not shared
+// between threads), its blobs on their way in `scratch` of its own (two
+// workers may fetch the same blob at once).
+class Copier {
+ public:
+  Copier(const MirrorOptions& options, Shared& shared, std::string scratch)
+      : options_(options),
+        shared_(shared),
+        scratch_(std::move(scratch)),
+        client_(options.registry) {}
+
+  void copy(const MirrorCopy& copy) {
+    MirrorTotals totals;
+    totals.images = 1;
+    const std::string& digest = copy.source.digest;
+    std::string line = copy.source.str() + " -> " + copy.destination.str();
+    if (client_.has_manifest(copy.destination, digest)) {
+      totals.images_present = 1;
+      shared_.add(totals);
+      shared_.say("present " + line);
+      return;
+    }
+    Manifest top = client_.fetch_document(copy.source, digest);
+    if (is_index(top)) {
+      for (const Descriptor& child :
+           mirrored_children(top, options_.platforms, copy.source.str())) {
+        Reference source = copy.source;
+        Reference destination = copy.destination;
+        destination.digest = source.digest = child.digest;
+        if (client_.has_manifest(destination, child.digest)) continue;
+        copy_manifest(source, destination, client_.fetch_document(source, child.digest), totals);
+      }
+    }
+    copy_manifest(copy.source, copy.destination, top, totals);
+    shared_.add(totals);
+    shared_.say((options_.dry_run ? "would copy " : "copied ") + line + " (" +
+                std::to_string(totals.blobs_copied) + " blobs, " +
+                std::to_string(totals.bytes_copied) + " bytes)");
+  }
+
+ private:
+  // Its blobs, then the manifest itself, under the destination's digest or
+  // else its tag.
+  void copy_manifest(const Reference& source, const Reference& destination,
+                     const Manifest& manifest, MirrorTotals& totals) {
+    if (!is_index(manifest)) {
+      copy_blob(source, destination, manifest.config, totals);
+      for (const Descriptor& layer : manifest.layers) copy_blob(source, destination, layer, totals);
+    }
+    if (options_.dry_run) return;
+    client_.push_manifest(destination, manifest.bytes, manifest.media_type);
+    ++totals.manifests_pushed;
+  }
+
+  void copy_blob(const Reference& source, const Reference& destination, const Descriptor& blob,
+                 MirrorTotals& totals) {
+    const std::string& repository = destination.repository;
+    if (client_.has_blob(destination, blob.digest)) {
+      ++totals.blobs_present;
+      shared_.placed(blob.digest, repository);
+      return;
+    }
+    if (options_.dry_run) {
+      if (!shared_.first_planned(blob.digest)) return;
+      ++totals.blobs_copied;
+      totals.bytes_copied += blob.size;
+      return;
+    }
+    std::string from = shared_.placed_elsewhere(blob.digest, repository);
+    if (!from.empty() && client_.mount_blob(destination, blob.digest, from)) {
+      ++totals.blobs_mounted;
+      shared_.placed(blob.digest, repository);
+      return;
+    }
+    // fetch_blob checks the size and digest of every byte it receives.
+    std::string path = scratch_ + "/" + blob.digest.substr(7);
+    client_.fetch_blob(source, blob, path, kMaxMirrorBlobBytes);
+    std::string bytes = read_file_if_exists(path).value_or("");
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    client_.push_blob(destination, blob, bytes);
+    ++totals.blobs_copied;
+    totals.bytes_copied += blob.size;
+    shared_.placed(blob.digest, repository);
+  }
+
+  const MirrorOptions& options_;
+  Shared& shared_;
+  std::string scratch_;
+  RegistryClient client_;
+};
+
+}  // namespace
+
+std::vector<Descriptor> mirrored_children(const Manifest& index,
+                                          const std::vector<std::string>& platforms,
+                                          const std::string& what) {
+  if (platforms.empty()) return index.manifests;
+  std::vector<Descriptor> children;
+  std::string offered;
+  for (const Descriptor& child : index.manifests) {
+    if (platform_named(child.platform, platforms)) children.push_back(child);
+    if (!child.platform.empty()) offered += (offered.empty() ? "" : ", ") + child.platform;
+  }
+  if (children.empty()) {
+    throw Error(what + ": no manifest for the platforms asked (--platform); the index has " +
+                (offered.empty() ? std::string("none named") : offered));
+  }
+  return children;
+}
+
+MirrorTotals mirror(const std::vector<MirrorCopy>& copies, const MirrorOptions& options) {
+  Shared shared(options);
+  ScratchDir scratch;
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> worker_ids{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string first_error;
+  auto work = [&] {
+    try {
+      std::string own = scratch.path() + "/" + std::to_string(worker_ids++);
+      create_directories(own);
+      Copier copier(options, shared, own);
+      // A failure stops the others at their next copy.
+      for (std::size_t i = next++; i < copies.size() && !failed; i = next++) {
+        copier.copy(copies[i]);
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> held(error_mutex);
+      if (!failed.exchange(true)) first_error = e.what();
+    }
+  };
+  std::size_t workers = std::min<std::size_t>(
+      copies.size(), static_cast<std::size_t>(std::max(1, options.concurrency)));
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  if (failed) throw Error(first_error);
+  return shared.totals();
+}
+
+}  // namespace fluxop::oci
