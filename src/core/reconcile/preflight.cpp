@@ -169,9 +169,12 @@ CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInsta
 }
 
 CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  return namespace_check(flux, cluster.get({"", "v1", "Namespace", "", flux.ns}));
+}
+
+CheckResult namespace_check(const instance::FluxInstance& flux, const std::optional<json>& live) {
   const std::string name = "namespace";
   std::string ns = "Namespace/" + flux.ns;
-  std::optional<json> live = cluster.get({"", "v1", "Namespace", "", flux.ns});
   if (!live) return result(name, CheckStatus::ok, ns + " does not exist yet; apply creates it");
   const json* metadata = member(*live, "metadata");
   const json* status = member(*live, "status");
@@ -275,11 +278,14 @@ std::vector<CheckResult> instance_checks(kube::Cluster& cluster,
           guarded("storage-class", [&] { return check_storage_class(cluster, flux); })};
 }
 
+CheckResult guarded_version_check(kube::Cluster& cluster, const RenderedInstance& instance) {
+  return guarded("kubernetes-version", [&] { return check_kubernetes_version(cluster, instance); });
+}
+
 }  // namespace
 
 std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance) {
-  std::vector<CheckResult> checks{
-      guarded("kubernetes-version", [&] { return check_kubernetes_version(cluster, instance); })};
+  std::vector<CheckResult> checks{guarded_version_check(cluster, instance)};
   for (CheckResult& check : instance_checks(cluster, instance.flux))
     checks.push_back(std::move(check));
   return checks;
@@ -287,7 +293,12 @@ std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInst
 
 void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance,
                           const std::function<void(const std::string&)>& notice) {
-  for (const CheckResult& check : cheap_checks(cluster, instance)) {
+  // Not the namespace's: apply reads the namespace first anyway, and
+  // refuses one being deleted with namespace_check before its first write.
+  std::vector<CheckResult> checks{
+      guarded_version_check(cluster, instance),
+      guarded("storage-class", [&] { return check_storage_class(cluster, instance.flux); })};
+  for (const CheckResult& check : checks) {
     if (check.status == CheckStatus::ok) continue;
     if (check.status == CheckStatus::failed && check.decided)
       throw Error(instance.flux.file + ": " + check.name + ": " + check.message);
