@@ -34,7 +34,7 @@
 #   13a diff -o json on the empty cluster: every object to create, exit 1
 #   1   install Flux 2.8 with four controllers (and the operator's events)
 #   2   diff right after the install: nothing to change (-o json: unchanged)
-#   3   a re-apply rewrites nothing
+#   3   a re-apply rewrites nothing, in at most 20 API requests
 #   12  --dry-run=server prints the change set and changes nothing
 #   10  a user without RBAC rights: forbidden, nothing changed
 #   11b invalid instances on the installed cluster write nothing
@@ -327,6 +327,12 @@ rv_unchanged() {
   [ "$after" = "$(cat "$work/rv.before")" ] ||
     { echo "changed (< before, > after):"; diff "$work/rv.before" <(echo "$after") | grep '^[<>]'; return 1; }
 }
+# requests_at_most NAME N: the run's "(K API requests)" says K <= N.
+requests_at_most() {
+  local count
+  count=$(sed -n 's/.*(\([0-9]*\) API requests).*/\1/p' "$work/$1.err" | tail -n 1)
+  [ -n "$count" ] && [ "$count" -le "$2" ] || { echo "${count:-no} API requests, more than $2"; return 1; }
+}
 only_unchanged() {
   stdout_has reapply '^Deployment/flux-system/source-controller unchanged$' || return 1
   ! grep -E ' (created|configured|deleted)$' "$work/reapply.out" || { echo "^ changes reported"; return 1; }
@@ -337,6 +343,10 @@ if in_budget "3 re-apply" && stable_snapshot "3 re-apply" "$work/settled.snap"; 
   check "3 re-apply: apply -v exits 0" exit_is 0
   check "3 re-apply: no resourceVersion changed" rv_unchanged
   check "3 re-apply: -v says unchanged, nothing created/configured/deleted" only_unchanged
+  # As the apply benchmark counts them (--no-wait): discovery, the start's
+  # round, the Lease, the objects' round, the status, the events.
+  apply reapply-count "$A" --no-wait
+  check "3 re-apply: at most 20 API requests" requests_at_most reapply-count 20
 fi
 
 # ---------------------------------------------------------------------------

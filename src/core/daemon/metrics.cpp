@@ -202,8 +202,16 @@ void Metrics::clear_instance() {
 void Metrics::set_resources(std::vector<report::ResourceLabels> resources) {
   // By their label values in label name order, as the Go client gathers them.
   std::sort(resources.begin(), resources.end());
+  // Kept as the text each scrape writes: about 300 bytes a resource, a
+  // fifth of the labels' maps, held between reports.
+  std::string samples;
+  for (const report::ResourceLabels& resource : resources) {
+    // A std::map: the labels in name order, as the Go client writes them.
+    write_sample(samples, "flux_resource_info", Labels(resource.begin(), resource.end()), 1);
+  }
+  samples.shrink_to_fit();
   std::lock_guard lock(mutex_);
-  resources_ = std::move(resources);
+  resource_samples_ = std::move(samples);
 }
 
 void Metrics::observe_reconcile(std::string_view result, std::chrono::duration<double> seconds) {
@@ -221,14 +229,14 @@ void Metrics::observe_reconcile(std::string_view result, std::chrono::duration<d
 // The families in name order, as the Go client gathers them.
 std::string Metrics::render() const {
   std::optional<InstanceInfo> instance;
-  std::vector<report::ResourceLabels> resources;
+  std::string resource_samples;
   std::array<std::uint64_t, kResults.size()> reconciles{};
   std::array<std::uint64_t, kBuckets.size() + 1> observations{};
   double seconds_sum = 0;
   {
     std::lock_guard lock(mutex_);
     instance = instance_;
-    resources = resources_;
+    resource_samples = resource_samples_;
     reconciles = reconciles_;
     observations = observations_;
     seconds_sum = seconds_sum_;
@@ -286,13 +294,10 @@ std::string Metrics::render() const {
                  1);
   }
 
-  if (!resources.empty()) {
+  if (!resource_samples.empty()) {
     write_family(out, "flux_resource_info", "The current status of a Flux resource reconciliation.",
                  "gauge");
-    for (const report::ResourceLabels& resource : resources) {
-      // A std::map: the labels in name order, as the Go client writes them.
-      write_sample(out, "flux_resource_info", Labels(resource.begin(), resource.end()), 1);
-    }
+    out += resource_samples;
   }
 
   write_process_metrics(out);

@@ -62,7 +62,8 @@ class Metrics {
 
   mutable std::mutex mutex_;
   std::optional<InstanceInfo> instance_;
-  std::vector<report::ResourceLabels> resources_;            // sorted as the Go client sorts them
+  // flux_resource_info's samples, sorted as the Go client sorts them.
+  std::string resource_samples_;
   std::array<std::uint64_t, kResults.size()> reconciles_{};  // by kResults' index
   // Observations per bucket: in the first bucket whose bound they do not
   // exceed, kBuckets.size() for those above every bound.

@@ -21,13 +21,15 @@ inline constexpr std::size_t kMaxAnswerBytes = std::size_t{32} << 20;
 // One answer decodes to at most this many values (about 60 MB): a 1.5 MiB
 // object has fewer.
 inline constexpr PeerJsonBounds kAnswerBounds{.max_depth = 256, .max_elements = 500'000};
-// A list is read in pages of this many items (`limit` and `continue`)...
-inline constexpr int kListPageItems = 50;
-// ...and all its pages together hold at most this much.
+// A list is read in pages of this many items (`limit` and `continue`), as
+// kubectl reads them: 10,000 objects are 20 requests...
+inline constexpr int kListPageItems = 500;
+// ...and all its pages together hold at most this much, when the caller
+// keeps the whole list (not when it reduces each page as it comes).
 inline constexpr std::size_t kMaxListBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kMaxListValues = 1'000'000;
 // A server that answers with continue tokens forever, a few bytes each, is
-// stopped here (100,000 items of 50 to a page).
+// stopped here (1,000,000 items of 500 to a page).
 inline constexpr std::size_t kMaxListPages = 2000;
 
 // The answer to `request` ("GET /api/v1/namespaces") decoded within

@@ -269,16 +269,17 @@ json KubeClient::write(std::string_view method, const ObjectKey& key, std::strin
   return written(request, key, request_all({request}).front());
 }
 
-std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
-                                               const WriteOptions& options) {
+std::vector<WriteResult> KubeClient::write_all(std::string_view method,
+                                               const std::vector<json>& objects,
+                                               std::string_view content_type,
+                                               const std::string& query) {
   std::vector<WriteResult> results(objects.size());
   std::vector<Request> requests;
   std::vector<std::size_t> sent;
   for (std::size_t i = 0; i < objects.size(); ++i) {
     try {
-      requests.push_back(write_request(
-          "PATCH", object_key(objects[i]), {}, objects[i], "application/apply-patch+yaml",
-          join_query({dry_run_query(options), field_manager_query(options), "force=true"})));
+      requests.push_back(
+          write_request(method, object_key(objects[i]), {}, objects[i], content_type, query));
       sent.push_back(i);
     } catch (const Error&) {
       results[i].error = std::current_exception();
@@ -293,6 +294,19 @@ std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
     }
   }
   return results;
+}
+
+std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
+                                               const WriteOptions& options) {
+  return write_all(
+      "PATCH", objects, "application/apply-patch+yaml",
+      join_query({dry_run_query(options), field_manager_query(options), "force=true"}));
+}
+
+std::vector<WriteResult> KubeClient::update_all(const std::vector<json>& objects,
+                                                const WriteOptions& options) {
+  return write_all("PUT", objects, "application/json",
+                   join_query({dry_run_query(options), field_manager_query(options)}));
 }
 
 std::optional<json> KubeClient::get(const ObjectKey& key) {
@@ -317,18 +331,31 @@ std::vector<json> KubeClient::list(const ObjectKey& kind, const Labels& selector
 }
 
 std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>& queries) {
-  // Each list is read in pages, sent together: memory is bounded per page
-  // and per list, not by what the server chooses to send at once.
+  std::vector<std::vector<json>> lists(queries.size());
+  read_lists(queries, true,
+             [&](std::size_t query, json&& object) { lists[query].push_back(std::move(object)); });
+  return lists;
+}
+
+void KubeClient::list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+  read_lists(queries, false, each);
+}
+
+void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
+                            const ListVisitor& each) {
+  // Each list is read in pages, one page of each list at a time, sent
+  // together: memory is bounded per page, and per list only when the caller
+  // keeps the whole list.
   struct Listing {
     std::string what;  // "Deployment in flux-system"
     std::string path;
     std::string selector;
-    bool named = false;     // one object by name: a GET, not paged
-    std::string next;       // the continue token of the page to ask for
-    std::size_t bytes = 0;  // of the pages read
+    std::string api_version;  // items of a list carry none; callers want whole objects
+    bool named = false;       // one object by name: a GET, not paged
+    std::string next;         // the continue token of the page to ask for
+    std::size_t bytes = 0;    // of the pages read
     std::size_t values = 0;
     std::size_t pages = 0;
-    std::vector<json> objects;
   };
   std::vector<Listing> listings;
   for (const ListQuery& query : queries) {
@@ -350,6 +377,7 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     listing.selector =
         join_query({labels.empty() ? "" : "labelSelector=" + net::url_escape(labels),
                     query.fields.empty() ? "" : "fieldSelector=" + net::url_escape(query.fields)});
+    listing.api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
     listing.named = !query.name.empty();
     ObjectKey named = kind;
     named.name = query.name;
@@ -370,8 +398,7 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     std::vector<std::size_t> more;
     for (std::size_t j = 0; j < pending.size(); ++j) {
       Listing& listing = listings[pending[j]];
-      const ListQuery& query = queries[pending[j]];
-      const Response& response = responses[j];
+      Response& response = responses[j];
       if (listing.named && response.status == 404) continue;
       if (!response.ok()) throw api_error(listing.what, response.status, response.body);
       std::string request = "GET " + listing.path;
@@ -380,7 +407,8 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
                      ": a list of more than " + bound);
       };
       listing.bytes += response.body.size();
-      if (listing.bytes > kMaxListBytes) throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
+      if (kept && listing.bytes > kMaxListBytes)
+        throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
       ListPage page;
       try {
         if (listing.named) {
@@ -391,17 +419,18 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
       } catch (const Error& e) {
         throw Error(listing.what + ": " + e.what());
       }
+      std::string().swap(response.body);  // the decoded page replaces its text
       listing.values += page.values;
-      if (listing.values > kMaxListValues) throw beyond(std::to_string(kMaxListValues) + " values");
-      // Items of a list carry no apiVersion and kind; callers want whole objects.
-      const ObjectKey& kind = query.kind;
-      std::string api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+      if (kept && listing.values > kMaxListValues)
+        throw beyond(std::to_string(kMaxListValues) + " values");
       for (json& item : page.items) {
         if (!item.is_object())
           throw Error(listing.what + ": the API server's answer to " + request + ": not an object");
-        item["apiVersion"] = api_version;
-        item["kind"] = kind.kind;
-        listing.objects.push_back(std::move(item));
+      }
+      for (json& item : page.items) {
+        item["apiVersion"] = listing.api_version;
+        item["kind"] = queries[pending[j]].kind.kind;
+        each(pending[j], std::move(item));
       }
       listing.next = std::move(page.next);
       if (listing.next.empty()) continue;
@@ -410,9 +439,6 @@ std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>
     }
     pending = std::move(more);
   }
-  std::vector<std::vector<json>> lists;
-  for (Listing& listing : listings) lists.push_back(std::move(listing.objects));
-  return lists;
 }
 
 json KubeClient::create(const json& object, const WriteOptions& options) {

@@ -110,6 +110,9 @@ class KubeClient {
   std::vector<nlohmann::json> list(const ObjectKey& kind, const Labels& selector = {});
   // Several lists, sent concurrently; each answer in the queries' order.
   std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries);
+  // The same lists, each object handed to `each` as its page arrives and
+  // dropped after: memory holds a page, not a list.
+  void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each);
   nlohmann::json create(const nlohmann::json& object, const WriteOptions& options = {});
   // Server-side apply with force=true (the object sent as JSON, which is YAML).
   nlohmann::json apply(const nlohmann::json& object, const WriteOptions& options = {});
@@ -121,6 +124,9 @@ class KubeClient {
   nlohmann::json apply_status(const nlohmann::json& object, const WriteOptions& options = {});
   // PUT at the object's metadata.resourceVersion; a Conflict ApiError when it moved.
   nlohmann::json update(const nlohmann::json& object, const WriteOptions& options = {});
+  // PUTs of the objects, sent concurrently.
+  std::vector<WriteResult> update_all(const std::vector<nlohmann::json>& objects,
+                                      const WriteOptions& options = {});
   nlohmann::json update_status(const nlohmann::json& object, const WriteOptions& options = {});
   // A JSON merge patch of the object, or of its `subresource` ("status").
   nlohmann::json merge_patch(const ObjectKey& key, const nlohmann::json& patch,
@@ -146,9 +152,16 @@ class KubeClient {
   // The object a write answered; throws the error it answered instead.
   static nlohmann::json written(const Request& request, const ObjectKey& key,
                                 const Response& response);
+  // Writes of whole objects with one method, sent concurrently.
+  std::vector<WriteResult> write_all(std::string_view method,
+                                     const std::vector<nlohmann::json>& objects,
+                                     std::string_view content_type, const std::string& query);
   nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const nlohmann::json& body, std::string_view content_type,
                        std::string query);
+  // The lists, page by page; `kept`: the caller keeps every object, so the
+  // bounds of a whole list apply.
+  void read_lists(const std::vector<ListQuery>& queries, bool kept, const ListVisitor& each);
   std::vector<Response> send(const std::vector<Request>& requests,
                              const RequestCredentials& credentials);
   net::HttpClient& http_for(const RequestCredentials& credentials);

@@ -62,6 +62,9 @@ class Cluster {
   // The lists, asked for together; an empty one for a kind not served.
   virtual std::vector<std::vector<nlohmann::json>> list_all(
       const std::vector<ListQuery>& queries) = 0;
+  // The same lists, each object handed to `each` as it arrives and dropped
+  // after: what a list costs in memory is what `each` keeps of it.
+  virtual void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) = 0;
   std::vector<nlohmann::json> list(const ObjectKey& kind, const Labels& selector) {
     return std::move(list_all({{kind, selector, ""}}).front());
   }
@@ -82,6 +85,10 @@ class Cluster {
   virtual std::optional<nlohmann::json> create(const nlohmann::json& object) = 0;
   // Replaces the object at its metadata.resourceVersion; nullopt on a conflict.
   virtual std::optional<nlohmann::json> replace(const nlohmann::json& object) = 0;
+  // The same for several objects, sent together; each answer in their
+  // order, nullopt also when the object is gone.
+  virtual std::vector<std::optional<nlohmann::json>> replace_all(
+      const std::vector<nlohmann::json>& objects) = 0;
   // A JSON merge patch of the object's status (replaces lists whole).
   virtual nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) = 0;
   // A JSON patch (RFC 6902).

@@ -27,16 +27,29 @@ std::optional<json> KubeCluster::get(const ObjectKey& ref) {
 }
 
 std::vector<std::vector<json>> KubeCluster::list_all(const std::vector<ListQuery>& queries) {
-  std::vector<ListQuery> served;
-  for (const ListQuery& query : queries) {
-    if (has_kind(query.kind)) served.push_back(query);
-  }
-  std::vector<std::vector<json>> answers = client_.list_all(served);
+  std::vector<std::size_t> served;
+  std::vector<std::vector<json>> answers = client_.list_all(served_queries(queries, served));
   std::vector<std::vector<json>> lists(queries.size());
-  for (std::size_t i = 0, next = 0; i < queries.size(); ++i) {
-    if (has_kind(queries[i].kind)) lists[i] = std::move(answers[next++]);
-  }
+  for (std::size_t i = 0; i < served.size(); ++i) lists[served[i]] = std::move(answers[i]);
   return lists;
+}
+
+void KubeCluster::list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+  std::vector<std::size_t> served;
+  client_.list_each(served_queries(queries, served), [&](std::size_t query, json&& object) {
+    each(served[query], std::move(object));
+  });
+}
+
+std::vector<ListQuery> KubeCluster::served_queries(const std::vector<ListQuery>& queries,
+                                                   std::vector<std::size_t>& served) {
+  std::vector<ListQuery> asked;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    if (!has_kind(queries[i].kind)) continue;
+    asked.push_back(queries[i]);
+    served.push_back(i);
+  }
+  return asked;
 }
 
 std::vector<WriteResult> KubeCluster::apply_all(const std::vector<json>& objects, bool dry_run) {
@@ -67,6 +80,20 @@ std::optional<json> KubeCluster::replace(const json& object) {
     if (e.reason() == "Conflict") return std::nullopt;
     throw;
   }
+}
+
+std::vector<std::optional<json>> KubeCluster::replace_all(const std::vector<json>& objects) {
+  std::vector<std::optional<json>> replaced;
+  for (WriteResult& result : client_.update_all(objects, writes())) {
+    try {
+      if (result.error) std::rethrow_exception(result.error);
+      replaced.push_back(std::move(result.object));
+    } catch (const ApiError& e) {
+      if (e.reason() != "Conflict" && e.reason() != "NotFound") throw;
+      replaced.push_back(std::nullopt);
+    }
+  }
+  return replaced;
 }
 
 json KubeCluster::merge_patch_status(const ObjectKey& ref, const json& status) {

@@ -22,11 +22,14 @@ class KubeCluster : public Cluster {
 
   std::optional<nlohmann::json> get(const ObjectKey& key) override;
   std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries) override;
+  void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) override;
   std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
                                      bool dry_run) override;
   nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
   std::optional<nlohmann::json> create(const nlohmann::json& object) override;
   std::optional<nlohmann::json> replace(const nlohmann::json& object) override;
+  std::vector<std::optional<nlohmann::json>> replace_all(
+      const std::vector<nlohmann::json>& objects) override;
   nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) override;
   nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch) override;
   bool remove(const ObjectKey& key) override;
@@ -46,6 +49,10 @@ class KubeCluster : public Cluster {
 
  private:
   WriteOptions writes() const;
+  // The queries of kinds the server serves (a list of one it does not is
+  // empty); `served` gets the index of each in `queries`.
+  std::vector<ListQuery> served_queries(const std::vector<ListQuery>& queries,
+                                        std::vector<std::size_t>& served);
 
   std::unique_ptr<KubeClient> owned_;
   KubeClient& client_;

@@ -3,7 +3,9 @@
 // list's query, a write's result and the error the server answered.
 #pragma once
 
+#include <cstddef>
 #include <exception>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,6 +47,9 @@ struct ListQuery {
   std::string name;
   std::string fields{};
 };
+
+// Called with each object of a list, and the index of its query.
+using ListVisitor = std::function<void(std::size_t query, nlohmann::json&& object)>;
 
 // One of several writes sent together: the object as the server has it
 // after, or what went wrong (an ApiError when the server refused).

@@ -13,6 +13,7 @@
 #include "core/reconcile/instance_run.h"
 #include "core/reconcile/lease_lock.h"
 #include "core/reconcile/migrate.h"
+#include "core/reconcile/preflight.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/ssa/engine.h"
@@ -45,10 +46,10 @@ bool force_requested(const instance::FluxInstance& flux, const json& status) {
 }
 
 // One reconciliation: the state the steps share.
-class Reconciliation {
+class InstanceApply {
  public:
-  Reconciliation(kube::Cluster& cluster, const instance::FluxInstance& flux,
-                 const render::Rendered& rendered, const ApplyOptions& options)
+  InstanceApply(kube::Cluster& cluster, const instance::FluxInstance& flux,
+                const render::Rendered& rendered, const ApplyOptions& options)
       : cluster_(cluster),
         flux_(flux),
         rendered_(rendered),
@@ -69,7 +70,7 @@ class Reconciliation {
   void event(bool warning, std::string_view reason, const std::string& message,
              const std::string& revision) const {
     if (options_.on_event && !cluster_.dry_run())
-      options_.on_event({warning, std::string(reason), message, revision});
+      options_.on_event({warning, std::string(reason), message, revision, uid_});
   }
 
   // What the apply starts from, read together.
@@ -90,8 +91,13 @@ class Reconciliation {
   std::optional<json> ensure_instance_crd(const std::optional<json>& live);
   // Once the CRD is established, the instance new to the cluster.
   void apply_new_instance(const json& crd, const json& instance);
-  // The live instance's status, inventory and generation.
+  // The objects as the cluster has them, those `known` gives (the same
+  // length, an object where known) not read again.
+  std::vector<ssa::Live> read_live_but(const std::vector<json>& objects,
+                                       std::vector<ssa::Live> known);
+  // The live instance's status, inventory, generation and uid.
   void read_instance(const json& live);
+  void read_metadata(const json& live);
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
@@ -111,6 +117,7 @@ class Reconciliation {
   std::chrono::steady_clock::time_point deadline_;
   json status_ = json::object();  // as last written
   std::int64_t generation_ = 0;
+  std::string uid_;  // the live instance's
   std::vector<kube::ObjectKey> previous_inventory_;
   ApplyResult result_;
 };
@@ -118,7 +125,7 @@ class Reconciliation {
 // One FluxInstance per cluster, as the operator allows: a second one would
 // take over the cluster-wide objects (CRDs) and prune them from under the
 // first, custom resources and all.
-Reconciliation::Start Reconciliation::read_start() {
+InstanceApply::Start InstanceApply::read_start() {
   kube::ObjectKey every_namespace = ref_;
   every_namespace.ns.clear();
   every_namespace.name.clear();
@@ -135,7 +142,7 @@ Reconciliation::Start Reconciliation::read_start() {
   return {std::move(found[0]), one(1), one(2), one(3)};
 }
 
-void Reconciliation::refuse_another_instance(const std::vector<json>& instances) {
+void InstanceApply::refuse_another_instance(const std::vector<json>& instances) {
   bool found = false;
   for (const json& other : instances) {
     kube::ObjectKey key = kube::object_key(other);
@@ -155,7 +162,7 @@ void Reconciliation::refuse_another_instance(const std::vector<json>& instances)
     throw Error("FluxInstance/" + ref_.ns + "/" + ref_.name + ": not found");
 }
 
-void Reconciliation::refuse_suspended(const std::vector<json>& instances) const {
+void InstanceApply::refuse_suspended(const std::vector<json>& instances) const {
   if (options_.force || options_.instance_from_cluster) return;
   bool suspended = reconcile_disabled(flux_.annotations);
   for (const json& live : instances) {
@@ -170,12 +177,12 @@ void Reconciliation::refuse_suspended(const std::vector<json>& instances) const 
                              ": disabled); `fluxopctl resume` it, or apply --force");
 }
 
-void Reconciliation::ensure_namespace(const std::optional<json>& live) {
+void InstanceApply::ensure_namespace(const std::optional<json>& live) {
   kube::ObjectKey ns{"", "v1", "Namespace", "", ref_.ns};
   if (live) {
-    if (live->value("status", json::object()).value("phase", "") == "Terminating") {
-      throw Error("namespace " + ref_.ns + " is being deleted: nothing can be installed in it");
-    }
+    CheckResult check = namespace_check(flux_, live);
+    if (check.status == CheckStatus::failed)
+      throw Error(flux_.file + ": " + check.name + ": " + check.message);
     return;
   }
   auto rendered = std::find_if(objects_.begin(), objects_.end(),
@@ -187,7 +194,7 @@ void Reconciliation::ensure_namespace(const std::optional<json>& live) {
   engine_.apply({object}, {std::nullopt}, [this](const Change& change) { report(change); });
 }
 
-std::optional<json> Reconciliation::ensure_instance_crd(const std::optional<json>& live) {
+std::optional<json> InstanceApply::ensure_instance_crd(const std::optional<json>& live) {
   json ours = fluxinstance_crd();
   if (live) {
     // Another CRD (the upstream operator's, richer) or a newer one of ours stays.
@@ -208,33 +215,52 @@ std::optional<json> Reconciliation::ensure_instance_crd(const std::optional<json
   return applied.object;
 }
 
-void Reconciliation::apply_new_instance(const json& crd, const json& instance) {
+void InstanceApply::apply_new_instance(const json& crd, const json& instance) {
   engine_.wait_served({crd}, "the FluxInstance CRD", deadline_);
   apply_instance_object(instance, std::nullopt);
 }
 
-void Reconciliation::read_instance(const json& live) {
-  status_ = live.value("status", json::object());
-  previous_inventory_ = read_inventory(status_.value("inventory", json()));
-  generation_ = live.value("metadata", json::object()).value("generation", std::int64_t{0});
+std::vector<ssa::Live> InstanceApply::read_live_but(const std::vector<json>& objects,
+                                                    std::vector<ssa::Live> known) {
+  std::vector<json> unknown;
+  std::vector<std::size_t> unknown_at;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    if (known[i]) continue;
+    unknown.push_back(objects[i]);
+    unknown_at.push_back(i);
+  }
+  std::vector<ssa::Live> found = engine_.read_live(unknown);
+  for (std::size_t j = 0; j < found.size(); ++j) known[unknown_at[j]] = std::move(found[j]);
+  return known;
 }
 
-bool Reconciliation::apply_instance_object(const json& object, const ssa::Live& live) {
+void InstanceApply::read_instance(const json& live) {
+  status_ = live.value("status", json::object());
+  previous_inventory_ = read_inventory(status_.value("inventory", json()));
+  read_metadata(live);
+}
+
+void InstanceApply::read_metadata(const json& live) {
+  json metadata = live.value("metadata", json::object());
+  generation_ = metadata.value("generation", std::int64_t{0});
+  uid_ = metadata.value("uid", "");
+}
+
+bool InstanceApply::apply_instance_object(const json& object, const ssa::Live& live) {
   if (live) {
     read_instance(*live);
     if (instance_in_place(object, *live, cluster_.field_manager())) return false;
   }
   ssa::Applied applied = std::move(
       engine_.apply({object}, {live}, [this](const Change& change) { report(change); }).front());
-  generation_ =
-      applied.object.value("metadata", json::object()).value("generation", std::int64_t{0});
+  read_metadata(applied.object);
   return applied.change.action != Action::Unchanged;
 }
 
 // The API server refuses a CRD that no longer lists a version its objects
 // are stored in (an upgrade that skips minors): said before any object is
 // written, with the version to go through.
-void Reconciliation::refuse_dropped_versions(const std::vector<ssa::Live>& live) const {
+void InstanceApply::refuse_dropped_versions(const std::vector<ssa::Live>& live) const {
   auto join = [](const std::vector<std::string>& names) {
     std::string text;
     for (const std::string& name : names) text += (text.empty() ? "" : " and ") + name;
@@ -272,7 +298,7 @@ void Reconciliation::refuse_dropped_versions(const std::vector<ssa::Live>& live)
 // As the operator: a lower minor than the one applied last is refused
 // (the CRDs' stored versions and the controllers' state may not go back); the
 // instance is Stalled until its spec changes.
-void Reconciliation::refuse_downgrade() {
+void InstanceApply::refuse_downgrade() {
   std::string applied = status_.value("lastAppliedRevision", "");
   std::optional<distribution::Version> from =
       distribution::parse_version(std::string_view(applied).substr(0, applied.find('@')));
@@ -285,13 +311,13 @@ void Reconciliation::refuse_downgrade() {
   throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + message);
 }
 
-void Reconciliation::write_status(const std::function<void(json&)>& edit) {
+void InstanceApply::write_status(const std::function<void(json&)>& edit) {
   edit(status_);
   if (cluster_.dry_run()) return;
   cluster_.apply_status(ref_, status_);
 }
 
-void Reconciliation::fail(Failure failure, const std::string& message) {
+void InstanceApply::fail(Failure failure, const std::string& message) {
   // The apply that took the lease owns the status now: ours would overwrite
   // its conditions and inventory.
   if (cluster_.dry_run() || (run_.held_lock() && !run_.held_lock()->held())) return;
@@ -310,19 +336,33 @@ void Reconciliation::fail(Failure failure, const std::string& message) {
   }
 }
 
-ApplyResult Reconciliation::run() {
+ApplyResult InstanceApply::run() {
   Start start = read_start();
   refuse_another_instance(start.instances);
   refuse_suspended(start.instances);
   ensure_namespace(start.ns);
-  run_.lock(options_.lock_timeout, std::move(start.lease));
+  bool start_current = run_.lock(options_.lock_timeout, std::move(start.lease));
   std::optional<json> new_crd = ensure_instance_crd(start.crd);
 
-  // The instance and every object, read together once the lease is held.
+  // The instance and every object, read together once the lease is held;
+  // but the namespace and the instance as the start read them are still
+  // current when the lease was taken at once over what that read of it:
+  // no other apply ran in between (and no new CRD changed the instance).
   json instance = instance_object(flux_);
   std::vector<json> reads = objects_;
   reads.push_back(instance);
-  std::vector<ssa::Live> live = engine_.read_live(reads);
+  std::vector<ssa::Live> known(reads.size());
+  if (start_current && !new_crd) {
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      kube::ObjectKey key = kube::object_key(reads[i]);
+      if (start.ns && key == kube::ObjectKey{"", "v1", "Namespace", "", ref_.ns})
+        known[i] = start.ns;
+      for (const json& other : start.instances) {
+        if (key == kube::object_key(other)) known[i] = other;
+      }
+    }
+  }
+  std::vector<ssa::Live> live = read_live_but(reads, std::move(known));
   ssa::Live live_instance = std::move(live.back());
   live.pop_back();
   if (live_instance) live_instance = conform_instance(std::move(*live_instance));
@@ -463,7 +503,7 @@ std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
 ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options) {
   try {
-    return Reconciliation(cluster, flux, rendered, options).run();
+    return InstanceApply(cluster, flux, rendered, options).run();
   } catch (const ReconcileError&) {
     throw;
   } catch (const Error& e) {

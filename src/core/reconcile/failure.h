@@ -22,6 +22,9 @@ struct InstanceEvent {
   std::string reason;    // Progressing, ReconciliationSucceeded, the failure reasons
   std::string message;
   std::string revision;  // the fluxcd.controlplane.io/revision annotation; may be empty
+  // The instance's, once the apply has read it: its events do not read it
+  // again.
+  std::string uid{};
 };
 
 // A reconciliation that failed, and why: the Ready reason it is recorded

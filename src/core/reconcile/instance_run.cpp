@@ -35,11 +35,11 @@ ssa::EngineHooks InstanceRun::engine_hooks() {
           .on_progress = [this](const std::string& line) { progress(line); }};
 }
 
-void InstanceRun::lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease) {
-  if (cluster_.dry_run()) return;
+bool InstanceRun::lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease) {
+  if (cluster_.dry_run()) return false;
   lock_.emplace(cluster_, instance_.ns, LeaseLock::name_for(instance_.name),
                 [this](const std::string& line) { progress(line); });
-  lock_->acquire(timeout, std::move(lease));
+  return lock_->acquire(timeout, std::move(lease));
 }
 
 }  // namespace fluxop::reconcile

@@ -41,8 +41,9 @@ class InstanceRun {
   ssa::EngineHooks engine_hooks();
 
   // Takes the instance's lock (none on a dry-run cluster), `lease` being
-  // what was just read of it.
-  void lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
+  // what was just read of it. True when it was taken at once over `lease`
+  // (LeaseLock::acquire); false on a dry-run cluster.
+  bool lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
   // The lock, once taken.
   LeaseLock* held_lock() { return lock_ ? &*lock_ : nullptr; }
 

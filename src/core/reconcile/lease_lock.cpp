@@ -50,10 +50,12 @@ bool LeaseLock::try_take(const std::optional<json>& live) {
   return write_ours(true);
 }
 
-void LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease) {
+bool LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool told = false;
+  bool at_once = true;
   while (!try_take(lease)) {
+    at_once = false;
     std::string holder = lease ? kube::lease_record(*lease).holder : "";
     if (std::chrono::steady_clock::now() >= deadline) {
       throw Error(display_name(ref_) + ": held by " + holder +
@@ -69,6 +71,7 @@ void LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease)
   }
   held_ = true;
   renewed_ = std::chrono::steady_clock::now();
+  return at_once;
 }
 
 void LeaseLock::renew() {

@@ -30,8 +30,9 @@ class LeaseLock {
 
   // Waits up to `timeout` for the lease, `lease` being what was just read
   // of it (nullopt: none); throws fluxop::Error naming its holder when it
-  // stays taken.
-  void acquire(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
+  // stays taken. True when taken at once, over `lease` as it was read: no
+  // other apply held it since.
+  bool acquire(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
   // Renews when a third of the duration has passed since the last renewal.
   void renew();
   void release();

@@ -17,14 +17,27 @@ namespace {
 
 // Writes every object of the CRD's kind back unchanged, in the storage
 // version: the API server stores what it is given in that version. An
-// object changed meanwhile was stored in it already.
+// object changed meanwhile was stored in it already; one deleted needs
+// nothing. The objects are written back in batches, sent together, as the
+// list's pages arrive: memory holds a batch, not the list.
 int rewrite_objects(kube::Cluster& cluster, const json& crd, const std::string& version) {
   kube::ObjectKey kind{crd["spec"].value("group", ""), version,
                        crd["spec"]["names"].value("kind", ""), "", ""};
+  constexpr std::size_t kBatch = 500;
   int rewritten = 0;
-  for (const json& object : cluster.list(kind, {})) {
-    if (cluster.replace(object)) ++rewritten;
-  }
+  std::vector<json> batch;
+  auto write_back = [&] {
+    if (batch.empty()) return;
+    for (const std::optional<json>& replaced : cluster.replace_all(batch)) {
+      if (replaced) ++rewritten;
+    }
+    batch.clear();
+  };
+  cluster.list_each({{kind, {}, ""}}, [&](std::size_t, json&& object) {
+    batch.push_back(std::move(object));
+    if (batch.size() == kBatch) write_back();
+  });
+  write_back();
   return rewritten;
 }
 

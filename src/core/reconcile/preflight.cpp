@@ -169,9 +169,12 @@ CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInsta
 }
 
 CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  return namespace_check(flux, cluster.get({"", "v1", "Namespace", "", flux.ns}));
+}
+
+CheckResult namespace_check(const instance::FluxInstance& flux, const std::optional<json>& live) {
   const std::string name = "namespace";
   std::string ns = "Namespace/" + flux.ns;
-  std::optional<json> live = cluster.get({"", "v1", "Namespace", "", flux.ns});
   if (!live) return result(name, CheckStatus::ok, ns + " does not exist yet; apply creates it");
   const json* metadata = member(*live, "metadata");
   const json* status = member(*live, "status");
@@ -219,21 +222,35 @@ CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance
 CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& instance) {
   const std::string name = "installation";
   std::vector<json> objects = rendered_json(instance.rendered);
+  // One LIST per kind and namespace, not a GET per object (81 for the
+  // default instance); of each list, only who installed the objects the
+  // installation names is kept.
+  std::map<std::string, std::string> installed;  // display name: the tool, or ""
+  std::set<std::string> collections;
   std::vector<kube::ListQuery> queries;
   for (const json& object : objects) {
     kube::ObjectKey kind = kube::object_key(object);
-    std::string object_name = std::move(kind.name);
+    installed.emplace(display_name(kind), std::string());
     kind.name.clear();
-    queries.push_back({std::move(kind), {}, std::move(object_name)});
+    if (collections.insert(kind.group + "/" + kind.version + "/" + kind.kind + "/" + kind.ns)
+            .second)
+      queries.push_back({std::move(kind), {}, ""});
   }
-  std::vector<std::vector<json>> found = cluster.list_all(queries);
+  std::set<std::string> present_names;
+  cluster.list_each(queries, [&](std::size_t, json&& live) {
+    auto found = installed.find(display_name(kube::object_key(live)));
+    if (found == installed.end()) return;
+    present_names.insert(found->first);
+    found->second = installed_by(live, cluster.field_manager());
+  });
   std::map<std::string, std::vector<std::string>> by_tool;
   std::size_t present = 0;
-  for (const std::vector<json>& live : found) {
-    if (live.empty()) continue;
+  for (const json& object : objects) {
+    std::string object_name = display_name(kube::object_key(object));
+    if (!present_names.contains(object_name)) continue;
     ++present;
-    std::string tool = installed_by(live.front(), cluster.field_manager());
-    if (!tool.empty()) by_tool[tool].push_back(kube::display_name(kube::object_key(live.front())));
+    const std::string& tool = installed[object_name];
+    if (!tool.empty()) by_tool[tool].push_back(object_name);
   }
   if (present == 0)
     return result(name, CheckStatus::ok,
@@ -275,11 +292,14 @@ std::vector<CheckResult> instance_checks(kube::Cluster& cluster,
           guarded("storage-class", [&] { return check_storage_class(cluster, flux); })};
 }
 
+CheckResult guarded_version_check(kube::Cluster& cluster, const RenderedInstance& instance) {
+  return guarded("kubernetes-version", [&] { return check_kubernetes_version(cluster, instance); });
+}
+
 }  // namespace
 
 std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance) {
-  std::vector<CheckResult> checks{
-      guarded("kubernetes-version", [&] { return check_kubernetes_version(cluster, instance); })};
+  std::vector<CheckResult> checks{guarded_version_check(cluster, instance)};
   for (CheckResult& check : instance_checks(cluster, instance.flux))
     checks.push_back(std::move(check));
   return checks;
@@ -287,7 +307,12 @@ std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInst
 
 void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance,
                           const std::function<void(const std::string&)>& notice) {
-  for (const CheckResult& check : cheap_checks(cluster, instance)) {
+  // Not the namespace's: apply reads the namespace first anyway, and
+  // refuses one being deleted with namespace_check before its first write.
+  std::vector<CheckResult> checks{
+      guarded_version_check(cluster, instance),
+      guarded("storage-class", [&] { return check_storage_class(cluster, instance.flux); })};
+  for (const CheckResult& check : checks) {
     if (check.status == CheckStatus::ok) continue;
     if (check.status == CheckStatus::failed && check.decided)
       throw Error(instance.flux.file + ": " + check.name + ": " + check.message);

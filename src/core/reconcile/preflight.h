@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct CheckResult {
 CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInstance& instance);
 // The instance's namespace: failed while it is being deleted.
 CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// The same of the namespace `live` as read (nullopt: it does not exist).
+CheckResult namespace_check(const instance::FluxInstance& flux,
+                            const std::optional<nlohmann::json>& live);
 // .spec.storage.class: failed when the cluster has no StorageClass so named.
 CheckResult check_storage_class(kube::Cluster& cluster, const instance::FluxInstance& flux);
 // Other FluxInstances: failed when one is in the cluster (apply refuses a
@@ -53,7 +57,8 @@ CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& i
 CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& instance);
 
 // The checks that cost a request or two: the Kubernetes version, the
-// namespace, the storage class.
+// namespace, the storage class (require_cheap_checks leaves the namespace to
+// the apply, which reads it anyway).
 std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance);
 
 // Throws fluxop::Error "FILE: CHECK: MESSAGE" for the first cheap check that

@@ -127,20 +127,21 @@ void Uninstall::remove_flux_finalizers() {
   std::vector<kube::ObjectKey> kinds = cluster_.served_kinds(is_flux_group);
   std::vector<kube::ListQuery> queries;
   for (const kube::ObjectKey& kind : kinds) queries.push_back({kind, {}, ""});
+  // Each object's finalizers are removed as its page of the list arrives:
+  // memory holds a page, not every Flux object of the cluster.
+  std::vector<int> removed(kinds.size());
   before_request();
-  std::vector<std::vector<json>> lists = cluster_.list_all(queries);
+  cluster_.list_each(queries, [&](std::size_t i, json&& object) {
+    if (finalizers_of(object).empty()) return;
+    kube::ObjectKey key = kinds[i];
+    key.ns = object["metadata"].value("namespace", "");
+    key.name = object["metadata"].value("name", "");
+    if (remove_finalizers(key, std::move(object), std::nullopt)) ++removed[i];
+  });
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    int removed = 0;
-    for (json& object : lists[i]) {
-      if (finalizers_of(object).empty()) continue;
-      kube::ObjectKey key = kinds[i];
-      key.ns = object["metadata"].value("namespace", "");
-      key.name = object["metadata"].value("name", "");
-      if (remove_finalizers(key, std::move(object), std::nullopt)) ++removed;
-    }
-    if (removed > 0)
-      progress("removed the finalizers of " + std::to_string(removed) + " " + kinds[i].kind +
-               (removed == 1 ? "" : " objects"));
+    if (removed[i] > 0)
+      progress("removed the finalizers of " + std::to_string(removed[i]) + " " + kinds[i].kind +
+               (removed[i] == 1 ? "" : " objects"));
   }
 }
 

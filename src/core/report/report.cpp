@@ -149,12 +149,15 @@ Component component(const json& deployment) {
   return result;
 }
 
-Reconciler reconciler(const ReportedKind& kind, const std::vector<json>& objects) {
-  int total = static_cast<int>(objects.size());
+// A kind's objects counted one at a time, as they arrive.
+struct KindTally {
+  int total = 0;
   int suspended = 0;
   int failed = 0;
   std::int64_t size = 0;
-  for (const json& object : objects) {
+
+  void count(const ReportedKind& kind, const json& object) {
+    ++total;
     // Suspended wins over the Ready condition.
     bool is_suspended =
         kind.operator_kind ? reconcile_disabled(object) : true_at(object, "/spec/suspend");
@@ -164,9 +167,12 @@ Reconciler reconciler(const ReportedKind& kind, const std::vector<json>& objects
       ++failed;
     if (!kind.operator_kind) size += integer_at(object, "/status/artifact/size").value_or(0);
   }
+};
+
+Reconciler reconciler(const ReportedKind& kind, const KindTally& tally) {
   return {kind.key.group + "/" + kind.key.version,
           kind.key.kind,
-          {total - suspended, failed, suspended, format_size(size)}};
+          {tally.total - tally.suspended, tally.failed, tally.suspended, format_size(tally.size)}};
 }
 
 // The labels upstream gives flux_resource_info for one object.
@@ -246,17 +252,21 @@ const std::vector<json>* objects_of_kind(const std::vector<ReportedKind>& kinds,
   return nullptr;
 }
 
-// The instance's sync: its Kustomization (named as .spec.sync.name says,
-// else after the namespace) and the source of the same name.
-std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
-                         const std::vector<std::vector<json>>& lists,
-                         const std::vector<json>& instances, const std::string& ns,
-                         std::vector<std::string>& errors) {
-  std::string sync_name = ns;
+// The name of the instance's sync: .spec.sync.name, else the namespace's.
+std::string instance_sync_name(const std::vector<json>& instances, const std::string& ns) {
   if (!instances.empty()) {
     std::string named = string_at(instances.front(), "/spec/sync/name").value_or("");
-    if (!named.empty()) sync_name = named;
+    if (!named.empty()) return named;
   }
+  return ns;
+}
+
+// The instance's sync: its Kustomization (named `sync_name`) and the source
+// of the same name. `lists` holds, for each kind, its objects of that name
+// in `ns`: all the sync needs of a list.
+std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
+                         const std::vector<std::vector<json>>& lists, const std::string& sync_name,
+                         const std::string& ns, std::vector<std::string>& errors) {
   const std::vector<json>* kustomizations = objects_of_kind(kinds, lists, "Kustomization");
   if (!kustomizations) {
     errors.push_back("failed to compute sync status: source kind Kustomization not found");
@@ -420,20 +430,28 @@ Report compute(kube::Cluster& cluster, const std::string& ns, const std::string&
         std::end(kOperatorKinds))
       kinds->push_back({served, true});
   }
+  // Each object is reduced to what the report keeps as its page arrives:
+  // the counts, the resource's labels, and the sync's candidates.
+  std::string synced = instance_sync_name(found[4], ns);
   std::vector<kube::ListQuery> queries;
   for (const ReportedKind& kind : *kinds) queries.push_back({kind.key, {}, ""});
-  std::vector<std::vector<json>> lists = cluster.list_all(queries);
-  for (std::size_t i = 0; i < kinds->size(); ++i) {
+  std::vector<KindTally> tallies(kinds->size());
+  std::vector<std::vector<json>> sync_candidates(kinds->size());
+  cluster.list_each(queries, [&](std::size_t i, json&& object) {
     const ReportedKind& kind = (*kinds)[i];
-    report.spec.reconcilers.push_back(reconciler(kind, lists[i]));
-    if (kind.operator_kind) continue;
-    for (const json& object : lists[i]) report.resources.push_back(resource_labels(object));
-  }
+    tallies[i].count(kind, object);
+    if (kind.operator_kind) return;
+    report.resources.push_back(resource_labels(object));
+    if (namespace_of(object) == ns && name_of(object) == synced)
+      sync_candidates[i].push_back(std::move(object));
+  });
+  for (std::size_t i = 0; i < kinds->size(); ++i)
+    report.spec.reconcilers.push_back(reconciler((*kinds)[i], tallies[i]));
   std::stable_sort(report.spec.reconcilers.begin(), report.spec.reconcilers.end(),
                    [](const Reconciler& a, const Reconciler& b) {
                      return a.api_version + a.kind < b.api_version + b.kind;
                    });
-  report.spec.sync = sync(*kinds, lists, found[4], ns, report.errors);
+  report.spec.sync = sync(*kinds, sync_candidates, synced, ns, report.errors);
   return report;
 }
 

@@ -7,7 +7,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 
@@ -290,7 +293,7 @@ TEST_CASE("client: answers nested beyond the bound are refused, naming the reque
 TEST_CASE("client: lists are read in pages, a list without end is cut, its items must be objects") {
   FakeApiServer server = configmap_server([](const FakeRequest& request) -> FakeResponse {
     std::string_view target = request.target;
-    if (target.starts_with("/api/v1/namespaces/paged/configmaps?limit=50")) {
+    if (target.starts_with("/api/v1/namespaces/paged/configmaps?limit=500")) {
       if (target.find("continue=next") == std::string_view::npos)
         return {200, R"({"metadata":{"continue":"next"},"items":[{"metadata":{"name":"a"}}]})", ""};
       return {200, R"({"metadata":{},"items":[{"metadata":{"name":"b"}}]})", ""};
@@ -317,6 +320,63 @@ TEST_CASE("client: lists are read in pages, a list without end is cut, its items
         "list item that is not an object");
 }
 
+// A server of `count` ConfigMaps in namespace "many", in pages of the size
+// each request's limit asks for (the continue token is the next index), as
+// the API server pages them; `pages` counts the pages served, and `on_page`
+// is called as each is asked for.
+FakeApiServer paging_server(int count, std::atomic<int>& pages,
+                            const std::function<void()>& on_page = {}) {
+  return configmap_server([count, &pages, on_page](const FakeRequest& request) -> FakeResponse {
+    std::string_view target = request.target;
+    auto param = [&](std::string_view name) -> int {
+      std::size_t at = target.find(std::string(name) + "=");
+      return at == std::string_view::npos ? -1 : std::atoi(target.data() + at + name.size() + 1);
+    };
+    int limit = param("limit");
+    int from = std::max(param("continue"), 0);
+    if (limit <= 0) return {400, R"({"kind":"Status","reason":"BadRequest","code":400})", ""};
+    ++pages;
+    if (on_page) on_page();
+    int to = std::min(count, from + limit);
+    std::string items;
+    for (int i = from; i < to; ++i)
+      items += (i == from ? "" : ",") + std::string(R"({"metadata":{"name":"cm-)") +
+               std::to_string(i) + R"("}})";
+    std::string next = to < count ? std::to_string(to) : "";
+    return {200, R"({"metadata":{"continue":")" + next + R"("},"items":[)" + items + "]}", ""};
+  });
+}
+
+TEST_CASE("client: a list of 1,200 objects takes three pages of 500, as kubectl reads it") {
+  std::atomic<int> pages = 0;
+  FakeApiServer server = paging_server(1200, pages);
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  std::vector<nlohmann::json> all = client.list({"", "v1", "ConfigMap", "many", ""});
+  REQUIRE(all.size() == 1200);
+  CHECK(all[1199]["metadata"]["name"] == "cm-1199");
+  CHECK(pages == 3);
+}
+
+TEST_CASE("client: list_each hands each page's objects over before it asks for the next") {
+  std::atomic<int> pages = 0;
+  std::atomic<int> visited = 0;
+  std::vector<int> visited_when_asked;
+  FakeApiServer server =
+      paging_server(1200, pages, [&] { visited_when_asked.push_back(visited.load()); });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  std::vector<std::string> names;
+  client.list_each({{{"", "v1", "ConfigMap", "many", ""}, {}, ""}},
+                   [&](std::size_t query, nlohmann::json&& object) {
+                     CHECK(query == 0);
+                     CHECK(object["kind"] == "ConfigMap");
+                     names.push_back(object["metadata"]["name"]);
+                     ++visited;
+                   });
+  REQUIRE(names.size() == 1200);
+  CHECK(names.back() == "cm-1199");
+  CHECK(visited_when_asked == std::vector<int>{0, 500, 1000});
+}
+
 TEST_CASE("client: a list asks for its label and field selectors") {
   std::string asked;
   FakeApiServer server = configmap_server([&](const FakeRequest& request) -> FakeResponse {
@@ -327,7 +387,7 @@ TEST_CASE("client: a list asks for its label and field selectors") {
   client.list_all({{{"", "v1", "ConfigMap", "ns", ""}, {{"app", "a"}}, "", "metadata.uid=u 1"}});
   CHECK(asked ==
         "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Da&fieldSelector=metadata.uid%3Du%201&"
-        "limit=50");
+        "limit=500");
 }
 
 TEST_CASE("client: every request carries the Impersonate-* headers") {

@@ -114,6 +114,13 @@ class FakeCluster : public kube::Cluster {
     }
     return lists;
   }
+  void list_each(const std::vector<kube::ListQuery>& queries,
+                 const kube::ListVisitor& each) override {
+    std::vector<std::vector<json>> lists = list_all(queries);
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+      for (json& object : lists[i]) each(i, std::move(object));
+    }
+  }
   std::vector<kube::WriteResult> apply_all(const std::vector<json>& batch, bool dry_run) override {
     std::vector<kube::WriteResult> results(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -154,6 +161,11 @@ class FakeCluster : public kube::Cluster {
     stamp(replaced, version(object) + 1);
     if (!dry_run_) found->second = replaced;
     changed(kube::object_key(object));
+    return replaced;
+  }
+  std::vector<std::optional<json>> replace_all(const std::vector<json>& batch) override {
+    std::vector<std::optional<json>> replaced;
+    for (const json& object : batch) replaced.push_back(replace(object));
     return replaced;
   }
   json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
@@ -397,6 +409,10 @@ class FakeCluster : public kube::Cluster {
     std::vector<std::vector<json>> list_all(const std::vector<kube::ListQuery>& queries) override {
       return locked([&] { return cluster_.list_all(queries); });
     }
+    void list_each(const std::vector<kube::ListQuery>& queries,
+                   const kube::ListVisitor& each) override {
+      locked([&] { cluster_.list_each(queries, each); });
+    }
     std::vector<kube::WriteResult> apply_all(const std::vector<json>& batch,
                                              bool dry_run) override {
       return locked([&] { return cluster_.apply_all(batch, dry_run); });
@@ -409,6 +425,9 @@ class FakeCluster : public kube::Cluster {
     }
     std::optional<json> replace(const json& object) override {
       return locked([&] { return cluster_.replace(object); });
+    }
+    std::vector<std::optional<json>> replace_all(const std::vector<json>& batch) override {
+      return locked([&] { return cluster_.replace_all(batch); });
     }
     json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
       return locked([&] { return cluster_.merge_patch_status(k, status); });

@@ -115,8 +115,8 @@ TEST_CASE("policy: a namespace being deleted is refused before anything is writt
                       {"metadata", {{"name", "flux-system"}}},
                       {"status", {{"phase", "Terminating"}}}};
   run.cluster.put(terminating);
-  CHECK_THROWS_WITH_AS(run.apply(""), doctest::Contains("namespace flux-system is being deleted"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      run.apply(""), doctest::Contains("namespace: Namespace/flux-system is being deleted"), Error);
   CHECK(run.cluster.logged("APPLY").empty());
   CHECK(run.cluster.logged("CREATE").empty());
 }
