@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -194,9 +196,10 @@ struct HttpClient::Attempt {
   std::string progress;
   bool progress_shown = false;
   int progress_percent = -1;
-  // The request body.
+  // The request body: the string, or the open file it is read from.
   const std::string* body = nullptr;
   std::size_t body_offset = 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> body_file{nullptr, &std::fclose};
   struct curl_slist* headers = nullptr;
   // CAs trusted beside the system's for this attempt's host, added to the
   // TLS context by on_ssl_context.
@@ -254,6 +257,10 @@ struct HttpClient::Attempt {
   static std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* self) {
     auto* attempt = static_cast<Attempt*>(self);
     std::size_t room = size * count;
+    if (attempt->body_file) {
+      std::size_t read = std::fread(buffer, 1, room, attempt->body_file.get());
+      return std::ferror(attempt->body_file.get()) ? CURL_READFUNC_ABORT : read;
+    }
     std::size_t n = std::min(room, attempt->body->size() - attempt->body_offset);
     attempt->body->copy(buffer, n, attempt->body_offset);
     attempt->body_offset += n;
@@ -424,6 +431,14 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method != "GET") {
     curl_off_t size = static_cast<curl_off_t>(request.body.size());
+    if (!request.body_file.empty()) {
+      // A file that cannot be opened sends nothing: the server then answers
+      // a short body with an error, which names the request.
+      attempt.body_file.reset(std::fopen(request.body_file.c_str(), "rb"));
+      std::error_code unknown;
+      std::uintmax_t file_size = std::filesystem::file_size(request.body_file, unknown);
+      size = attempt.body_file && !unknown ? static_cast<curl_off_t>(file_size) : 0;
+    }
     curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, &Attempt::on_read);

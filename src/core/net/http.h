@@ -81,7 +81,10 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Accept: ...", never credentials
   HostAuthorization authorization;
-  std::string body;                // request body
+  std::string body;  // request body
+  // When set, the body is this file's bytes, read as they are sent (an
+  // image layer may be far larger than is worth holding in memory).
+  std::string body_file;
   std::size_t max_body = 4 << 20;  // largest body read into HttpResponse::body
   // Whether sending it twice does no harm. When not (a POST that creates),
   // it is retried only when it cannot have reached the server: no connection,

@@ -173,10 +173,9 @@ class Copier {
     // fetch_blob checks the size and digest of every byte it receives.
     std::string path = scratch_ + "/" + blob.digest.substr(7);
     client_.fetch_blob(source, blob, path, kMaxMirrorBlobBytes);
-    std::string bytes = read_file_if_exists(path).value_or("");
+    client_.push_blob_file(destination, blob, path);
     std::error_code ignored;
     fs::remove(path, ignored);
-    client_.push_blob(destination, blob, bytes);
     ++totals.blobs_copied;
     totals.bytes_copied += blob.size;
     shared_.placed(blob.digest, repository);

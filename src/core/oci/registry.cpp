@@ -401,6 +401,20 @@ bool RegistryClient::mount_blob(const Reference& ref, const std::string& digest,
 
 void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
                                const std::string& bytes) {
+  net::HttpRequest put;
+  put.body = bytes;
+  upload_blob(ref, blob, std::move(put));
+}
+
+void RegistryClient::push_blob_file(const Reference& ref, const Descriptor& blob,
+                                    const std::string& path) {
+  net::HttpRequest put;
+  put.body_file = path;
+  upload_blob(ref, blob, std::move(put));
+}
+
+void RegistryClient::upload_blob(const Reference& ref, const Descriptor& blob,
+                                 net::HttpRequest put) {
   std::string what = ref.str() + ": upload of blob " + blob.digest;
   net::HttpRequest start;
   start.method = "POST";
@@ -410,13 +424,11 @@ void RegistryClient::push_blob(const Reference& ref, const Descriptor& blob,
   if (session.status != 202 || location.empty())
     throw Error(what + ": " + describe_failure(session));
 
-  net::HttpRequest put;
   put.method = "PUT";
   put.url = net::resolve_url(session.url, location);
   put.url += (put.url.find('?') == std::string::npos ? "?" : "&") +
              ("digest=" + net::url_escape(blob.digest));
   put.headers.push_back("Content-Type: application/octet-stream");
-  put.body = bytes;
   net::HttpResponse done = send(ref, std::move(put), "pull,push");
   if (done.status != 201) throw Error(what + ": " + describe_failure(done));
 }

@@ -79,6 +79,8 @@ class RegistryClient {
 
   bool has_blob(const Reference& ref, const std::string& digest);
   void push_blob(const Reference& ref, const Descriptor& blob, const std::string& bytes);
+  // The same from a file, streamed.
+  void push_blob_file(const Reference& ref, const Descriptor& blob, const std::string& path);
   // Asks the registry to link the blob `digest` of its repository
   // `from_repository` into the reference's; false when it will not (it
   // does not have the blob there, or does not mount).
@@ -102,6 +104,8 @@ class RegistryClient {
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
                           const std::string& scope, const Credential& credential);
+  // A monolithic upload: a session, then `put` (its body set) to its location.
+  void upload_blob(const Reference& ref, const Descriptor& blob, net::HttpRequest put);
   // HEAD of a "blob" or "manifest".
   bool has(const Reference& ref, std::string_view kind, const std::string& digest);
   // `indexes`: the indexes followed to reach it.
