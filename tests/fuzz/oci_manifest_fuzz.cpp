@@ -1,7 +1,7 @@
 // libFuzzer target for the decoder of the manifests and indexes a registry
 // sends (oci/registry.h parse_manifest), under each content type the
 // registry may announce (the first byte picks one). Decoding either succeeds
-// within the bounds (manifests, layers, an index's first manifest) or throws
+// within the bounds (a manifest's layers, an index's children) or throws
 // fluxop::Error; the registry's error bodies go through describe_failure.
 #include <cstdint>
 #include <cstdlib>
@@ -22,8 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     Manifest manifest = parse_manifest(bytes, content_type, "manifest");
     bool index = manifest.media_type == kOciIndex || manifest.media_type == kDockerManifestList;
-    if (index ? manifest.layers.size() != 1 : manifest.layers.size() > kMaxManifestLayers)
-      std::abort();
+    bool bounded = index
+                       ? manifest.layers.empty() && !manifest.manifests.empty() &&
+                             manifest.manifests.size() <= kMaxIndexManifests
+                       : manifest.manifests.empty() && manifest.layers.size() <= kMaxManifestLayers;
+    if (!bounded) std::abort();
   } catch (const fluxop::Error&) {
   }
   fluxop::net::HttpResponse response;
