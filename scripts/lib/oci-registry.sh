@@ -111,14 +111,22 @@ registry_tls_files() {
   [ "$host" = localhost ] || [ "$host" = 127.0.0.1 ] || san+=",DNS:localhost"
   printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=%s\n' \
     "$san" >"$dir/server.ext"
+  registry_issue "$dir" ca "fluxopctl test CA $$" server "$host"
+}
+
+# registry_issue DIR CA CA_CN LEAF LEAF_CN: a throwaway CA (DIR/CA.pem,
+# DIR/CA.key) and a certificate it signs (DIR/LEAF.pem, DIR/LEAF.key) with
+# the extensions of DIR/LEAF.ext; valid two days.
+registry_issue() {
+  local dir=$1 ca=$2 ca_cn=$3 leaf=$4 leaf_cn=$5
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -keyout "$dir/ca.key" -out "$dir/ca.pem" -subj "/CN=fluxopctl test CA $$" \
+    -keyout "$dir/$ca.key" -out "$dir/$ca.pem" -subj "/CN=$ca_cn" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
     >/dev/null 2>&1 &&
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-      -keyout "$dir/server.key" -out "$dir/server.csr" -subj "/CN=$host" >/dev/null 2>&1 &&
-    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
-      -CAcreateserial -days 2 -extfile "$dir/server.ext" -out "$dir/server.pem" >/dev/null 2>&1
+      -keyout "$dir/$leaf.key" -out "$dir/$leaf.csr" -subj "/CN=$leaf_cn" >/dev/null 2>&1 &&
+    openssl x509 -req -in "$dir/$leaf.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" \
+      -CAcreateserial -days 2 -extfile "$dir/$leaf.ext" -out "$dir/$leaf.pem" >/dev/null 2>&1
 }
 
 # registry_client_files DIR: DIR/client-ca.pem (a CA for clients) and
@@ -127,14 +135,7 @@ registry_client_files() {
   local dir=$1
   printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' \
     >"$dir/client.ext"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -keyout "$dir/client-ca.key" -out "$dir/client-ca.pem" -subj "/CN=fluxopctl test client CA $$" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
-    >/dev/null 2>&1 &&
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-      -keyout "$dir/client.key" -out "$dir/client.csr" -subj "/CN=fluxopctl test client" >/dev/null 2>&1 &&
-    openssl x509 -req -in "$dir/client.csr" -CA "$dir/client-ca.pem" -CAkey "$dir/client-ca.key" \
-      -CAcreateserial -days 2 -extfile "$dir/client.ext" -out "$dir/client.pem" >/dev/null 2>&1
+  registry_issue "$dir" client-ca "fluxopctl test client CA $$" client "fluxopctl test client"
 }
 
 registry_start() {
