@@ -281,6 +281,9 @@ check "every Flux minor names only the ClusterRoles the RBAC may escalate and bi
 # 2. On a cluster
 
 e2e_cluster_up "$work/cluster"
+# The instances below name this class: apply refuses a class the cluster
+# lacks, when it may read StorageClasses (the service account may).
+storage_class standard || fail "create the StorageClass standard" "kubectl apply failed"
 
 # A dry run cannot create the namespace the rest goes in: the Namespace is
 # applied first, enforcing the restricted Pod Security level.
@@ -424,6 +427,13 @@ else
   sa_apply sa-install "$work/big.instance.yaml"
   check "as the service account: installs every component, sharding on persistent storage, a Git sync" \
     applied_as_sa big "$work/big.instance.yaml"
+  # Had it been refused a read its checks need, apply would have said
+  # "could not tell" and gone on.
+  checks_told() {
+    ! grep -q 'could not tell' "$work/sa-install.err" ||
+      { grep -m 1 'could not tell' "$work/sa-install.err"; return 1; }
+  }
+  check "as the service account: apply's checks can read what they need (the StorageClass)" checks_told
 
   # What the apply wrote to each object: its field manager's entries (with
   # their times) and the generation. (Not the resourceVersions: the
@@ -447,6 +457,18 @@ else
     }
   }
   check "as the service account: a second apply changes nothing" unchanged
+
+  # The class `standard` has no provisioner: source-controller's claim stays
+  # unbound and its pod Pending. An apply that waits says why, from the
+  # pods, events and StorageClass it may read.
+  fx sa-wait apply "$work/big.instance.yaml" --kubeconfig "$sa_kubeconfig" \
+    --distribution-artifact "$dist" --timeout 60s
+  diagnosed() {
+    [ "$rc" != 0 ] || { echo "the apply succeeded"; return 1; }
+    grep -q 'unbound immediate PersistentVolumeClaims' "$work/sa-wait.err" ||
+      { echo "no diagnosis: $(tail -n 1 "$work/sa-wait.err")"; return 1; }
+  }
+  check "as the service account: a controller that does not roll out is diagnosed" diagnosed
 
   sa_apply sa-prune "$work/small.instance.yaml"
   check "as the service account: a smaller instance (OCI sync) applies" applied_as_sa small "$work/small.instance.yaml"
@@ -482,6 +504,11 @@ list namespaces
 watch deployments.apps -n flux-system
 delete namespaces
 delete namespaces/flux-system
+list pods -n default
+get pods -n flux-system
+list replicasets.apps -n default
+list events -n default
+list storageclasses.storage.k8s.io
 create pods -n flux-system
 create deployments -n default
 delete deployments -n kube-system
@@ -519,6 +546,10 @@ update helmreleases.helm.toolkit.fluxcd.io -n apps
 patch kustomizations.kustomize.toolkit.fluxcd.io -n apps
 list fluxinstances.fluxcd.controlplane.io -A
 patch customresourcedefinitions.apiextensions.k8s.io --subresource=status
+get storageclasses.storage.k8s.io/standard
+list pods -n flux-system
+list replicasets.apps -n flux-system
+list events -n flux-system
 CASES
   )
   [ -z "$wrong" ] || { echo "the service account $(head -n 1 <<<"$wrong")"; tail -n +2 <<<"$wrong"; return 1; }
