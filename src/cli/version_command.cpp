@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "core/reconcile/instance_object.h"
+#include "core/ssa/errors.h"
 
 // The commit, its tree state and date (FLUXOPCTL_GIT_COMMIT,
 // FLUXOPCTL_GIT_TREE_STATE, FLUXOPCTL_BUILD_DATE), written at build time by
@@ -80,7 +81,7 @@ ServerVersions server_versions(const VersionOptions& options) {
   } catch (const kube::ApiError& e) {
     // As kubectl version, which needs only /version: a caller who may not
     // read the instance or the namespace still learns the server's.
-    if (e.status() != 403) throw;
+    if (!ssa::is_not_allowed(e)) throw;
     versions.flux = "unknown (forbidden to read it in " + options.ns + ")";
   }
   return versions;

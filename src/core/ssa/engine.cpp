@@ -554,7 +554,7 @@ std::vector<Diagnosis> Engine::diagnose_pending(const std::vector<json>& deploym
   } catch (const kube::ApiError& error) {
     // Not allowed to read pods or events: the wait goes on as before,
     // without asking again.
-    if (error.status() != 401 && error.status() != 403) throw;
+    if (!is_not_allowed(error)) throw;
     diagnosis_refused_ = true;
     return diagnoses;
   }

@@ -16,4 +16,8 @@ bool is_immutable_field(const kube::ApiError& error) {
 
 bool is_invalid(const kube::ApiError& error) { return error.status() == 422; }
 
+bool is_not_allowed(const kube::ApiError& error) {
+  return error.status() == 401 || error.status() == 403;
+}
+
 }  // namespace fluxop::ssa

@@ -15,4 +15,9 @@ bool is_immutable_field(const kube::ApiError& error);
 // patch is one.
 bool is_invalid(const kube::ApiError& error);
 
+// The caller may not make the request: unauthenticated (401) or forbidden
+// (403). What only informs (a diagnosis, the installed Flux version) goes on
+// without it; what the task needs fails.
+bool is_not_allowed(const kube::ApiError& error);
+
 }  // namespace fluxop::ssa

@@ -284,6 +284,15 @@ TEST_CASE("engine: other refusals are errors, never a recreate") {
   CHECK(cluster.logged("DELETE").empty());
 }
 
+TEST_CASE("errors: not allowed is unauthenticated or forbidden, nothing else") {
+  CHECK(is_not_allowed(kube::ApiError("x", 401, "Unauthorized")));
+  CHECK(is_not_allowed(kube::ApiError("x", 403, "Forbidden")));
+  for (long status : {400L, 404L, 409L, 422L, 429L, 500L}) {
+    CAPTURE(status);
+    CHECK_FALSE(is_not_allowed(kube::ApiError("x", status, "")));
+  }
+}
+
 TEST_CASE("errors: immutable fields are told by status, reason and cause") {
   struct Case {
     long status;
