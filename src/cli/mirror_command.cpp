@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/image_selection.h"
+#include "cli/interrupt.h"
 #include "cli/notice.h"
 #include "core/error.h"
 #include "core/oci/mirror.h"
@@ -82,6 +83,11 @@ void run_mirror(const MirrorCommandOptions& options) {
 
   oci::MirrorOptions mirror;
   mirror.registry = reconcile::registry_options(options.selection.input.registry, {});
+  // From here on a SIGINT or SIGTERM ends the transfers under way, so that
+  // the blobs on their way are removed with their scratch directory: a
+  // mirror run again resumes from what the destination holds.
+  catch_interrupts();
+  mirror.registry.cancelled = interrupted;
   mirror.platforms = options.platforms;
   mirror.dry_run = options.dry_run;
   // A dry run's lines are its result, printed once it succeeded; a
@@ -93,11 +99,13 @@ void run_mirror(const MirrorCommandOptions& options) {
     else
       print_notice(line);
   };
-  oci::MirrorTotals totals = oci::mirror(copies, mirror);
+  oci::MirrorTotals totals;
   oci::Reference artifact = selected.artifact_url.empty()
                                 ? under(dest, kArtifactRepository, "latest")
                                 : copies.front().destination;
-  if (selected.artifact_url.empty()) {
+  run_interruptible([&] {
+    totals = oci::mirror(copies, mirror);
+    if (!selected.artifact_url.empty()) return;
     const std::string& dir = selected.distribution.root();
     if (options.dry_run) {
       planned += "would push the distribution " + printable(dir) + " as " +
@@ -108,7 +116,7 @@ void run_mirror(const MirrorCommandOptions& options) {
       oci::PushResult pushed = oci::push_distribution(dir, artifact, push);
       print_notice("pushed " + dir + " as " + artifact.pinned(pushed.digest));
     }
-  }
+  });
   std::string summary = std::to_string(totals.images) + " images and artifacts, " +
                         std::to_string(totals.images_present) + " already there; " +
                         std::to_string(totals.blobs_copied) + " blobs (" +

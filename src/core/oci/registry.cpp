@@ -173,6 +173,7 @@ net::HttpResponse RegistryClient::send(const Reference& ref, net::HttpRequest re
   // Issued for the registry: an upload's Location or a redirect to another
   // host goes without it.
   request.authorization.host = ref.registry;
+  request.cancelled = options_.cancelled;
   if (auto known = authorizations_.find(key); known != authorizations_.end())
     request.authorization.value = known->second;
   net::HttpResponse response = reach(ref, request, sink, progress);
@@ -236,6 +237,7 @@ std::string RegistryClient::fetch_token(const Reference& ref,
           "Basic " + base64_encode(credential.username + ":" + credential.password),
           net::url_authority(request.url)};
   }
+  request.cancelled = options_.cancelled;
   net::HttpResponse response = reach(ref, request);
   std::string where = ref.str() + ": token service " + params.at("realm");
   if (!is_success(response.status)) {

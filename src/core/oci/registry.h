@@ -58,6 +58,9 @@ struct RegistryOptions {
   // The credential for HOST[:PORT]; none when empty or unset.
   std::function<Credential(std::string_view registry)> credentials;
   net::HttpOptions http;  // its plain_http_allowed is set from insecure_registries
+  // Polled while each request runs: true ends it with an Error (a command
+  // stopped by a signal); unset: never.
+  std::function<bool()> cancelled;
 };
 
 class RegistryClient {

@@ -5,7 +5,8 @@
 # catalog naming those images) pushed there as an artifact; then the mirror to
 # a destination registry with its access log: every digest at the destination,
 # a second mirror that uploads no blob, --dry-run, an interrupted mirror (held
-# by http_faults.py, killed) run again, --platform, bad input.
+# by http_faults.py, killed) run again, a mirror stopped by SIGTERM or SIGINT
+# (its scratch directory removed), --platform, bad input.
 # Sourced by tests/oci/oci_test.sh after its setup; the helpers are
 # tests/oci/lib.sh's and tests/mirror/lib.sh's.
 # shellcheck shell=bash disable=SC2154 # NAME_REGISTRY_* are set by registry_save NAME
@@ -179,6 +180,47 @@ t_mirror_platform() {
   one_line_error "--platform windows/amd64" 'no manifest for the platforms.*linux/amd64, linux/arm64'
 }
 
+# gone PID: the process has exited (a zombie until waited for).
+gone() {
+  local state
+  state=$(sed -n 's/^State:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+  [ -z "$state" ] || [ "${state:0:1}" = Z ]
+}
+
+# A mirror stopped by SIGNAL (TERM or INT) while an upload is held: it exits
+# 128 + the signal's number saying so, its scratch directory removed from
+# TMPDIR; the mirror run again completes.
+t_mirror_stopped_by() {
+  local signal=$1 want=$2 tmp=$work/tmp-$1 path=stopped-${1,,} port pid status scratch
+  start_helper "$work/faults-$signal.port" python3 "$root/tests/oci/http_faults.py" \
+    --upstream "http://$mirror_dst" --port-file "$work/faults-$signal.port" --log "$work/faults-$signal.log" \
+    --hold-match 'helm-controller/blobs/uploads' --timeout 300 || { because "no fault proxy"; return 1; }
+  port=$(head -1 "$work/faults-$signal.port")
+  mkdir -p "$tmp"
+  # As from a terminal: a background job of a script ignores SIGINT unless
+  # told otherwise.
+  TMPDIR=$tmp env --default-signal=INT,TERM "$bin" mirror "oci://127.0.0.1:$port/$path" \
+    --distribution-artifact "$mirror_artifact" >"$work/out" 2>"$work/err" &
+  pid=$!
+  wait_until 60 grep -q 'held' "$work/faults-$signal.log"
+  status=$?
+  scratch=$(ls -A "$tmp")
+  kill -s "$signal" "$pid"
+  wait_until 60 gone "$pid" || kill -9 "$pid"
+  wait "$pid"
+  local exited=$?
+  stop_helper "$helper_pid"
+  [ $status -eq 0 ] || { because "no upload held"; return 1; }
+  [ -n "$scratch" ] || { because "no scratch directory in TMPDIR while the upload was held"; return 1; }
+  [ $exited -eq "$want" ] || { because "exit $exited after SIG$signal, want $want"; return 1; }
+  grep -q "^error: interrupted by SIG$signal\$" "$work/err" ||
+    { because "no 'interrupted by SIG$signal': $(tail -1 "$work/err")"; return 1; }
+  [ -z "$(ls -A "$tmp")" ] || { because "left in TMPDIR: $(ls -A "$tmp")"; return 1; }
+  fx mirror "oci://$mirror_dst/$path" --distribution-artifact "$mirror_artifact"
+  succeeded "the mirror run again" || return 1
+  every_digest_at "$path"
+}
+
 t_mirror_bad_dest() {
   fx mirror "oci://$mirror_dst/flux:v1" --distribution-artifact "$mirror_artifact"
   one_line_error "DEST with a tag" '^error: DEST: .*without a tag or digest' || return 1
@@ -218,6 +260,8 @@ tcase mirror t_mirror
 tcase mirror-again-transfers-nothing t_mirror_again
 tcase mirror-interrupted-resumes t_mirror_interrupted
 tcase mirror-platform t_mirror_platform
+tcase mirror-stopped-by-sigterm t_mirror_stopped_by TERM 143
+tcase mirror-stopped-by-sigint t_mirror_stopped_by INT 130
 tcase mirror-bad-dest t_mirror_bad_dest
 if [ -n "$loopback_name" ]; then
   tcase "mirror: a destination over TLS (--ca-file) with basic auth" t_mirror_tls_auth

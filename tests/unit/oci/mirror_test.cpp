@@ -2,9 +2,16 @@
 #include "core/oci/mirror.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <string>
 
+#include "../loopback_listener.h"
+#include "../temp_dir.h"
 #include "core/error.h"
 
 namespace fluxop::oci {
@@ -50,6 +57,36 @@ TEST_CASE("mirror: every child without --platform, the named ones with it") {
                        "i: no manifest for the platforms asked (--platform); the index has "
                        "linux/amd64, linux/arm64/v8, unknown/unknown",
                        Error);
+}
+
+// A mirror whose destination never answers, stopped as a signal stops it:
+// its requests end at once, and its scratch directory goes with it.
+TEST_CASE("mirror: cancelled, it ends its requests and removes its scratch directory") {
+  testing::TempDir tmp;
+  const char* saved = getenv("TMPDIR");
+  std::string restore = saved ? saved : "";
+  setenv("TMPDIR", tmp.str().c_str(), 1);
+  int port = 0;
+  int listener = testing::listen_on_loopback(port);  // accepts, never answers
+  std::string registry = "127.0.0.1:" + std::to_string(port);
+  MirrorCopy copy{Reference::parse("oci://" + registry + "/src/a@sha256:" + std::string(64, 'a')),
+                  Reference::parse("oci://" + registry + "/dst/a:v1")};
+  MirrorOptions options;
+  auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> scratch_seen{false};
+  options.registry.cancelled = [&] {
+    if (!std::filesystem::is_empty(tmp.path())) scratch_seen = true;
+    return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(300);
+  };
+  CHECK_THROWS_WITH_AS(mirror({copy}, options), doctest::Contains("cancelled"), Error);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  CHECK(scratch_seen);
+  CHECK(std::filesystem::is_empty(tmp.path()));
+  close(listener);
+  if (saved)
+    setenv("TMPDIR", restore.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
 }
 
 }  // namespace fluxop::oci
