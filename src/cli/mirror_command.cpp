@@ -6,6 +6,7 @@
 #include "cli/image_selection.h"
 #include "cli/interrupt.h"
 #include "cli/notice.h"
+#include "cli/output.h"
 #include "core/error.h"
 #include "core/oci/mirror.h"
 #include "core/oci/push.h"
@@ -131,11 +132,12 @@ void run_mirror(const MirrorCommandOptions& options) {
   print_notice("mirrored " + summary);
   // The FluxInstance fields that install from the mirror: the registry the
   // images are under, the artifact, and the variant, which a registry of
-  // one's own does not imply.
-  std::cout << "spec:\n  distribution:\n"
-            << "    registry: " << printable(dest.registry + "/" + dest.repository) << "\n"
-            << "    artifact: " << printable(artifact.str()) << "\n"
-            << "    variant: " << printable(selected.versions.front().variant) << "\n";
+  // one's own does not imply. Through the YAML emitter, which quotes what
+  // YAML would read otherwise (an IPv6 host's "[").
+  nlohmann::ordered_json distribution = {{"registry", dest.registry + "/" + dest.repository},
+                                         {"artifact", artifact.str()},
+                                         {"variant", selected.versions.front().variant}};
+  std::cout << render_document({{"spec", {{"distribution", distribution}}}}, OutputFormat::Yaml);
 }
 
 }  // namespace

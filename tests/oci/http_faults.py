@@ -20,7 +20,8 @@ Faults:
                       the registry with $FAULTS_UPSTREAM_AUTH (USER:PASSWORD)
                       when set, never with what the client sent.
 
-Everything else is forwarded as is, Authorization included; responses are
+--listen ADDRESS (127.0.0.1 by default, ::1 for IPv6) is where the proxy
+listens. Everything else is forwarded as is, Authorization included; responses are
 streamed back. Each request is one line in --log:
   proxy|blobhost METHOD PATH status=CODE auth=yes|no [injected]
 or, when a held request arrives, `proxy METHOD PATH status=none auth=yes|no held`.
@@ -198,6 +199,17 @@ def handler_for(state, role):
     return Handler
 
 
+def server_for(address):
+    """The server class that listens on `address`, IPv4 or IPv6 (--listen ::1)."""
+    if ":" not in address:
+        return ThreadingHTTPServer
+
+    class ThreadingHTTPServer6(ThreadingHTTPServer):
+        address_family = socket.AF_INET6
+
+    return ThreadingHTTPServer6
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--upstream", required=True, help="the registry, http://HOST:PORT")
@@ -215,7 +227,7 @@ def main():
 
     state = State(args)
     open(args.log, "a").close()
-    servers = [ThreadingHTTPServer((args.listen, 0), handler_for(state, "proxy"))]
+    servers = [server_for(args.listen)((args.listen, 0), handler_for(state, "proxy"))]
     if args.redirect_host:
         address = socket.gethostbyname(args.redirect_host)
         servers.append(ThreadingHTTPServer((address, 0), handler_for(state, "blobhost")))

@@ -6,7 +6,8 @@
 # a destination registry with its access log: every digest at the destination,
 # a second mirror that uploads no blob, --dry-run, an interrupted mirror (held
 # by http_faults.py, killed) run again, a mirror stopped by SIGTERM or SIGINT
-# (its scratch directory removed), --platform, bad input.
+# (its scratch directory removed), --platform, a destination whose registry
+# value YAML must quote (IPv6), bad input.
 # Sourced by tests/oci/oci_test.sh after its setup; the helpers are
 # tests/oci/lib.sh's and tests/mirror/lib.sh's.
 # shellcheck shell=bash disable=SC2154 # NAME_REGISTRY_* are set by registry_save NAME
@@ -120,7 +121,7 @@ t_mirror_dry_run() {
 t_mirror() {
   fx mirror "oci://$mirror_dst/flux" --distribution-artifact "$mirror_artifact"
   succeeded "mirror" || return 1
-  printf 'spec:\n  distribution:\n    registry: %s/flux\n    artifact: oci://%s/flux/flux-operator-manifests:v1\n    variant: upstream-alpine\n' \
+  printf 'spec:\n  distribution:\n    artifact: oci://%s/flux/flux-operator-manifests:v1\n    registry: %s/flux\n    variant: upstream-alpine\n' \
     "$mirror_dst" "$mirror_dst" >"$work/want"
   same_as "mirror's .spec.distribution" "$work/want" || return 1
   every_digest_at flux || return 1
@@ -221,6 +222,26 @@ t_mirror_stopped_by() {
   every_digest_at "$path"
 }
 
+# A destination on IPv6 loopback: the registry value starts with "[", which
+# YAML reads as a list unless quoted.
+t_mirror_ipv6_yaml() {
+  start_helper "$work/faults-v6.port" python3 "$root/tests/oci/http_faults.py" --listen ::1 \
+    --upstream "http://$mirror_dst" --port-file "$work/faults-v6.port" --log "$work/faults-v6.log" \
+    --timeout 300 || { because "no proxy on [::1]"; return 1; }
+  local port
+  port=$(head -1 "$work/faults-v6.port")
+  fx mirror "oci://[::1]:$port/v6" --distribution-artifact "$mirror_artifact"
+  stop_helper "$helper_pid"
+  succeeded "mirror to [::1]" || return 1
+  python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))["spec"]["distribution"]
+want = {"registry": "[::1]:%s/v6" % sys.argv[2],
+        "artifact": "oci://[::1]:%s/v6/flux-operator-manifests:v1" % sys.argv[2],
+        "variant": "upstream-alpine"}
+sys.exit(0 if d == want else "read as %r, want %r" % (d, want))' "$work/out" "$port" 2>"$work/yaml.err" ||
+    because "the printed YAML: $(tail -1 "$work/yaml.err"): $(cat "$work/out")"
+}
+
 t_mirror_bad_dest() {
   fx mirror "oci://$mirror_dst/flux:v1" --distribution-artifact "$mirror_artifact"
   one_line_error "DEST with a tag" '^error: DEST: .*without a tag or digest' || return 1
@@ -262,6 +283,11 @@ tcase mirror-interrupted-resumes t_mirror_interrupted
 tcase mirror-platform t_mirror_platform
 tcase mirror-stopped-by-sigterm t_mirror_stopped_by TERM 143
 tcase mirror-stopped-by-sigint t_mirror_stopped_by INT 130
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+  tcase "mirror: an IPv6 destination's YAML, quoted" t_mirror_ipv6_yaml
+else
+  skip "mirror: an IPv6 destination's YAML" "no IPv6 loopback (::1)"
+fi
 tcase mirror-bad-dest t_mirror_bad_dest
 if [ -n "$loopback_name" ]; then
   tcase "mirror: a destination over TLS (--ca-file) with basic auth" t_mirror_tls_auth
