@@ -3,16 +3,19 @@
 # pulls the distribution from a registry that wants credentials, with the
 # credentials of a kubernetes.io/dockerconfigjson Secret in the instance's
 # namespace, on a local control plane (scripts/cluster) of its own. Then
-# `fluxopctl mirror` into that registry (the Docker config's credentials) from
-# a source registry of synthetic images (tests/mirror), the source stopped,
-# and `apply` from the mirror alone: the Deployments name the mirrored digests.
+# `fluxopctl mirror --platform linux/arm64` (the Docker config's credentials)
+# from a source registry of synthetic images (tests/mirror) into a site
+# registry that takes the sparse index this leaves (CNCF distribution v3's,
+# built once from the Go module proxy), the source stopped, and `apply` from
+# the mirror alone: the Deployments name the mirrored digests, which the
+# mirror serves.
 #
 #   tests/e2e/pull_secret_test.sh BIN ROOT
 #
 # Closes with `N passed, M failed`. A skip (exit 77; a failure when CI=true,
 # see tests/lib/skip.sh) only when there are no cluster binaries, no
-# distribution, or docker-registry cannot be installed; a registry that does
-# not start is a failure.
+# distribution, docker-registry cannot be installed or Go is missing to build
+# distribution v3's registry; a registry that does not start is a failure.
 set -uo pipefail
 bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
@@ -65,6 +68,10 @@ check() {  # NAME EXPECTED_STATUS EXPECTED_STDERR_REGEX -- COMMAND...
 
 [ -d "$dist/flux" ] || skip_test "no distribution at $dist"
 registry_ensure_installed || skip_test "docker-registry cannot be installed"
+status=0
+registry_v3_ensure_built 2>"$work/registry-v3.err" || status=$?
+[ "$status" = 77 ] && skip_test "$(tail -n 1 "$work/registry-v3.err")"
+[ "$status" = 0 ] || stop "registry" "building distribution v3's registry failed: $(tail -n 1 "$work/registry-v3.err")"
 registry_start "$work/registry" --htpasswd alice:s3cret >/dev/null 2>"$work/registry.err" || {
   tail -5 "$work/registry.err" | sed 's/^/  | /'
   stop "registry" "docker-registry with --htpasswd did not start"
@@ -144,8 +151,8 @@ else
 fi
 
 # The mirror: synthetic images and a distribution (Flux $newest's manifests,
-# tests/mirror's catalog) in a source registry, copied into the site's
-# registry; the source is stopped before the apply.
+# tests/mirror's catalog) in a source registry, their arm64 platform copied
+# into the site's mirror registry; the source is stopped before the apply.
 registry_start "$work/source" >/dev/null 2>"$work/registry.err" || stop "source registry" "did not start"
 registry_save source
 mirror_source_fixture "$dist/flux/$newest" "$newest" "$work/mirror-dist" ||
@@ -153,22 +160,27 @@ mirror_source_fixture "$dist/flux/$newest" "$newest" "$work/mirror-dist" ||
 "${fluxopctl[@]}" push "$work/mirror-dist" "oci://$REGISTRY_ADDR/flux/manifests:v1" >/dev/null 2>"$work/err" ||
   stop "mirror fixture" "push to the source registry: $(tail -1 "$work/err")"
 source_addr=$REGISTRY_ADDR
-registry_use site
+registry_start "$work/mirror" --htpasswd alice:s3cret --sparse-index linux/arm64 >/dev/null 2>"$work/registry.err" ||
+  stop "mirror registry" "distribution v3's registry did not start: $(tail -1 "$work/registry.err")"
+registry_save mirror
+kubectl -n flux-system create secret docker-registry mirror-pull --docker-server="$REGISTRY_ADDR" \
+  --docker-username=alice --docker-password=s3cret >/dev/null 2>"$work/err" ||
+  stop "secrets" "kubectl could not create the mirror's Secret: $(tail -1 "$work/err")"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$REGISTRY_ADDR" "$(printf alice:s3cret | base64)" \
   >"$DOCKER_CONFIG/config.json"
-check "mirror into the site's registry, with the Docker config's credentials" 0 "^mirrored [0-9]+ images" -- \
-  "${fluxopctl[@]}" mirror "oci://$REGISTRY_ADDR/site" \
+check "mirror linux/arm64 into the site's registry, with the Docker config's credentials" 0 "^mirrored [0-9]+ images" -- \
+  "${fluxopctl[@]}" mirror "oci://$REGISTRY_ADDR/site" --platform linux/arm64 \
   --distribution-artifact "oci://$source_addr/flux/manifests:v1"
 cp "$work/out" "$work/mirror.yaml"
 rm "$DOCKER_CONFIG/config.json"
 registry_use source
 registry_stop
-registry_use site
+registry_use mirror
 {
   sed -n '1,/^spec:/p' "$root/tests/e2e/instances/flux-2.9-no-helm.yaml"
   sed -n '/^  distribution:/,$p' "$work/mirror.yaml"
   echo "    version: \"2.9.x\""
-  echo "    artifactPullSecret: dist-pull"
+  echo "    artifactPullSecret: mirror-pull"
   sed -n '/^  components:/,$p' "$root/tests/e2e/instances/flux-2.9-no-helm.yaml"
 } >"$work/instance.yaml"
 check "apply from the mirror alone" 0 "Reconciliation finished" -- \
@@ -184,6 +196,20 @@ if [ -n "$expected" ] && [ "$live" = "$expected" ]; then
   ok "the Deployments name the mirrored digests"
 else
   fail "the Deployments name the mirrored digests" "live: $(echo $live); want: $(echo $expected)"
+fi
+# Each of them served by the mirror: source-controller's is the source's
+# index, though only its arm64 manifest was copied.
+missing=
+mirror_curl_options=(-u alice:s3cret)
+for image in $live; do
+  repository=${image%@*} repository=${repository#*/} repository=${repository%:*}
+  mirror_has_manifest "http://$REGISTRY_ADDR" "$repository" "${image#*@}" || missing+=" $image"
+done
+mirror_curl_options=()
+if [ -n "$live" ] && [ -z "$missing" ]; then
+  ok "the mirror serves every digest the Deployments name"
+else
+  fail "the mirror serves every digest the Deployments name" "not served:${missing:- no images}"
 fi
 
 echo "$passed passed, $failed failed"

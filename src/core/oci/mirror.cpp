@@ -119,17 +119,26 @@ class Copier {
       return;
     }
     Manifest top = client_.fetch_document(copy.source, digest);
-    if (is_index(top)) {
-      for (const Descriptor& child :
-           mirrored_children(top, options_.platforms, copy.source.str())) {
-        Reference source = copy.source;
-        Reference destination = copy.destination;
-        destination.digest = source.digest = child.digest;
-        if (client_.has_manifest(destination, child.digest)) continue;
-        copy_manifest(source, destination, client_.fetch_document(source, child.digest), totals);
-      }
+    std::vector<Descriptor> children;
+    if (is_index(top)) children = mirrored_children(top, options_.platforms, copy.source.str());
+    for (const Descriptor& child : children) {
+      Reference source = copy.source;
+      Reference destination = copy.destination;
+      destination.digest = source.digest = child.digest;
+      if (client_.has_manifest(destination, child.digest)) continue;
+      copy_manifest(source, destination, client_.fetch_document(source, child.digest), totals);
     }
-    copy_manifest(copy.source, copy.destination, top, totals);
+    try {
+      copy_manifest(copy.source, copy.destination, top, totals);
+    } catch (const Error& e) {
+      if (children.size() == top.manifests.size()) throw;
+      // The index unchanged, some of its children absent: a registry that
+      // checks an index's children are all there refuses it.
+      throw Error(std::string(e.what()) +
+                  "; --platform leaves the index without its other platforms' manifests, which "
+                  "the registry must accept (distribution v3: validation.manifests.indexes."
+                  "platforms: none)");
+    }
     shared_.add(totals);
     shared_.say((options_.dry_run ? "would copy " : "copied ") + line + " (" +
                 std::to_string(totals.blobs_copied) + " blobs, " +

@@ -6,8 +6,9 @@
 # a destination registry with its access log: every digest at the destination,
 # a second mirror that uploads no blob, --dry-run, an interrupted mirror (held
 # by http_faults.py, killed) run again, a mirror stopped by SIGTERM or SIGINT
-# (its scratch directory removed), --platform, a destination whose registry
-# value YAML must quote (IPv6), bad input.
+# (its scratch directory removed), --platform into distribution v3's registry
+# (a sparse index, which docker-registry 2.8 refuses), a destination whose
+# registry value YAML must quote (IPv6), bad input.
 # Sourced by tests/oci/oci_test.sh after its setup; the helpers are
 # tests/oci/lib.sh's and tests/mirror/lib.sh's.
 # shellcheck shell=bash disable=SC2154 # NAME_REGISTRY_* are set by registry_save NAME
@@ -41,7 +42,18 @@ blob_mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=[^ ]* HTTP/1.1" 20
 # index's children too) under PATH at the destination (URL, default the plain
 # one), by digest and by tag.
 every_digest_at() {
-  local path=$1 url=${2:-http://$mirror_dst} ref name digest component tag child
+  local path=$1 url=${2:-http://$mirror_dst} child
+  catalog_at "$path" "$url" || return 1
+  for child in $(index_children); do
+    mirror_has_manifest "$url" "$path/source-controller" "${child#*=}" ||
+      { because "the index's child ${child#*=} is not at $url/$path"; return 1; }
+  done
+}
+
+# catalog_at PATH URL: the artifact and every catalog image (an index as
+# such) under PATH at URL, by digest and by tag.
+catalog_at() {
+  local path=$1 url=$2 ref name digest component tag
   mirror_has_manifest "$url" "$path/flux-operator-manifests" "$mirror_artifact_digest" v1 ||
     { because "the artifact $mirror_artifact_digest is not at $url/$path"; return 1; }
   while read -r ref; do
@@ -51,12 +63,29 @@ every_digest_at() {
     mirror_has_manifest "$url" "$path/$component" "$digest" "$tag" ||
       { because "$component $tag@$digest is not at $url/$path"; return 1; }
   done < <(mirror_catalog_refs "$mirror_dist" "$mirror_version")
-  for child in $(curl -fsS -m 30 -H 'Accept: application/vnd.oci.image.index.v1+json' \
-    "http://$mirror_src/v2/fluxcd/source-controller/manifests/v1.9.0" | grep -o 'sha256:[0-9a-f]*'); do
-    mirror_has_manifest "$url" "$path/source-controller" "$child" ||
-      { because "the index's child $child is not at $url/$path"; return 1; }
-  done
 }
+
+# index_children: "OS/ARCH=DIGEST" of each child of source-controller's index
+# at the source.
+index_children() {
+  curl -fsS -m 30 -H 'Accept: application/vnd.oci.image.index.v1+json' \
+    "http://$mirror_src/v2/fluxcd/source-controller/manifests/v1.9.0" |
+    python3 -c 'import json, sys
+for m in json.load(sys.stdin)["manifests"]:
+    print(m["platform"]["os"] + "/" + m["platform"]["architecture"] + "=" + m["digest"])'
+}
+
+# child_blobs DIGEST: the config's and the layers' digests of the source's
+# source-controller manifest DIGEST.
+child_blobs() {
+  curl -fsS -m 30 -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$mirror_src/v2/fluxcd/source-controller/manifests/$1" |
+    python3 -c 'import json, sys
+m = json.load(sys.stdin)
+for d in [m["config"]] + m["layers"]: print(d["digest"])'
+}
+
+has_blob() { curl -fs -m 30 -o /dev/null -I "$1/v2/$2/blobs/$3"; }
 
 # --- images --------------------------------------------------------------------
 
@@ -222,6 +251,40 @@ t_mirror_stopped_by() {
   every_digest_at "$path"
 }
 
+# --platform linux/arm64 keeps source-controller's index as it is (its digest)
+# with its arm64 child alone: docker-registry 2.8 refuses such an index,
+# distribution v3 accepts it when told to validate only the platforms present.
+# (tests/e2e/pull_secret_test.sh applies from such a mirror.)
+t_mirror_sparse_index() {
+  fx mirror "oci://$mirror_dst/narrow" --distribution-artifact "$mirror_artifact" --platform linux/arm64
+  [ $rc -eq 1 ] && tail -1 "$work/err" | grep -q '^error: .*narrow/source-controller:v1.9.0: .*--platform leaves the index' ||
+    { because "docker-registry 2.8 refused the index with: $(tail -1 "$work/err")"; return 1; }
+  registry_start "$work/reg-mirror-v3" --sparse-index linux/arm64 ||
+    { because "distribution v3's registry did not start"; return 1; }
+  registry_save mirror_v3
+  local v3=http://$REGISTRY_ADDR child arm64='' amd64='' arm64_blobs digest
+  fx mirror "oci://$REGISTRY_ADDR/narrow" --distribution-artifact "$mirror_artifact" --platform linux/arm64
+  succeeded "mirror --platform linux/arm64 into distribution v3" || return 1
+  # The index by the source's digest and by its tag (catalog_at), the others whole.
+  catalog_at narrow "$v3" || return 1
+  for child in $(index_children); do
+    case $child in linux/arm64=*) arm64=${child#*=} ;; linux/amd64=*) amd64=${child#*=} ;; esac
+  done
+  [ -n "$arm64" ] && [ -n "$amd64" ] || { because "the source index has no arm64 or amd64 child"; return 1; }
+  mirror_has_manifest "$v3" narrow/source-controller "$arm64" ||
+    { because "the arm64 manifest $arm64 is not at the destination"; return 1; }
+  arm64_blobs=$(child_blobs "$arm64") || { because "the source has no arm64 manifest $arm64"; return 1; }
+  for digest in $arm64_blobs; do
+    has_blob "$v3" narrow/source-controller "$digest" || { because "arm64's blob $digest is not there"; return 1; }
+  done
+  ! mirror_has_manifest "$v3" narrow/source-controller "$amd64" ||
+    { because "the amd64 manifest $amd64 was copied"; return 1; }
+  for digest in $(child_blobs "$amd64"); do
+    grep -qx "$digest" <<<"$arm64_blobs" && continue  # the layer every image shares
+    ! has_blob "$v3" narrow/source-controller "$digest" || { because "amd64's blob $digest was copied"; return 1; }
+  done
+}
+
 # A destination on IPv6 loopback: the registry value starts with "[", which
 # YAML reads as a list unless quoted.
 t_mirror_ipv6_yaml() {
@@ -283,6 +346,11 @@ tcase mirror-interrupted-resumes t_mirror_interrupted
 tcase mirror-platform t_mirror_platform
 tcase mirror-stopped-by-sigterm t_mirror_stopped_by TERM 143
 tcase mirror-stopped-by-sigint t_mirror_stopped_by INT 130
+if [ -n "$registry_v3_unavailable" ]; then
+  skip "mirror: --platform into distribution v3 (a sparse index)" "$registry_v3_unavailable"
+else
+  tcase "mirror: --platform into distribution v3 (a sparse index)" t_mirror_sparse_index
+fi
 if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
   tcase "mirror: an IPv6 destination's YAML, quoted" t_mirror_ipv6_yaml
 else
