@@ -13,7 +13,7 @@ pattern and label), and references that name fixing follows (ConfigMaps,
 Secrets and ServiceAccounts named by Deployments, RoleBindings naming
 ServiceAccounts and Roles). The diamond's level i holds two kustomizations
 (prefixes l- and r-) that both include level i+1's two: every base is
-reached by 2^i paths, and the output holds 2^(D+1) copies of the bottom's
+reached by 2^i paths, and the output holds 2^D copies of the bottom's
 three objects.
 """
 import os

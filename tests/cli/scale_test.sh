@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The render's cost grows with the work and no faster (issue 30): inputs on
 # which a quadratic stage took minutes (10,000 objects through kustomize,
-# 3 min; 2,000 shards, 3 min) must render within a generous deadline,
+# 3 min; 2,000 shards, 3 min; a diamond of bases 13 levels deep, whose
+# 8,192 RoleBindings each chose their ServiceAccount among 8,192 copies by
+# their prefixes, minutes) must render within a generous deadline,
 # a few times what the linear render takes on a loaded 2-core machine. A
 # deadline, not a timing: the test fails only when the cost returns to the
 # square. Inputs from scripts/lib/scale-inputs.py; shards render from the
@@ -50,5 +52,14 @@ counts "kustomize of 10,000 objects: references fixed" 'name: big-app[0-9]*-conf
 python3 "$inputs" shards 2000 "$work/shards.yaml"
 within "build with 2,000 shards" -- "$bin" build "$work/shards.yaml" --distribution-artifact "$dist"
 counts "build with 2,000 shards: a source-controller per shard" '^  name: source-controller-shard' 2000
+
+python3 "$inputs" diamond 13 "$work/diamond"
+within "kustomize of a diamond 13 levels deep" -- "$bin" kustomize "$work/diamond"
+counts "kustomize of a diamond 13 levels deep: every copy" '^kind: RoleBinding' 8192
+# Each copy's binding names the ServiceAccount of its own path, prefixes
+# and all (the names of the ServiceAccounts, the bindings and their
+# subjects): none is left at the bottom's name.
+counts "kustomize of a diamond 13 levels deep: subjects fixed" '^  name: [lr]-.*reader$' $((8192 * 3))
+counts "kustomize of a diamond 13 levels deep: no subject left unfixed" '^  name: reader$' 0
 
 summary

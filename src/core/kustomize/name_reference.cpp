@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,13 +29,6 @@ std::string effective_namespace(const ResourceId& id) {
 
 bool gvk_selected(const Gvk& selector, const Gvk& gvk) { return selects({selector, {}}, gvk); }
 
-template <typename Keep>
-Candidates sieve(const Candidates& candidates, Keep keep) {
-  Candidates kept;
-  std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(kept), keep);
-  return kept;
-}
-
 // The namespaces of a RoleBinding's ServiceAccount subjects, which it may
 // refer into.
 std::set<std::string> subject_namespaces(const Resource& referrer) {
@@ -55,6 +49,99 @@ std::set<std::string> subject_namespaces(const Resource& referrer) {
   return namespaces;
 }
 
+// The positions of candidates in their build-order list.
+using Positions = std::vector<std::size_t>;
+
+// The value at `key`, or an empty one.
+template <typename Map>
+const typename Map::mapped_type& at_or_none(const Map& map, const std::string& key) {
+  static const typename Map::mapped_type none;
+  auto found = map.find(key);
+  return found == map.end() ? none : found->second;
+}
+
+// One of the affix lists (prefixes or suffixes) of a set of candidates,
+// indexed so that those agreeing with a referrer's list are found by a few
+// lookups: thousands of copies of a base's object once had the same name,
+// and comparing each referrer's list with every copy's grows with the square
+// of the copies. Lists are innermost first; two agree when the shorter is
+// the outermost part (the ending) of the longer, an empty list agreeing only
+// with an empty one, or, leniently, with any.
+class AffixLists {
+ public:
+  template <typename ListOf>
+  AffixLists(const Candidates& candidates, ListOf list_of) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const std::vector<std::string>& list = list_of(*candidates[i]);
+      std::string ending;
+      for (auto affix = list.rbegin(); affix != list.rend(); ++affix) {
+        ending += encoded(*affix);
+        endings_[ending].push_back(i);
+      }
+      whole_[ending].push_back(i);
+      all_.push_back(i);
+    }
+  }
+
+  // The groups of candidates whose list agrees with `list`: disjoint, as
+  // each list has one length. Whole lists shorter than `list` agree when
+  // they are its endings, longer ones when `list` is theirs.
+  std::vector<const Positions*> agreeing(const std::vector<std::string>& list, bool lenient) const {
+    if (list.empty()) return {lenient ? &all_ : &at_or_none(whole_, "")};
+    std::vector<const Positions*> groups;
+    if (lenient) groups.push_back(&at_or_none(whole_, ""));
+    std::string ending;
+    for (auto affix = list.rbegin(); affix != list.rend(); ++affix) {
+      ending += encoded(*affix);
+      groups.push_back(&at_or_none(std::next(affix) == list.rend() ? endings_ : whole_, ending));
+    }
+    return groups;
+  }
+
+ private:
+  // Length-prefixed, so that no two lists have the same key.
+  static std::string encoded(const std::string& affix) {
+    return std::to_string(affix.size()) + ":" + affix;
+  }
+
+  std::unordered_map<std::string, Positions> whole_;    // by the whole list
+  std::unordered_map<std::string, Positions> endings_;  // by each non-empty ending
+  Positions all_;
+};
+
+// The resources that once had one name (and kind), in build order, with
+// their affix lists indexed when a reference first needs them.
+class Named {
+ public:
+  void add(const Resource* r) { resources_.push_back(r); }
+  const Candidates& resources() const { return resources_; }
+
+  const AffixLists& prefixes() const { return indexed().prefixes; }
+  const AffixLists& suffixes() const { return indexed().suffixes; }
+
+ private:
+  struct Affixes {
+    AffixLists prefixes;
+    AffixLists suffixes;
+  };
+
+  // Built once, after every resource was added: most names are never
+  // ambiguous and need no index.
+  const Affixes& indexed() const {
+    if (!affixes_) {
+      affixes_ = std::make_unique<Affixes>(
+          Affixes{AffixLists(
+                      resources_, [](const Resource& r) -> auto& { return r.name_prefixes(); }),
+                  AffixLists(
+                      resources_, [](const Resource& r) -> auto& { return r.name_suffixes(); })});
+    }
+    return *affixes_;
+  }
+
+  Candidates resources_;
+  mutable std::unique_ptr<Affixes> affixes_;
+};
+
 // The resources by each name they had before a rename and by their original
 // namespace, in build order: a reference names an old name, and a search of
 // every resource for each reference would grow with the square of the
@@ -71,7 +158,7 @@ class ResourceIndex {
         kinds.insert(id.gvk.kind);
       }
       for (const std::string& name : names) {
-        for (const std::string& kind : kinds) by_old_name_[key(name, kind)].push_back(&r);
+        for (const std::string& kind : kinds) by_old_name_[key(name, kind)].add(&r);
       }
       std::string original_ns = effective_namespace(r.original_id());
       if (!original_ns.empty()) by_original_ns_[original_ns].push_back(&r);
@@ -81,11 +168,13 @@ class ResourceIndex {
   // The resources that once had `name`, and once were of `kind` unless it
   // is empty: thousands of shards' Deployments and Services once had the
   // same name, and a reference to a ServiceAccount need not sift them.
-  const Candidates& once_named(const std::string& name, const std::string& kind) const {
-    return find(by_old_name_, key(name, kind));
+  const Named& once_named(const std::string& name, const std::string& kind) const {
+    return at_or_none(by_old_name_, key(name, kind));
   }
   // The namespaced resources whose original namespace is `ns`.
-  const Candidates& originally_in(const std::string& ns) const { return find(by_original_ns_, ns); }
+  const Candidates& originally_in(const std::string& ns) const {
+    return at_or_none(by_original_ns_, ns);
+  }
 
  private:
   // No name or kind holds a newline (validated names).
@@ -93,14 +182,7 @@ class ResourceIndex {
     return name + "\n" + kind;
   }
 
-  static const Candidates& find(const std::unordered_map<std::string, Candidates>& map,
-                                const std::string& key) {
-    static const Candidates none;
-    auto found = map.find(key);
-    return found == map.end() ? none : found->second;
-  }
-
-  std::unordered_map<std::string, Candidates> by_old_name_;  // by key(name, kind)
+  std::unordered_map<std::string, Named> by_old_name_;  // by key(name, kind)
   std::unordered_map<std::string, Candidates> by_original_ns_;
 };
 
@@ -156,7 +238,7 @@ class Reference {
   }
 
   void fix_name(yaml::Node& name, const std::string& where) {
-    const Resource* referral = select(name.text(), seen_once_named(name.text()), false, where);
+    const Resource* referral = select(name.text(), nullptr, false, where);
     if (referral && referral->name() != name.text()) name = yaml::Node::string(referral->name());
   }
 
@@ -165,54 +247,86 @@ class Reference {
   void fix_name_and_namespace(yaml::Node& map, const std::string& where) {
     const yaml::Node* name = map.get("name");
     if (!name) fail(where, "no 'name' field in the reference");
-    const Resource* referral =
-        select(name->text(), in_namespace_of(map, seen_once_named(name->text())), true, where);
+    const Resource* referral = select(name->text(), map.get("namespace"), true, where);
     if (!referral) return;
     if (referral->name() == name->text() && referral->ns().empty()) return;
     map.set("name", yaml::Node::string(referral->name()));
     if (!referral->ns().empty()) map.set("namespace", yaml::Node::string(referral->ns()));
   }
 
-  // The resources the referrer sees that once had `name`.
-  Candidates seen_once_named(const std::string& name) const {
-    return sieve(index_.once_named(name, target_.kind),
-                 [&](const Resource* r) { return visible_.sees(*r); });
-  }
-
-  // By original namespace when any resource the referrer sees started
-  // there, else by current namespace; all candidates when the map names no
-  // namespace.
-  Candidates in_namespace_of(const yaml::Node& map, const Candidates& candidates) const {
-    const yaml::Node* ns = map.get("namespace");
-    if (!ns) return candidates;
-    const Candidates& started_there = index_.originally_in(ns->text());
-    bool by_original = std::any_of(started_there.begin(), started_there.end(),
-                                   [&](const Resource* r) { return visible_.sees(*r); });
-    return sieve(candidates, [&](const Resource* r) {
-      std::string candidate_ns = effective_namespace(by_original ? r->original_id() : r->id());
-      return !candidate_ns.empty() && candidate_ns == ns->text();
-    });
+  // Whether a resource that once had the referenced name may be the
+  // referral, before affixes tell candidates apart: the referrer sees it, it
+  // is of the kinds the field and a roleRef name, within reach, and in the
+  // namespace a {name, namespace} map names (`ns`, none for all). The map's
+  // namespace is matched against original namespaces when any resource the
+  // referrer sees started there, else against current ones.
+  auto qualifies(const yaml::Node* ns) const {
+    bool by_original = false;
+    if (ns) {
+      const Candidates& started_there = index_.originally_in(ns->text());
+      by_original = std::any_of(started_there.begin(), started_there.end(),
+                                [&](const Resource* r) { return visible_.sees(*r); });
+    }
+    return [this, ns, by_original](const Resource* r) {
+      if (!visible_.sees(*r)) return false;
+      if (ns) {
+        std::string candidate_ns = effective_namespace(by_original ? r->original_id() : r->id());
+        if (candidate_ns.empty() || candidate_ns != ns->text()) return false;
+      }
+      return was_selected_by(*r, target_) && (!role_ || was_selected_by(*r, *role_)) &&
+             in_reach(*r);
+    };
   }
 
   // kustomize's choice among resources that once had `old_name`; nullptr
-  // when there is none.
-  const Resource* select(const std::string& old_name, const Candidates& candidates,
-                         bool compare_namespaces, const std::string& where) const {
-    Candidates found =
-        sieve(candidates, [&](const Resource* r) { return was_selected_by(*r, target_); });
-    if (role_) found = sieve(found, [&](const Resource* r) { return was_selected_by(*r, *role_); });
-    found = sieve(found, [&](const Resource* r) { return in_reach(*r); });
-    for (bool lenient : {true, false}) {
-      if (found.size() > 1) {
-        found = sieve(found, [&](const Resource* r) { return same_affixes(*r, lenient); });
-      }
+  // when there is none. Of those that qualify, when several do, those whose
+  // affixes agree leniently with the referrer's, and when several still do,
+  // strictly (strict agreement implies lenient). Only the final set is
+  // listed whole; the sets before it are counted up to two.
+  const Resource* select(const std::string& old_name, const yaml::Node* ns, bool compare_namespaces,
+                         const std::string& where) const {
+    const Named& named = index_.once_named(old_name, target_.kind);
+    auto keep = qualifies(ns);
+    Candidates found;
+    for (const Resource* r : named.resources()) {
+      if (keep(r)) found.push_back(r);
+      if (found.size() > 1) break;
     }
+    if (found.size() > 1) found = agreeing(named, keep, true, 2);
+    if (found.size() > 1) found = agreeing(named, keep, false, named.resources().size());
     if (found.empty()) return nullptr;
     auto same = [&](const Resource* r) {
       return r->name() == found[0]->name() && (!compare_namespaces || r->ns() == found[0]->ns());
     };
     if (!std::all_of(found.begin(), found.end(), same)) ambiguous(old_name, found, where);
     return found[0];
+  }
+
+  // Up to `limit` of the candidates that `keep` keeps and whose affixes
+  // agree with the referrer's, in build order. The groups of the more
+  // selective list (prefixes or suffixes) are searched, each candidate
+  // checked on both.
+  template <typename Keep>
+  Candidates agreeing(const Named& named, const Keep& keep, bool lenient, std::size_t limit) const {
+    auto by_prefix = named.prefixes().agreeing(referrer_.name_prefixes(), lenient);
+    auto by_suffix = named.suffixes().agreeing(referrer_.name_suffixes(), lenient);
+    auto total = [](const std::vector<const Positions*>& groups) {
+      std::size_t sum = 0;
+      for (const Positions* group : groups) sum += group->size();
+      return sum;
+    };
+    Positions kept;
+    for (const Positions* group : total(by_prefix) <= total(by_suffix) ? by_prefix : by_suffix) {
+      for (std::size_t i : *group) {
+        if (kept.size() == limit) break;
+        const Resource* r = named.resources()[i];
+        if (same_affixes(*r, lenient) && keep(r)) kept.push_back(i);
+      }
+    }
+    std::sort(kept.begin(), kept.end());
+    Candidates found;
+    for (std::size_t i : kept) found.push_back(named.resources()[i]);
+    return found;
   }
 
   static bool was_selected_by(const Resource& r, const Gvk& selector) {

@@ -538,6 +538,75 @@ TEST_CASE("outer prefixes and suffixes must agree, inner ones may differ") {
   CHECK(resources[0].name_suffixes() == std::vector<std::string>{"-x"});
 }
 
+// Copies of `base` through every path of a diamond `depth` levels deep,
+// each level's two sides renamed by `rename` ("l"/"r" as a prefix or a
+// suffix), as kustomize accumulates them.
+template <typename Rename>
+ResourceList diamond(int depth, Rename rename) {
+  ResourceList copies = load(base);
+  for (int level = 0; level < depth; ++level) {
+    ResourceList left = copies;
+    ResourceList right = copies;
+    rename(left, "l");
+    rename(right, "r");
+    copies = joined(std::move(left), right);
+  }
+  return copies;
+}
+
+TEST_CASE("among many copies of a base, each reference finds its own copy by its affixes") {
+  SUBCASE("prefixes") {
+    ResourceList resources = diamond(5, [](ResourceList& copies, const std::string& side) {
+      transform_name_prefix(copies, Node::string(side + "-"), kContext);
+    });
+    fix_name_references(resources);
+    REQUIRE(resources.size() == 64);
+    CHECK(envfrom_name(resources[1]) == "l-l-l-l-l-cm");
+    CHECK(envfrom_name(resources[43]) == "r-l-r-l-r-cm");
+  }
+  SUBCASE("suffixes, with no prefix to tell them apart") {
+    ResourceList resources = diamond(5, [](ResourceList& copies, const std::string& side) {
+      transform_name_suffix(copies, Node::string("-" + side), kContext);
+    });
+    fix_name_references(resources);
+    CHECK(envfrom_name(resources[43]) == "cm-r-l-r-l-r");
+  }
+}
+
+TEST_CASE("an object of the base's name beside its copies agrees with those of its outer affixes") {
+  // A top kustomization (prefix t-) holds copies of the base (inner
+  // prefixes a- and b-) and a ConfigMap "cm" of its own: the copies' Pods
+  // (prefixes [a-, t-]) agree strictly with their own copy and with the top
+  // ConfigMap ([t-] ends theirs), which have different names.
+  ResourceList resources = joined(joined(renamed(base, "a-"), renamed(base, "b-")),
+                                  load("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"));
+  transform_name_prefix(resources, Node::string("t-"), kContext);
+  CHECK_THROWS_WITH_AS(fix_name_references(resources),
+                       "Pod/t-a-pod: spec/containers/envFrom/configMapRef/name: \"cm\" may "
+                       "refer to several resources: ConfigMap/t-a-cm, ConfigMap/t-cm",
+                       Error);
+}
+
+TEST_CASE("a referrer outside the copies agrees with every copy its outer prefixes end") {
+  // The top Pod's prefixes [t-] end both copies' [a-, t-] and [b-, t-].
+  constexpr const char* top_pod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: top-pod}
+spec:
+  containers:
+  - name: c
+    envFrom:
+    - configMapRef: {name: cm}
+)";
+  ResourceList resources = joined(joined(renamed(base, "a-"), renamed(base, "b-")), load(top_pod));
+  transform_name_prefix(resources, Node::string("t-"), kContext);
+  CHECK_THROWS_WITH_AS(fix_name_references(resources),
+                       "Pod/t-top-pod: spec/containers/envFrom/configMapRef/name: \"cm\" may "
+                       "refer to several resources: ConfigMap/t-a-cm, ConfigMap/t-b-cm",
+                       Error);
+}
+
 TEST_CASE("a namespaced referrer sees only its namespace and cluster-scoped resources") {
   // `kubectl kustomize` of these with `namePrefix: p-`.
   ResourceList resources = renamed(R"(
