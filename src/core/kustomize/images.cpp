@@ -62,26 +62,39 @@ std::string changed_reference(const ImageOverride& change, const std::string& re
   return result;
 }
 
+// An `image` of a containers or initContainers list, and the field path
+// errors name ("containers[].image").
+struct ContainerImage {
+  yaml::Node* image;
+  std::string path;
+};
+
+// Every containers and initContainers list's images, at any depth, in the
+// order kustomize visits them: found once per resource, for every change.
+void collect_container_images(yaml::Node& node, std::vector<ContainerImage>& images) {
+  if (node.is_sequence()) {
+    for (auto& item : node.items()) collect_container_images(item, images);
+    return;
+  }
+  if (!node.is_map()) return;
+  for (auto& [key, value] : node.entries()) {
+    collect_container_images(value, images);
+    if ((key == "containers" || key == "initContainers") && value.is_sequence()) {
+      for (auto& container : value.items()) {
+        yaml::Node* image = container.is_map() ? container.get("image") : nullptr;
+        if (image) images.push_back({image, key + "[].image"});
+      }
+    }
+  }
+}
+
 class ImageUpdate {
  public:
   ImageUpdate(const ImageChange& change, yaml::Node& object) : change_(change), object_(object) {}
 
-  // Every containers and initContainers list, at any depth.
-  void in_container_lists(yaml::Node& node) {
-    if (node.is_sequence()) {
-      for (auto& item : node.items()) in_container_lists(item);
-      return;
-    }
-    if (!node.is_map()) return;
-    for (auto& [key, value] : node.entries()) {
-      in_container_lists(value);
-      if ((key == "containers" || key == "initContainers") && value.is_sequence()) {
-        for (auto& container : value.items()) {
-          yaml::Node* image = container.is_map() ? container.get("image") : nullptr;
-          if (image) update(*image, key + "[].image");
-        }
-      }
-    }
+  // A change writes a scalar in place, so the images found stay where they are.
+  void in_container_lists(const std::vector<ContainerImage>& images) {
+    for (const ContainerImage& found : images) update(*found.image, found.path);
   }
 
   void in_fieldspecs() {
@@ -142,16 +155,27 @@ std::vector<ImageChange> read_images(const yaml::Node& field, const Context& con
   return changes;
 }
 
-void change_images(ResourceList& resources, const ImageChange& change, const Context& context) {
+// Change after change on each resource, which gives what kustomize's
+// change after change on every resource gives: a resource's changes touch it
+// alone, and the first change to fail fails on the first resource with an
+// image that is not a string, whatever the change.
+void change_images(ResourceList& resources, const std::vector<ImageChange>& changes,
+                   const Context& context) {
+  if (changes.empty()) return;
+  std::vector<ContainerImage> images;
   for (auto& resource : resources) {
     if (resource.kind() == "CustomResourceDefinition") continue;
-    ImageUpdate update(change, resource.object());
-    try {
-      // kustomize runs both passes, so a tagSuffix lands twice where they overlap.
-      update.in_container_lists(resource.object());
-      update.in_fieldspecs();
-    } catch (const Error& error) {
-      context.fail(change.field, error.what());
+    images.clear();
+    collect_container_images(resource.object(), images);
+    for (const ImageChange& change : changes) {
+      ImageUpdate update(change, resource.object());
+      try {
+        // kustomize runs both passes, so a tagSuffix lands twice where they overlap.
+        update.in_container_lists(images);
+        update.in_fieldspecs();
+      } catch (const Error& error) {
+        context.fail(change.field, error.what());
+      }
     }
   }
 }

@@ -43,6 +43,8 @@ std::vector<ImageChange> read_images(const yaml::Node& field, const Context& con
 // in a resource (CustomResourceDefinitions excepted) and to kustomize's
 // image field specs, where the reference's name matches. newTag and digest
 // replace both the old tag and digest; tagSuffix extends the old tag.
-void change_images(ResourceList& resources, const ImageChange& change, const Context& context);
+// The changes apply in order.
+void change_images(ResourceList& resources, const std::vector<ImageChange>& changes,
+                   const Context& context);
 
 }  // namespace fluxop::kustomize

@@ -138,10 +138,9 @@ std::vector<Node> merge_patches(const std::vector<Node>& documents, const Contex
   return patches;
 }
 
-// Sets `key` (of metadata, or of the object itself) back to its value in
-// `before`, or removes it when `before` had none.
-void restore(Node& object, const Node& before, std::string_view key, bool in_metadata) {
-  const Node* old = in_metadata ? before.find({"metadata", key}) : before.get(key);
+// Sets `key` (of metadata, or of the object itself) back to `old`, or
+// removes it when there was none.
+void restore(Node& object, const std::optional<Node>& old, std::string_view key, bool in_metadata) {
   Node* holder = &object;
   if (in_metadata) {
     holder = &object.get_or_insert("metadata", Node::map());
@@ -172,48 +171,68 @@ std::string missing_identity(const Node& object) {
   return {};
 }
 
-// A patch may not take away what makes `resource` an object Kubernetes
-// takes; an object that came without it is not the patch's doing.
-void check_patched(const Resource& resource, const Node& patched, const Patch& patch,
-                   const Context& context) {
+// A patch may not take away what makes an object one Kubernetes takes
+// (`before`: what it lacked before the patch); an object that came without
+// it is not the patch's doing.
+void check_patched(const ResourceId& id, const std::string& before, const Node& patched,
+                   const Patch& patch, const Context& context) {
   std::string problem = missing_identity(patched);
-  if (!problem.empty() && missing_identity(resource.object()).empty()) {
-    context.fail(patch.field, resource.id().to_string() + ": the patched object's " + problem);
+  if (!problem.empty() && before.empty()) {
+    context.fail(patch.field, id.to_string() + ": the patched object's " + problem);
   }
 }
 
-// Puts `changed` in place of the resource's object; a new name or namespace
-// goes through Resource's setters so that the previous id is remembered.
-void replace_object(Resource& resource, Node changed) {
+// The metadata.name and metadata.namespace of an object before a patch
+// changed it, which its id keeps.
+struct NameBefore {
+  std::optional<Node> name;
+  std::optional<Node> ns;
+
+  explicit NameBefore(const Node& object) {
+    if (const Node* found = object.find({"metadata", "name"})) name = *found;
+    if (const Node* found = object.find({"metadata", "namespace"})) ns = *found;
+  }
+};
+
+// The resource's object was patched: a new name or namespace goes through
+// Resource's setters, from the name it had before, so that the previous id
+// is remembered.
+void record_rename(Resource& resource, const NameBefore& before) {
+  Node& changed = resource.object();
   std::string name = changed.string_at({"metadata", "name"});
   const Node* ns = changed.find({"metadata", "namespace"});
   std::string namespace_name = ns ? ns->text() : "";
   bool has_namespace = ns != nullptr;
-  restore(changed, resource.object(), "name", true);
-  restore(changed, resource.object(), "namespace", true);
-  resource.object() = std::move(changed);
+  restore(changed, before.name, "name", true);
+  restore(changed, before.ns, "namespace", true);
   resource.set_name(name);
   resource.set_namespace(namespace_name);
-  if (!has_namespace) resource.object().get_or_insert("metadata", Node::map()).remove("namespace");
+  if (!has_namespace) changed.get_or_insert("metadata", Node::map()).remove("namespace");
 }
 
 // Applies a strategic merge patch as kustomize does: the resource keeps its
 // kind and name unless the patch allows a change, and always its namespace.
-// False when the patch deletes the resource.
+// False when the patch deletes the resource. Merged in place, as JSON
+// patches are (apply_json): a failing merge fails the build.
 bool merge_into(Resource& resource, const Node& merge, const Patch& patch, const Context& context) {
-  Node object = resource.object();
+  ResourceId id = resource.id();
+  Node& object = resource.object();
+  std::string lacked = missing_identity(object);
+  NameBefore before(object);
+  std::optional<Node> kind;
+  if (const Node* found = object.get("kind")) kind = *found;
   try {
     // The result holds at most the patch's nodes more than the resource.
     context.budget->charge(merge);
     if (!apply_strategic_merge(object, merge)) return false;
   } catch (const Error& e) {
-    context.fail(patch.field, resource.id().to_string() + ": " + e.what());
+    context.fail(patch.field, id.to_string() + ": " + e.what());
   }
-  if (!patch.options.allow_kind_change) restore(object, resource.object(), "kind", false);
-  if (!patch.options.allow_name_change) restore(object, resource.object(), "name", true);
-  restore(object, resource.object(), "namespace", true);
-  check_patched(resource, object, patch, context);
-  replace_object(resource, std::move(object));
+  if (!patch.options.allow_kind_change) restore(object, kind, "kind", false);
+  if (!patch.options.allow_name_change) restore(object, before.name, "name", true);
+  restore(object, before.ns, "namespace", true);
+  check_patched(id, lacked, object, patch, context);
+  record_rename(resource, before);
   return true;
 }
 
@@ -281,10 +300,17 @@ void apply_to_targets(ResourceList& resources, const Patch& patch, const Context
 // does not. Resources renamed before carry such annotations too: a patch
 // then sees a metadata.annotations map even when the resource has no
 // annotations. Afterwards an empty map is dropped, as kustomize drops it.
+// The object is patched in place, not on a copy (thousands of shards'
+// Deployments take several patches each): a failing patch fails the build,
+// so nothing sees what it left half done.
 void apply_json(ResourceList& resources, const Patch& patch, const Context& context) {
   for (Resource& resource : resources) {
     if (!selects(*patch.target, resource)) continue;
-    Node object = resource.object();
+    ResourceId id = resource.id();
+    Node& object = resource.object();
+    std::string lacked = missing_identity(object);
+    std::optional<NameBefore> before;
+    if (patch.stores_id) before.emplace(object);
     Node* metadata = object.get("metadata");
     bool annotated =
         (patch.stores_id || !resource.previous_ids().empty()) && metadata && metadata->is_map();
@@ -292,18 +318,14 @@ void apply_json(ResourceList& resources, const Patch& patch, const Context& cont
     try {
       apply_json_patch(object, *patch.operations, *context.budget);
     } catch (const Error& e) {
-      context.fail(patch.field, resource.id().to_string() + ": " + e.what());
+      context.fail(patch.field, id.to_string() + ": " + e.what());
     }
     Node* annotations = object.find({"metadata", "annotations"});
     if (annotated && annotations && annotations->is_map() && annotations->size() == 0) {
       object.get("metadata")->remove("annotations");
     }
-    check_patched(resource, object, patch, context);
-    if (patch.stores_id) {
-      replace_object(resource, std::move(object));
-    } else {
-      resource.object() = std::move(object);
-    }
+    check_patched(id, lacked, object, patch, context);
+    if (before) record_rename(resource, *before);
   }
 }
 

@@ -39,25 +39,37 @@ struct Cell {
 };
 constexpr std::size_t kIndexedFields = 32;
 
-Ref to_cell(const Node& node) {
+// Takes the target's nodes apart rather than copying them: a Flux build
+// merges a patch into thousands of Deployments.
+Ref to_cell(Node&& node) {
   auto cell = std::make_shared<Cell>();
+  yaml::Mark mark = node.mark;
   if (node.is_map()) {
     cell->node = Node::map();
-    for (const auto& [key, value] : node.entries()) cell->fields.emplace_back(key, to_cell(value));
+    cell->fields.reserve(node.size());
+    for (auto& [key, value] : node.entries()) {
+      cell->fields.emplace_back(std::move(key), to_cell(std::move(value)));
+    }
   } else if (node.is_sequence()) {
     cell->node = Node::sequence();
-    for (const Node& item : node.items()) cell->items.push_back(to_cell(item));
+    cell->items.reserve(node.size());
+    for (Node& item : node.items()) cell->items.push_back(to_cell(std::move(item)));
   } else {
-    cell->node = node;
+    cell->node = std::move(node);
   }
-  cell->node.mark = node.mark;
+  cell->node.mark = mark;
   return cell;
 }
 
-Node to_node(const Cell& cell) {
-  Node node = cell.node;
-  for (const auto& [key, value] : cell.fields) node.append(key, to_node(*value));
-  for (const Ref& item : cell.items) node.push_back(to_node(*item));
+// Moves out of the cells only this conversion reaches (`sole`): a cell the
+// merge shares between several places of the tree is copied at each.
+Node to_node(Cell& cell, bool sole) {
+  Node node = sole ? std::move(cell.node) : cell.node;
+  auto sole_below = [sole](const Ref& child) { return sole && child.use_count() == 1; };
+  for (auto& [key, value] : cell.fields) {
+    node.append(sole ? std::move(key) : key, to_node(*value, sole_below(value)));
+  }
+  for (const Ref& item : cell.items) node.push_back(to_node(*item, sole_below(item)));
   return node;
 }
 
@@ -632,13 +644,17 @@ Ref merge(const Ref& dest, const Ref& patch, const Schema& schema, const std::st
 }  // namespace
 
 bool apply_strategic_merge(yaml::Node& target, const yaml::Node& patch) {
-  Ref dest = to_cell(target);
-  Ref result = merge(dest, to_cell(patch), Schema{}, "");
+  Ref dest = to_cell(std::move(target));
+  Ref result = merge(dest, to_cell(Node(patch)), Schema{}, "");
   // kustomize keeps only what was merged into the target object itself: a
-  // top-level `$patch: replace` yields another node, which it drops.
-  if (result != dest) return result != nullptr;
+  // top-level `$patch: replace` yields another node, which it drops, and
+  // leaves the target as it was.
+  if (result != dest) {
+    target = to_node(*dest, true);
+    return result != nullptr;
+  }
   if (nil_or_empty(result)) return false;
-  target = to_node(*result);
+  target = to_node(*result, true);
   return true;
 }
 

@@ -13,7 +13,7 @@ namespace fluxop::kustomize {
 
 // Applies `patch` to `target` (both whole objects) with strategic-merge semantics.
 // Returns false when the patch deletes the whole object (top-level `$patch: delete`,
-// or a result that is empty); `target` is then unspecified.
+// or a result that is empty); `target` is then unspecified, as it is after a throw.
 // Throws fluxop::Error with a one-line message naming the field path on a malformed patch
 // (e.g. "spec.template.spec.containers: expected a sequence, got map").
 // Does not restore the target's name, namespace or kind: kustomize's callers do that.

@@ -69,7 +69,7 @@ void apply_transforms(ResourceList& resources, const Transforms& transforms,
   add_metadata(resources, transforms.common_labels, context);
   add_metadata(resources, transforms.common_annotations, context);
   for (const Patch& patch : transforms.patches_json6902) apply_patch(resources, patch, context);
-  for (const ImageChange& change : transforms.images) change_images(resources, change, context);
+  change_images(resources, transforms.images, context);
   for (const MetadataPairs& config : transforms.transformers) {
     add_metadata(resources, config, context);
   }
