@@ -88,10 +88,14 @@ Target parse_target(const yaml::Node& node, const Context& context, std::string_
 
 bool selects(const Target& target, const Resource& resource) {
   // Kind, group and version first: they rule out most resources, and
-  // cheaply.
+  // cheaply; the kind read where it is, before the id is put together
+  // (instance patches are matched against every object of thousands of
+  // shards).
+  static const std::string no_kind;
+  const yaml::Node* kind = resource.object().get("kind");
+  if (!target.kind.matches(kind && kind->is_scalar() ? kind->text() : no_kind)) return false;
   ResourceId current = resource.id();
-  if (!target.kind.matches(current.gvk.kind) || !target.group.matches(current.gvk.group) ||
-      !target.version.matches(current.gvk.version)) {
+  if (!target.group.matches(current.gvk.group) || !target.version.matches(current.gvk.version)) {
     return false;
   }
   ResourceId original = resource.original_id();
