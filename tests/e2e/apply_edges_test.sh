@@ -5,7 +5,8 @@
 #   deleted and created again, and reported `replaced`;
 # - resource migration: after an upgrade from Flux 2.2 to 2.3, HelmReleases
 #   stored as v2beta2 are written again and the CRD's storedVersions trimmed
-#   to v2; with .spec.migrateResources false nothing is migrated;
+#   to v2, their managers moved to v2; with .spec.migrateResources false
+#   nothing is migrated;
 # - a health check timeout (Ready=False HealthCheckFailed), and SIGTERM
 #   during an apply (a clean stop that releases the Lease);
 # - an upgrade from 2.2 straight to 2.8, whose CRDs no longer serve the
@@ -184,11 +185,25 @@ migration_said() {
 migration_wrote() {
   [ "$(helmrelease_rv)" != "$rv" ] || { echo "the HelmRelease's resourceVersion is still $rv"; return 1; }
 }
+# The managers kubectl recorded at v2beta2 move to v2, as the operator moves
+# them, so that a Flux that drops v2beta2 finds none left at it.
+managers_at_v2() {
+  local versions
+  versions=$(k -n default get helmrelease podinfo -o jsonpath='{.metadata.managedFields[*].apiVersion}')
+  [ -n "$versions" ] && [ -z "$(tr ' ' '\n' <<<"$versions" | grep -vx 'helm.toolkit.fluxcd.io/v2')" ] ||
+    { echo "the HelmRelease's managers are at: $versions"; return 1; }
+}
+managers_at_v2beta2() {
+  k -n default get helmrelease podinfo -o jsonpath='{.metadata.managedFields[*].apiVersion}' |
+    grep -q 'helm.toolkit.fluxcd.io/v2beta2' || { echo "no manager at v2beta2 before the migration"; return 1; }
+}
+check "before the migration, a manager of the HelmRelease is at v2beta2" managers_at_v2beta2
 instance 2.3.x true
 edge migration "$work/instance.yaml"
 check "migration: exit 0, stored versions trimmed to [v2]" exit_and_stored_versions 0 '["v2"]'
 check "migration: the apply says it migrated the HelmRelease" migration_said
 check "migration: the HelmRelease was written again" migration_wrote
+check "migration: the HelmRelease's managers are at v2" managers_at_v2
 rv=$(helmrelease_rv)
 edge migration-again "$work/instance.yaml"
 check "migration: the next apply exits 0, stored versions stay [v2]" exit_and_stored_versions 0 '["v2"]'

@@ -269,17 +269,14 @@ json KubeClient::write(std::string_view method, const ObjectKey& key, std::strin
   return written(request, key, request_all({request}).front());
 }
 
-std::vector<WriteResult> KubeClient::write_all(std::string_view method,
-                                               const std::vector<json>& objects,
-                                               std::string_view content_type,
-                                               const std::string& query) {
-  std::vector<WriteResult> results(objects.size());
+std::vector<WriteResult> KubeClient::write_all(
+    const std::vector<ObjectKey>& keys, const std::function<Request(std::size_t)>& request_for) {
+  std::vector<WriteResult> results(keys.size());
   std::vector<Request> requests;
   std::vector<std::size_t> sent;
-  for (std::size_t i = 0; i < objects.size(); ++i) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
     try {
-      requests.push_back(
-          write_request(method, object_key(objects[i]), {}, objects[i], content_type, query));
+      requests.push_back(request_for(i));
       sent.push_back(i);
     } catch (const Error&) {
       results[i].error = std::current_exception();
@@ -288,7 +285,7 @@ std::vector<WriteResult> KubeClient::write_all(std::string_view method,
   std::vector<Response> responses = request_all(requests);
   for (std::size_t j = 0; j < sent.size(); ++j) {
     try {
-      results[sent[j]].object = written(requests[j], object_key(objects[sent[j]]), responses[j]);
+      results[sent[j]].object = written(requests[j], keys[sent[j]], responses[j]);
     } catch (const Error&) {
       results[sent[j]].error = std::current_exception();
     }
@@ -298,15 +295,33 @@ std::vector<WriteResult> KubeClient::write_all(std::string_view method,
 
 std::vector<WriteResult> KubeClient::apply_all(const std::vector<json>& objects,
                                                const WriteOptions& options) {
-  return write_all(
-      "PATCH", objects, "application/apply-patch+yaml",
-      join_query({dry_run_query(options), field_manager_query(options), "force=true"}));
+  std::vector<ObjectKey> keys;
+  for (const json& object : objects) keys.push_back(object_key(object));
+  std::string query =
+      join_query({dry_run_query(options), field_manager_query(options), "force=true"});
+  return write_all(keys, [&](std::size_t i) {
+    return write_request("PATCH", keys[i], {}, objects[i], "application/apply-patch+yaml", query);
+  });
 }
 
-std::vector<WriteResult> KubeClient::update_all(const std::vector<json>& objects,
-                                                const WriteOptions& options) {
-  return write_all("PUT", objects, "application/json",
-                   join_query({dry_run_query(options), field_manager_query(options)}));
+std::vector<WriteResult> KubeClient::patch_all(const std::vector<ObjectPatch>& patches,
+                                               const WriteOptions& options) {
+  std::vector<ObjectKey> keys;
+  for (const ObjectPatch& patch : patches) keys.push_back(patch.key);
+  std::string query = join_query({dry_run_query(options), field_manager_query(options)});
+  return write_all(keys, [&](std::size_t i) {
+    const ObjectPatch& patch = patches[i];
+    Request request =
+        write_request("PATCH", patch.key, {}, patch.patch,
+                      patch.type == ObjectPatch::Type::Json ? "application/json-patch+json"
+                                                            : "application/merge-patch+json",
+                      query);
+    // The server encodes and we decode the metadata alone, not the
+    // whole object; a server that cannot answers the whole object.
+    request.accept =
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+    return request;
+  });
 }
 
 std::optional<json> KubeClient::get(const ObjectKey& key) {

@@ -124,9 +124,11 @@ class KubeClient {
   nlohmann::json apply_status(const nlohmann::json& object, const WriteOptions& options = {});
   // PUT at the object's metadata.resourceVersion; a Conflict ApiError when it moved.
   nlohmann::json update(const nlohmann::json& object, const WriteOptions& options = {});
-  // PUTs of the objects, sent concurrently.
-  std::vector<WriteResult> update_all(const std::vector<nlohmann::json>& objects,
-                                      const WriteOptions& options = {});
+  // Patches of many objects (a migration, finalizers removed), sent
+  // concurrently; each answer only the object's metadata
+  // (PartialObjectMetadata), all a caller of thousands of writes needs.
+  std::vector<WriteResult> patch_all(const std::vector<ObjectPatch>& patches,
+                                     const WriteOptions& options = {});
   nlohmann::json update_status(const nlohmann::json& object, const WriteOptions& options = {});
   // A JSON merge patch of the object, or of its `subresource` ("status").
   nlohmann::json merge_patch(const ObjectKey& key, const nlohmann::json& patch,
@@ -152,10 +154,10 @@ class KubeClient {
   // The object a write answered; throws the error it answered instead.
   static nlohmann::json written(const Request& request, const ObjectKey& key,
                                 const Response& response);
-  // Writes of whole objects with one method, sent concurrently.
-  std::vector<WriteResult> write_all(std::string_view method,
-                                     const std::vector<nlohmann::json>& objects,
-                                     std::string_view content_type, const std::string& query);
+  // The writes `request_for` makes of each key (what it throws is that
+  // write's error), sent concurrently.
+  std::vector<WriteResult> write_all(const std::vector<ObjectKey>& keys,
+                                     const std::function<Request(std::size_t)>& request_for);
   nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const nlohmann::json& body, std::string_view content_type,
                        std::string query);

@@ -85,10 +85,11 @@ class Cluster {
   virtual std::optional<nlohmann::json> create(const nlohmann::json& object) = 0;
   // Replaces the object at its metadata.resourceVersion; nullopt on a conflict.
   virtual std::optional<nlohmann::json> replace(const nlohmann::json& object) = 0;
-  // The same for several objects, sent together; each answer in their
-  // order, nullopt also when the object is gone.
-  virtual std::vector<std::optional<nlohmann::json>> replace_all(
-      const std::vector<nlohmann::json>& objects) = 0;
+  // Patches of many objects, sent together, several in flight; each answer
+  // in their order: the object's metadata as the server has it after, or
+  // the error (an ApiError: NotFound when it is gone, Conflict or Invalid
+  // when a `test` failed).
+  virtual std::vector<WriteResult> patch_all(const std::vector<ObjectPatch>& patches) = 0;
   // A JSON merge patch of the object's status (replaces lists whole).
   virtual nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) = 0;
   // A JSON patch (RFC 6902).

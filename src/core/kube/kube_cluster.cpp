@@ -82,18 +82,8 @@ std::optional<json> KubeCluster::replace(const json& object) {
   }
 }
 
-std::vector<std::optional<json>> KubeCluster::replace_all(const std::vector<json>& objects) {
-  std::vector<std::optional<json>> replaced;
-  for (WriteResult& result : client_.update_all(objects, writes())) {
-    try {
-      if (result.error) std::rethrow_exception(result.error);
-      replaced.push_back(std::move(result.object));
-    } catch (const ApiError& e) {
-      if (e.reason() != "Conflict" && e.reason() != "NotFound") throw;
-      replaced.push_back(std::nullopt);
-    }
-  }
-  return replaced;
+std::vector<WriteResult> KubeCluster::patch_all(const std::vector<ObjectPatch>& patches) {
+  return client_.patch_all(patches, writes());
 }
 
 json KubeCluster::merge_patch_status(const ObjectKey& ref, const json& status) {

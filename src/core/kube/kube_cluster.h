@@ -28,8 +28,7 @@ class KubeCluster : public Cluster {
   nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
   std::optional<nlohmann::json> create(const nlohmann::json& object) override;
   std::optional<nlohmann::json> replace(const nlohmann::json& object) override;
-  std::vector<std::optional<nlohmann::json>> replace_all(
-      const std::vector<nlohmann::json>& objects) override;
+  std::vector<WriteResult> patch_all(const std::vector<ObjectPatch>& patches) override;
   nlohmann::json merge_patch_status(const ObjectKey& key, const nlohmann::json& status) override;
   nlohmann::json json_patch(const ObjectKey& key, const nlohmann::json& patch) override;
   bool remove(const ObjectKey& key) override;

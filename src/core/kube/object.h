@@ -58,6 +58,16 @@ struct WriteResult {
   std::exception_ptr error;
 };
 
+// A patch of one object, sent with others (Cluster::patch_all): a JSON merge
+// patch, or a JSON patch (RFC 6902) whose `test` operations make it refused
+// when the object moved.
+struct ObjectPatch {
+  enum class Type { Merge, Json };
+  ObjectKey key;
+  Type type = Type::Merge;
+  nlohmann::json patch;
+};
+
 // One of the causes a Status object details (.details.causes[]).
 struct StatusCause {
   std::string type;  // "FieldValueInvalid", "NamespaceTerminating", ...

@@ -7,6 +7,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/kube/patch_listed.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
@@ -22,13 +23,27 @@ namespace {
 using ssa::Action;
 using ssa::Change;
 
-// A finalizer-removing patch is refused when the finalizers changed since
-// they were read; they are read again this many times.
-constexpr int kFinalizerAttempts = 3;
-
 json finalizers_of(const json& object) {
   json finalizers = object.value("metadata", json::object()).value("finalizers", json::array());
   return finalizers.is_array() ? finalizers : json::array();
+}
+
+// The patch removing `finalizer` from the object (all when nullopt), each
+// at its index after a `test` that it is still there: refused when the
+// finalizers moved, the patch is made again from them read again.
+std::optional<kube::ObjectPatch> finalizers_patch(const json& object,
+                                                  const std::optional<std::string>& finalizer) {
+  json finalizers = finalizers_of(object);
+  json patch = json::array();
+  for (std::size_t i = finalizers.size(); i-- > 0;) {
+    if (finalizer && finalizers[i] != *finalizer) continue;
+    std::string path = "/metadata/finalizers/" + std::to_string(i);
+    patch.push_back({{"op", "test"}, {"path", path}, {"value", finalizers[i]}});
+    patch.push_back({{"op", "remove"}, {"path", path}});
+  }
+  if (patch.empty()) return std::nullopt;
+  return kube::ObjectPatch{kube::object_key(object), kube::ObjectPatch::Type::Json,
+                           std::move(patch)};
 }
 
 bool is_crd(const kube::ObjectKey& key) {
@@ -58,10 +73,9 @@ class Uninstall {
   // Deletes the objects (those the prune rules allow) and waits for them.
   void remove(const std::vector<kube::ObjectKey>& keys, const std::string& what, bool wait);
   void remove_flux_finalizers();
-  // Removes `finalizers` of the object (all when nullopt), retried when
+  // Removes `finalizer` of the object (all when nullopt), retried when
   // they changed meanwhile; false when the object is gone.
-  bool remove_finalizers(const kube::ObjectKey& key, json live,
-                         const std::optional<std::string>& finalizer);
+  bool remove_finalizers(const json& live, const std::optional<std::string>& finalizer);
   void remove_instance(const json& live);
   // Ready=False, kUninstalling, for the instance's generation.
   void mark_uninstalling(const json& live);
@@ -96,48 +110,23 @@ void Uninstall::remove(const std::vector<kube::ObjectKey>& keys, const std::stri
     engine_.wait_deleted(deleted, what, deadline_);
 }
 
-bool Uninstall::remove_finalizers(const kube::ObjectKey& key, json live,
-                                  const std::optional<std::string>& finalizer) {
-  for (int attempt = 1;; ++attempt) {
-    json finalizers = finalizers_of(live);
-    json patch = json::array();
-    for (std::size_t i = finalizers.size(); i-- > 0;) {
-      if (finalizer && finalizers[i] != *finalizer) continue;
-      std::string path = "/metadata/finalizers/" + std::to_string(i);
-      patch.push_back({{"op", "test"}, {"path", path}, {"value", finalizers[i]}});
-      patch.push_back({{"op", "remove"}, {"path", path}});
-    }
-    if (patch.empty()) return true;
-    try {
-      before_request();
-      cluster_.json_patch(key, patch);
-      return true;
-    } catch (const kube::ApiError& e) {
-      // 422: a test failed, the finalizers moved; 409: the object changed.
-      if (attempt == kFinalizerAttempts || (e.status() != 422 && e.status() != 409)) throw;
-    }
-    before_request();
-    std::optional<json> again = cluster_.get(key);
-    if (!again) return false;
-    live = std::move(*again);
-  }
+bool Uninstall::remove_finalizers(const json& live, const std::optional<std::string>& finalizer) {
+  before_request();
+  return kube::patch_one(cluster_, live, [&finalizer](const json& object) {
+    return finalizers_patch(object, finalizer);
+  });
 }
 
 void Uninstall::remove_flux_finalizers() {
   std::vector<kube::ObjectKey> kinds = cluster_.served_kinds(is_flux_group);
-  std::vector<kube::ListQuery> queries;
-  for (const kube::ObjectKey& kind : kinds) queries.push_back({kind, {}, ""});
-  // Each object's finalizers are removed as its page of the list arrives:
-  // memory holds a page, not every Flux object of the cluster.
-  std::vector<int> removed(kinds.size());
+  kube::ListedPatches work;
+  for (const kube::ObjectKey& kind : kinds) work.queries.push_back({kind, {}, ""});
+  work.patch_for = [](std::size_t, const json& object) {
+    return finalizers_patch(object, std::nullopt);
+  };
+  work.before_batch = [this] { before_request(); };
   before_request();
-  cluster_.list_each(queries, [&](std::size_t i, json&& object) {
-    if (finalizers_of(object).empty()) return;
-    kube::ObjectKey key = kinds[i];
-    key.ns = object["metadata"].value("namespace", "");
-    key.name = object["metadata"].value("name", "");
-    if (remove_finalizers(key, std::move(object), std::nullopt)) ++removed[i];
-  });
+  std::vector<int> removed = kube::patch_listed(cluster_, work);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (removed[i] > 0)
       progress("removed the finalizers of " + std::to_string(removed[i]) + " " + kinds[i].kind +
@@ -161,7 +150,7 @@ void Uninstall::remove_instance(const json& live) {
   std::optional<json> now = live;
   if (!finalizers_of(live).empty()) {
     // The finalizer is the uninstall this is: nobody else is to run it.
-    if (!remove_finalizers(ref_, live, std::string(kInstanceFinalizer))) return;
+    if (!remove_finalizers(live, std::string(kInstanceFinalizer))) return;
   }
   if (options_.behind_finalizer) return;  // being deleted: it goes once released
   before_request();
@@ -186,7 +175,7 @@ UninstallResult Uninstall::run() {
       return result_;
     }
     if (reconcile_disabled(*live)) {
-      remove_finalizers(ref_, *live, std::string(kInstanceFinalizer));
+      remove_finalizers(*live, std::string(kInstanceFinalizer));
       result_.message = display_name(ref_) + " released: its reconciliation is disabled";
       return result_;
     }

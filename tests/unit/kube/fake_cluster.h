@@ -163,17 +163,46 @@ class FakeCluster : public kube::Cluster {
     changed(kube::object_key(object));
     return replaced;
   }
-  std::vector<std::optional<json>> replace_all(const std::vector<json>& batch) override {
-    std::vector<std::optional<json>> replaced;
-    for (const json& object : batch) replaced.push_back(replace(object));
-    return replaced;
+  std::vector<kube::WriteResult> patch_all(const std::vector<kube::ObjectPatch>& patches) override {
+    ++patch_batches;
+    std::vector<kube::WriteResult> results;
+    for (const kube::ObjectPatch& patch : patches) {
+      kube::WriteResult& result = results.emplace_back();
+      try {
+        if (auto refused = refuse_patch.find(key(patch.key)); refused != refuse_patch.end())
+          throw refused->second;
+        result.object = patch.type == kube::ObjectPatch::Type::Json
+                            ? json_patch(patch.key, patch.patch)
+                            : merge_patch(patch.key, patch.patch);
+      } catch (const kube::ApiError&) {
+        result.error = std::current_exception();
+      }
+    }
+    return results;
   }
+  // By key(): a patch of patch_all fails so.
+  std::map<std::string, kube::ApiError> refuse_patch;
+  int patch_batches = 0;  // calls of patch_all
   json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
     log("PATCH-STATUS", k);
     json& object = objects.at(key(k));
     if (!dry_run_) object["status"].merge_patch(status);
     changed(k);
     return object;
+  }
+  // A JSON merge patch: the object unchanged (no new resourceVersion) when
+  // it changes nothing, as the API server leaves it.
+  json merge_patch(const kube::ObjectKey& k, const json& patch) {
+    log("PATCH", k);
+    auto found = objects.find(key(k));
+    if (found == objects.end()) throw kube::ApiError(key(k) + " not found", 404, "NotFound");
+    json patched = found->second;
+    patched.merge_patch(patch);
+    if (dry_run_ || patched == found->second) return patched;
+    stamp(patched, version(found->second) + 1);
+    found->second = patched;
+    changed(k);
+    return patched;
   }
   json json_patch(const kube::ObjectKey& k, const json& patch) override {
     log("PATCH", k);
@@ -426,8 +455,9 @@ class FakeCluster : public kube::Cluster {
     std::optional<json> replace(const json& object) override {
       return locked([&] { return cluster_.replace(object); });
     }
-    std::vector<std::optional<json>> replace_all(const std::vector<json>& batch) override {
-      return locked([&] { return cluster_.replace_all(batch); });
+    std::vector<kube::WriteResult> patch_all(
+        const std::vector<kube::ObjectPatch>& patches) override {
+      return locked([&] { return cluster_.patch_all(patches); });
     }
     json merge_patch_status(const kube::ObjectKey& k, const json& status) override {
       return locked([&] { return cluster_.merge_patch_status(k, status); });

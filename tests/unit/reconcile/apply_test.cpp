@@ -600,7 +600,7 @@ TEST_CASE("policy: resources stored in an old version are written again, storedV
   seed(run);
   run.apply("  wait: false\n", "", kWithCrd);
   auto widget_replaced = [](const Run& r) {
-    std::vector<std::string> replaced = r.cluster.logged("REPLACE");
+    std::vector<std::string> replaced = r.cluster.logged("PATCH");
     return std::count(replaced.begin(), replaced.end(), "Widget/default/w");
   };
   CHECK(widget_replaced(run) == 1);
@@ -744,7 +744,7 @@ spec:
                    {"kind", "Widget"},
                    {"metadata", {{"name", "w"}, {"namespace", "apps"}}}});
   auto migrated = [&run] {
-    std::vector<std::string> replaced = run.cluster.logged("REPLACE");
+    std::vector<std::string> replaced = run.cluster.logged("PATCH");
     return std::count(replaced.begin(), replaced.end(), "Widget/apps/w");
   };
   run.apply("  wait: false\n", "", crd);

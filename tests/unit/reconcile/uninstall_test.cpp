@@ -109,6 +109,33 @@ TEST_CASE("uninstall: the controllers, then the finalizers, then the inventory a
                   "removed the finalizers of 1 Kustomization") != installed.progress.end());
 }
 
+TEST_CASE("uninstall: the finalizers removed in one batch, one refused stops before the CRDs") {
+  Installed installed;
+  for (int i = 0; i < 30; ++i) {
+    json more = object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps",
+                       "more-" + std::to_string(i), false);
+    more["metadata"]["finalizers"] = {"finalizers.fluxcd.io"};
+    installed.cluster.put(more);
+  }
+  installed.cluster.refuse_patch.emplace(
+      "Kustomization/apps/more-7",
+      kube::ApiError("Kustomization/apps/more-7: forbidden: no", 403, "Forbidden"));
+  CHECK_THROWS_WITH_AS(uninstall_instance(installed.cluster, kInstance, installed.options),
+                       "1 object not patched: Kustomization/apps/more-7: forbidden: no", Error);
+  CHECK(installed.cluster.patch_batches == 1);
+  // Every other finalizer went; the CRDs and the instance wait for the next run.
+  CHECK(
+      installed.cluster.objects.at("Kustomization/apps/more-8")["metadata"]["finalizers"].empty());
+  CHECK(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+  CHECK(installed.has("FluxInstance/flux-system/flux"));
+
+  installed.cluster.refuse_patch.clear();
+  uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(std::find(installed.progress.begin(), installed.progress.end(),
+                  "removed the finalizers of 1 Kustomization") != installed.progress.end());
+  CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
+}
+
 TEST_CASE("uninstall: run again once done, there is nothing to do") {
   Installed installed;
   uninstall_instance(installed.cluster, kInstance, installed.options);
