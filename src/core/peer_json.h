@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +31,66 @@ struct PeerJsonBounds {
 // or array counts twice). Never throws.
 nlohmann::json parse_peer_json(std::string_view text, std::string* why = nullptr,
                                const PeerJsonBounds& bounds = {}, std::size_t* values = nullptr);
+
+}  // namespace fluxop
+
+namespace fluxop {
+
+// A JSON object that arrives in pieces and holds most of its bytes in one
+// array member (an API server's list: {"kind": ..., "metadata": {...},
+// "items": [{...}, ...]}): each element of that array is decoded on its own
+// as soon as its last byte has arrived, and handed over, so that memory
+// holds one element, not the document. What is around the array (the
+// envelope) is kept, with the array left empty, and decoded at the end.
+class PeerJsonArrayStream {
+ public:
+  struct Options {
+    std::string member;  // the array, a member of the top-level object ("items")
+    // Of each element; beyond them, or an element that is not an object, is
+    // an error.
+    PeerJsonBounds bounds;
+    std::size_t max_element_bytes = std::size_t{32} << 20;
+    std::size_t max_envelope_bytes = std::size_t{1} << 20;
+    // Members of each element left out while it is decoded, as JSON
+    // pointers two levels deep ("/metadata/managedFields"): what the caller
+    // would drop is never built.
+    std::vector<std::string> dropped;
+  };
+  using ElementVisitor = std::function<void(nlohmann::json&& element)>;
+
+  PeerJsonArrayStream(Options options, ElementVisitor each);
+
+  // The next bytes of the document; the elements they complete are handed
+  // to `each` before it returns. Throws fluxop::Error with the reason
+  // ("an element of more than 256 levels") when the bytes break a bound.
+  void write(std::string_view bytes);
+  // The envelope, once the document is whole; throws fluxop::Error when it
+  // is not JSON (cut short, say).
+  nlohmann::json finish();
+  // The elements handed over so far.
+  std::size_t elements() const { return handed_; }
+
+ private:
+  void scan_envelope(std::string_view bytes, std::size_t& at);
+  void scan_element(std::string_view bytes, std::size_t& at);
+  void hand_over();
+
+  Options options_;
+  ElementVisitor each_;
+  std::vector<std::vector<std::string>> dropped_;  // options_.dropped, split
+  std::string envelope_;
+  std::string element_;
+  std::size_t depth_ = 0;  // of the document, at the byte scanned
+  bool in_string_ = false;
+  bool escaped_ = false;
+  std::size_t string_start_ = 0;    // in envelope_, of the last string's text
+  std::size_t string_end_ = 0;      // and its end
+  std::string key_;                 // the last key at depth 1
+  bool after_colon_ = false;        // a member's value is next, at depth 1
+  bool in_array_ = false;           // inside the member's array, between elements
+  bool in_element_ = false;         // inside one of its elements
+  std::size_t element_values_ = 0;  // counted as parse_peer_json counts them
+  std::size_t handed_ = 0;
+};
 
 }  // namespace fluxop
