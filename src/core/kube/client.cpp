@@ -1,5 +1,9 @@
 #include "core/kube/client.h"
 
+#include <algorithm>
+#include <memory>
+#include <optional>
+
 #include "core/kube/answer.h"
 #include "core/net/http.h"
 
@@ -137,7 +141,8 @@ net::HttpClient& KubeClient::http_for(const RequestCredentials& credentials) {
 }
 
 std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
-                                       const RequestCredentials& credentials) {
+                                       const RequestCredentials& credentials,
+                                       const std::vector<net::BodySink*>& sinks) {
   // A request sent once the stop is asked (an apply's release of its lock)
   // is neither cancelled nor retried through an outage: it ends in seconds.
   bool after_stop = options_.cancelled && options_.cancelled();
@@ -153,6 +158,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     request.body = one.body;
     request.max_body = kMaxAnswerBytes;
     request.idempotent = one.method != "POST";
+    request.timeout = one.timeout;
     if (!after_stop) request.cancelled = options_.cancelled;
     if (answered_ && options_.retry_until && !after_stop) {
       request.retry_for = std::max(std::chrono::milliseconds(0),
@@ -162,7 +168,7 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
     http_requests.push_back(std::move(request));
   }
   std::vector<net::HttpResponse> http_responses =
-      http_for(credentials).send_all(http_requests, options_.concurrency);
+      http_for(credentials).send_all(http_requests, options_.concurrency, sinks);
   answered_ = true;
   std::vector<Response> responses;
   for (net::HttpResponse& response : http_responses) {
@@ -172,18 +178,23 @@ std::vector<Response> KubeClient::send(const std::vector<Request>& requests,
   return responses;
 }
 
-std::vector<Response> KubeClient::request_all(const std::vector<Request>& requests) {
+std::vector<Response> KubeClient::request_all(const std::vector<Request>& requests,
+                                              const std::vector<net::BodySink*>& sinks) {
   std::vector<Response> responses;
   try {
-    responses = send(requests, auth_.current());
+    responses = send(requests, auth_.current(), sinks);
     std::vector<std::size_t> unauthorized;
     for (std::size_t i = 0; i < responses.size(); ++i) {
       if (responses[i].status == 401) unauthorized.push_back(i);
     }
     if (!unauthorized.empty() && auth_.forget()) {
       std::vector<Request> again;
-      for (std::size_t i : unauthorized) again.push_back(requests[i]);
-      std::vector<Response> answers = send(again, auth_.current());
+      std::vector<net::BodySink*> again_sinks;
+      for (std::size_t i : unauthorized) {
+        again.push_back(requests[i]);
+        if (!sinks.empty()) again_sinks.push_back(sinks[i]);
+      }
+      std::vector<Response> answers = send(again, auth_.current(), again_sinks);
       for (std::size_t i = 0; i < unauthorized.size(); ++i) {
         responses[unauthorized[i]] = std::move(answers[i]);
       }
@@ -356,22 +367,7 @@ void KubeClient::list_each(const std::vector<ListQuery>& queries, const ListVisi
   read_lists(queries, false, each);
 }
 
-void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
-                            const ListVisitor& each) {
-  // Each list is read in pages, one page of each list at a time, sent
-  // together: memory is bounded per page, and per list only when the caller
-  // keeps the whole list.
-  struct Listing {
-    std::string what;  // "Deployment in flux-system"
-    std::string path;
-    std::string selector;
-    std::string api_version;  // items of a list carry none; callers want whole objects
-    bool named = false;       // one object by name: a GET, not paged
-    std::string next;         // the continue token of the page to ask for
-    std::size_t bytes = 0;    // of the pages read
-    std::size_t values = 0;
-    std::size_t pages = 0;
-  };
+std::vector<KubeClient::Listing> KubeClient::listings(const std::vector<ListQuery>& queries) {
   std::vector<Listing> listings;
   for (const ListQuery& query : queries) {
     const ObjectKey& kind = query.kind;
@@ -393,11 +389,28 @@ void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
         join_query({labels.empty() ? "" : "labelSelector=" + net::url_escape(labels),
                     query.fields.empty() ? "" : "fieldSelector=" + net::url_escape(query.fields)});
     listing.api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+    listing.kind = kind.kind;
     listing.named = !query.name.empty();
     ObjectKey named = kind;
     named.name = query.name;
     listing.path = listing.named ? object_path(named) : resource_path(*mapping, kind.ns);
   }
+  return listings;
+}
+
+void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
+                            const ListVisitor& each) {
+  // Each list is read in pages, one page of each list at a time, sent
+  // together: memory is bounded per page, and per list only when the caller
+  // keeps the whole list.
+  struct Paging {
+    std::string next;       // the continue token of the page to ask for
+    std::size_t bytes = 0;  // of the pages read
+    std::size_t values = 0;
+    std::size_t pages = 0;
+  };
+  std::vector<Listing> listings = this->listings(queries);
+  std::vector<Paging> pagings(listings.size());
   std::vector<std::size_t> pending(listings.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   while (!pending.empty()) {
@@ -405,14 +418,16 @@ void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
     for (std::size_t i : pending) {
       const Listing& listing = listings[i];
       std::string page = listing.named ? "" : "limit=" + std::to_string(kListPageItems);
-      std::string next = listing.next.empty() ? "" : "continue=" + net::url_escape(listing.next);
+      const std::string& token = pagings[i].next;
+      std::string next = token.empty() ? "" : "continue=" + net::url_escape(token);
       requests.push_back({"GET", listing.path, join_query({listing.selector, page, next}), "",
                           "application/json", "application/json"});
     }
     std::vector<Response> responses = request_all(requests);
     std::vector<std::size_t> more;
     for (std::size_t j = 0; j < pending.size(); ++j) {
-      Listing& listing = listings[pending[j]];
+      const Listing& listing = listings[pending[j]];
+      Paging& paging = pagings[pending[j]];
       Response& response = responses[j];
       if (listing.named && response.status == 404) continue;
       if (!response.ok()) throw api_error(listing.what, response.status, response.body);
@@ -421,8 +436,8 @@ void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
         return Error(listing.what + ": the API server's answer to " + request +
                      ": a list of more than " + bound);
       };
-      listing.bytes += response.body.size();
-      if (kept && listing.bytes > kMaxListBytes)
+      paging.bytes += response.body.size();
+      if (kept && paging.bytes > kMaxListBytes)
         throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
       ListPage page;
       try {
@@ -435,8 +450,8 @@ void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
         throw Error(listing.what + ": " + e.what());
       }
       std::string().swap(response.body);  // the decoded page replaces its text
-      listing.values += page.values;
-      if (kept && listing.values > kMaxListValues)
+      paging.values += page.values;
+      if (kept && paging.values > kMaxListValues)
         throw beyond(std::to_string(kMaxListValues) + " values");
       for (json& item : page.items) {
         if (!item.is_object())
@@ -444,13 +459,151 @@ void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
       }
       for (json& item : page.items) {
         item["apiVersion"] = listing.api_version;
-        item["kind"] = queries[pending[j]].kind.kind;
+        item["kind"] = listing.kind;
         each(pending[j], std::move(item));
       }
-      listing.next = std::move(page.next);
-      if (listing.next.empty()) continue;
-      if (++listing.pages >= kMaxListPages) throw beyond(std::to_string(kMaxListPages) + " pages");
+      paging.next = std::move(page.next);
+      if (paging.next.empty()) continue;
+      if (++paging.pages >= kMaxListPages) throw beyond(std::to_string(kMaxListPages) + " pages");
       more.push_back(pending[j]);
+    }
+    pending = std::move(more);
+  }
+}
+
+namespace {
+
+// One list's answer decoded as it arrives: each object handed over as soon
+// as its last byte is in.
+class StreamedList : public net::BodySink {
+ public:
+  StreamedList(std::string what, std::string request, std::function<void(json&&)> each)
+      : what_(std::move(what)), request_(std::move(request)), each_(std::move(each)) {}
+
+  void reset() override {
+    // A retry would hand the objects over again: the list is refused.
+    if (decoder_ && decoder_->elements() > 0) handed_before_retry_ = decoder_->elements();
+    PeerJsonArrayStream::Options options;
+    options.member = "items";
+    options.bounds = kAnswerBounds;
+    options.max_element_bytes = kMaxAnswerBytes;
+    // Most of an object's bytes, and read by no one who reads many.
+    options.dropped = {"/metadata/managedFields"};
+    decoder_.emplace(std::move(options), [this](json&& item) {
+      try {
+        each_(std::move(item));
+      } catch (...) {
+        visitor_failed_ = true;
+        throw;
+      }
+    });
+  }
+
+  void write(std::string_view bytes) override {
+    if (handed_before_retry_ > 0)
+      throw Error(what_ + ": the API server's answer to " + request_ + " broke off after " +
+                  std::to_string(handed_before_retry_) + " objects");
+    try {
+      decoder_->write(bytes);
+    } catch (const Error& e) {
+      if (visitor_failed_) throw;
+      throw Error(what_ + ": the API server's answer to " + request_ + ": " + e.what());
+    }
+  }
+
+  // The continue token of the list once its answer is whole: empty but for
+  // a server that pages unasked, whose next page is read with this sink too.
+  std::string finish() {
+    try {
+      json envelope = decoder_->finish();
+      decoder_.reset();  // the next page's objects are new ones
+      auto items = envelope.is_object() ? envelope.find("items") : envelope.end();
+      if (items == envelope.end() || !items->is_array()) throw Error("not a list");
+      std::string next;
+      auto metadata = envelope.find("metadata");
+      if (metadata != envelope.end() && metadata->is_object()) {
+        auto token = metadata->find("continue");
+        if (token != metadata->end() && token->is_string()) next = token->get<std::string>();
+      }
+      return next;
+    } catch (const Error& e) {
+      throw Error(what_ + ": the API server's answer to " + request_ + ": " + e.what());
+    }
+  }
+
+ private:
+  std::string what_;
+  std::string request_;
+  std::function<void(json&&)> each_;
+  std::optional<PeerJsonArrayStream> decoder_;
+  std::size_t handed_before_retry_ = 0;
+  bool visitor_failed_ = false;
+};
+
+}  // namespace
+
+void KubeClient::list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+  std::vector<Listing> listings = this->listings(queries);
+  std::vector<std::unique_ptr<StreamedList>> streams;
+  for (std::size_t i = 0; i < listings.size(); ++i) {
+    const Listing& listing = listings[i];
+    streams.push_back(std::make_unique<StreamedList>(listing.what, "GET " + listing.path,
+                                                     [&each, &listing, i](json&& item) {
+                                                       item["apiVersion"] = listing.api_version;
+                                                       item["kind"] = listing.kind;
+                                                       each(i, std::move(item));
+                                                     }));
+  }
+  // A whole list takes as long as the API server lets it (its
+  // --request-timeout, a minute by default), not a page's bound.
+  std::chrono::milliseconds timeout{0};
+  if (options_.request_timeout.count() > 0)
+    timeout = std::max(options_.request_timeout, std::chrono::milliseconds(60'000));
+  std::vector<std::string> next(listings.size());
+  std::vector<std::size_t> pending(listings.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  for (std::size_t round = 0; !pending.empty(); ++round) {
+    if (round == kMaxListPages)
+      throw Error(listings[pending.front()].what + ": the API server's answer to GET " +
+                  listings[pending.front()].path + ": a list of more than " +
+                  std::to_string(kMaxListPages) + " pages");
+    std::vector<Request> requests;
+    std::vector<net::BodySink*> sinks;
+    for (std::size_t i : pending) {
+      const Listing& listing = listings[i];
+      std::string token = next[i].empty() ? "" : "continue=" + net::url_escape(next[i]);
+      Request& request =
+          requests.emplace_back(Request{"GET", listing.path, join_query({listing.selector, token}),
+                                        "", "application/json", "application/json"});
+      request.timeout = timeout;
+      // One object by name is decoded once it is whole.
+      sinks.push_back(listing.named ? nullptr : streams[i].get());
+    }
+    std::vector<Response> responses = request_all(requests, sinks);
+    std::vector<std::size_t> more;
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      std::size_t i = pending[j];
+      const Listing& listing = listings[i];
+      const Response& response = responses[j];
+      if (listing.named && response.status == 404) continue;
+      if (!response.ok()) throw api_error(listing.what, response.status, response.body);
+      if (listing.named) {
+        json object;
+        try {
+          object = decode_answer("GET " + listing.path, response.body);
+        } catch (const Error& e) {
+          throw Error(listing.what + ": " + e.what());
+        }
+        if (!object.is_object())
+          throw Error(listing.what + ": the API server's answer to GET " + listing.path +
+                      ": not an object");
+        object["apiVersion"] = listing.api_version;
+        object["kind"] = listing.kind;
+        each(i, std::move(object));
+        continue;
+      }
+      next[i] = streams[i]->finish();
+      if (!next[i].empty()) more.push_back(i);
     }
     pending = std::move(more);
   }

@@ -84,9 +84,13 @@ class KubeClient {
     std::string body;
     std::string content_type;
     std::string accept;
+    // The request's bound when not ClientOptions::request_timeout.
+    std::chrono::milliseconds timeout{0};
   };
-  // Several requests, sent together; the answers in their order.
-  std::vector<Response> request_all(const std::vector<Request>& requests);
+  // Several requests, sent together; the answers in their order. `sinks`,
+  // when given, takes each request's 2xx body as it arrives (null: none).
+  std::vector<Response> request_all(const std::vector<Request>& requests,
+                                    const std::vector<net::BodySink*>& sinks = {});
 
   // One request: `path` such as "/api/v1/namespaces", `query` already
   // escaped ("a=b&c=d"). Returns any HTTP status; throws fluxop::Error when
@@ -113,6 +117,12 @@ class KubeClient {
   // The same lists, each object handed to `each` as its page arrives and
   // dropped after: memory holds a page, not a list.
   void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each);
+  // The same lists, each read whole in one request (which costs the API
+  // server less than pages of 500: docs/benchmarks.md) and decoded as it
+  // arrives: each object is handed to `each` as soon as its last byte is in,
+  // without its metadata.managedFields, while the answers still stream, so
+  // `each` must send no request. Memory holds an object, not a page.
+  void list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each);
   nlohmann::json create(const nlohmann::json& object, const WriteOptions& options = {});
   // Server-side apply with force=true (the object sent as JSON, which is YAML).
   nlohmann::json apply(const nlohmann::json& object, const WriteOptions& options = {});
@@ -161,11 +171,22 @@ class KubeClient {
   nlohmann::json write(std::string_view method, const ObjectKey& key, std::string_view subresource,
                        const nlohmann::json& body, std::string_view content_type,
                        std::string query);
+  // What a list is read with: its path, its selectors' query.
+  struct Listing {
+    std::string what;  // "Deployment in flux-system"
+    std::string path;
+    std::string selector;
+    std::string api_version;  // items of a list carry none; callers want whole objects
+    std::string kind;
+    bool named = false;  // one object by name: a GET, not a list
+  };
+  std::vector<Listing> listings(const std::vector<ListQuery>& queries);
   // The lists, page by page; `kept`: the caller keeps every object, so the
   // bounds of a whole list apply.
   void read_lists(const std::vector<ListQuery>& queries, bool kept, const ListVisitor& each);
   std::vector<Response> send(const std::vector<Request>& requests,
-                             const RequestCredentials& credentials);
+                             const RequestCredentials& credentials,
+                             const std::vector<net::BodySink*>& sinks);
   net::HttpClient& http_for(const RequestCredentials& credentials);
 
   ClusterAccess access_;

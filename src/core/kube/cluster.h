@@ -65,6 +65,12 @@ class Cluster {
   // The same lists, each object handed to `each` as it arrives and dropped
   // after: what a list costs in memory is what `each` keeps of it.
   virtual void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) = 0;
+  // The same, each list read whole and each object handed to `each` as it
+  // is decoded, while the answers still arrive: `each` sends no request.
+  // Its metadata.managedFields may be left out. The default is list_each.
+  virtual void list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+    list_each(queries, each);
+  }
   std::vector<nlohmann::json> list(const ObjectKey& kind, const Labels& selector) {
     return std::move(list_all({{kind, selector, ""}}).front());
   }

@@ -41,6 +41,13 @@ void KubeCluster::list_each(const std::vector<ListQuery>& queries, const ListVis
   });
 }
 
+void KubeCluster::list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+  std::vector<std::size_t> served;
+  client_.list_streamed(served_queries(queries, served), [&](std::size_t query, json&& object) {
+    each(served[query], std::move(object));
+  });
+}
+
 std::vector<ListQuery> KubeCluster::served_queries(const std::vector<ListQuery>& queries,
                                                    std::vector<std::size_t>& served) {
   std::vector<ListQuery> asked;

@@ -23,6 +23,7 @@ class KubeCluster : public Cluster {
   std::optional<nlohmann::json> get(const ObjectKey& key) override;
   std::vector<std::vector<nlohmann::json>> list_all(const std::vector<ListQuery>& queries) override;
   void list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) override;
+  void list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) override;
   std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
                                      bool dry_run) override;
   nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;

@@ -754,9 +754,13 @@ HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
 }
 
 std::vector<HttpResponse> HttpClient::send_all(const std::vector<HttpRequest>& requests,
-                                               std::size_t max_concurrent) {
+                                               std::size_t max_concurrent,
+                                               const std::vector<BodySink*>& sinks) {
   std::vector<Exchange> exchanges(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) exchanges[i].current = requests[i];
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    exchanges[i].current = requests[i];
+    if (i < sinks.size()) exchanges[i].sink = sinks[i];
+  }
   return exchange_all(exchanges, max_concurrent);
 }
 

@@ -140,8 +140,11 @@ class HttpClient {
   // streams of one HTTP/2 connection where the server speaks it), each
   // retried and redirected as send() does; the responses in the requests'
   // order. Throws as send() does when one of them gets no response.
+  // `sinks`, when given, takes each request's 2xx body (null: none), as
+  // send() does.
   std::vector<HttpResponse> send_all(const std::vector<HttpRequest>& requests,
-                                     std::size_t max_concurrent);
+                                     std::size_t max_concurrent,
+                                     const std::vector<BodySink*>& sinks = {});
 
   // The number of requests sent so far, retries and redirects included.
   int requests_sent() const { return requests_sent_; }

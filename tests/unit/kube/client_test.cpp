@@ -377,6 +377,49 @@ TEST_CASE("client: list_each hands each page's objects over before it asks for t
   CHECK(visited_when_asked == std::vector<int>{0, 500, 1000});
 }
 
+TEST_CASE("client: list_streamed reads each list whole, one request each, without managedFields") {
+  std::atomic<int> requests = 0;
+  FakeApiServer server = configmap_server([&](const FakeRequest& request) -> FakeResponse {
+    ++requests;
+    std::string_view target = request.target;
+    if (target.find("limit=") != std::string_view::npos)
+      return {400, R"({"kind":"Status","reason":"BadRequest","code":400})", ""};
+    if (target == "/api/v1/namespaces/whole/configmaps") {
+      std::string items;
+      for (int i = 0; i < 1200; ++i)
+        items += (i == 0 ? "" : ",") + std::string(R"({"metadata":{"name":"cm-)") +
+                 std::to_string(i) + R"(","managedFields":[{"manager":"m"}]},"data":{"a":"}"}})";
+      return {200, R"({"kind":"ConfigMapList","metadata":{},"items":[)" + items + "]}", ""};
+    }
+    // A server that pages unasked is followed.
+    if (target == "/api/v1/namespaces/unasked/configmaps")
+      return {200, R"({"metadata":{"continue":"next"},"items":[{"metadata":{"name":"a"}}]})", ""};
+    if (target == "/api/v1/namespaces/unasked/configmaps?continue=next")
+      return {200, R"({"metadata":{},"items":[{"metadata":{"name":"b"}}]})", ""};
+    return {200, R"({"items":3})", ""};
+  });
+  fluxop::kube::KubeClient client(fake_access(server), fast_retries());
+  std::vector<std::vector<std::string>> names(2);
+  client.list_streamed({{{"", "v1", "ConfigMap", "whole", ""}, {}, ""},
+                        {{"", "v1", "ConfigMap", "unasked", ""}, {}, ""}},
+                       [&](std::size_t query, nlohmann::json&& object) {
+                         CHECK(object["kind"] == "ConfigMap");
+                         CHECK(object["apiVersion"] == "v1");
+                         CHECK_FALSE(object["metadata"].contains("managedFields"));
+                         names.at(query).push_back(object["metadata"]["name"]);
+                       });
+  REQUIRE(names[0].size() == 1200);
+  CHECK(names[0].back() == "cm-1199");
+  CHECK(names[1] == std::vector<std::string>{"a", "b"});
+  CHECK(requests == 3);
+  CHECK(error_of([&] {
+          client.list_streamed({{{"", "v1", "ConfigMap", "odd", ""}, {}, ""}},
+                               [](std::size_t, nlohmann::json&&) {});
+        }) ==
+        "ConfigMap in odd: the API server's answer to GET /api/v1/namespaces/odd/configmaps: not "
+        "a list");
+}
+
 TEST_CASE("client: a list asks for its label and field selectors") {
   std::string asked;
   FakeApiServer server = configmap_server([&](const FakeRequest& request) -> FakeResponse {
