@@ -93,7 +93,8 @@ struct ComputedReport {
 // is warned about.
 ComputedReport compute_report(const ReportCommandOptions& options, kube::Cluster& cluster) {
   auto started = std::chrono::steady_clock::now();
-  report::Report computed = report::compute(cluster, options.ns, options.cluster.field_manager);
+  report::Report computed = report::compute(cluster, options.ns, options.cluster.field_manager,
+                                            report::Resources::left_out);
   auto took = std::chrono::steady_clock::now() - started;
   // What could not be computed is said, and the rest reported, as the
   // operator writes a partial report.

@@ -392,7 +392,8 @@ std::string format_size(std::int64_t bytes) {
   return text;
 }
 
-Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager) {
+Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager,
+               Resources resources) {
   Report report;
   kube::ObjectKey crd_kind{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""};
   kube::Labels flux_objects{{kPartOf, kInstance}};
@@ -430,18 +431,20 @@ Report compute(kube::Cluster& cluster, const std::string& ns, const std::string&
         std::end(kOperatorKinds))
       kinds->push_back({served, true});
   }
-  // Each object is reduced to what the report keeps as its page arrives:
-  // the counts, the resource's labels, and the sync's candidates.
+  // Each object is reduced to what the report keeps as soon as it arrives:
+  // the counts, the resource's labels, and the sync's candidates. A list
+  // read whole costs the API server less than in pages, and decoded as it
+  // streams holds one object at a time.
   std::string synced = instance_sync_name(found[4], ns);
   std::vector<kube::ListQuery> queries;
   for (const ReportedKind& kind : *kinds) queries.push_back({kind.key, {}, ""});
   std::vector<KindTally> tallies(kinds->size());
   std::vector<std::vector<json>> sync_candidates(kinds->size());
-  cluster.list_each(queries, [&](std::size_t i, json&& object) {
+  cluster.list_streamed(queries, [&](std::size_t i, json&& object) {
     const ReportedKind& kind = (*kinds)[i];
     tallies[i].count(kind, object);
     if (kind.operator_kind) return;
-    report.resources.push_back(resource_labels(object));
+    if (resources == Resources::listed) report.resources.push_back(resource_labels(object));
     if (namespace_of(object) == ns && name_of(object) == synced)
       sync_candidates[i].push_back(std::move(object));
   });

@@ -83,10 +83,15 @@ struct Report {
   std::vector<std::string> errors;
 };
 
+// Whether Report::resources is filled: the daemon exports them; a report
+// printed leaves them out (10,000 resources' labels are 15 MB).
+enum class Resources { listed, left_out };
+
 // The report of the Flux installation in `ns`; `manager` names the
 // entitlement secret (<manager>-entitlement), as the operator's name does.
 // Errors talking to the cluster throw.
-Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager);
+Report compute(kube::Cluster& cluster, const std::string& ns, const std::string& manager,
+               Resources resources = Resources::listed);
 
 // The spec as upstream serializes it (empty optional fields left out).
 nlohmann::json spec_json(const ReportSpec& spec);

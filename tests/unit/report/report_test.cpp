@@ -417,6 +417,10 @@ TEST_CASE("report: flux_resource_info's labels of every Flux object") {
                                              {"ref", ""},
                                              {"source_name", "repo"},
                                              {"path", "./apps"}});
+  // A report printed leaves them out, and counts the same.
+  Report printed = compute(cluster, kNamespace, "m", Resources::left_out);
+  CHECK(printed.resources.empty());
+  CHECK(spec_json(printed.spec) == spec_json(report.spec));
 }
 
 TEST_CASE("report: sizes as upstream writes them") {
