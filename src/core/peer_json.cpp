@@ -14,21 +14,10 @@ namespace {
 std::string exceeded(std::string_view text, const PeerJsonBounds& bounds, std::size_t& elements) {
   std::size_t depth = 0;
   elements = 1;
-  bool in_string = false, escaped = false;
+  JsonStringState strings;
   for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
+    if (strings.take(c)) continue;
     switch (c) {
-      case '"':
-        in_string = true;
-        break;
       case '[':
       case '{':
         if (++depth > bounds.max_depth)
@@ -126,13 +115,12 @@ void PeerJsonArrayStream::scan_envelope(std::string_view bytes, std::size_t& at)
       throw Error("more than " + std::to_string(options_.max_envelope_bytes) + " bytes beside " +
                   options_.member);
     envelope_ += c;
-    if (in_string_) {
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"') {
-        in_string_ = false;
+    bool was_inside = strings_.inside;
+    if (strings_.take(c)) {
+      if (!was_inside) {  // a string opens: no member's value is next
+        string_start_ = envelope_.size();
+        after_colon_ = false;
+      } else if (!strings_.inside) {
         string_end_ = envelope_.size() - 1;
       }
       continue;
@@ -141,10 +129,6 @@ void PeerJsonArrayStream::scan_envelope(std::string_view bytes, std::size_t& at)
     bool value_next = after_colon_;
     after_colon_ = false;
     switch (c) {
-      case '"':
-        in_string_ = true;
-        string_start_ = envelope_.size();
-        break;
       case ':':
         if (depth_ == 1) {
           key_ = envelope_.substr(string_start_, string_end_ - string_start_);
@@ -171,19 +155,8 @@ void PeerJsonArrayStream::scan_element(std::string_view bytes, std::size_t& at) 
   std::size_t start = at;
   for (; at < bytes.size(); ++at) {
     char c = bytes[at];
-    if (in_string_) {
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"')
-        in_string_ = false;
-      continue;
-    }
+    if (strings_.take(c)) continue;
     switch (c) {
-      case '"':
-        in_string_ = true;
-        break;
       case '[':
       case '{':
         // The document's object and the array hold the element: two levels.

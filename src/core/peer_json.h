@@ -42,6 +42,27 @@ namespace fluxop {
 // as soon as its last byte has arrived, and handed over, so that memory
 // holds one element, not the document. What is around the array (the
 // envelope) is kept, with the array left empty, and decoded at the end.
+// Whether a JSON text's bytes, taken in turn, are inside a string (its
+// quotes included): the one state the byte scanners below share.
+struct JsonStringState {
+  bool inside = false;
+  bool escaped = false;
+  // Takes the next byte; true when it belongs to a string.
+  bool take(char c) {
+    if (inside) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inside = false;
+      return true;
+    }
+    inside = c == '"';
+    return inside;
+  }
+};
+
 class PeerJsonArrayStream {
  public:
   struct Options {
@@ -81,8 +102,7 @@ class PeerJsonArrayStream {
   std::string envelope_;
   std::string element_;
   std::size_t depth_ = 0;  // of the document, at the byte scanned
-  bool in_string_ = false;
-  bool escaped_ = false;
+  JsonStringState strings_;
   std::size_t string_start_ = 0;    // in envelope_, of the last string's text
   std::size_t string_end_ = 0;      // and its end
   std::string key_;                 // the last key at depth 1
