@@ -8,6 +8,19 @@ namespace fluxop {
 
 namespace {
 
+bool json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// "/metadata/managedFields" -> {"metadata", "managedFields"}.
+std::vector<std::string> pointer_tokens(const std::string& pointer) {
+  std::vector<std::string> tokens;
+  for (std::size_t at = 0; at < pointer.size();) {
+    std::size_t next = pointer.find('/', at + 1);
+    tokens.push_back(pointer.substr(at + 1, next == std::string::npos ? next : next - at - 1));
+    at = next;
+  }
+  return tokens;
+}
+
 // Why `text` exceeds `bounds`, empty when it does not; the values counted
 // in `elements`. One pass over the bytes, strings skipped, before the
 // parser allocates anything.
@@ -59,27 +72,6 @@ nlohmann::json parse_peer_json(std::string_view text, std::string* why,
   if (why) *why = problem;
   return nlohmann::json(nlohmann::json::value_t::discarded);
 }
-
-}  // namespace fluxop
-
-namespace fluxop {
-
-namespace {
-
-bool json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// "/metadata/managedFields" -> {"metadata", "managedFields"}.
-std::vector<std::string> pointer_tokens(const std::string& pointer) {
-  std::vector<std::string> tokens;
-  for (std::size_t at = 0; at < pointer.size();) {
-    std::size_t next = pointer.find('/', at + 1);
-    tokens.push_back(pointer.substr(at + 1, next == std::string::npos ? next : next - at - 1));
-    at = next;
-  }
-  return tokens;
-}
-
-}  // namespace
 
 PeerJsonArrayStream::PeerJsonArrayStream(Options options, ElementVisitor each)
     : options_(std::move(options)), each_(std::move(each)) {

@@ -32,18 +32,9 @@ struct PeerJsonBounds {
 nlohmann::json parse_peer_json(std::string_view text, std::string* why = nullptr,
                                const PeerJsonBounds& bounds = {}, std::size_t* values = nullptr);
 
-}  // namespace fluxop
-
-namespace fluxop {
-
-// A JSON object that arrives in pieces and holds most of its bytes in one
-// array member (an API server's list: {"kind": ..., "metadata": {...},
-// "items": [{...}, ...]}): each element of that array is decoded on its own
-// as soon as its last byte has arrived, and handed over, so that memory
-// holds one element, not the document. What is around the array (the
-// envelope) is kept, with the array left empty, and decoded at the end.
 // Whether a JSON text's bytes, taken in turn, are inside a string (its
-// quotes included): the one state the byte scanners below share.
+// quotes included): the one state the byte scanners of parse_peer_json
+// and PeerJsonArrayStream share.
 struct JsonStringState {
   bool inside = false;
   bool escaped = false;
@@ -63,6 +54,12 @@ struct JsonStringState {
   }
 };
 
+// A JSON object that arrives in pieces and holds most of its bytes in one
+// array member (an API server's list: {"kind": ..., "metadata": {...},
+// "items": [{...}, ...]}): each element of that array is decoded on its own
+// as soon as its last byte has arrived, and handed over, so that memory
+// holds one element, not the document. What is around the array (the
+// envelope) is kept, with the array left empty, and decoded at the end.
 class PeerJsonArrayStream {
  public:
   struct Options {
