@@ -8,6 +8,7 @@
 #include "core/file.h"
 #include "core/peer_json.h"
 #include "core/process.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::kube {
 
@@ -24,28 +25,6 @@ constexpr std::size_t kMaxExecOutput = std::size_t{1} << 20;
 
 std::string describe(const ExecPlugin& plugin) {
   return plugin.origin + ": \"" + plugin.command + "\"";
-}
-
-// RFC 3339 as Kubernetes writes it: "2026-11-22T08:00:00Z", fractions and
-// offsets allowed.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
-  std::tm utc{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &utc);
-  if (!rest) return std::nullopt;
-  if (*rest == '.')
-    while (std::isdigit(static_cast<unsigned char>(*++rest))) {
-    }
-  long offset = 0;
-  if (*rest == '+' || *rest == '-') {
-    int hours = 0, minutes = 0;
-    if (std::sscanf(rest + 1, "%2d:%2d", &hours, &minutes) != 2) return std::nullopt;
-    offset = (*rest == '+' ? 1 : -1) * (hours * 3600L + minutes * 60L);
-  } else if (*rest != 'Z' && *rest != 'z') {
-    return std::nullopt;
-  }
-  // system_clock counts nanoseconds: it ends in 2262. Later is never, for us.
-  constexpr std::time_t kLatest = 7'000'000'000;  // 2191
-  return std::chrono::system_clock::from_time_t(std::min(timegm(&utc) - offset, kLatest));
 }
 
 std::string string_at(const json& object, const char* key) {
