@@ -19,7 +19,7 @@ _fluxopctl() {
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror verify version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -202,9 +202,21 @@ _fluxopctl() {
       ;;
     version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
     export) COMPREPLY=($(compgen -W "report -h --help" -- "$cur")) ;;
+    verify)
+      if [ "$prev" = --bundle ] || [ "$prev" = --key ] || [ "$prev" = --trusted-root ]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
+      elif [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--bundle --certificate-identity --certificate-identity-regexp
+          --certificate-oidc-issuer --certificate-oidc-issuer-regexp --key --trusted-root -h --help" -- "$cur"))
+      elif [[ " ${COMP_WORDS[*]} " != *" bundle "* ]]; then
+        COMPREPLY=($(compgen -W "bundle" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
     help)
       COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize
-        pull push images mirror version help completion" -- "$cur"))
+        pull push images mirror verify version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
   esac

@@ -1,5 +1,5 @@
 # fish completion for fluxopctl
-set -l commands build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror version help completion
+set -l commands build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror verify version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
@@ -18,6 +18,15 @@ complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a version -d 'Print the fluxopctl version'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a export -d "The upstream CLI's spelling: export report"
 complete -c fluxopctl -n "__fish_seen_subcommand_from export" -x -a report
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a verify -d 'Verify Sigstore signatures: verify bundle, a file against its bundle'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify; and not __fish_seen_subcommand_from bundle" -x -a bundle
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l bundle -r -F -d 'The Sigstore bundle'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-identity -x -d 'The identity the certificate must name'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-identity-regexp -x -d 'An RE2 regular expression it must match'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-oidc-issuer -x -d 'The OIDC issuer the certificate must name'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-oidc-issuer-regexp -x -d 'An RE2 regular expression it must match'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l key -r -F -d 'Verify with this PEM public key'
+complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l trusted-root -r -F -d 'A Sigstore trusted_root.json'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a help -d 'Print the help of fluxopctl, or of a command'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a completion -d 'Print the completion script of bash, zsh or fish'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version'

@@ -47,6 +47,8 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_delete_command(CLI::App& app);
+// verify bundle: a file against its Sigstore bundle.
+void add_verify_command(CLI::App& app);
 // get, wait, reconcile, suspend, resume.
 void add_instance_commands(CLI::App& app);
 void add_report_command(CLI::App& app);

@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   fluxop::cli::add_delete_command(app);
   fluxop::cli::add_instance_commands(app);
   fluxop::cli::add_report_command(app);
+  fluxop::cli::add_verify_command(app);
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
   // A command's help lists its own flags; the global ones are the app's.
