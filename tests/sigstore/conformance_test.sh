@@ -36,3 +36,35 @@ if [ "$status" -ne 0 ] || [ "$passed" -ne $((cases * 2)) ]; then
   exit 1
 fi
 echo "ok sigstore conformance: all $cases cases, file and digest ($passed runs)"
+
+# fluxopctl's own flags beyond the suite's, on one of its bundles: the
+# identity and issuer by regular expression, and what a refusal says.
+assets=$suite/test/assets/bundle-verify
+bundle=(--bundle "$assets/happy-path-v0.3/bundle.sigstore.json")
+actions=https://token.actions.githubusercontent.com
+failures=0
+expect() {  # expect NAME STATUS TEXT ARGS...: the exit status, and TEXT in the output
+  local name=$1 status=$2 text=$3 out code=0
+  shift 3
+  out=$("$bin" verify bundle "$@" "$assets/a.txt" 2>&1) || code=$?
+  if [ "$code" -eq "$status" ] && [[ "$out" == *"$text"* ]]; then
+    echo "ok verify bundle: $name"
+  else
+    echo "FAIL verify bundle: $name: exit $code: $out"
+    failures=$((failures + 1))
+  fi
+}
+expect "identity and issuer by regexp" 0 "verified, signed by https://github.com/sigstore-conformance/" \
+  "${bundle[@]}" --certificate-identity-regexp '^https://github\.com/sigstore-conformance/.*$' \
+  --certificate-oidc-issuer-regexp '^https://token\.actions\.githubusercontent\.com$'
+expect "another identity refused, both named" 1 \
+  'not matching "^https://github\\.com/fluxcd/.*$"' \
+  "${bundle[@]}" --certificate-identity-regexp '^https://github\.com/fluxcd/.*$' --certificate-oidc-issuer "$actions"
+expect "another issuer refused, both named" 1 \
+  "issued by \"$actions\", not \"https://accounts.google.com\"" \
+  "${bundle[@]}" --certificate-identity-regexp . --certificate-oidc-issuer https://accounts.google.com
+expect "keyless without an identity is a usage error" 2 "error: --certificate-identity: required" \
+  "${bundle[@]}" --certificate-oidc-issuer "$actions"
+expect "--key with --certificate-* is a usage error" 2 "error: --key:" \
+  "${bundle[@]}" --key "$assets/managed-key-happy-path/key.pub" --certificate-oidc-issuer "$actions"
+[ "$failures" -eq 0 ]
