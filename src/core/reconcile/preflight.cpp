@@ -6,7 +6,9 @@
 
 #include "core/distribution/kubernetes_range.h"
 #include "core/error.h"
+#include "core/plural.h"
 #include "core/reconcile/instance_object.h"
+#include "core/reconcile/secrets.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/takeover.h"
 
@@ -199,6 +201,32 @@ CheckResult check_storage_class(kube::Cluster& cluster, const instance::FluxInst
   return result(name, CheckStatus::ok, storage_class + " exists");
 }
 
+CheckResult check_secrets(kube::Cluster& cluster, const instance::FluxInstance& flux) {
+  const std::string name = "secrets";
+  std::vector<NamedSecret> secrets = named_secrets(flux);
+  if (secrets.empty()) return result(name, CheckStatus::ok, "the instance names no Secret");
+  std::vector<std::string> problems, fine;
+  for (const NamedSecret& secret : secrets) {
+    std::string secret_name = "Secret " + flux.ns + "/" + secret.name + " (" + secret.field + ")";
+    if (std::optional<std::string> problem =
+            secret_problem(secret, cluster.get({"", "v1", "Secret", flux.ns, secret.name})))
+      problems.push_back(secret_name + " " + *problem);
+    else
+      fine.push_back(secret_name);
+  }
+  if (!problems.empty()) {
+    std::string message;
+    for (const std::string& problem : problems) message += (message.empty() ? "" : "; ") + problem;
+    return result(name, CheckStatus::failed,
+                  message + " (fluxopctl create secret makes one; see its --help)");
+  }
+  std::string message;
+  for (const std::string& secret : fine) message += (message.empty() ? "" : ", ") + secret;
+  return result(name, CheckStatus::ok,
+                message + (fine.size() == 1 ? " exists" : " exist") + " with the keys " +
+                    (fine.size() == 1 ? "its reader needs" : "their readers need"));
+}
+
 CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux) {
   const std::string name = "flux-instances";
   std::vector<json> instances = cluster.list(instance_ref("", ""), {});
@@ -254,7 +282,7 @@ CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& i
   }
   if (present == 0)
     return result(name, CheckStatus::ok,
-                  "none of its " + std::to_string(objects.size()) + " objects exists yet");
+                  "none of its " + count_of(objects.size(), "object") + " exists yet");
   if (by_tool.empty())
     return result(name, CheckStatus::ok,
                   std::to_string(present) + " of its objects exist, managed by " +
@@ -289,7 +317,8 @@ namespace {
 std::vector<CheckResult> instance_checks(kube::Cluster& cluster,
                                          const instance::FluxInstance& flux) {
   return {guarded("namespace", [&] { return check_namespace(cluster, flux); }),
-          guarded("storage-class", [&] { return check_storage_class(cluster, flux); })};
+          guarded("storage-class", [&] { return check_storage_class(cluster, flux); }),
+          guarded("secrets", [&] { return check_secrets(cluster, flux); })};
 }
 
 CheckResult guarded_version_check(kube::Cluster& cluster, const RenderedInstance& instance) {
@@ -311,7 +340,8 @@ void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instan
   // refuses one being deleted with namespace_check before its first write.
   std::vector<CheckResult> checks{
       guarded_version_check(cluster, instance),
-      guarded("storage-class", [&] { return check_storage_class(cluster, instance.flux); })};
+      guarded("storage-class", [&] { return check_storage_class(cluster, instance.flux); }),
+      guarded("secrets", [&] { return check_secrets(cluster, instance.flux); })};
   for (const CheckResult& check : checks) {
     if (check.status == CheckStatus::ok) continue;
     if (check.status == CheckStatus::failed && check.decided)

@@ -45,6 +45,9 @@ CheckResult namespace_check(const instance::FluxInstance& flux,
                             const std::optional<nlohmann::json>& live);
 // .spec.storage.class: failed when the cluster has no StorageClass so named.
 CheckResult check_storage_class(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// The Secrets the instance names (reconcile/secrets.h): failed naming each
+// that does not exist in its namespace or lacks the keys its reader needs.
+CheckResult check_secrets(kube::Cluster& cluster, const instance::FluxInstance& flux);
 // Other FluxInstances: failed when one is in the cluster (apply refuses a
 // second instance).
 CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux);
@@ -57,8 +60,8 @@ CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& i
 CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& instance);
 
 // The checks that cost a request or two: the Kubernetes version, the
-// namespace, the storage class (require_cheap_checks leaves the namespace to
-// the apply, which reads it anyway).
+// namespace, the storage class, the Secrets (require_cheap_checks leaves the
+// namespace to the apply, which reads it anyway).
 std::vector<CheckResult> cheap_checks(kube::Cluster& cluster, const RenderedInstance& instance);
 
 // Throws fluxop::Error "FILE: CHECK: MESSAGE" for the first cheap check that
