@@ -97,6 +97,8 @@ void Daemon::observe() {
     log_.info("Reconciliation is enabled");
   } else if (change == Observation::changed) {
     log_.info("the FluxInstance changed: reconciling");
+  } else if (change == Observation::first) {
+    log_.info("reconciling the FluxInstance");
   }
   if (disabled) export_instance("", "");
 }

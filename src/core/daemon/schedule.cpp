@@ -79,7 +79,7 @@ Observation Scheduler::observe(const std::string& key, const Intervals& interval
   if (disabled) return first || !was_disabled ? Observation::disabled : Observation::unchanged;
   if (!first && !was_disabled && !key_changed) return Observation::unchanged;
   reconcile_now(now);
-  return was_disabled ? Observation::enabled : Observation::changed;
+  return first ? Observation::first : was_disabled ? Observation::enabled : Observation::changed;
 }
 
 void Scheduler::reconciled(Outcome outcome, TimePoint now, bool has_artifact) {

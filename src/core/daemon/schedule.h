@@ -56,7 +56,8 @@ enum class ArtifactCheck {
 
 // What a new reading of the instance changed, for the caller to log and to
 // record the ReconciliationDisabled event once per transition.
-enum class Observation { unchanged, changed, disabled, enabled };
+// `first`: the first reading, which nothing changed since (the daemon's start).
+enum class Observation { unchanged, first, changed, disabled, enabled };
 
 // What is to be done now; a reconcile before an artifact check.
 enum class Due { nothing, reconcile, check_artifact };

@@ -87,7 +87,13 @@ class DaemonCluster {
     apply.on_change = [this](const ssa::Change& change) {
       if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
     };
-    apply.on_event = [&](const reconcile::InstanceEvent& event) { record(observed, event); };
+    // The instance's uid as the apply says it: an instance read from a file
+    // has none until it is applied (flux_instance_info's uid label).
+    std::string uid = observed.uid;
+    apply.on_event = [&](const reconcile::InstanceEvent& event) {
+      if (!event.uid.empty()) uid = event.uid;
+      record(observed, event);
+    };
     // A connection per reconcile: an API server outage is retried until the
     // apply's deadline, and discovery is fresh (CRDs change with upgrades).
     kube::Connection connected = kube::connect(
@@ -101,7 +107,7 @@ class DaemonCluster {
             log_.info("building", {{"revision", instance.rendered.revision}});
             say_outdated(observed, instance);
           });
-      return {run.result.revision, run.instance.artifact_digest, observed.uid,
+      return {run.result.revision, run.instance.artifact_digest, uid,
               connected.cluster->requests()};
     } catch (const reconcile::ReconcileError& e) {
       if (e.failure() == reconcile::Failure::artifact || e.failure() == reconcile::Failure::build) {
@@ -236,9 +242,13 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
   } else {
     source = std::make_unique<FileSource>(options.file, options.load);
   }
-  Logger log = root.with({{"controller", "fluxinstance"},
-                          {"controllerGroup", "fluxcd.controlplane.io"},
-                          {"controllerKind", "FluxInstance"}});
+  // The operator's constant fields, which a JSON log's queries may select
+  // on; a text log, read by people, is spared them on every line.
+  Logger log = options.log_format == LogFormat::json
+                   ? root.with({{"controller", "fluxinstance"},
+                                {"controllerGroup", "fluxcd.controlplane.io"},
+                                {"controllerKind", "FluxInstance"}})
+                   : root;
   StopSignal stop;
   auto stopping = [&stop] { return stop.received() != 0; };
   DaemonCluster cluster(options, log, [&stop] {

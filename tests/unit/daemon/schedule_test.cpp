@@ -118,7 +118,7 @@ TEST_CASE("daemon schedule: nothing is due before the instance is observed") {
 
 TEST_CASE("daemon schedule: the first observation and each change make a reconcile due now") {
   Scheduler scheduler = fixed_jitter(0);
-  CHECK(scheduler.observe("k1", {}, false, t0) == Observation::changed);
+  CHECK(scheduler.observe("k1", {}, false, t0) == Observation::first);
   CHECK(scheduler.due(t0) == Due::reconcile);
   CHECK(scheduler.next_wake() == t0);
 
