@@ -72,7 +72,9 @@ std::string catalog_variant(std::string_view registry, std::string_view variant,
                             std::string_view field) {
   std::string chosen = variant.empty() ? variant_for_registry(registry) : std::string(variant);
   if (!is_known_variant(chosen))
-    throw Error(std::string(field) + ": unsupported variant \"" + chosen + "\"");
+    throw Error(std::string(field) + ": unsupported variant \"" + chosen + "\"; one of " +
+                std::string(kUpstreamAlpine) + ", " + std::string(kEnterpriseAlpine) + ", " +
+                std::string(kEnterpriseDistroless) + ", " + std::string(kEnterpriseDistrolessFips));
   return chosen;
 }
 

@@ -101,6 +101,7 @@ PushResult push_distribution(const std::string& dir, const Reference& ref,
                    {"layers", {descriptor_json(layer)}},
                    {"annotations", annotations}};
 
+  if (options.dry_run) return PushResult{sha256_digest(manifest.dump()), layer.size, false};
   RegistryClient client(options.registry);
   upload(client, ref, config_blob, config_bytes);
   bool layer_uploaded = upload(client, ref, layer, layer_bytes);

@@ -20,12 +20,14 @@ struct PushOptions {
   std::string source;    // annotation; default file://<absolute dir>
   std::string revision;  // annotation; default local@<digest of the uncompressed layer>
   std::string created;   // annotation, RFC 3339; default SOURCE_DATE_EPOCH, else now
+  // Pack the artifact and say its digest, but send nothing to the registry.
+  bool dry_run = false;
 };
 
 struct PushResult {
   std::string digest;  // of the manifest
   std::uint64_t layer_size = 0;
-  bool layer_uploaded = false;  // false: the registry had it
+  bool layer_uploaded = false;  // false: the registry had it (or a dry run)
 };
 
 // Pushes `dir` (holding flux/, and flux-images/, flux-vex/ or anything else

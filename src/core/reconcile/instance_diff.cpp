@@ -1,5 +1,8 @@
 #include "core/reconcile/instance_diff.h"
 
+#include <algorithm>
+#include <map>
+
 #include "core/error.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/diff.h"
@@ -40,6 +43,37 @@ std::string_view diff_action(ssa::Action action) {
 }
 
 }  // namespace
+
+std::string diff_summary(const InstanceDiff& diff) {
+  if (diff.changed == 0) return "";
+  std::map<std::string_view, int> actions;
+  std::vector<std::pair<std::string, std::string>> images;  // old, new; in the objects' order
+  for (const ObjectDiff& object : diff.objects) {
+    ++actions[diff_action(object.action)];
+    for (const FieldChange& field : object.fields) {
+      if (!field.path.ends_with("/image") || !field.before || !field.after ||
+          !field.before->is_string() || !field.after->is_string())
+        continue;
+      std::pair<std::string, std::string> change{field.before->get<std::string>(),
+                                                 field.after->get<std::string>()};
+      if (std::find(images.begin(), images.end(), change) == images.end())
+        images.push_back(std::move(change));
+    }
+  }
+  std::string text = "Summary:";
+  bool first = true;
+  for (std::string_view action : {"create", "update", "replace", "delete", "unchanged"}) {
+    auto count = actions.find(action);
+    if (count == actions.end()) continue;
+    text += std::string(first ? " " : ", ") + std::to_string(count->second) + " " +
+            (action == "unchanged" ? "unchanged" : "to " + std::string(action));
+    first = false;
+  }
+  text += "\n";
+  for (const auto& [before, after] : images)
+    text += "Image: " + printable(before) + " -> " + printable(after) + "\n";
+  return text;
+}
 
 json diff_json(const InstanceDiff& diff) {
   json objects = json::array();

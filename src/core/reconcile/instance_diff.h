@@ -37,6 +37,12 @@ struct InstanceDiff {
 // "before", "after"}]}]}, as README's "diff -o json" documents it.
 nlohmann::json diff_json(const InstanceDiff& diff);
 
+// What a large diff opens with: the objects per action ("2 to update, 1 to
+// create, 80 unchanged") and each image that changes, old -> new, once;
+// empty when nothing would change. Lines for the terminal: what the
+// cluster sent is escaped.
+std::string diff_summary(const InstanceDiff& diff);
+
 // `cluster` must be in dry-run mode.
 InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered);

@@ -37,13 +37,18 @@ std::vector<ssa::Change> write(kube::Cluster& cluster, const ReportSpec& spec,
   ssa::Engine engine(cluster);
   json crd = fluxreport_crd();
   kube::ObjectKey crd_key = kube::object_key(crd);
+  json report = report_object(spec, ns);
+  kube::ObjectKey key = kube::object_key(report);
   if (!cluster.get(crd_key)) {
     engine.apply({crd}, {std::nullopt}, record);
+    // A dry run's CRD is never served: the report would be created with it.
+    if (cluster.dry_run()) {
+      changes.push_back({key, ssa::Action::Created});
+      return changes;
+    }
     engine.wait_served({crd}, "the FluxReport CRD", timing.deadline);
   }
 
-  json report = report_object(spec, ns);
-  kube::ObjectKey key = kube::object_key(report);
   std::optional<json> live = cluster.get(key);
   if (live && reconcile_disabled(*live)) {
     changes.push_back({key, ssa::Action::Skipped});

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/plural.h"
 #include "core/ssa/errors.h"
 #include "core/ssa/field_ownership.h"
 #include "core/ssa/health.h"
@@ -569,7 +570,7 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
     if (health_checked(object.value("kind", ""))) pending.push_back(object);
   }
   if (pending.empty()) return;
-  progress("waiting for " + what + " (" + std::to_string(pending.size()) + " objects)");
+  progress("waiting for " + what + " (" + count_of(pending.size(), "object") + ")");
   std::map<std::string, std::string> reasons;
   std::map<std::string, std::string> causes;  // the diagnoses last reported, by name
   auto next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;

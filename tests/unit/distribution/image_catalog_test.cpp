@@ -80,8 +80,11 @@ TEST_CASE("image catalog: errors") {
   Distribution fake(kFake);
   Version v271 = resolve_version(fake, "2.7.1");
   Version v260 = resolve_version(fake, "2.6.0");
-  CHECK_THROWS_WITH_AS(catalog_images(fake, v271, "ghcr.io/fluxcd", "debian", kFour),
-                       ".spec.distribution.variant: unsupported variant \"debian\"", Error);
+  CHECK_THROWS_WITH_AS(
+      catalog_images(fake, v271, "ghcr.io/fluxcd", "debian", kFour),
+      ".spec.distribution.variant: unsupported variant \"debian\"; one of upstream-alpine, "
+      "enterprise-alpine, enterprise-distroless, enterprise-distroless-fips",
+      Error);
   CHECK_THROWS_WITH_AS(
       catalog_images(fake, v271, "ghcr.io/controlplaneio-fluxcd/distroless-fips", "", kFour),
       doctest::Contains("flux-images/v2.7.1/enterprise-distroless-fips.yaml"), Error);

@@ -58,7 +58,9 @@ TEST_CASE("selected images: --variant replaces the instance's, a bad one named a
   REQUIRE(selected.size() == 1);
   CHECK(selected[0].images[0].name == "ghcr.io/controlplaneio-fluxcd/distroless/source-controller");
   CHECK_THROWS_WITH_AS(selected_images(fake, {.instance = &flux, .range = "", .variant = "debian"}),
-                       "--variant: unsupported variant \"debian\"", Error);
+                       "--variant: unsupported variant \"debian\"; one of upstream-alpine, "
+                       "enterprise-alpine, enterprise-distroless, enterprise-distroless-fips",
+                       Error);
   CHECK_THROWS_WITH_AS(selected_images(fake, {.instance = nullptr, .range = "3.x", .variant = ""}),
                        doctest::Contains("--version: no Flux version"), Error);
 }
