@@ -1,10 +1,18 @@
 # bash completion for fluxopctl
+# FILE: the FluxInstance files (*.yaml, *.yml, *.json) and directories.
+_fluxopctl_files() {
+  local file
+  COMPREPLY=($(compgen -d -- "$cur"))
+  while IFS= read -r file; do
+    [[ $file == *.yaml || $file == *.yml || $file == *.json ]] && COMPREPLY+=("$file")
+  done < <(compgen -f -- "$cur")
+}
 _fluxopctl() {
   local cur prev command
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   # The global flags go before the command or after it
-  local global_flags="--color --kubeconfig --context -n --namespace --as --as-group --request-timeout"
+  local global_flags="--color --kubeconfig --context -n --namespace --as --as-group --request-timeout --timeout"
   if [ "$prev" = --color ]; then
     COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
     return
@@ -12,24 +20,29 @@ _fluxopctl() {
   local i=1
   while [ "$i" -lt "$COMP_CWORD" ] && [[ "${COMP_WORDS[i]}" == -* ]]; do
     case "${COMP_WORDS[i]}" in
-      --color|--kubeconfig|--context|-n|--namespace|--as|--as-group|--request-timeout) i=$((i + 1)) ;;
+      --color|--kubeconfig|--context|-n|--namespace|--as|--as-group|--request-timeout|--timeout) i=$((i + 1)) ;;
     esac
     i=$((i + 1))
   done
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize pull push images mirror verify version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export create kustomize pull push images mirror verify version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
   # --dry-run=VALUE: bash splits the word at '=' (COMP_WORDBREAKS)
   if [ "$cur" = "=" ] && [ "$prev" = --dry-run ]; then
-    COMPREPLY=($(compgen -W "none server" -- ""))
+    COMPREPLY=($(compgen -W "none client server" -- ""))
     return
   fi
   if [ "$prev" = "=" ] && [ "${COMP_WORDS[COMP_CWORD-2]}" = --dry-run ]; then
-    COMPREPLY=($(compgen -W "none server" -- "$cur"))
+    COMPREPLY=($(compgen -W "none client server" -- "$cur"))
+    return
+  fi
+  # The instance's name after the upstream spelling `get instance`
+  if [ "$prev" = instance ] && [[ "$cur" != -* ]]; then
+    COMPREPLY=($(compgen -W "$(kubectl get fluxinstances -A -o jsonpath='{.items[*].metadata.name}' 2>/dev/null)" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -40,18 +53,20 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "json" -- "$cur"))
       elif [ "$command" = check ]; then
         COMPREPLY=($(compgen -W "table json" -- "$cur"))
-      elif [ "$command" = report ] || [ "$command" = get ]; then
+      elif [ "$command" = get ]; then
+        COMPREPLY=($(compgen -W "table wide yaml json" -- "$cur"))
+      elif [ "$command" = report ]; then
         COMPREPLY=($(compgen -W "table yaml json" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
       fi
       return ;;
     --distribution-artifact|--output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -f|--filename|--kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -f|--filename) _fluxopctl_files; return ;;
+    --kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --context)
       COMPREPLY=($(compgen -W "$(kubectl config get-contexts -o name 2>/dev/null)" -- "$cur"))
       return ;;
-    --dry-run) COMPREPLY=($(compgen -W "none server" -- "$cur")); return ;;
     --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
@@ -68,7 +83,7 @@ _fluxopctl() {
           --operator --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -v --verbose
           -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     apply)
@@ -81,16 +96,16 @@ _fluxopctl() {
           --leader-election-retry-period -h --help" \
           -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     diff)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
-          --version -o --output -h --help" -- "$cur"))
+          --version -o --output --summary -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     check)
@@ -99,7 +114,7 @@ _fluxopctl() {
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
           -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     delete)
@@ -108,15 +123,15 @@ _fluxopctl() {
           --insecure-skip-tls-verify --request-timeout --field-manager --keep-crds --wait --no-wait --timeout
           --lock-timeout --dry-run -o --output -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     get)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --request-timeout -o --output -h --help" -- "$cur"))
+          --request-timeout -o --output -A --all-namespaces -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     wait)
@@ -124,37 +139,37 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
           --request-timeout --timeout -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     reconcile)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --request-timeout --field-manager --force --wait --no-wait --timeout -h --help" -- "$cur"))
+          --request-timeout --field-manager --force --wait --no-wait --timeout --dry-run -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     suspend)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --request-timeout --field-manager -h --help" -- "$cur"))
+          --request-timeout --field-manager --dry-run -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     resume)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --request-timeout --field-manager --wait --no-wait --timeout -h --help" -- "$cur"))
+          --request-timeout --field-manager --wait --no-wait --timeout --dry-run -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     report)
       COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --kubeconfig --context --insecure-skip-tls-verify --request-timeout
-        --field-manager -n
-        --namespace -o --output --write -h --help" -- "$cur"))
+        --field-manager -f --filename -n
+        --namespace -o --output --write --dry-run -h --help" -- "$cur"))
       ;;
     kustomize)
       if [[ "$cur" == -* ]]; then
@@ -170,8 +185,8 @@ _fluxopctl() {
       ;;
     push)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--source --revision --insecure-registry --ca-file --certs-dir --request-timeout -h
-          --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--source --revision --insecure-registry --ca-file --certs-dir --request-timeout
+          --dry-run -h --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -d -- "$cur"))
       fi
@@ -185,7 +200,7 @@ _fluxopctl() {
           --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -h
           --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     mirror)
@@ -197,11 +212,11 @@ _fluxopctl() {
           --dry-run --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout
           -h --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _fluxopctl_files
       fi
       ;;
     version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
-    export) COMPREPLY=($(compgen -W "report -h --help" -- "$cur")) ;;
+    export) COMPREPLY=($(compgen -W "report resource -h --help" -- "$cur")) ;;
     verify)
       if [ "$prev" = --bundle ] || [ "$prev" = --key ] || [ "$prev" = --trusted-root ]; then
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -214,9 +229,25 @@ _fluxopctl() {
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
       ;;
+    create)
+      if [ "$prev" = create ]; then
+        COMPREPLY=($(compgen -W "secret" -- "$cur"))
+      elif [ "$prev" = secret ]; then
+        COMPREPLY=($(compgen -W "basic-auth ssh githubapp registry tls proxy sops" -- "$cur"))
+      elif [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-n --namespace --label --annotation --immutable --export --dry-run
+          --username --password --password-stdin --server --address --private-key-file --public-key-file
+          --knownhosts-file --app-id --app-installation-owner --app-installation-id --app-private-key-file
+          --app-base-url --tls-crt-file --tls-key-file --ca-crt-file --age-key-file --gpg-key-file
+          --age-key-stdin --gpg-key-stdin --kubeconfig --context --insecure-skip-tls-verify
+          --request-timeout --field-manager -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export kustomize
-        pull push images mirror verify version help completion" -- "$cur"))
+      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export create
+        kustomize pull push images mirror verify version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
   esac

@@ -16,6 +16,8 @@
 #include "cli/notice.h"
 #include "core/daemon/watch.h"
 #include "core/duration.h"
+#include "core/error.h"
+#include "core/plural.h"
 #include "core/reconcile/events.h"
 #include "core/reconcile/pipeline.h"
 #include "core/reconcile/shared_render.h"
@@ -103,7 +105,9 @@ reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluste
   reconcile::ApplyResult result = reconcile::apply_rendered(cluster, instance, apply);
   // Once the instance and its namespace are there to hold it.
   if (outdated && !cluster.dry_run()) apply.on_event({false, "OutdatedVersion", *outdated, ""});
-  print_notice(result.message + " (" + std::to_string(cluster.requests()) + " API requests)");
+  // A dry run reconciled nothing: it says what would change.
+  if (cluster.dry_run()) result.message = dry_run_summary(result.changes);
+  print_notice(result.message + " (" + count_of(cluster.requests(), "API request") + ")");
   return result;
 }
 

@@ -7,11 +7,13 @@
 
 #include "cli/commands.h"
 #include "cli/instance_input.h"
+#include "cli/instance_target.h"
 #include "cli/output.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/instance/instance.h"
+#include "core/plural.h"
 #include "core/render/render.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"
@@ -120,8 +122,8 @@ void run_build(const BuildOptions& options) {
   say_distribution(instance);
   if (options.verbose) std::cerr << "revision: " << rendered.revision << "\n";
   if (!options.output_dir.empty()) {
-    std::cerr << "wrote " << rendered.objects.size() << " objects to " << options.output_dir
-              << "\n";
+    std::cerr << "wrote " << count_of(rendered.objects.size(), "object") << " to "
+              << options.output_dir << "\n";
   }
   std::cout << out;
 }
@@ -137,6 +139,8 @@ void add_build_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                          "`flux-operator build instance` does (or, with --operator, as the "
                          "in-cluster operator does)");
   add_instance_flags(*cmd, options->input);
+  add_upstream_spelling(*cmd, UpstreamName::none);
+  add_operator_kind_refusals(*cmd);
   add_output_flag(*cmd, options->format);
   cmd->add_option("--output-dir", options->output_dir,
                   "Write one file per object into DIR (new, empty, or written by an earlier "

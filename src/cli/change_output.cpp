@@ -1,10 +1,12 @@
 #include "cli/change_output.h"
 
 #include <iostream>
+#include <map>
 
 #include "cli/color.h"
 #include "cli/duration_check.h"
 #include "core/error.h"
+#include "core/plural.h"
 
 namespace fluxop::cli {
 
@@ -14,14 +16,41 @@ void add_change_set_flags(CLI::App& command, ChangeSetFlags& flags) {
                   "How long to wait for another apply of the instance to finish")
       ->check(duration_check("1m"))
       ->option_text("DURATION (default 1m)");
-  command
-      .add_option("--dry-run", flags.dry_run,
-                  "server: send every write as an API server dry run; nothing changes")
-      ->check(CLI::IsMember({"none", "server"}))
-      ->option_text("none|server");
+  add_dry_run_flag(command, flags.dry_run);
   command.add_option("-o,--output", flags.output, "json: the change set as a JSON document")
       ->check(CLI::IsMember({"json"}))
       ->option_text("json");
+}
+
+CLI::Option* add_dry_run_flag(CLI::App& command, std::string& mode) {
+  return command
+      .add_flag("--dry-run", mode,
+                "Change nothing: every write is sent as an API server dry run (client, the "
+                "default of a bare --dry-run, and server alike), what would change is said")
+      // A flag alone reads "true": kubectl's bare --dry-run, client.
+      ->transform(CLI::Validator(
+          [](std::string& value) {
+            if (value == "true") value = "client";
+            return std::string();
+          },
+          ""))
+      ->check(CLI::IsMember({"none", "client", "server"}))
+      ->option_text("[=none|client|server]");
+}
+
+std::string dry_run_summary(const std::vector<ssa::Change>& changes) {
+  std::map<std::string, std::size_t> actions;
+  std::size_t changed = 0;
+  for (const ssa::Change& change : changes) {
+    if (change.action == ssa::Action::Unchanged || change.action == ssa::Action::Skipped) continue;
+    ++changed;
+    ++actions[std::string(ssa::action_name(change.action))];
+  }
+  std::string detail;
+  for (const auto& [action, count] : actions)
+    detail += (detail.empty() ? " (" : ", ") + std::to_string(count) + " " + action;
+  return "Dry run: " + count_of(changed, "object") + " would change" +
+         (detail.empty() ? "" : detail + ")") + "; nothing was written";
 }
 
 ChangeSetOutput::ChangeSetOutput(const ChangeSetFlags& flags, bool verbose)

@@ -16,14 +16,24 @@ namespace fluxop::cli {
 // The flags of a command that writes a change set (apply, delete).
 struct ChangeSetFlags {
   std::string lock_timeout = "1m";
-  std::string dry_run = "none";
+  std::string dry_run = "none";  // none, client or server
   std::string output;
-  bool server_dry_run() const { return dry_run == "server"; }
+  // Both dry runs send each write as an API server dry run: nothing is
+  // persisted, and what the server would refuse is said.
+  bool server_dry_run() const { return dry_run != "none"; }
   bool json() const { return output == "json"; }
 };
 
-// --lock-timeout, --dry-run none|server, -o json.
+// --lock-timeout, --dry-run[=none|client|server], -o json.
 void add_change_set_flags(CLI::App& command, ChangeSetFlags& flags);
+
+// kubectl's --dry-run: `--dry-run` alone is client, `--dry-run=server`; the
+// next argument is never its value (`apply --dry-run FILE`).
+CLI::Option* add_dry_run_flag(CLI::App& command, std::string& mode);
+
+// The last line of a dry run, in place of the reconcile's message: what
+// would change, and that nothing was written.
+std::string dry_run_summary(const std::vector<ssa::Change>& changes);
 
 class ChangeSetOutput {
  public:

@@ -11,6 +11,8 @@
 #include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
+#include "core/error.h"
+#include "core/plural.h"
 #include "core/reconcile/preflight.h"
 #include "core/reconcile/shared_render.h"
 
@@ -58,8 +60,8 @@ reconcile::CheckStatus outcome(const CheckCounts& counts) {
 }
 
 std::string counts_line(std::size_t checks, const CheckCounts& counts) {
-  return std::to_string(checks) + " checks: " + std::to_string(counts.failed) + " failed, " +
-         std::to_string(counts.warnings) + " warnings";
+  return count_of(checks, "check") + ": " + std::to_string(counts.failed) + " failed, " +
+         count_of(counts.warnings, "warning");
 }
 
 // On several clusters: one table of every cluster's checks (a CLUSTER
@@ -132,7 +134,7 @@ void run_check(const CheckCommandOptions& options) {
     for (std::string line; std::getline(lines, line);) std::cout << color::check_line(line) << "\n";
   }
   print_notice(counts_line(checks.size(), counts) + " (" +
-               std::to_string(connected.cluster->requests()) + " API requests)");
+               count_of(connected.cluster->requests(), "API request") + ")");
   if (counts.failed > 0) throw ExitStatus{1};
 }
 

@@ -1,5 +1,6 @@
 #include "cli/cluster_flags.h"
 
+#include "cli/duration_check.h"
 #include "core/error.h"
 
 namespace fluxop::cli {
@@ -8,7 +9,7 @@ void add_global_cluster_flags(CLI::App& app) {
   app.add_option("--kubeconfig",
                  "The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
       ->option_text("FILE");
-  app.add_option("--context",
+  app.add_option("--context,--kube-context",
                  "The kubeconfig context (default: its current one); repeatable for get, check, "
                  "diff, apply, wait, report, suspend and resume, which then run on each")
       ->option_text("NAME")
@@ -18,14 +19,34 @@ void add_global_cluster_flags(CLI::App& app) {
                  "The namespace, for the commands that take one (see each command's help); "
                  "ignored by the others")
       ->option_text("NAMESPACE");
-  app.add_option("--as", "Impersonate this user (Impersonate-User), as kubectl --as")
+  app.add_option("--as,--kube-as", "Impersonate this user (Impersonate-User), as kubectl --as")
       ->option_text("USER");
-  app.add_option("--as-group",
+  app.add_option("--as-group,--kube-as-group",
                  "Impersonate this group, repeatable (Impersonate-Group), as kubectl --as-group")
       ->option_text("GROUP")
       ->take_all()
       ->allow_extra_args(false);
   add_request_timeout_flag(app);
+  // The upstream CLI's connection flags fluxopctl leaves to the kubeconfig:
+  // refused, out of the help.
+  for (const char* flag :
+       {"--kube-as-uid", "--kube-token", "--kube-server", "--kube-tls-server-name",
+        "--kube-client-certificate", "--kube-client-key", "--kube-certificate-authority"}) {
+    app.add_option(flag)->group("")->each([flag](const std::string&) {
+      throw CLI::ValidationError(flag,
+                                 "the upstream CLI's, not fluxopctl's: it goes in the "
+                                 "kubeconfig (--kubeconfig FILE)");
+    });
+  }
+  // The upstream CLI's global --timeout: the commands that wait (apply,
+  // delete, wait, reconcile, resume) define their own, which takes it
+  // wherever it is given; the others end within --request-timeout per
+  // request and accept it, so that an upstream script's line runs.
+  app.add_option("--timeout",
+                 "How long a command that waits may wait (its own --timeout); accepted and "
+                 "unused by the others")
+      ->check(duration_check("5m"))
+      ->option_text("DURATION");
 }
 
 CLI::Option& global_option(CLI::App& command, const std::string& name) {
@@ -51,6 +72,8 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, bool writes) {
   add_request_timeout_flag(command, flags.request_timeout);
   command.add_flag("--insecure-skip-tls-verify", flags.insecure_skip_tls_verify,
                    "Do not verify the API server's certificate (insecure)");
+  // The upstream CLI's spelling, out of the help (README: the upstream lines).
+  command.add_flag("--kube-insecure-skip-tls-verify", flags.insecure_skip_tls_verify)->group("");
   if (!writes) return;
   command
       .add_option("--field-manager", flags.field_manager,

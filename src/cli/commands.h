@@ -51,6 +51,10 @@ void add_delete_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 // get, wait, reconcile, suspend, resume.
 void add_instance_commands(CLI::App& app);
+// The upstream CLI's `export resource FluxInstance/flux`, under `export`.
+void add_export_resource_command(CLI::App& export_command);
 void add_report_command(CLI::App& app);
+// create secret KIND NAME: the Secrets an instance names.
+void add_create_command(CLI::App& app);
 
 }  // namespace fluxop::cli

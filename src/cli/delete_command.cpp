@@ -8,6 +8,8 @@
 #include "cli/instance_target.h"
 #include "cli/interrupt.h"
 #include "cli/notice.h"
+#include "core/error.h"
+#include "core/plural.h"
 #include "core/reconcile/uninstall.h"
 
 namespace fluxop::cli {
@@ -42,8 +44,9 @@ void run_delete(const DeleteCommandOptions& options) {
     run_interruptible([&] {
       reconcile::UninstallResult result =
           reconcile::uninstall_instance(*connected.cluster, ref, uninstall);
-      print_notice(result.message + " (" + std::to_string(connected.cluster->requests()) +
-                   " API requests)");
+      if (connected.cluster->dry_run()) result.message = dry_run_summary(result.changes);
+      print_notice(result.message + " (" + count_of(connected.cluster->requests(), "API request") +
+                   ")");
       output.document()["message"] = result.message;
     });
   });
@@ -60,7 +63,17 @@ void add_delete_command(CLI::App& app) {
       "namespace and what Flux deployed stay");
   add_instance_target(*cmd, options->target);
   add_cluster_flags(*cmd, options->cluster);
-  add_upstream_spelling(*cmd, /*name_required=*/true);
+  add_upstream_spelling(*cmd, UpstreamName::required);
+  add_operator_kind_refusals(*cmd);
+  cmd->add_flag_function("--with-suspend",
+                         [](std::int64_t) {
+                           throw CLI::ValidationError(
+                               "--with-suspend",
+                               "the upstream CLI's, not fluxopctl's: delete is the uninstall; "
+                               "to leave Flux running, suspend the instance and `kubectl "
+                               "delete fluxinstance` it");
+                         })
+      ->group("");
   cmd->add_flag("--keep-crds", options->keep_crds,
                 "Keep the CRDs and the Flux custom resources, so that a reinstall resumes where "
                 "it stopped");

@@ -8,6 +8,7 @@
 #include "cli/fleet.h"
 #include "cli/instance_input.h"
 #include "core/error.h"
+#include "core/plural.h"
 #include "core/reconcile/pipeline.h"
 #include "core/reconcile/shared_render.h"
 #include "core/yaml/json.h"
@@ -21,6 +22,7 @@ struct DiffCommandOptions {
   ClusterFlags cluster;
   FleetFlags fleet;
   std::string output;  // "json", or empty for the unified diffs
+  bool summary = false;
 };
 
 // kubectl diff's exit codes: 0 no differences, 1 differences, 2 or more errors.
@@ -46,7 +48,7 @@ void run_fleet_diff(const DiffCommandOptions& options, const std::vector<std::st
         reconcile::InstanceDiff& diff = diffs[member.index] =
             reconcile::diff_instance(cluster(), instance.flux, instance.rendered);
         return fleet::ClusterResult{diff.changed > 0 ? fleet::Outcome::changed : fleet::Outcome::ok,
-                                    std::to_string(diff.changed) + " objects would change"};
+                                    count_of(diff.changed, "object") + " would change"};
       });
   if (options.output == "json") {
     nlohmann::json document = nlohmann::json::object();
@@ -61,7 +63,8 @@ void run_fleet_diff(const DiffCommandOptions& options, const std::vector<std::st
   } else {
     for (std::size_t i = 0; i < contexts.size(); ++i) {
       if (results[i].outcome != fleet::Outcome::changed) continue;
-      std::cout << "# " << printable(contexts[i]) << "\n" << color::diff(diffs[i].text);
+      std::cout << "# " << printable(contexts[i]) << "\n" << reconcile::diff_summary(diffs[i]);
+      if (!options.summary) std::cout << "\n" << color::diff(diffs[i].text);
     }
     print_fleet_summary(contexts, results);
   }
@@ -91,9 +94,12 @@ void run_diff(const DiffCommandOptions& options) {
     if (options.output == "json") {
       std::cout << printable_json(reconcile::diff_json(diff).dump(4)) << "\n";
     } else {
-      std::cout << color::diff(diff.text);
+      // The summary first, so that a long upgrade diff says what it holds.
+      std::string summary = reconcile::diff_summary(diff);
+      std::cout << summary << (summary.empty() || options.summary ? "" : "\n");
+      if (!options.summary) std::cout << color::diff(diff.text);
     }
-    std::cerr << diff.changed << " objects would change\n";
+    std::cerr << count_of(diff.changed, "object") << " would change\n";
     if (diff.changed > 0) throw ExitStatus{1};
   } catch (const Error& e) {
     throw CommandError(e.what(), kDiffError);
@@ -122,6 +128,9 @@ void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                   "(README: diff -o json)")
       ->check(CLI::IsMember({"json"}))
       ->option_text("json");
+  cmd->add_flag("--summary", options->summary,
+                "Print only the summary: the objects per action and the images that change")
+      ->excludes("--output");
   cmd->callback([options] { run_diff(*options); });
 }
 

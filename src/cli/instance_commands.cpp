@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/change_output.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/duration_check.h"
@@ -30,9 +31,13 @@ struct InstanceCommandOptions {
   ClusterFlags cluster;
   FleetFlags fleet;
   std::string output = "table";  // get
+  bool all_namespaces = false;   // get: every FluxInstance, as a list
+  CLI::App* upstream = nullptr;  // `COMMAND instance`
   std::string timeout = "5m";    // wait, reconcile, resume
   bool wait = true;              // reconcile, resume
   bool force = false;            // reconcile
+  std::string dry_run = "none";  // reconcile, suspend, resume
+  bool dry() const { return dry_run != "none"; }
 };
 
 std::string text_at(const json& object, std::initializer_list<const char*> path) {
@@ -53,39 +58,71 @@ json condition(const json& live, const std::string& type) {
   return json::object();
 }
 
-// The status at a glance: the instance, its components, its history.
-std::string status_tables(const json& live) {
+// The status at a glance: the instance, its components, its history;
+// `wide` adds the revision's digest and the images' digests.
+std::string status_tables(const json& live, bool wide) {
   const json& status = live.value("status", json::object());
   json ready = condition(live, "Ready");
   std::size_t resources =
       status.value("inventory", json::object()).value("entries", json::array()).size();
   std::string suspended = reconcile::reconcile_disabled(live) ? "True" : "False";
-  std::string out = render_table(
-      {{"NAME", "NAMESPACE", "READY", "SUSPENDED", "REVISION", "RESOURCES", "LAST RECONCILED"},
-       {text_at(live, {"metadata", "name"}), text_at(live, {"metadata", "namespace"}),
-        ready.value("status", "Unknown"), suspended, status.value("lastAppliedRevision", "-"),
-        std::to_string(resources), ready.value("lastTransitionTime", "Unknown")}});
+  std::string revision = status.value("lastAppliedRevision", "-");
+  std::vector<std::string> header = {"NAME",     "NAMESPACE", "READY",          "SUSPENDED",
+                                     "REVISION", "RESOURCES", "LAST RECONCILED"};
+  if (!wide) {
+    header[4] = "FLUX";
+    revision = revision.substr(0, revision.find('@'));
+  }
+  std::string out =
+      render_table({header,
+                    {text_at(live, {"metadata", "name"}), text_at(live, {"metadata", "namespace"}),
+                     ready.value("status", "Unknown"), suspended, revision,
+                     std::to_string(resources), ready.value("lastTransitionTime", "Unknown")}});
   std::string message = ready.value("message", "");
   if (!message.empty()) out += "message: " + printable(message) + "\n";
 
-  std::vector<std::vector<std::string>> components = {{"COMPONENT", "IMAGE", "DIGEST"}};
+  std::vector<std::vector<std::string>> components = {{"COMPONENT", "IMAGE"}};
+  if (wide) components[0].push_back("DIGEST");
   for (const json& component : status.value("components", json::array())) {
     components.push_back({component.value("name", ""),
-                          component.value("repository", "") + ":" + component.value("tag", ""),
-                          component.value("digest", "-")});
+                          component.value("repository", "") + ":" + component.value("tag", "")});
+    if (wide) components.back().push_back(component.value("digest", "-"));
   }
   if (components.size() > 1) out += "\n" + render_table(components);
 
   std::vector<std::vector<std::string>> history = {
-      {"VERSION", "STATUS", "RECONCILES", "LAST RECONCILED", "DURATION", "DIGEST"}};
+      {"VERSION", "STATUS", "RECONCILES", "LAST RECONCILED", "DURATION"}};
+  if (wide) history[0].push_back("DIGEST");
   for (const json& entry : status.value("history", json::array())) {
     history.push_back(
         {text_at(entry, {"metadata", "flux"}), entry.value("lastReconciledStatus", ""),
          std::to_string(entry.value("totalReconciliations", 0)), entry.value("lastReconciled", ""),
-         entry.value("lastReconciledDuration", ""), entry.value("digest", "")});
+         entry.value("lastReconciledDuration", "")});
+    if (wide) history.back().push_back(entry.value("digest", ""));
   }
   if (history.size() > 1) out += "\n" + render_table(history);
   return out;
+}
+
+// Every FluxInstance of the cluster, a row each, as the upstream CLI's
+// `get instances` lists them: a suspended one is READY Suspended.
+std::string instance_list(const std::vector<json>& instances) {
+  std::vector<std::vector<std::string>> rows = {
+      {"NAMESPACE", "NAME", "RESOURCES", "READY", "MESSAGE", "LAST RECONCILED"}};
+  for (const json& live : instances) {
+    json ready = condition(live, "Ready");
+    std::size_t resources = live.value("status", json::object())
+                                .value("inventory", json::object())
+                                .value("entries", json::array())
+                                .size();
+    rows.push_back(
+        {text_at(live, {"metadata", "namespace"}), text_at(live, {"metadata", "name"}),
+         std::to_string(resources),
+         reconcile::reconcile_disabled(live) ? "Suspended" : ready.value("status", "Unknown"),
+         one_line(ready.value("message", "")), ready.value("lastTransitionTime", "Unknown")});
+  }
+  if (rows.size() == 1) return "No FluxInstance in the cluster.\n";
+  return render_table(rows);
 }
 
 json live_instance(kube::Cluster& cluster, const kube::ObjectKey& ref) {
@@ -146,17 +183,38 @@ void run_fleet_get(const InstanceCommandOptions& options,
   exit_with(results, /*diff=*/false);
 }
 
+// `get -A`, and the upstream spelling `get instances` without a name.
+bool lists_instances(const InstanceCommandOptions& options) {
+  return options.all_namespaces ||
+         (options.upstream->parsed() && options.upstream->get_option("NAME")->count() == 0 &&
+          options.target.ns.empty());
+}
+
 void run_get(const InstanceCommandOptions& options) {
   if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
       !contexts.empty()) {
     run_fleet_get(options, contexts);
     return;
   }
+  if (lists_instances(options)) {
+    ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+    std::vector<json> instances = connected.cluster->list(reconcile::instance_ref("", ""), {});
+    if (options.output == "table" || options.output == "wide") {
+      std::cout << instance_list(instances);
+      return;
+    }
+    nlohmann::ordered_json items = nlohmann::ordered_json::array();
+    for (json& live : instances) items.push_back(shown(std::move(live)));
+    std::cout << render_document(
+        nlohmann::ordered_json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}},
+        document_format(options));
+    return;
+  }
   kube::ObjectKey ref = target_key(options.target);
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   json live = live_instance(*connected.cluster, ref);
-  if (options.output == "table") {
-    std::cout << status_tables(live);
+  if (options.output == "table" || options.output == "wide") {
+    std::cout << status_tables(live, options.output == "wide");
     return;
   }
   try {
@@ -197,6 +255,13 @@ std::string request(const InstanceCommandOptions& options, kube::Cluster& cluste
     if (command == "resume") annotations[std::string(reconcile::kReconcileAnnotation)] = "enabled";
   }
   reconcile::annotate_instance(cluster, ref, annotations);
+  // The annotations went as a server dry run: nothing to wait for.
+  if (options.dry())
+    return display_name(ref) + ": reconciliation would be " +
+           (command == "suspend"  ? "suspended"
+            : command == "resume" ? "resumed"
+                                  : "requested") +
+           " (server dry run; nothing was written)";
   if (command == "suspend") return display_name(ref) + ": reconciliation suspended";
   std::string requested = display_name(ref) + ": reconciliation " +
                           (command == "resume" ? "resumed" : "requested") + " at " + now;
@@ -211,7 +276,7 @@ void run_fleet_request(const InstanceCommandOptions& options,
                        const std::vector<std::string>& contexts, const std::string& command) {
   std::vector<fleet::ClusterResult> results =
       run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
-        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/false);
+        ConnectedCluster connected = kube::connect(member.settings, options.dry());
         std::string said = command == "wait" ? wait_for(options, *connected.cluster,
                                                         target_key(options.target), "")
                                              : request(options, *connected.cluster, command);
@@ -241,7 +306,7 @@ void run_request(const InstanceCommandOptions& options, const std::string& comma
       return;
     }
   }
-  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  ConnectedCluster connected = connect(options.cluster, options.dry());
   print_notice(request(options, *connected.cluster, command));
 }
 
@@ -250,10 +315,22 @@ CLI::App* add_instance_command(CLI::App& app, const std::string& name,
                                std::shared_ptr<InstanceCommandOptions> options, bool writes) {
   auto* cmd = app.add_subcommand(name, description);
   add_instance_target(*cmd, options->target);
-  if (writes) options->cluster.field_manager = std::string(reconcile::kCliFieldManager);
+  if (writes) {
+    options->cluster.field_manager = std::string(reconcile::kCliFieldManager);
+    add_dry_run_flag(*cmd, options->dry_run);
+  }
   add_cluster_flags(*cmd, options->cluster, writes);
   if (name != "reconcile") add_fleet_flags(*cmd, options->fleet);
-  add_upstream_spelling(*cmd, /*name_required=*/name != "get");
+  options->upstream =
+      add_upstream_spelling(*cmd, name == "get" ? UpstreamName::optional : UpstreamName::required);
+  add_operator_kind_refusals(*cmd);
+  if (name == "get" || name == "reconcile")
+    add_upstream_refusal(*cmd, "all,resources",
+                         "`fluxopctl report` counts the Flux resources; `flux " + name +
+                             "` lists and reconciles them");
+  if (name == "reconcile" || name == "suspend" || name == "resume")
+    add_upstream_refusal(*cmd, "resource",
+                         "`flux " + name + " KIND NAME` does it for a Flux resource");
   return cmd;
 }
 
@@ -270,7 +347,65 @@ void add_wait_flag(CLI::App& cmd, InstanceCommandOptions& options) {
   add_timeout_flag(cmd, options);
 }
 
+// The instance as the upstream CLI's `export resource` exports it, to apply
+// elsewhere: no status, of the metadata only the name, namespace, labels and
+// annotations, without the request annotation and the operator's ownership
+// labels.
+nlohmann::ordered_json exported(json live) {
+  json metadata = live["metadata"];
+  json clean = {{"name", metadata.value("name", "")},
+                {"namespace", metadata.value("namespace", "")}};
+  if (json labels = metadata.value("labels", json::object()); labels.is_object()) {
+    for (const char* owner : {"fluxcd.controlplane.io/name", "fluxcd.controlplane.io/namespace"})
+      labels.erase(owner);
+    if (!labels.empty()) clean["labels"] = labels;
+  }
+  if (json annotations = metadata.value("annotations", json::object()); annotations.is_object()) {
+    annotations.erase(std::string(reconcile::kRequestedAtAnnotation));
+    if (!annotations.empty()) clean["annotations"] = annotations;
+  }
+  nlohmann::ordered_json object = {{"apiVersion", live.value("apiVersion", "")},
+                                   {"kind", live.value("kind", "")},
+                                   {"metadata", nlohmann::ordered_json::parse(clean.dump())}};
+  if (live.contains("spec")) object["spec"] = nlohmann::ordered_json::parse(live["spec"].dump());
+  return object;
+}
+
 }  // namespace
+
+void add_export_resource_command(CLI::App& export_command) {
+  auto options = std::make_shared<InstanceCommandOptions>();
+  options->output = "yaml";
+  auto resource = std::make_shared<std::string>();
+  auto* cmd = export_command.add_subcommand(
+      "resource", "The upstream CLI's spelling: export resource FluxInstance/flux [-n NAMESPACE]");
+  cmd->add_option("KIND/NAME", *resource, "FluxInstance/flux")->required()->option_text(" ");
+  cmd->add_option("-o,--output", options->output, "yaml or json")
+      ->check(CLI::IsMember({"yaml", "json"}))
+      ->option_text("yaml|json (default yaml)");
+  add_cluster_flags(*cmd, options->cluster, /*writes=*/false);
+  global_option(*cmd, "--namespace").each([options](const std::string& value) {
+    options->target.ns = value;
+  });
+  cmd->callback([options, resource] {
+    std::size_t slash = resource->find('/');
+    std::string kind = resource->substr(0, slash);
+    if (slash == std::string::npos || resource->find('/', slash + 1) != std::string::npos)
+      throw CommandError("KIND/NAME: " + quote(*resource) + " is not KIND/NAME", kExitUsage);
+    std::string lower = kind;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != "fluxinstance")
+      throw CommandError("KIND/NAME: fluxopctl exports the FluxInstance alone, not " + quote(kind) +
+                             " (kubectl get -o yaml exports the others)",
+                         kExitUsage);
+    kube::ObjectKey ref =
+        reconcile::instance_ref(options->target.ns.empty() ? "flux-system" : options->target.ns,
+                                resource->substr(slash + 1));
+    ConnectedCluster connected = connect(options->cluster, /*dry_run=*/false);
+    std::cout << render_document(exported(live_instance(*connected.cluster, ref)),
+                                 document_format(*options));
+  });
+}
 
 void add_instance_commands(CLI::App& app) {
   auto get = std::make_shared<InstanceCommandOptions>();
@@ -280,9 +415,14 @@ void add_instance_commands(CLI::App& app) {
       "images and digests, last reconcile, history",
       get, /*writes=*/false);
   cmd->add_option("-o,--output", get->output,
-                  "table: readable tables; yaml or json: the FluxInstance object")
-      ->check(CLI::IsMember({"table", "yaml", "json"}))
-      ->option_text("table|yaml|json (default table)");
+                  "table: readable tables; wide: with the revision's and images' digests; yaml "
+                  "or json: the FluxInstance object")
+      ->check(CLI::IsMember({"table", "wide", "yaml", "json"}))
+      ->option_text("table|wide|yaml|json (default table)");
+  cmd->add_flag("-A,--all-namespaces", get->all_namespaces,
+                "List every FluxInstance of the cluster, a row each (as `get instances`)");
+  // The upstream CLI's `get instances` (its plural).
+  get->upstream->alias("instances");
   cmd->callback([get] { run_get(*get); });
 
   auto wait = std::make_shared<InstanceCommandOptions>();

@@ -21,14 +21,17 @@ void add_instance_target(CLI::App& command, InstanceTarget& target) {
       ->excludes(filename);
 }
 
-void add_upstream_spelling(CLI::App& command, bool name_required) {
-  auto* instance = command.add_subcommand(
-      "instance", "The upstream CLI's spelling: " + command.get_name() + " instance " +
-                      (name_required ? "flux" : "[flux]") + " [-n NAMESPACE]");
+CLI::App* add_upstream_spelling(CLI::App& command, UpstreamName name) {
+  std::string usage = command.get_name() + " instance" +
+                      (name == UpstreamName::required   ? " flux [-n NAMESPACE]"
+                       : name == UpstreamName::optional ? " [flux] [-n NAMESPACE]"
+                                                        : " -f FILE");
+  auto* instance = command.add_subcommand("instance", "The upstream CLI's spelling: " + usage);
   // Its flags are the command's.
   instance->fallthrough();
+  if (name == UpstreamName::none) return instance;
   instance->add_option("NAME", "The FluxInstance's name: flux")
-      ->required(name_required)
+      ->required(name == UpstreamName::required)
       ->check(CLI::Validator(
           [](const std::string& name) {
             return name == "flux" ? std::string()
@@ -36,6 +39,27 @@ void add_upstream_spelling(CLI::App& command, bool name_required) {
           },
           "flux"))
       ->option_text(" ");
+  return instance;
+}
+
+void add_upstream_refusal(CLI::App& command, const std::string& words, const std::string& why) {
+  std::vector<std::string> names = CLI::detail::split(words, ',');
+  auto* refused = command.add_subcommand(names.front(), "")->group("");
+  for (std::size_t i = 1; i < names.size(); ++i) refused->alias(names[i]);
+  refused->allow_extras();
+  refused->prefix_command();
+  std::string line = command.get_name() + " " + names.front();
+  refused->parse_complete_callback([line, why] {
+    throw CLI::ValidationError(line, "the upstream CLI's, not fluxopctl's: " + why);
+  });
+}
+
+void add_operator_kind_refusals(CLI::App& command) {
+  add_upstream_refusal(command, "resourceset,resourcesets,rset",
+                       "ResourceSets are not fluxopctl's (flux-operator handles them)");
+  add_upstream_refusal(
+      command, "inputprovider,rsip,resourcesetinputprovider,resourcesetinputproviders",
+      "ResourceSetInputProviders are not fluxopctl's (flux-operator handles them)");
 }
 
 kube::ObjectKey target_key(const InstanceTarget& target) {

@@ -104,12 +104,13 @@ int main(int argc, char** argv) {
   fluxop::cli::add_instance_commands(app);
   fluxop::cli::add_report_command(app);
   fluxop::cli::add_verify_command(app);
+  fluxop::cli::add_create_command(app);
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
   // A command's help lists its own flags; the global ones are the app's.
   for (CLI::App* command : app.get_subcommands({}))
     command->footer(
         "Global flags, before or after the command (kubeconfig, context, namespace, as, "
-        "as-group, request-timeout, color): see 'fluxopctl --help'");
+        "as-group, request-timeout, timeout, color): see 'fluxopctl --help'");
   return flushed(run(app, argc, argv, parse_cache));
 }

@@ -6,6 +6,7 @@
 #include "cli/duration_check.h"
 #include "cli/output.h"
 #include "cli/registry_flags.h"
+#include "cli/table.h"
 #include "core/distribution/distribution.h"
 #include "core/distribution/locate.h"
 #include "core/duration.h"
@@ -25,6 +26,7 @@ struct PullCommandOptions {
   bool prune = false;
   std::string older_than = "720h";
   OutputFormat format = OutputFormat::Yaml;
+  bool format_given = false;  // --list: a table unless -o says yaml or json
 };
 
 ordered_json versions(const std::shared_ptr<const oci::Layer>& layer) {
@@ -63,6 +65,27 @@ void print(const ordered_json& document, OutputFormat format) {
   std::cout << render_document(document, format);
 }
 
+// `pull --list` at a glance: a row per reference (an artifact no tag points
+// to, one with "-"), its digest shortened as docker shows image IDs.
+std::string cache_table(const ordered_json& entries) {
+  std::vector<std::vector<std::string>> rows = {{"REFERENCE", "DIGEST", "VERSIONS", "PULLED"}};
+  for (const ordered_json& entry : entries) {
+    std::string digest = entry.value("digest", "");
+    if (digest.starts_with("sha256:")) digest = digest.substr(0, 19);
+    const ordered_json& listed = entry["versions"];
+    std::string versions = listed.empty()       ? "-"
+                           : listed.size() == 1 ? listed.front().get<std::string>()
+                                                : listed.front().get<std::string>() + " .. " +
+                                                      listed.back().get<std::string>() + " (" +
+                                                      std::to_string(listed.size()) + ")";
+    if (entry["references"].empty()) rows.push_back({"-", digest, versions, "-"});
+    for (const ordered_json& ref : entry["references"])
+      rows.push_back({ref.value("url", ""), digest, versions, ref.value("pulled", "")});
+  }
+  if (rows.size() == 1) return "No artifact in the cache.\n";
+  return render_table(rows);
+}
+
 void run_pull(const PullCommandOptions& options) {
   if (options.list) {
     oci::ArtifactCache cache = registry_artifacts(options.registry).cache();
@@ -81,7 +104,10 @@ void run_pull(const PullCommandOptions& options) {
         item["references"].push_back({{"url", ref.url}, {"pulled", ref.pulled}});
       entries.push_back(std::move(item));
     }
-    print(entries, options.format);
+    if (options.format_given)
+      print(entries, options.format);
+    else
+      std::cout << cache_table(entries);
     return;
   }
   if (options.prune) {
@@ -133,7 +159,11 @@ void add_pull_command(CLI::App& app) {
       ->option_text("DURATION (default 720h)");
   add_registry_flags(*cmd, options->registry, /*offline=*/true);
   add_output_flag(*cmd, options->format);
-  cmd->callback([options] { run_pull(*options); });
+  CLI::Option* output = cmd->get_option("--output");
+  cmd->callback([options, output] {
+    options->format_given = output->count() > 0;
+    run_pull(*options);
+  });
 }
 
 }  // namespace fluxop::cli

@@ -1,6 +1,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/change_output.h"
 #include "cli/commands.h"
 #include "cli/registry_flags.h"
 #include "core/oci/push.h"
@@ -15,6 +16,7 @@ struct PushCommandOptions {
   std::string source;
   std::string revision;
   RegistryFlags registry;
+  std::string dry_run = "none";
 };
 
 void run_push(const PushCommandOptions& options) {
@@ -23,7 +25,14 @@ void run_push(const PushCommandOptions& options) {
   push.registry = reconcile::registry_options(options.registry, {});
   push.source = options.source;
   push.revision = options.revision;
+  push.dry_run = options.dry_run != "none";
   oci::PushResult result = oci::push_distribution(options.dir, ref, push);
+  if (push.dry_run) {
+    std::cerr << "would push " << ref.str() << " (layer of " << result.layer_size
+              << " bytes; dry run: nothing was sent to the registry)\n";
+    std::cout << ref.pinned(result.digest) << "\n";
+    return;
+  }
   std::cerr << "pushed " << ref.str() << " (layer of " << result.layer_size << " bytes"
             << (result.layer_uploaded ? "" : ", already in the registry") << ")\n";
   std::cout << ref.pinned(result.digest) << "\n";
@@ -47,6 +56,9 @@ void add_push_command(CLI::App& app) {
                   "the content>)")
       ->option_text("REV");
   add_registry_flags(*cmd, options->registry, /*offline=*/false);
+  // Nothing a registry could check without a write: both modes pack and
+  // print the digest, and send nothing.
+  add_dry_run_flag(*cmd, options->dry_run);
   cmd->callback([options] { run_push(*options); });
 }
 

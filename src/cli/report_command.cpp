@@ -2,9 +2,11 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/change_output.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/fleet.h"
+#include "cli/instance_target.h"
 #include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
@@ -20,9 +22,11 @@ namespace {
 struct ReportCommandOptions {
   ClusterFlags cluster;
   FleetFlags fleet;
-  std::string ns = "flux-system";
+  InstanceTarget target;
+  std::string ns;  // the target's
   std::string output = "table";
   bool write = false;
+  std::string dry_run = "none";  // --write's
 };
 
 // How long --write waits for the FluxReport CRD it installs to be served.
@@ -108,6 +112,13 @@ ComputedReport compute_report(const ReportCommandOptions& options, kube::Cluster
   return {std::move(computed.spec), std::move(changes)};
 }
 
+bool dry_run(const ReportCommandOptions& options) { return options.dry_run != "none"; }
+
+void print_changes(const ReportCommandOptions& options, const std::vector<ssa::Change>& changes) {
+  for (const ssa::Change& change : changes)
+    print_notice(ssa::change_line(change) + (dry_run(options) ? " (server dry run)" : ""));
+}
+
 OutputFormat document_format(const ReportCommandOptions& options) {
   return options.output == "json" ? OutputFormat::Json : OutputFormat::Yaml;
 }
@@ -119,9 +130,9 @@ void run_fleet_report(const ReportCommandOptions& options,
   std::vector<std::optional<report::ReportSpec>> specs(contexts.size());
   std::vector<fleet::ClusterResult> results =
       run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
-        ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/false);
+        ConnectedCluster connected = kube::connect(member.settings, dry_run(options));
         ComputedReport computed = compute_report(options, *connected.cluster);
-        for (const ssa::Change& change : computed.changes) print_notice(ssa::change_line(change));
+        print_changes(options, computed.changes);
         specs[member.index] = std::move(computed.spec);
         return fleet::ClusterResult{fleet::Outcome::ok, ""};
       });
@@ -150,7 +161,7 @@ void run_report(const ReportCommandOptions& options) {
     run_fleet_report(options, contexts);
     return;
   }
-  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  ConnectedCluster connected = connect(options.cluster, dry_run(options));
   // Written before anything is printed: a failed write leaves stdout empty.
   ComputedReport computed = compute_report(options, *connected.cluster);
   if (options.output == "table") {
@@ -159,7 +170,7 @@ void run_report(const ReportCommandOptions& options) {
     std::cout << render_document(report::report_object(computed.spec, options.ns),
                                  document_format(options));
   }
-  for (const ssa::Change& change : computed.changes) print_notice(ssa::change_line(change));
+  print_changes(options, computed.changes);
 }
 
 // `report` under `parent`, its -o `output` by default.
@@ -172,14 +183,8 @@ void add_report_subcommand(CLI::App& parent, const std::string& output) {
       "distribution, cluster, components, reconcilers' statistics, cluster sync");
   add_cluster_flags(*cmd, options->cluster);
   add_fleet_flags(*cmd, options->fleet);
-  cmd->add_option("-n,--namespace", options->ns, "The namespace Flux is installed in")
-      ->check(CLI::Validator(
-          [](std::string& value) {
-            return is_dns_label(value) ? std::string()
-                                       : "'" + value + "' " + std::string(kDnsLabel.requirement);
-          },
-          "NAMESPACE"))
-      ->option_text("NAMESPACE (default flux-system)");
+  // FILE, -f or -n: the instance's namespace, as get, wait and delete take it.
+  add_instance_target(*cmd, options->target);
   cmd->add_option("-o,--output", options->output,
                   "table: readable tables; yaml or json: the FluxReport object")
       ->check(CLI::IsMember({"table", "yaml", "json"}))
@@ -187,7 +192,16 @@ void add_report_subcommand(CLI::App& parent, const std::string& output) {
   cmd->add_flag("--write", options->write,
                 "Also server-side apply the report as the FluxReport `flux` in the namespace "
                 "(installing the FluxReport CRD when the cluster has none)");
-  cmd->callback([options] { run_report(*options); });
+  add_dry_run_flag(*cmd, options->dry_run);
+  cmd->callback([options] {
+    options->ns = target_key(options->target).ns;
+    if (!is_dns_label(options->ns))
+      throw CLI::ValidationError("--namespace",
+                                 "'" + options->ns + "' " + std::string(kDnsLabel.requirement));
+    if (dry_run(*options) && !options->write)
+      throw CLI::ValidationError("--dry-run", "only with --write (report alone writes nothing)");
+    run_report(*options);
+  });
 }
 
 }  // namespace
@@ -196,10 +210,12 @@ void add_report_command(CLI::App& app) {
   add_report_subcommand(app, "table");
   // The upstream CLI's `flux-operator export report`, which prints the
   // FluxReport object: YAML by default.
-  auto* export_command =
-      app.add_subcommand("export", "The upstream CLI's spelling: export report (-o yaml)");
+  auto* export_command = app.add_subcommand(
+      "export",
+      "The upstream CLI's spelling: export report (-o yaml), export resource FluxInstance/flux");
   export_command->require_subcommand(1);
   add_report_subcommand(*export_command, "yaml");
+  add_export_resource_command(*export_command);
 }
 
 }  // namespace fluxop::cli

@@ -295,14 +295,19 @@ printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' >
 expect "delete FILE and -n" 2 empty '^error: .*(FILE|--namespace) excludes' -- "$bin" delete a.yaml -n flux-system
 expect "delete --timeout 5x" 2 empty "^error: --timeout: '5x' is not a duration such as 5m$" -- \
   "$bin" delete --timeout 5x
-expect "delete --dry-run=client" 2 empty '^error: --dry-run: client not in \{none,server\}$' -- \
-  "$bin" delete --dry-run=client
-expect "get -o wide" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- "$bin" get -o wide
+expect "delete --dry-run=bogus" 2 empty '^error: --dry-run: bogus not in \{none,client,server\}$' -- \
+  "$bin" delete --dry-run=bogus
+# kubectl's --dry-run: alone it is client and never takes the next argument.
+expect "apply --dry-run FILE: FILE is the instance" 1 empty "^error: $work/absent.yaml: " -- \
+  "$bin" apply --dry-run "$work/absent.yaml"
+expect "get -o jsonpath" 2 empty '^error: --output: jsonpath not in \{table,wide,yaml,json\}$' -- \
+  "$bin" get -o jsonpath
 expect "get --field-manager" 2 empty '^error: .*--field-manager' -- "$bin" get --field-manager x
 expect "wait --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- "$bin" wait --timeout 1x
 expect "reconcile --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- \
   "$bin" reconcile --timeout 1x
-expect "suspend --timeout" 2 empty '^error: .*--timeout' -- "$bin" suspend --timeout 1m
+# The upstream CLI's global --timeout: taken by every command.
+expect "suspend --timeout 1x" 2 empty "^error: --timeout: '1x' is not a duration" -- "$bin" suspend --timeout 1x
 for command in delete get wait reconcile suspend resume; do
   expect "$command without a cluster" 1 empty '^error: ' -- \
     "$bin" "$command" --kubeconfig "$work/empty.kubeconfig"

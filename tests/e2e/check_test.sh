@@ -5,9 +5,11 @@
 # instance names and the cluster lacks, a caller RBAC forbids everything
 # (the control plane's unprivileged.kubeconfig), a Kubernetes version below a
 # distribution's minimum (a copy of tests/cli/distribution whose
-# kubernetes-versions.yaml asks for 1.35) and a namespace being deleted each
-# fail their check (exit 1), and apply refuses each cheap one with nothing
-# written; an installation made with kubectl is a warning.
+# kubernetes-versions.yaml asks for 1.35), a namespace being deleted and a
+# sync pull secret that does not exist (then one without the keys, then the
+# one `fluxopctl create secret` makes) each fail their check (exit 1), and
+# apply refuses each cheap one with nothing written; an installation made
+# with kubectl is a warning.
 #
 #   tests/e2e/check_test.sh BIN ROOT
 #
@@ -69,19 +71,19 @@ refused() {
 # --- all good ------------------------------------------------------------
 check_cmd good "$instance"
 check "check: every check ok on a fresh v1.34 cluster, exit 0" exit_is 0
-for c in distribution kubernetes-version namespace storage-class flux-instances installation permissions; do
+for c in distribution kubernetes-version namespace storage-class secrets flux-instances installation permissions; do
   check "check: $c ok" line_is good ok "$c" ""
 done
 check "check: the version within Flux 2.9's range" line_is good ok kubernetes-version \
   "Kubernetes v1.34"
-check "check: one line per check on stdout" test "$(wc -l <"$work/good.out")" = 7
+check "check: one line per check on stdout" test "$(wc -l <"$work/good.out")" = 8
 json_is_ok() {
   python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["status"] == "ok", doc["status"]
 names = [c["name"] for c in doc["checks"]]
-assert names == ["distribution", "kubernetes-version", "namespace", "storage-class",
+assert names == ["distribution", "kubernetes-version", "namespace", "storage-class", "secrets",
                  "flux-instances", "installation", "permissions"], names
 assert all(set(c) == {"name", "status", "message"} and c["status"] == "ok" for c in doc["checks"])
 ' "$work/good-json.out"
@@ -101,6 +103,35 @@ storage_class fast
 check_cmd storage-made "$work/storage.yaml"
 check "check: the StorageClass once created, exit 0" exit_and_line 0 storage-made ok storage-class \
   'StorageClass "fast" exists'
+
+# --- the Secret the sync names -------------------------------------------
+# In a namespace of its own, which check and apply leave as they find it.
+sed "s/namespace: flux-system/namespace: synced/" "$instance" >"$work/sync.yaml"
+printf '  sync:\n    kind: GitRepository\n    url: https://example.com/fleet.git\n    ref: refs/heads/main\n    path: clusters/one\n    pullSecret: git-auth\n' >>"$work/sync.yaml"
+k create namespace synced >/dev/null
+check_cmd sync-missing "$work/sync.yaml"
+check "check: a missing sync pull secret fails, exit 1" exit_and_line 1 sync-missing failed secrets \
+  "Secret synced/git-auth (.spec.sync.pullSecret) does not exist"
+apply sync-apply "$work/sync.yaml"
+check "apply: refused on the missing Secret, nothing written" refused sync-apply secrets kept
+k -n synced create secret generic git-auth --from-literal=username=flux >/dev/null
+check_cmd sync-keys "$work/sync.yaml"
+check "check: a Secret without the password fails, naming the keys" exit_and_line 1 sync-keys failed secrets \
+  "Secret synced/git-auth (.spec.sync.pullSecret) has not the keys the GitRepository synced reads: username and password;"
+k -n synced delete secret git-auth >/dev/null
+created_secret() {
+  printf 'hunter2\n' | "$bin" create secret basic-auth git-auth -n synced --username flux --password-stdin \
+    --kubeconfig "$KUBECONFIG" >"$work/create.out" 2>"$work/create.err" || { cat "$work/create.err"; return 1; }
+  grep -qx "Secret synced/git-auth created" "$work/create.err" || { cat "$work/create.err"; return 1; }
+  ! grep -q hunter2 "$work/create.out" "$work/create.err" || { echo "the password was printed"; return 1; }
+  [ "$(k -n synced get secret git-auth -o jsonpath='{.type} {.data.password}')" = "kubernetes.io/basic-auth $(printf hunter2 | base64)" ] ||
+    { echo "not the Secret: $(k -n synced get secret git-auth -o yaml)"; return 1; }
+}
+check "create secret basic-auth: applied, of the type and keys Flux reads" created_secret
+check_cmd sync-made "$work/sync.yaml"
+check "check: the Secret create secret made, exit 0" exit_and_line 0 sync-made ok secrets \
+  "Secret synced/git-auth (.spec.sync.pullSecret) exists"
+k delete namespace synced --wait=false >/dev/null
 
 # --- a caller RBAC forbids everything ------------------------------------
 caller=$(dirname "$KUBECONFIG")/unprivileged.kubeconfig check_cmd nobody "$instance"
