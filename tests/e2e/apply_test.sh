@@ -35,7 +35,8 @@
 #   1   install Flux 2.8 with four controllers (and the operator's events)
 #   2   diff right after the install: nothing to change (-o json: unchanged)
 #   3   a re-apply rewrites nothing, in at most 20 API requests
-#   12  --dry-run=server prints the change set and changes nothing
+#   12  --dry-run=server prints the change set and what would change, and
+#       changes nothing; so does a bare --dry-run (client)
 #   10  a user without RBAC rights: forbidden, nothing changed
 #   11b invalid instances on the installed cluster write nothing
 #   4   removing helm-controller prunes its Deployment and CRDs (diff -o json first)
@@ -362,7 +363,13 @@ if in_budget "12 dry run" && stable_snapshot "12 dry run" "$work/before.snap"; t
   check "12 dry run: exit 0" exit_is 0
   check "12 dry run: the change set names helm-controller deleted" stdout_has dryrun \
     '^Deployment/flux-system/helm-controller deleted'
-  apply dryrun-json "$B" --dry-run=server -o json
+  dry_run_said() {
+    grep -qE '^Dry run: [0-9]+ objects? would change.*; nothing was written' "$work/dryrun.err" &&
+      ! grep -q 'Reconciliation finished' "$work/dryrun.err" || { tail -n 3 "$work/dryrun.err"; return 1; }
+  }
+  check "12 dry run: ends with what would change, never Reconciliation finished" dry_run_said
+  # kubectl's bare --dry-run (client): the next argument is not its value.
+  apply dryrun-json "$B" --dry-run -o json
   check "12 dry run: -o json is one JSON document naming helm-controller" json_names dryrun-json helm-controller
   if ! check "12 dry run: nothing changed in the cluster" same_snapshot "$work/before.snap"; then
     # Case 4 wants the objects the dry run should have left alone.

@@ -299,7 +299,7 @@ check "daemon: the instance gets the operator's finalizer" wait_until 120 has_fi
 
 status_of() { k -n "$ns" get fluxinstance flux -o jsonpath="$1"; }
 get_table() {
-  fx get get -n "$ns" --kubeconfig "$KUBECONFIG"
+  fx get get -n "$ns" --kubeconfig "$KUBECONFIG" -o wide
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
   local revision ready
   revision=$(status_of '{.status.lastAppliedRevision}')
@@ -314,7 +314,21 @@ get_table() {
     { echo "no source-controller row with ${image}"; cat "$work/get.out"; return 1; }
   grep -qE "^VERSION +STATUS +RECONCILES " "$work/get.out" || { echo "no history"; return 1; }
 }
-check "get: the status at a glance, as kubectl shows it" get_table
+check "get -o wide: the status at a glance with the digests" get_table
+get_narrow() {
+  fx get-narrow get -n "$ns" --kubeconfig "$KUBECONFIG"
+  [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
+  local revision
+  revision=$(status_of '{.status.lastAppliedRevision}')
+  grep -qE "^NAME +NAMESPACE +READY +SUSPENDED +FLUX +RESOURCES +LAST RECONCILED$" "$work/get-narrow.out" ||
+    { echo "no header"; cat "$work/get-narrow.out"; return 1; }
+  grep -qE "^flux +$ns +[A-Za-z]+ +False +${revision%@*} +[1-9][0-9]* " "$work/get-narrow.out" ||
+    { echo "no row with ${revision%@*}"; cat "$work/get-narrow.out"; return 1; }
+  ! grep -q sha256: "$work/get-narrow.out" || { echo "digests in the default table"; return 1; }
+  fx get-all get -A --kubeconfig "$KUBECONFIG"
+  grep -qE "^$ns +flux +[1-9][0-9]* +" "$work/get-all.out" || { echo "get -A: no row"; cat "$work/get-all.out"; return 1; }
+}
+check "get: the narrower default, and -A a row per instance" get_narrow
 get_json() {
   fx get_json get -n "$ns" --kubeconfig "$KUBECONFIG" -o json
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
