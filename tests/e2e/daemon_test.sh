@@ -160,6 +160,11 @@ instance_metrics() {
   out=$(metrics) || { echo "GET /metrics failed"; return 1; }
   grep -q '^flux_instance_info{.*name="flux".*ready="True".*' <<<"$out" ||
     { echo "no flux_instance_info ready=True"; grep flux_instance_info <<<"$out"; return 1; }
+  # The uid of the instance the file's apply made (the file has none).
+  local uid
+  uid=$(fi_get '{.metadata.uid}')
+  grep -q "^flux_instance_info{.*uid=\"$uid\"" <<<"$out" ||
+    { echo "flux_instance_info's uid is not $uid"; grep flux_instance_info <<<"$out"; return 1; }
   grep -q '^controller_runtime_reconcile_total{controller="fluxinstance",result="requeue_after"} [1-9]' <<<"$out" ||
     { echo "no successful reconcile counted"; grep reconcile_total <<<"$out"; return 1; }
   grep -q '^process_start_time_seconds ' <<<"$out" || { echo "no process metrics"; return 1; }
@@ -170,6 +175,12 @@ check "file: /metrics exports the instance and its reconciles" instance_metrics
 # the apply's own time is the cluster's) and applies it.
 changes_seen() { grep -c "the FluxInstance changed" "$log"; }
 before=$(changes_seen)
+first_reading() {
+  [ "$before" = 0 ] || { echo "the start was logged as a change"; return 1; }
+  grep -q "reconciling the FluxInstance" "$log" || { echo "no first reconcile logged"; return 1; }
+  ! grep -q "controllerGroup=" "$log" || { echo "the text log repeats the constant fields"; return 1; }
+}
+check "file: the start is no change, the text log without constant fields" first_reading
 instance "$volume/..v1/instance.yaml" "$every" two
 check "file: an edit starts a reconcile within 5 s" wait_until 5 eval '[ "$(changes_seen)" -gt "$before" ]'
 check "file: an edit of the file is applied" wait_until 120 label_is source-controller test/edit two
