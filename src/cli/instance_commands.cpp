@@ -2,6 +2,7 @@
 // them for `instance`: get (its status at a glance), wait (until Ready),
 // reconcile, suspend and resume (its annotations, which the operator and
 // `apply --watch` honour).
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "core/error.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
+#include "core/report/report.h"
 
 namespace fluxop::cli {
 
@@ -32,6 +34,9 @@ struct InstanceCommandOptions {
   FleetFlags fleet;
   std::string output = "table";  // get
   bool all_namespaces = false;   // get: every FluxInstance, as a list
+  CLI::App* all = nullptr;       // get all: the Flux resources
+  std::vector<std::string> kinds;
+  std::string ready_status;
   CLI::App* upstream = nullptr;  // `COMMAND instance`
   std::string timeout = "5m";    // wait, reconcile, resume
   bool wait = true;              // reconcile, resume
@@ -183,6 +188,60 @@ void run_fleet_get(const InstanceCommandOptions& options,
   exit_with(results, /*diff=*/false);
 }
 
+// `get all`, as the upstream CLI lists the Flux resources: the instances
+// and every custom resource of the Flux CRDs, with their Ready status (a
+// suspended one is Suspended), in -n or every namespace (-A), of --kind,
+// with --ready-status.
+void run_get_all(const InstanceCommandOptions& options) {
+  ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
+  std::string ns = options.target.ns.empty() ? "flux-system" : options.target.ns;
+  std::vector<report::ResourceLabels> resources;
+  for (const json& live : connected.cluster->list(reconcile::instance_ref("", ""), {})) {
+    json ready = condition(live, "Ready");
+    resources.push_back({{"kind", "FluxInstance"},
+                         {"name", text_at(live, {"metadata", "name"})},
+                         {"exported_namespace", text_at(live, {"metadata", "namespace"})},
+                         {"ready", ready.value("status", "Unknown")},
+                         {"reason", ready.value("reason", "")},
+                         {"suspended", reconcile::reconcile_disabled(live) ? "True" : "False"}});
+  }
+  report::Report computed = report::compute(*connected.cluster, ns, options.cluster.field_manager);
+  for (const std::string& error : computed.errors) print_warning(error);
+  resources.insert(resources.end(), computed.resources.begin(), computed.resources.end());
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  std::vector<std::vector<std::string>> rows = {{"KIND", "NAME", "READY", "REASON"}};
+  if (options.all_namespaces) rows[0].insert(rows[0].begin(), "NAMESPACE");
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (report::ResourceLabels& resource : resources) {
+    if (!options.all_namespaces && resource["exported_namespace"] != ns) continue;
+    if (!options.kinds.empty() &&
+        std::none_of(options.kinds.begin(), options.kinds.end(), [&](const std::string& kind) {
+          return lower(kind) == lower(resource["kind"]);
+        }))
+      continue;
+    std::string ready = resource["suspended"] == "True" ? "Suspended" : resource["ready"];
+    if (!options.ready_status.empty() && lower(ready) != lower(options.ready_status)) continue;
+    std::vector<std::string> row = {resource["kind"], resource["name"], ready, resource["reason"]};
+    if (options.all_namespaces) row.insert(row.begin(), resource["exported_namespace"]);
+    rows.push_back(std::move(row));
+    items.push_back({{"kind", resource["kind"]},
+                     {"name", resource["name"]},
+                     {"namespace", resource["exported_namespace"]},
+                     {"ready", ready},
+                     {"reason", resource["reason"]}});
+  }
+  if (options.output != "table" && options.output != "wide") {
+    std::cout << render_document(items, document_format(options));
+  } else if (rows.size() == 1) {
+    std::cout << "No Flux resources" << (options.all_namespaces ? "" : " in " + ns) << ".\n";
+  } else {
+    std::cout << render_table(rows);
+  }
+}
+
 // `get -A`, and the upstream spelling `get instances` without a name.
 bool lists_instances(const InstanceCommandOptions& options) {
   return options.all_namespaces ||
@@ -191,6 +250,10 @@ bool lists_instances(const InstanceCommandOptions& options) {
 }
 
 void run_get(const InstanceCommandOptions& options) {
+  if (options.all->parsed()) {
+    run_get_all(options);
+    return;
+  }
   if (std::vector<std::string> contexts = fleet_contexts(options.cluster, options.fleet);
       !contexts.empty()) {
     run_fleet_get(options, contexts);
@@ -324,10 +387,9 @@ CLI::App* add_instance_command(CLI::App& app, const std::string& name,
   options->upstream =
       add_upstream_spelling(*cmd, name == "get" ? UpstreamName::optional : UpstreamName::required);
   add_operator_kind_refusals(*cmd);
-  if (name == "get" || name == "reconcile")
+  if (name == "reconcile")
     add_upstream_refusal(*cmd, "all,resources",
-                         "`fluxopctl report` counts the Flux resources; `flux " + name +
-                             "` lists and reconciles them");
+                         "`flux reconcile KIND NAME` reconciles a Flux resource");
   if (name == "reconcile" || name == "suspend" || name == "resume")
     add_upstream_refusal(*cmd, "resource",
                          "`flux " + name + " KIND NAME` does it for a Flux resource");
@@ -421,8 +483,20 @@ void add_instance_commands(CLI::App& app) {
       ->option_text("table|wide|yaml|json (default table)");
   cmd->add_flag("-A,--all-namespaces", get->all_namespaces,
                 "List every FluxInstance of the cluster, a row each (as `get instances`)");
-  // The upstream CLI's `get instances` (its plural).
+  // The upstream CLI's `get instances` (its plural), and its `get all`.
   get->upstream->alias("instances");
+  get->all = cmd->add_subcommand(
+      "all",
+      "The upstream CLI's spelling: get all [-A] [--kind KIND,...] [--ready-status S]: the "
+      "Flux resources and their Ready status");
+  get->all->alias("resources");
+  get->all->fallthrough();
+  get->all->add_option("--kind", get->kinds, "Only these kinds (comma-separated)")
+      ->delimiter(',')
+      ->option_text("KIND,...");
+  get->all->add_option("--ready-status", get->ready_status, "Only those whose Ready is this")
+      ->check(CLI::IsMember({"True", "False", "Unknown", "Suspended"}, CLI::ignore_case))
+      ->option_text("True|False|Unknown|Suspended");
   cmd->callback([get] { run_get(*get); });
 
   auto wait = std::make_shared<InstanceCommandOptions>();

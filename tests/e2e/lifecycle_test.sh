@@ -327,8 +327,15 @@ get_narrow() {
   ! grep -q sha256: "$work/get-narrow.out" || { echo "digests in the default table"; return 1; }
   fx get-all get -A --kubeconfig "$KUBECONFIG"
   grep -qE "^$ns +flux +[1-9][0-9]* +" "$work/get-all.out" || { echo "get -A: no row"; cat "$work/get-all.out"; return 1; }
+  fx get-resources get all -A --kubeconfig "$KUBECONFIG"
+  grep -qE "^$ns +FluxInstance +flux +(True|False|Unknown) " "$work/get-resources.out" &&
+    grep -qE "^apps +Kustomization +apps " "$work/get-resources.out" ||
+    { echo "get all -A: not the instance and the Kustomization"; cat "$work/get-resources.out"; return 1; }
+  fx get-kinds get all -A --kind kustomization -o json --kubeconfig "$KUBECONFIG"
+  [ "$(jq -r '[.[].kind] | unique | join(",")' "$work/get-kinds.out")" = Kustomization ] ||
+    { echo "get all --kind: $(cat "$work/get-kinds.out")"; return 1; }
 }
-check "get: the narrower default, and -A a row per instance" get_narrow
+check "get: the narrower default, -A a row per instance, get all the Flux resources" get_narrow
 get_json() {
   fx get_json get -n "$ns" --kubeconfig "$KUBECONFIG" -o json
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
