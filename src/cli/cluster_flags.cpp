@@ -32,11 +32,14 @@ void add_global_cluster_flags(CLI::App& app) {
   for (const char* flag :
        {"--kube-as-uid", "--kube-token", "--kube-server", "--kube-tls-server-name",
         "--kube-client-certificate", "--kube-client-key", "--kube-certificate-authority"}) {
-    app.add_option(flag)->group("")->each([flag](const std::string&) {
-      throw CLI::ValidationError(flag,
-                                 "the upstream CLI's, not fluxopctl's: it goes in the "
-                                 "kubeconfig (--kubeconfig FILE)");
-    });
+    app.add_option_function<std::string>(
+           flag,
+           [flag](const std::string&) {
+             throw CLI::ValidationError(flag,
+                                        "the upstream CLI's, not fluxopctl's: it goes in the "
+                                        "kubeconfig (--kubeconfig FILE)");
+           })
+        ->group("");
   }
   // The upstream CLI's global --timeout: the commands that wait (apply,
   // delete, wait, reconcile, resume) define their own, which takes it

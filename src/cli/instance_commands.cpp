@@ -473,8 +473,8 @@ void add_instance_commands(CLI::App& app) {
   auto get = std::make_shared<InstanceCommandOptions>();
   auto* cmd = add_instance_command(
       app, "get",
-      "Show the FluxInstance's status at a glance: ready, revision, components with their "
-      "images and digests, last reconcile, history",
+      "Show the FluxInstance's status at a glance: ready, Flux version, components with their "
+      "images, last reconcile, history (-o wide: the digests too); -A: every FluxInstance",
       get, /*writes=*/false);
   cmd->add_option("-o,--output", get->output,
                   "table: readable tables; wide: with the revision's and images' digests; yaml "
