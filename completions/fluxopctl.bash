@@ -129,7 +129,7 @@ _fluxopctl() {
     get)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename -n --namespace --kubeconfig --context --insecure-skip-tls-verify
-          --request-timeout -o --output -A --all-namespaces -h --help" -- "$cur"))
+          --request-timeout -o --output -A --all-namespaces --kind --ready-status -h --help" -- "$cur"))
       else
         _fluxopctl_files
       fi

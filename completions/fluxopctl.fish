@@ -128,6 +128,9 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from delete" -l lock-timeout -x
 complete -c fluxopctl -n "__fish_seen_subcommand_from delete" -s o -l output -x -a 'json' -d 'Print the change set as JSON'
 complete -c fluxopctl -n "__fish_seen_subcommand_from get" -s o -l output -x -a 'table wide yaml json' -d 'Output format'
 complete -c fluxopctl -n "__fish_seen_subcommand_from get" -s A -l all-namespaces -d 'List every FluxInstance of the cluster'
+complete -c fluxopctl -n "__fish_seen_subcommand_from get" -x -a 'instance all' -d "The upstream CLI's spelling"
+complete -c fluxopctl -n "__fish_seen_subcommand_from get" -l kind -x -d 'get all: only these kinds'
+complete -c fluxopctl -n "__fish_seen_subcommand_from get" -l ready-status -x -a 'True False Unknown Suspended' -d 'get all: only this Ready status'
 complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -l summary -d 'Print only the summary: objects per action, images that change'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply reconcile" -l force -d 'Apply a suspended instance; reconcile: also migrate the custom resources'
 complete -c fluxopctl -n "__fish_seen_subcommand_from report" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'The namespace Flux is installed in'
