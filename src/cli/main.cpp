@@ -14,6 +14,9 @@
 #include "core/error.h"
 #include "core/yaml/parse_cache.h"
 
+// FLUXOPCTL_GIT_VERSION, the version `git describe` gives (cmake/build_info.cmake).
+#include "build_info.inc"
+
 namespace {
 
 using fluxop::cli::kExitUsage;
@@ -87,7 +90,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
   fluxop::cli::color::add_color_flag(app);
   fluxop::cli::add_global_cluster_flags(app);
-  app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_VERSION);
+  app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_GIT_VERSION);
   fluxop::cli::add_version_command(app);
   // Entries are written once the command has read everything it parsed.
   fluxop::yaml::ParseCache parse_cache = fluxop::yaml::user_parse_cache(fluxop::user_cache_root());

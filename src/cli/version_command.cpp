@@ -13,9 +13,10 @@
 #include "core/reconcile/instance_object.h"
 #include "core/ssa/errors.h"
 
-// The commit, its tree state and date (FLUXOPCTL_GIT_COMMIT,
-// FLUXOPCTL_GIT_TREE_STATE, FLUXOPCTL_BUILD_DATE), written at build time by
-// cmake/build_info.cmake only when they change.
+// The version as `git describe` says it, the commit, its tree state and date
+// (FLUXOPCTL_GIT_VERSION, FLUXOPCTL_GIT_COMMIT, FLUXOPCTL_GIT_TREE_STATE,
+// FLUXOPCTL_BUILD_DATE), written at build time by cmake/build_info.cmake only
+// when they change.
 #include "build_info.inc"
 
 namespace fluxop::cli {
@@ -114,13 +115,13 @@ void add_version_command(CLI::App& app) {
       }
     }
     if (cmd->count("--output") == 0) {
-      std::cout << "fluxopctl " << FLUXOPCTL_VERSION << "\n";
+      std::cout << "fluxopctl " << FLUXOPCTL_GIT_VERSION << "\n";
       if (server) {
         std::cout << "Server Version: " << printable(server->kubernetes) << "\n"
                   << "Flux Version: " << printable(server->flux) << "\n";
       }
     } else {
-      nlohmann::ordered_json document = {{"version", FLUXOPCTL_VERSION},
+      nlohmann::ordered_json document = {{"version", FLUXOPCTL_GIT_VERSION},
                                          {"gitCommit", FLUXOPCTL_GIT_COMMIT},
                                          {"gitTreeState", FLUXOPCTL_GIT_TREE_STATE},
                                          {"buildDate", FLUXOPCTL_BUILD_DATE},

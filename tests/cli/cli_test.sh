@@ -88,7 +88,7 @@ for command in apply build get delete wait report reconcile suspend resume pull 
   expect "$command --version= is refused" 2 empty "^error: --version: not a flag of \"$command\"" -- \
     "$bin" "$command" --version=2.9.x
 done
-expect "--version before a command" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+$' empty -- "$bin" --version build
+expect "--version before a command" 0 '^fluxopctl [0-9]+\.[0-9]+\.[0-9]+(-[0-9]+-g[0-9a-f]{7,})?(-dirty)?$' empty -- "$bin" --version build
 expect "--color after a command still falls through" 2 empty '^error: FILE or -f FILE is required$' -- \
   "$bin" build --color never
 expect "--version after -- is a file name" 1 empty '^error: --version: No such file' -- \
@@ -137,7 +137,7 @@ python3 - "$work/out" <<'PY' || fail "version -o json: not the document"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 assert list(d) == ["version", "gitCommit", "gitTreeState", "buildDate", "libraries"], list(d)
-assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", d["version"]), d["version"]
+assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+-g[0-9a-f]{7,})?(-dirty)?", d["version"]), d["version"]
 assert d["gitCommit"] == "unknown" or re.fullmatch(r"[0-9a-f]{40}", d["gitCommit"]), d["gitCommit"]
 assert d["gitTreeState"] in ("clean", "dirty", "unknown"), d["gitTreeState"]
 assert d["buildDate"] == "unknown" or re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["buildDate"]), d["buildDate"]
