@@ -13,6 +13,9 @@
 if(FLUXOPCTL_SANITIZE OR FLUXOPCTL_FUZZ)
   message(FATAL_ERROR "FLUXOPCTL_STATIC: the sanitizers need a dynamic executable")
 endif()
+# The unit tests' libarchive (tests only) stays the shared library, found
+# before the suffix below: its static archive would want a dozen more.
+find_package(LibArchive REQUIRED)
 set(CMAKE_FIND_LIBRARY_SUFFIXES .a)
 set(OPENSSL_USE_STATIC_LIBS TRUE)
 set(ZLIB_USE_STATIC_LIBS TRUE)
