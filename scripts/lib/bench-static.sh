@@ -20,7 +20,10 @@ bench_static() {
   local commit_static commit_dynamic
   commit_static=$("$static" version -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["gitCommit"])')
   commit_dynamic=$("$dynamic" version -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["gitCommit"])')
-  [ "$commit_static" = "$commit_dynamic" ] || die "static ($commit_static) and dynamic ($commit_dynamic) differ in commit"
+  # The same sources (commits that differ only in scripts or documents are the same program).
+  [ "$commit_static" = "$commit_dynamic" ] ||
+    git -C "$root" diff --quiet "$commit_static" "$commit_dynamic" -- src share cmake CMakeLists.txt ||
+    die "static ($commit_static) and dynamic ($commit_dynamic) are built from different sources"
   need_package /usr/bin/time time
   build_upstream
   registry_ensure_installed || die "the Debian package docker-registry is not installed and could not be"
@@ -45,8 +48,10 @@ bench_static() {
     die "outputs differ; not timing"
 
   print_machine
-  echo "static:  $static ($(stat -c %s "$static") bytes; stripped $(strip -o /dev/stdout "$static" | wc -c))"
-  echo "dynamic: $dynamic ($(stat -c %s "$dynamic") bytes; stripped $(strip -o /dev/stdout "$dynamic" | wc -c); $(ldd "$dynamic" | grep -c '=>') shared libraries)"
+  strip -o "$work/static.stripped" "$static" && strip -o "$work/dynamic.stripped" "$dynamic"
+  echo "static:  $static ($(stat -c %s "$static") bytes; stripped $(stat -c %s "$work/static.stripped"))"
+  echo "dynamic: $dynamic ($(stat -c %s "$dynamic") bytes; stripped $(stat -c %s "$work/dynamic.stripped");" \
+    "$(ldd "$dynamic" | grep -c '=>') shared libraries)"
   echo "upstream: $upstream (flux-operator $upstream_version)"
   echo "hyperfine: $(hyperfine --version | cut -d' ' -f2), -N, 3 warm-up runs, ${runs:-30} runs, all commands in one run;" \
     "peak RSS: /usr/bin/time -f %M, median of $rss_runs runs"
@@ -76,7 +81,7 @@ def ms(s):
 rows = []
 for r, kb in zip(results, rss):
     times = r["times"]
-    cpu = statistics.mean(r["user"]) + statistics.mean(r["system"])
+    cpu = r["user"] + r["system"]  # hyperfine's means
     rows.append((statistics.median(times), cpu, kb, statistics.stdev(times) if len(times) > 1 else 0))
 names = ["version --client", "build, warm-oci (artifact cache filled)", "build, cold-oci (cache emptied every run)"]
 print("| command | static: median, CPU, peak RSS | dynamic: median, CPU, peak RSS | upstream | dynamic / static | upstream / static |")
