@@ -15,6 +15,11 @@ repository):
                        takes the blob
   redirect-elsewhere   blob GETs are redirected (307) to the elsewhere
                        listener, which serves the blob
+  redirect-challenge   blob GETs are redirected (307) to the elsewhere
+                       listener, which answers 401 with a Bearer challenge
+                       whose realm is its own token service: the registry's
+                       credentials asked for by a host the registry never
+                       named
   deep-index           the tag `latest` is a chain of DEPTH (10) indexes over
                        the manifest of flux:v1
   huge-index           the tag `latest` is an index of 1001 manifests, each
@@ -192,6 +197,11 @@ def handler_for(store, role):
                 with store.lock:
                     store.blobs[digest_of(data)] = data
                 return self.answer(201, headers=[("Docker-Content-Digest", digest_of(data))])
+            if path.startswith("/challenged-blobs/"):
+                realm = f"http://127.0.0.1:{store.ports['elsewhere']}/token/third"
+                return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                                   [("WWW-Authenticate", f'Bearer realm="{realm}",service="x"'),
+                                    ("Content-Type", "application/json")])
             match = re.match(r"^/blobs/(sha256:[0-9a-f]{64})$", path)
             if match and match.group(1) in store.blobs:
                 return self.answer(200, store.blobs[match.group(1)],
@@ -216,8 +226,9 @@ def handler_for(store, role):
                 if kind == "blobs":
                     if reference not in store.blobs:
                         return self.error(404, "BLOB_UNKNOWN", head)
-                    if mode == "redirect-elsewhere" and not head:
-                        location = f"http://127.0.0.1:{store.ports['elsewhere']}/blobs/{reference}"
+                    if mode in ("redirect-elsewhere", "redirect-challenge") and not head:
+                        where = "blobs" if mode == "redirect-elsewhere" else "challenged-blobs"
+                        location = f"http://127.0.0.1:{store.ports['elsewhere']}/{where}/{reference}"
                         return self.answer(307, headers=[("Location", location)])
                     return self.answer(200, store.blobs[reference],
                                        [("Content-Type", "application/octet-stream"),

@@ -106,6 +106,24 @@ redirect_elsewhere() {
 }
 check "pull: a blob redirected to another host gets no credentials" redirect_elsewhere
 
+# Issue 41: a 401 from the host a blob was redirected to, with a realm of its
+# own, would have fluxopctl send the registry's credentials to that realm.
+redirect_challenge() {
+  : >"$work/registry.log"
+  fx push "$mini" "oci://$registry/redirect-challenge/flux:v1"
+  fx pull "oci://$registry/redirect-challenge/flux:v1"
+  local elsewhere
+  elsewhere=127.0.0.1:$(sed -n 2p "$work/ports")
+  refused_with "$elsewhere, which the registry redirected to, asks for credentials \(HTTP 401\)" ||
+    return 1
+  grep -q '^elsewhere GET /challenged-blobs/.* status=401' "$work/registry.log" ||
+    { echo "no redirect was followed"; return 1; }
+  [ "$(elsewhere_credentials)" -eq 0 ] ||
+    { echo "the credentials for $registry went to a host the registry never named"; return 1; }
+}
+check "pull: a 401 from a redirect's host is an error naming it; its realm gets no credentials" \
+  redirect_challenge
+
 token_realm() {
   : >"$work/registry.log"
   fx push "$mini" "oci://$registry/token-realm/flux:v1"

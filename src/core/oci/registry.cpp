@@ -178,16 +178,30 @@ net::HttpResponse RegistryClient::send(const Reference& ref, net::HttpRequest re
     request.authorization.value = known->second;
   net::HttpResponse response = reach(ref, request, sink, progress);
   if (response.status != 401) return response;
+  refuse_foreign_challenge(ref, response);
 
   request.authorization.value = authorize(ref, response, scope);
   authorizations_[key] = request.authorization.value;
   response = reach(ref, request, sink, progress);
   if (response.status == 401) {
+    refuse_foreign_challenge(ref, response);
     throw Error(ref.str() + ": " + describe_failure(response) + ": the registry refused the " +
                 (credential_for(ref).empty() ? "anonymous request" : "credentials") + " for " +
                 ref.registry);
   }
   return response;
+}
+
+void RegistryClient::refuse_foreign_challenge(const Reference& ref,
+                                              const net::HttpResponse& response) {
+  // Only the registry's own host may ask for its credentials, and only its
+  // challenge names the realm they go to: a 401 from a host a redirect led
+  // to (a blob store) would send them to whatever realm that host names.
+  if (net::authorization_applies({"-", ref.registry}, response.url)) return;
+  throw Error(ref.str() + ": " + net::url_authority(response.url) +
+              ", which the registry redirected to, asks for credentials (HTTP 401): "
+              "fluxopctl sends the credentials for " +
+              ref.registry + " to no other host");
 }
 
 std::string RegistryClient::authorize(const Reference& ref,

@@ -103,6 +103,8 @@ class RegistryClient {
   // when the registry asks for it.
   net::HttpResponse send(const Reference& ref, net::HttpRequest request, std::string_view actions,
                          net::BodySink* sink = nullptr, std::string_view progress = {});
+  // Throws unless the 401 `response` came from the registry's own host.
+  static void refuse_foreign_challenge(const Reference& ref, const net::HttpResponse& response);
   std::string authorize(const Reference& ref, const net::HttpResponse& challenge_response,
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
