@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/redact.h"
+
 namespace fluxop {
 
 namespace {
@@ -58,7 +60,9 @@ std::size_t append_printable(std::string& out, std::string_view text, std::size_
 
 }  // namespace
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view raw) {
+  std::string redacted = redact_secrets(raw);
+  std::string_view text = redacted;
   std::string out;
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) at += append_printable(out, text, at, false);
@@ -82,7 +86,9 @@ std::string printable_json(std::string_view json) {
   return out;
 }
 
-std::string quote(std::string_view value, std::size_t max_characters) {
+std::string quote(std::string_view raw, std::size_t max_characters) {
+  std::string redacted = redact_secrets(raw);
+  std::string_view value = redacted;
   std::string out = "\"";
   std::size_t characters = 0;
   for (std::size_t at = 0; at < value.size();) {
@@ -93,7 +99,9 @@ std::string quote(std::string_view value, std::size_t max_characters) {
   return out + "\"";
 }
 
-std::string one_line(std::string_view message) {
+std::string one_line(std::string_view raw) {
+  std::string redacted = redact_secrets(raw);
+  std::string_view message = redacted;
   std::string out;
   for (std::size_t at = 0; at <= message.size();) {
     std::size_t end = message.find_first_of(" \n\r", at);

@@ -188,4 +188,37 @@ else
   fail "--request-timeout 2x: not a usage error naming the flag"
 fi
 
+# Issue 41: configuration that holds a secret (a proxy's password, a token
+# in a reference) is redacted in every message, and a configuration error is
+# said at once, never retried.
+no_secret() {  # no_secret NAME REGEX -- COMMAND...: exit 1 within 10 s, one error line matching REGEX, no S3CRET
+  local name=$1 regex=$2
+  shift 3
+  local started=$SECONDS
+  timeout 60 "$@" >"$work/out" 2>"$work/err"
+  local got=$? took=$((SECONDS - started))
+  if [ "$got" -ne 1 ]; then
+    fail "$name: exit $got (want 1): $(tail -c 300 "$work/err")"
+  elif grep -q 'S3CRET' "$work/err" "$work/out"; then
+    fail "$name: the secret is in a message: $(grep S3CRET "$work/err" | head -c 300)"
+  elif [ "$took" -ge 10 ]; then
+    fail "$name: took ${took}s (retried?)"
+  elif ! grep -qE "^error: $regex" "$work/err"; then
+    fail "$name: no error matching '$regex': $(tail -c 300 "$work/err")"
+  else
+    pass "$name"
+  fi
+}
+no_secret "HTTPS_PROXY with a mistyped scheme" 'oci://ghcr.example.test/flux:v1: HTTPS_PROXY: htps://\*\*\*@127.0.0.1:1: not an http://, https:// or socks5:// URL$' -- \
+  env HTTPS_PROXY='htps://flux:S3CRET@127.0.0.1:1' "$bin" pull oci://ghcr.example.test/flux:v1
+no_secret "HTTPS_PROXY with a port that is none" 'oci://ghcr.example.test/flux:v1: HTTPS_PROXY: http://\*\*\*@127.0.0.1:x: has a port' -- \
+  env HTTPS_PROXY='http://flux:S3CRET@127.0.0.1:x' "$bin" pull oci://ghcr.example.test/flux:v1
+no_secret "HTTPS_PROXY without a scheme, unreachable" 'oci://ghcr.example.test/flux:v1: ' -- \
+  env HTTPS_PROXY='flux:S3CRET@127.0.0.1:1' "$bin" pull oci://ghcr.example.test/flux:v1 --request-timeout 5s
+kubeconfig silent | sed 's|^    server: .*|&\n    proxy-url: htps://flux:S3CRET@127.0.0.1:1|' >"$work/proxy.kubeconfig"
+no_secret "kubeconfig proxy-url with a mistyped scheme" '.*proxy-url' -- \
+  "$bin" get --kubeconfig "$work/proxy.kubeconfig" --request-timeout 2s
+no_secret "an oci:// reference with a password" 'oci://\*\*\*@' -- \
+  "$bin" pull 'oci://flux:S3CRET@127.0.0.1:1/flux:v1' --request-timeout 2s
+
 summary

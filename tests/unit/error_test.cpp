@@ -1,4 +1,5 @@
 #include "core/error.h"
+#include "core/redact.h"
 
 #include <doctest/doctest.h>
 
@@ -86,6 +87,43 @@ TEST_CASE("printable_json: DEL and C1 escaped as JSON escapes, the rest as the p
         "{\"a\":\"x\\u009b31m\\u007f\\u001b\xc3\xa9\"}");
   CHECK(nlohmann::json::parse(printable_json(nlohmann::json("\xc2\x85\x7f").dump())) ==
         "\xc2\x85\x7f");
+}
+
+}  // namespace
+}  // namespace fluxop
+
+namespace fluxop {
+namespace {
+
+// Issue 41: a proxy's password, a token in .spec.sync.url or in an oci://
+// reference never reaches a message, whole or cut.
+TEST_CASE("redaction: a URL's user information and secret query values, in every message form") {
+  CHECK(redact_secrets("HTTPS_PROXY: htps://flux:s3cret@proxy:3128: not a URL") ==
+        "HTTPS_PROXY: htps://***@proxy:3128: not a URL");
+  CHECK(redact_secrets("Unsupported proxy syntax in 'http://flux:s3cret@proxy:x'") ==
+        "Unsupported proxy syntax in 'http://***@proxy:x'");
+  CHECK(redact_secrets("proxy flux:s3cret@proxy:3128 refused") == "proxy ***@proxy:3128 refused");
+  CHECK(redact_secrets("proxy-url=flux:s3cret@proxy") == "proxy-url=***@proxy");
+  CHECK(redact_secrets("htps:/flux:s3cret@proxy") == "***@proxy");
+  CHECK(redact_secrets("https://ghp_token@github.com/org/repo") ==
+        "https://***@github.com/org/repo");
+  CHECK(redact_secrets("oci://user:p@ss,w(o)rd@ghcr.io/org/flux:v1") ==
+        "oci://***@ghcr.io/org/flux:v1");
+  CHECK(redact_secrets("https://s3/b?X-Amz-Credential=AK&X-Amz-Signature=abc&x=1#f") ==
+        "https://s3/b?X-Amz-Credential=***&X-Amz-Signature=***&x=1#f");
+  // What is no secret stays.
+  for (std::string_view kept :
+       {"oci://ghcr.io/org/flux@sha256:0123", "ghcr.io/org/flux:v1@sha256:0123", "a@b.example.com",
+        "https://github.com/org/repo?ref=main", "time: 12:30 @ home", "no URL at all"}) {
+    CHECK(redact_secrets(kept) == kept);
+  }
+  // Cut at 40 characters, the token is gone before the cut.
+  std::string url = "https://x-access-token:ghp_0123456789abcdefghij@github.com/org/repo.git";
+  CHECK(quote(url).find("ghp_") == std::string::npos);
+  CHECK(quote(url) == "\"https://***@github.com/org/repo.git\"");
+  CHECK(one_line("error: " + url).find("ghp_") == std::string::npos);
+  CHECK(printable(url).find("ghp_") == std::string::npos);
+  CHECK(one_line(std::string(600, 'x') + url).find("ghp_") == std::string::npos);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/net/proxy.h"
 #include "core/net/text.h"
+#include "core/redact.h"
 
 namespace fluxop::net {
 
@@ -583,6 +584,15 @@ void HttpClient::check_scheme(const std::string& url) const {
                 "for loopback registries and --insecure-registry hosts)");
   }
   if (scheme != "http" && scheme != "https") throw Error(url + ": not an HTTP URL");
+  // A proxy that cannot be used is a configuration error: said once, the
+  // proxy's password redacted, never retried.
+  if (options_.proxy.empty()) {
+    std::string proxy = proxy_for(url, ProxyEnvironment::current());
+    if (std::string problem = proxy_url_problem(proxy); !problem.empty()) {
+      throw Error(std::string(scheme == "https" ? "HTTPS_PROXY" : "HTTP_PROXY") + ": " +
+                  redact_secrets(proxy) + ": " + problem);
+    }
+  }
 }
 
 void HttpClient::after_attempt(Exchange& exchange) const {

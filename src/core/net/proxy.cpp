@@ -118,8 +118,10 @@ std::string proxy_for(std::string_view url, const ProxyEnvironment& env) {
   std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return "";
   std::string scheme = lowercase(url.substr(0, scheme_end));
-  const std::string& proxy = scheme == "https" ? env.https_proxy : env.http_proxy;
+  std::string proxy = scheme == "https" ? env.https_proxy : env.http_proxy;
   if (proxy.empty()) return "";
+  // "proxy:3128" is http://proxy:3128, as Go reads it.
+  if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
   std::string_view authority = url.substr(scheme_end + 3);
   authority = authority.substr(0, authority.find_first_of("/?#"));
   if (std::size_t at = authority.rfind('@'); at != std::string_view::npos)
@@ -145,7 +147,18 @@ std::string proxy_url_problem(std::string_view url) {
   }
   std::string lower = lowercase(url);
   for (std::string_view scheme : {"http://", "https://", "socks5://"}) {
-    if (lower.starts_with(scheme) && lower.size() > scheme.size()) return "";
+    if (!lower.starts_with(scheme)) continue;
+    std::string_view authority = url.substr(scheme.size());
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    if (std::size_t at = authority.rfind('@'); at != std::string_view::npos)
+      authority.remove_prefix(at + 1);
+    HostPort host = split_host_port(authority);
+    if (host.host.empty()) return "has no host";
+    if (!host.port.empty() &&
+        (host.port.size() > 5 || host.port.find_first_not_of("0123456789") != std::string::npos ||
+         std::stoul(host.port) > 65535))
+      return "has a port that is not a number up to 65535";
+    return "";
   }
   // Not quoted: a proxy URL may hold the proxy's password.
   return "not an http://, https:// or socks5:// URL";

@@ -20,14 +20,15 @@ struct ProxyEnvironment {
 };
 
 // The proxy for a request to `url` when no proxy is configured: the
-// environment's for its scheme; none ("") for a loopback host (as Go) or a
-// host NO_PROXY names: "*", a domain and its subdomains ("example.com"),
-// only its subdomains (".example.com", "*.example.com"), an IP, a CIDR
-// range; an entry's :PORT must match too.
+// environment's for its scheme (http:// when it has none, as Go reads it); none ("") for a loopback
+// host (as Go) or a host NO_PROXY names: "*", a domain and its subdomains ("example.com"), only its
+// subdomains (".example.com", "*.example.com"), an IP, a CIDR range; an entry's :PORT must match
+// too.
 std::string proxy_for(std::string_view url, const ProxyEnvironment& env);
 
-// What makes `url` unfit as a proxy (not http://, https:// or socks5://, a
-// control character), empty when nothing or when `url` is empty.
+// What makes `url` unfit as a proxy (not http://, https:// or socks5://, no
+// host, a port that is no port, a control character), empty when nothing or
+// when `url` is empty. It never quotes `url`, which may hold a password.
 std::string proxy_url_problem(std::string_view url);
 
 }  // namespace fluxop::net

@@ -8,6 +8,7 @@
 
 #include "core/file.h"
 #include "core/reconcile/instance_object.h"
+#include "core/redact.h"
 
 namespace fluxop::reconcile {
 
@@ -90,7 +91,7 @@ void EventRecorder::record(const InvolvedObject& object, const InstanceEvent& ev
                   {"metadata", {{"name", event_name(object.name, now)}, {"namespace", ns}}},
                   {"involvedObject", involved_object(object, ns)},
                   {"reason", event.reason},
-                  {"message", event.message},
+                  {"message", redact_secrets(event.message)},
                   {"type", type},
                   {"source", {{"component", kComponent}}},
                   {"reportingComponent", kComponent},
@@ -118,7 +119,7 @@ void EventRecorder::record(const InvolvedObject& object, const InstanceEvent& ev
   // event instead, which client-go writes without the annotations and the
   // reporting component.
   similar.messages.erase(similar.messages.begin());
-  written["message"] = "(combined from similar events): " + event.message;
+  written["message"] = "(combined from similar events): " + redact_secrets(event.message);
   written["metadata"].erase("annotations");
   written.erase("reportingComponent");
   write(similar_key, std::move(written));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/redact.h"
 
 namespace fluxop::reconcile {
 
@@ -71,7 +72,7 @@ void set_condition(json& status, const Condition& condition, std::int64_t genera
   json& conditions = array_field(status, "conditions");
   json entry = {{"type", condition.type},           {"status", condition.status},
                 {"observedGeneration", generation}, {"lastTransitionTime", now},
-                {"reason", condition.reason},       {"message", condition.message}};
+                {"reason", condition.reason},       {"message", redact_secrets(condition.message)}};
   for (json& existing : conditions) {
     if (existing.value("type", "") != condition.type) continue;
     if (existing.value("status", "") == condition.status && existing.contains("lastTransitionTime"))

@@ -49,6 +49,18 @@ TEST_CASE("proxy: a proxy URL is http, https or socks5") {
   CHECK(proxy_url_problem("http://proxy:3128") == "");
   CHECK(proxy_url_problem("socks5://proxy:1080") == "");
   CHECK(proxy_url_problem("ftp://proxy") == "not an http://, https:// or socks5:// URL");
-  CHECK(proxy_url_problem("http://") == "not an http://, https:// or socks5:// URL");
+  CHECK(proxy_url_problem("http://") == "has no host");
   CHECK(proxy_url_problem("http://p\r\n:1") == "holds a control character");
+  // What libcurl would refuse with the URL, its password included, in its
+  // message (issue 41): said without it.
+  CHECK(proxy_url_problem("htps://flux:secret@proxy:3128") ==
+        "not an http://, https:// or socks5:// URL");
+  CHECK(proxy_url_problem("http://flux:secret@proxy:x") ==
+        "has a port that is not a number up to 65535");
+  CHECK(proxy_url_problem("http://flux:secret@:3128") == "has no host");
+  CHECK(proxy_url_problem("http://flux:secret@proxy:3128/") == "");
+  // Without a scheme, the environment's proxy is http://, as Go reads it.
+  CHECK(fluxop::net::proxy_for("https://api.example.com",
+                               ProxyEnvironment{"flux:secret@proxy:3128", "", ""}) ==
+        "http://flux:secret@proxy:3128");
 }
