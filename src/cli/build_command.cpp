@@ -1,5 +1,4 @@
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -27,6 +26,9 @@ namespace {
 // Lists the files `build --output-dir` wrote, so a rerun may replace them
 // and nothing else.
 constexpr const char* kOutputDirIndex = ".fluxopctl-build";
+// Where a build writes its files before they replace the previous ones (a
+// directory in the output directory, so that each file moves in one rename).
+constexpr std::string_view kStagingPrefix = ".fluxopctl-staging-";
 
 struct BuildOptions {
   InstanceInput input;
@@ -61,51 +63,88 @@ std::string object_file_name(const yaml::Node& object, OutputFormat format) {
   return name + (format == OutputFormat::Json ? ".json" : ".yaml");
 }
 
-// Empties `dir` for a new build: it may be missing, empty, or hold only the
-// files of an earlier build (listed in its index). Anything else is refused.
-void prepare_output_dir(const fs::path& dir) {
+// The files of an earlier build in `dir` (listed in its index), which a new
+// one replaces: `dir` may be empty, or hold only those, the index, and what
+// an interrupted build left (its staging directories). Anything else is
+// refused. Empty when `dir` does not exist.
+std::vector<fs::path> previous_output(const fs::path& dir) {
   std::error_code error;
-  if (!fs::exists(dir, error)) {
-    if (!fs::create_directories(dir, error)) throw Error(dir.string() + ": " + error.message());
-    return;
-  }
+  if (!fs::exists(dir, error)) return {};
   if (!fs::is_directory(dir, error)) throw Error(dir.string() + ": not a directory");
   std::set<std::string> written{kOutputDirIndex};
-  std::ifstream index(dir / kOutputDirIndex);
-  for (std::string line; std::getline(index, line);) written.insert(line);
+  fs::path index = dir / kOutputDirIndex;
+  if (fs::exists(fs::symlink_status(index, error))) {
+    std::istringstream lines(read_input_file(index.string()));
+    for (std::string line; std::getline(lines, line);) written.insert(line);
+  }
   std::vector<fs::path> entries;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
     std::string name = entry.path().filename().string();
-    if (!written.contains(name)) {
+    bool staging = name.starts_with(kStagingPrefix);
+    if (!written.contains(name) && !staging) {
       throw Error(dir.string() + ": holds " + name +
                   ", which fluxopctl build did not write; give a new or empty directory");
     }
+    // A directory under a name the index lists holds what no build wrote:
+    // said before anything is written.
+    if (!staging && entry.is_directory(error) && !fs::is_empty(entry.path(), error))
+      throw Error(entry.path().string() + ": Directory not empty");
     entries.push_back(entry.path());
   }
   if (error) throw Error(dir.string() + ": " + error.message());
-  for (const fs::path& entry : entries) fs::remove(entry);
+  return entries;
 }
 
-// Writes one file per object; all of them are formatted before the directory
-// is touched.
+// Writes one file per object. The previous build's files stay whole until
+// the new ones are all written (a full disk, a file-size limit, an
+// interruption leave them as they were): the new files are written into a
+// staging directory, then each is renamed over its old name, the old files
+// the new build has not are removed, and the index comes last.
 void write_output_dir(const fs::path& dir, const std::vector<yaml::Node>& objects,
                       OutputFormat format) {
   std::vector<std::pair<std::string, std::string>> files;
-  std::set<std::string> names;
+  std::set<std::string> names{kOutputDirIndex};
+  std::string index;
   for (const yaml::Node& object : objects) {
     std::string name = object_file_name(object, format);
     if (!names.insert(name).second) throw Error(dir.string() + ": two objects would be " + name);
     files.emplace_back(name, format == OutputFormat::Json
                                  ? printable_json(yaml::to_json(object).dump(4)) + "\n"
                                  : yaml::emit(object));
-  }
-  prepare_output_dir(dir);
-  std::string index;
-  for (const auto& [name, text] : files) {
-    write_file((dir / name).string(), text);
     index += name + "\n";
   }
-  write_file((dir / kOutputDirIndex).string(), index);
+  files.emplace_back(kOutputDirIndex, index);
+  std::vector<fs::path> previous = previous_output(dir);
+  create_directories(dir.string());
+  std::string staging = create_unique_directory((dir / kStagingPrefix).string());
+  std::error_code error;
+  try {
+    for (const auto& [name, text] : files) write_new_file(staging + "/" + name, text);
+    // Until the new index replaces it, the old one lists both builds' files,
+    // so that a directory left half replaced is still one a build replaces.
+    std::string both;
+    for (const fs::path& old : previous) both += old.filename().string() + "\n";
+    write_file_atomically((dir / kOutputDirIndex).string(), both + index);
+    for (const auto& [name, text] : files) {
+      if (name == kOutputDirIndex) continue;
+      fs::rename(fs::path(staging) / name, dir / name, error);
+      if (error) throw Error((dir / name).string() + ": cannot write: " + error.message());
+    }
+  } catch (const Error&) {
+    fs::remove_all(staging, error);
+    throw;
+  }
+  for (const fs::path& old : previous) {
+    std::string name = old.filename().string();
+    if (name.starts_with(kStagingPrefix)) {
+      fs::remove_all(old, error);  // an interrupted build's
+    } else if (!names.contains(name)) {
+      fs::remove(old, error);
+    }
+  }
+  fs::rename(fs::path(staging) / kOutputDirIndex, dir / kOutputDirIndex, error);
+  if (error) throw Error((dir / kOutputDirIndex).string() + ": cannot write: " + error.message());
+  fs::remove_all(staging, error);
 }
 
 void run_build(const BuildOptions& options) {

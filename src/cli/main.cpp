@@ -1,5 +1,10 @@
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +42,14 @@ int flushed(int code) {
       static_cast<bool>(std::cout.flush()) && std::fflush(stdout) == 0 && !std::ferror(stdout);
   if (written) return code;
   int error = errno;
+  // A write that failed earlier, in a flush of the stream's buffer, left no
+  // errno: a regular file at the file-size limit says why.
+  struct stat info {};
+  struct rlimit limit {};
+  if (error == 0 && fstat(STDOUT_FILENO, &info) == 0 && S_ISREG(info.st_mode) &&
+      getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      static_cast<rlim_t>(info.st_size) >= limit.rlim_cur)
+    error = EFBIG;
   return fail(std::string("stdout: ") + (error ? std::strerror(error) : "write error"),
               code == 0 ? 1 : code);
 }
@@ -79,6 +92,10 @@ int run(CLI::App& app, int argc, char** argv, fluxop::yaml::ParseCache& parse_ca
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (`ulimit -f`), a write fails with EFBIG and is an
+  // error line naming the file, as a full disk is, never a death by signal
+  // with half the output written.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"fluxopctl: render, apply and diff Flux installations from a FluxInstance"};
   app.name("fluxopctl");
   // Alone, fluxopctl prints its usage on stdout and succeeds, as kubectl.

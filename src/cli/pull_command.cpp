@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/duration_check.h"
+#include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/registry_flags.h"
 #include "cli/table.h"
@@ -127,7 +128,7 @@ void run_pull(const PullCommandOptions& options) {
   oci::ArtifactCache cache = artifacts.cache();
   std::string path;
   {
-    std::unique_ptr<oci::CacheLock> held = cache.lock();
+    std::unique_ptr<FileLock> held = cache.lock_entry(result.artifact.digest, print_notice);
     path = cache.extract(result.artifact, *result.layer);
   }
   ordered_json document = {{"url", result.ref.str()}};

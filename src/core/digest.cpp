@@ -1,18 +1,22 @@
 #include "core/digest.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
-#include <fstream>
+#include <limits>
 
 #include "core/error.h"
+#include "core/file.h"
 
 namespace fluxop {
 
 namespace {
 
-std::string hex_digest(const unsigned char* hash, unsigned int size) {
+// `prefix` and the lowercase hex digits of `hash`.
+std::string hex_digest(const unsigned char* hash, unsigned int size,
+                       const char* prefix = "sha256:") {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string digest = "sha256:";
+  std::string digest = prefix;
   for (unsigned int i = 0; i < size; ++i) {
     digest += kHex[hash[i] >> 4];
     digest += kHex[hash[i] & 0xf];
@@ -29,6 +33,15 @@ std::string sha256_digest(std::string_view data) {
     throw Error("SHA-256 failed");
   }
   return hex_digest(hash, size);
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+            reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &size))
+    throw Error("HMAC-SHA256 failed");
+  return hex_digest(mac, size, "hmac-sha256:");
 }
 
 struct Sha256::Context {
@@ -60,14 +73,10 @@ std::string Sha256::finish() {
 }
 
 std::string sha256_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path + ": cannot read");
+  InputFile file(path, std::numeric_limits<std::uint64_t>::max());
   Sha256 hash;
   char buffer[1 << 16];
-  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
-    hash.update({buffer, static_cast<std::size_t>(file.gcount())});
-  }
-  if (file.bad()) throw Error(path + ": cannot read");
+  while (std::size_t read = file.read(buffer, sizeof buffer)) hash.update({buffer, read});
   return hash.finish();
 }
 

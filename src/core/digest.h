@@ -10,6 +10,9 @@ namespace fluxop {
 // "sha256:<64 lowercase hex digits>" of `data`.
 std::string sha256_digest(std::string_view data);
 
+// "hmac-sha256:<64 lowercase hex digits>" of `data` under `key`.
+std::string hmac_sha256(std::string_view key, std::string_view data);
+
 // SHA-256 over data that arrives in pieces (a download, a file).
 class Sha256 {
  public:
@@ -27,7 +30,9 @@ class Sha256 {
   std::unique_ptr<Context> context_;
 };
 
-// "sha256:<hex>" of a file's content; throws fluxop::Error when it cannot be read.
+// "sha256:<hex>" of a file's content, read in parts through the bounded
+// reader (a regular file, of any size); throws fluxop::Error naming the path
+// when it cannot be read.
 std::string sha256_file(const std::string& path);
 
 }  // namespace fluxop

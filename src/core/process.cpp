@@ -132,8 +132,18 @@ std::optional<ProcessResult> run_process(const ProcessSpec& spec) {
   std::vector<std::string> args = spec.argv;
   std::vector<std::string> env = child_environment(spec.env);
   std::vector<char*> argv = c_strings(args), envp = c_strings(env);
+  // fluxopctl ignores SIGXFSZ (a file-size limit is an error it reports);
+  // the helper gets the default its own authors expect.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGXFSZ);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  int spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   child_in.reset();
   child_out.reset();

@@ -363,36 +363,110 @@ expect_exit "the build made good" 0 - -- env XDG_CACHE_HOME="$work/cache-fail" "
 [ -n "$(ls -A "$work/cache-fail/fluxopctl/parsed" 2>/dev/null)" ] ||
   fail "a successful build cached nothing"
 
-# A cache entry changed in place (its length kept) is never used: the build
-# renders what the distribution says. It used to render a
-# `source-contrxller` Deployment, which apply then created, pruning the real
-# one.
-rename_in_entries() {  # DIR FROM TO: every cache entry's FROM replaced by TO
+# change_entries DIR FROM TO [forged]: FROM replaced by TO in every cache
+# entry, its length kept; forged, every digest in the entry computed again,
+# as anyone who can write the cache can (its seal, under a key kept outside
+# the cache, cannot be: issue 41). Prints how many entries changed.
+change_entries() {
   python3 - "$@" <<'PY'
-import pathlib, sys
+import hashlib, pathlib, sys
 directory, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+forged = sys.argv[4:] == ["forged"]
 changed = 0
 for entry in pathlib.Path(directory).iterdir():
     data = entry.read_bytes()
-    if old in data:
-        entry.write_bytes(data.replace(old, new))
-        changed += 1
+    if old not in data:
+        continue
+    data = data.replace(old, new)
+    if forged:
+        magic, source, third, rest = data.split(b"\n", 3)
+        field = third.split(b" ")[0]
+        if field == b"entry":  # the digest of the documents
+            third = b"entry sha256:" + hashlib.sha256(rest).hexdigest().encode()
+        else:  # what an attacker without the key can write
+            third = field + b" hmac-sha256:" + hashlib.sha256(source + b"\n" + rest).hexdigest().encode()
+        data = b"\n".join([magic, source, third, rest])
+    entry.write_bytes(data)
+    changed += 1
 print(changed)
 PY
 }
-expect_exit "build, caching" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
+# A cache entry changed in place (its length kept), or forged, is never used:
+# the build renders what the distribution says. It used to render a
+# `source-contrxller` Deployment, which apply then created, pruning the real
+# one; a forged entry still did.
+for how in changed forged; do
+  cache=$work/cache-$how
+  expect_exit "build, caching ($how)" 0 - -- env XDG_CACHE_HOME="$cache" "$bin" build \
+    "$work/minimal.yaml" --distribution-artifact "$dist"
+  cp "$work/out" "$work/cached.out"
+  changed=$(change_entries "$cache/fluxopctl/parsed" source-controller source-contrxller $how)
+  [ "${changed:-0}" -gt 0 ] || fail "no cache entry holds source-controller"
+  expect_exit "build with a $how cache entry" 0 - -- env XDG_CACHE_HOME="$cache" "$bin" build \
+    "$work/minimal.yaml" --distribution-artifact "$dist"
+  if grep -q contrxller "$work/out" || ! cmp -s "$work/out" "$work/cached.out"; then
+    fail "a $how cache entry was used: $(grep -c contrxller "$work/out") lines name source-contrxller"
+  else
+    pass "a $how cache entry is not used"
+  fi
+  [ "$(change_entries "$cache/fluxopctl/parsed" source-contrxller x)" = 0 ] ||
+    fail "the $how cache entry was not written anew"
+done
+[ "$(stat -c %a "$HOME/.local/state/fluxopctl/cache.key")" = 600 ] ||
+  fail "the cache key is not $HOME/.local/state/fluxopctl/cache.key, 0600"
+
+# --- issue 41: the local machine is a peer too ----------------------------------------
+# What stands in place of a cache entry or the output directory's index is
+# read only when it is a regular file within its bound: a FIFO nobody writes
+# to, a link to /dev/zero, never hang or fill the memory.
+rm -rf "$work/cache-odd"
+expect_exit "build, caching (odd)" 0 - -- env XDG_CACHE_HOME="$work/cache-odd" "$bin" build \
   "$work/minimal.yaml" --distribution-artifact "$dist"
-cp "$work/out" "$work/cached.out"
-changed=$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-controller source-contrxller)
-[ "${changed:-0}" -gt 0 ] || fail "no cache entry holds source-controller"
-expect_exit "build with a changed cache entry" 0 - -- env XDG_CACHE_HOME="$work/cache-changed" "$bin" build \
-  "$work/minimal.yaml" --distribution-artifact "$dist"
-if grep -q contrxller "$work/out" || ! cmp -s "$work/out" "$work/cached.out"; then
-  fail "a changed cache entry was used: $(grep -c contrxller "$work/out") lines name source-contrxller"
-else
-  pass "a changed cache entry is not used"
-fi
-[ "$(rename_in_entries "$work/cache-changed/fluxopctl/parsed" source-contrxller x)" = 0 ] ||
-  fail "the changed cache entry was not written anew"
+entries=("$work/cache-odd/fluxopctl/parsed"/*)
+rm -f "${entries[0]}" "${entries[1]}"
+mkfifo "${entries[0]}"
+ln -s /dev/zero "${entries[1]}"
+expect_exit "cache entries a FIFO and /dev/zero" 0 - -- timeout 20 env XDG_CACHE_HOME="$work/cache-odd" \
+  /usr/bin/time -f %M -o "$work/rss" "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+cmp -s "$work/out" "$work/cached.out" || fail "cache entries a FIFO and /dev/zero: renders differently"
+[ "$(tail -n 1 "$work/rss")" -lt $((400 * 1024)) ] || fail "a /dev/zero cache entry: $(tail -n 1 "$work/rss") KiB"
+for odd in fifo zero; do
+  rm -rf "$work/odd-$odd"
+  mkdir -p "$work/odd-$odd"
+  if [ $odd = fifo ]; then mkfifo "$work/odd-$odd/.fluxopctl-build"; else ln -s /dev/zero "$work/odd-$odd/.fluxopctl-build"; fi
+  expect_exit "--output-dir index a $odd" 1 quiet -- timeout 20 "$bin" build "$work/minimal.yaml" \
+    --distribution-artifact "$dist" --output-dir "$work/odd-$odd"
+  expect_err "--output-dir index a $odd" "^error: $work/odd-$odd/.fluxopctl-build: not a regular file$"
+done
+
+# A new build replaces the old output only once it is whole: one that fails
+# midway (here at a file-size limit, as on a full disk) leaves the old files
+# and the index as they were, and the next build into it succeeds.
+out_dir=$work/atomic
+expect_exit "--output-dir (atomic)" 0 - -- "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+(cd "$out_dir" && sha256sum .fluxopctl-build ./*.yaml) >"$work/atomic.sums"
+ls -A "$out_dir" >"$work/atomic.list"
+# -o json: every file new; the largest two past 2 KiB.
+expect_exit "--output-dir past a file-size limit" 1 quiet -- bash -c 'ulimit -f 2; exec "$@"' - \
+  "$bin" build -o json "$work/minimal.yaml" --distribution-artifact "$dist" --output-dir "$out_dir"
+expect_err "--output-dir past a file-size limit" "^error: $out_dir/.*: cannot write: File too large$"
+(cd "$out_dir" && sha256sum -c --quiet "$work/atomic.sums" >/dev/null 2>&1) ||
+  fail "--output-dir past a file-size limit: the previous output changed"
+ls -A "$out_dir" | cmp -s - "$work/atomic.list" ||
+  fail "--output-dir past a file-size limit: left $(ls -A "$out_dir" | grep -c json) new files"
+expect_exit "--output-dir after a failed build" 0 - -- "$bin" build -o json "$work/minimal.yaml" \
+  --distribution-artifact "$dist" --output-dir "$out_dir"
+[ "$(find "$out_dir" -name '*.json' | wc -l)" -eq "$objects" ] && [ "$(find "$out_dir" -name '*.yaml' | wc -l)" -eq 0 ] ||
+  fail "--output-dir after a failed build: not the new build's files alone"
+
+# Past a file-size limit, stdout is an error line and exit 1, as a full disk.
+expect_exit "stdout past a file-size limit" 1 - -- bash -c 'ulimit -f 4; exec "$@" >"$0"' "$work/limited.out" \
+  "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"
+expect_err "stdout past a file-size limit" "^error: stdout: File too large$"
+
+# A token in .spec.sync.url never reaches a message, cut or whole.
+instance token.yaml 'sync: {kind: GitRepository, url: "hxxps://x-access-token:ghp_SECRETTOKEN0123456789@github.com/org/fleet.git", ref: main, path: ./}'
+build_fails "a sync URL with a token" token.yaml "\.spec\.sync\.url: "
+! grep -q 'ghp_\|SECRET' "$work/err" || fail "a sync URL with a token: the token is in the message: $(cat "$work/err")"
 
 summary

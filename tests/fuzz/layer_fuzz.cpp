@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace fluxop::oci;
   try {
     LayerIndex index = index_layer(blob, "blob", {.max_total_bytes = 1 << 20, .max_files = 1000});
-    std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode());
+    static const fluxop::CacheSeal seal(std::string(32, 'k'));
+    std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode(seal), &seal);
     if (!decoded || decoded->files.size() != index.files.size()) std::abort();
     for (const std::string& dir : index.dirs) {
       for (const auto& [path, content] : read_layer_dir(blob, *decoded, dir, "blob")) {

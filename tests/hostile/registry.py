@@ -20,6 +20,8 @@ repository):
                        whose realm is its own token service: the registry's
                        credentials asked for by a host the registry never
                        named
+  slow-blob            blob GETs are sent in 20 parts, 0.25 s apart (a slow
+                       download, to be stopped midway)
   deep-index           the tag `latest` is a chain of DEPTH (10) indexes over
                        the manifest of flux:v1
   huge-index           the tag `latest` is an index of 1001 manifests, each
@@ -47,6 +49,7 @@ import os
 import re
 import sys
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -155,6 +158,19 @@ def handler_for(store, role):
                       f"auth={'yes' if self.headers.get('Authorization') else 'no'}"
                       f"{injected} status={status}")
 
+        def trickle(self, body, digest):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Docker-Content-Digest", digest)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            store.log(f"{role} {self.command} {self.path} auth=yes status=200 trickle=start")
+            part = max(1, len(body) // 20)
+            for start in range(0, len(body), part):
+                self.wfile.write(body[start:start + part])
+                self.wfile.flush()
+                time.sleep(0.25)
+
         def error(self, status, code, head=False):
             body = json.dumps({"errors": [{"code": code, "message": code.lower()}]}).encode()
             self.answer(status, body, [("Content-Type", "application/json")], head)
@@ -230,6 +246,8 @@ def handler_for(store, role):
                         where = "blobs" if mode == "redirect-elsewhere" else "challenged-blobs"
                         location = f"http://127.0.0.1:{store.ports['elsewhere']}/{where}/{reference}"
                         return self.answer(307, headers=[("Location", location)])
+                    if mode == "slow-blob" and not head:
+                        return self.trickle(store.blobs[reference], reference)
                     return self.answer(200, store.blobs[reference],
                                        [("Content-Type", "application/octet-stream"),
                                         ("Docker-Content-Digest", reference)], head)

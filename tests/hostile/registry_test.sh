@@ -209,4 +209,104 @@ artifact_at_bounds() {
 }
 check "push, pull, build: an artifact at the bounds stays within 512 MiB" artifact_at_bounds
 
+# Issue 41, the cache lock: one per entry. A pull stopped mid-download (^Z,
+# SIGSTOP) holds its entry's lock: a pull of another artifact never waits for
+# it, and one of the same artifact says whom it waits for and goes on alone.
+stopped_pull() {
+  local fresh=$work/slow-content stopped_pid
+  rm -rf "$fresh"
+  cp -r "$mini" "$fresh"
+  echo "# slow" >"$fresh/flux/$latest/slow.yaml"
+  fx push "$fresh" "oci://$registry/slow-blob/flux:v1"
+  [ "$rc" -eq 0 ] || { echo "push failed: $(head -c 300 "$work/err")"; return 1; }
+  local cache=$work/cache-stopped
+  rm -rf "$cache"
+  : >"$work/registry.log"
+  XDG_CACHE_HOME=$cache "$bin" pull "oci://$registry/slow-blob/flux:v1" >/dev/null 2>&1 &
+  stopped_pid=$!
+  wait_until 30 grep -q 'slow-blob/.*trickle=start' "$work/registry.log" ||
+    { kill -9 "$stopped_pid"; echo "the slow download did not start"; return 1; }
+  kill -STOP "$stopped_pid"
+  local ok=0
+  XDG_CACHE_HOME=$cache fx pull "oci://$registry/flux:v1"
+  if [ "$rc" -ne 0 ]; then
+    echo "a pull of another artifact failed behind the stopped one: exit $rc: $(head -c 300 "$work/err")"
+    ok=1
+  fi
+  if [ $ok -eq 0 ]; then
+    XDG_CACHE_HOME=$cache fx pull "oci://$registry/slow-blob/flux:v1"
+    if [ "$rc" -ne 0 ]; then
+      echo "a pull of the same artifact failed behind the stopped one: exit $rc: $(head -c 300 "$work/err")"
+      ok=1
+    elif ! grep -q "waiting for another fluxopctl (pid $stopped_pid) pulling sha256:" "$work/err" ||
+      ! grep -q "is held by a stopped process: pulling sha256:.* alongside" "$work/err"; then
+      echo "the wait was not said: $(head -c 400 "$work/err")"
+      ok=1
+    fi
+  fi
+  kill -9 "$stopped_pid" 2>/dev/null
+  kill -CONT "$stopped_pid" 2>/dev/null
+  wait "$stopped_pid" 2>/dev/null
+  return $ok
+}
+check "pull: a pull stopped midway blocks no other, and is said when awaited" stopped_pull
+
+# Issue 41, the cache cannot be forged: a tag's record rewritten to name
+# another artifact of the cache (a rollback) is not trusted: its seal is
+# made with a key outside the cache.
+forged_record() {
+  local cache=$work/cache-forged
+  rm -rf "$cache"
+  XDG_CACHE_HOME=$cache fx pull "oci://$registry/flux:v1"
+  [ "$rc" -eq 0 ] || { echo "pull failed: $(head -c 300 "$work/err")"; return 1; }
+  XDG_CACHE_HOME=$cache fx pull "oci://$registry/slow-blob/flux:v1"
+  [ "$rc" -eq 0 ] || { echo "pull failed: $(head -c 300 "$work/err")"; return 1; }
+  local genuine=$cache/fluxopctl/oci/refs/$registry/flux/v1.json
+  local other=$cache/fluxopctl/oci/refs/$registry/slow-blob/flux/v1.json
+  # The other artifact's digest, and its seal, in the tag's record.
+  python3 - "$genuine" "$other" <<'PY'
+import json, sys
+genuine, other = (json.load(open(p)) for p in sys.argv[1:3])
+genuine["digest"] = other["digest"]
+if "seal" in other:
+    genuine["seal"] = other["seal"]
+json.dump(genuine, open(sys.argv[1], "w"))
+PY
+  XDG_CACHE_HOME=$cache fx build "$root/tests/oci/instance.yaml" \
+    --distribution-artifact "oci://$registry/flux:v1" --offline
+  refused_with "oci://$registry/flux:v1: .*/flux/v1.json is not sealed with this user's key .*: not trusted" ||
+    return 1
+}
+check "build --offline: a tag's record rewritten in the cache is not trusted" forged_record
+
+# Issue 41, a shared cache: entries honour the umask, so that another user
+# of a cache shared under umask 022 lists and builds from it, and one under
+# umask 077 says "Permission denied" and which path.
+shared_cache() {
+  command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ] || { echo "skip: needs root and setpriv"; return 0; }
+  local cache=$work/cache-shared other=$work/other-home digest
+  rm -rf "$cache" "$other"
+  mkdir -p "$other"
+  chown 65534:65534 "$other"
+  chmod 755 "$work"
+  (umask 022 && XDG_CACHE_HOME=$cache fx pull "oci://$registry/flux:v1")
+  digest=$(grep -o 'sha256:[0-9a-f]\{64\}' "$work/out" | head -1)
+  as_other() {
+    setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$other" XDG_CACHE_HOME="$cache" \
+      DOCKER_CONFIG="$other" timeout 60 "$bin" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+  }
+  as_other pull --list -o json
+  [ "$rc" -eq 0 ] && grep -q "$digest" "$work/out" ||
+    { echo "another user's pull --list does not show $digest: exit $rc: $(head -c 300 "$work/out" "$work/err")"; return 1; }
+  as_other build "$root/tests/oci/instance.yaml" --distribution-artifact "oci://$registry/flux@$digest" --offline
+  [ "$rc" -eq 0 ] || { echo "another user's offline build by digest failed: $(head -c 300 "$work/err")"; return 1; }
+  rm -rf "$cache"
+  (umask 077 && XDG_CACHE_HOME=$cache fx pull "oci://$registry/flux:v1")
+  chmod 755 "$cache" "$cache/fluxopctl"
+  as_other pull --list
+  refused_with "$cache/fluxopctl/oci/.*: Permission denied"
+}
+check "pull --list, build --offline: a cache shared under the umask serves another user" shared_cache
+
 summary

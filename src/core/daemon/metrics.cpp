@@ -7,11 +7,13 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "core/file.h"
 
 namespace fluxop::daemon {
 
@@ -80,20 +82,16 @@ void write_sample(std::string& out, std::string_view name, const Labels& labels,
   out.append(" ").append(format_value(value)).append("\n");
 }
 
-// The start of a file from /proc ("" when it cannot be read): never more
-// than `limit` bytes.
+// A file from /proc; "" when it cannot be read or holds more than `limit`
+// bytes.
 std::string read_proc_file(const char* path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(limit, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(limit));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
+  return read_kept_file(path, limit).value_or("");
 }
 
 // When the machine booted, in seconds since the epoch (/proc/stat's btime).
 // Only the first word of each line is read: the others can be long.
 std::optional<double> boot_time() {
-  std::ifstream in("/proc/stat");
+  std::istringstream in(read_proc_file("/proc/stat", kMaxInputBytes));
   std::string key;
   while (in >> key) {
     if (key == "btime") {

@@ -9,12 +9,14 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "core/duration.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/net/proxy.h"
 #include "core/net/text.h"
 #include "core/redact.h"
@@ -435,10 +437,13 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
     if (!request.body_file.empty()) {
       // A file that cannot be opened sends nothing: the server then answers
       // a short body with an error, which names the request.
-      attempt.body_file.reset(std::fopen(request.body_file.c_str(), "rb"));
-      std::error_code unknown;
-      std::uintmax_t file_size = std::filesystem::file_size(request.body_file, unknown);
-      size = attempt.body_file && !unknown ? static_cast<curl_off_t>(file_size) : 0;
+      try {
+        InputFile body(request.body_file, std::numeric_limits<std::uint64_t>::max());
+        size = static_cast<curl_off_t>(body.size());
+        attempt.body_file.reset(body.release());
+      } catch (const Error&) {
+        size = 0;
+      }
     }
     curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());

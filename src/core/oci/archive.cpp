@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <new>
 #include <set>
@@ -56,18 +57,6 @@ class Fd {
 };
 
 std::string errno_message() { return std::strerror(errno); }
-
-// write(2) may write less than asked, or be interrupted.
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return false;
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
 
 // ---------------------------------------------------------------- extract
 
@@ -121,12 +110,14 @@ class Extractor {
 
   void write_file(int parent, const std::string& file, const LayerFile& entry,
                   const std::string& bytes) const {
-    mode_t mode = entry.executable ? 0755 : 0644;
-    Fd out(
-        ::openat(parent, file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-    if (!out) fail(entry.path, errno_message());
-    if (!write_all(out.get(), bytes.data(), bytes.size())) fail(entry.path, errno_message());
-    if (out.close() != 0) fail(entry.path, errno_message());
+    FileWriter out;
+    try {
+      out.open(file, entry.executable ? 0777 : 0666, parent);
+      out.write(bytes);
+      out.close();
+    } catch (const Error&) {
+      fail(entry.path, std::strerror(out.error()));
+    }
   }
 
   [[noreturn]] void fail(std::string_view name, const std::string& message) const {
@@ -331,15 +322,11 @@ class Packer {
 
  private:
   void add_file(const std::string& name, const std::string& path) {
-    // O_NOFOLLOW and O_NONBLOCK in case the file was swapped for a link or a
-    // FIFO after lstat; fstat then tells what was opened.
-    Fd in(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (!in) throw Error(path + ": " + errno_message());
-    struct stat info {};
-    if (::fstat(in.get(), &info) != 0) throw Error(path + ": " + errno_message());
-    if (!S_ISREG(info.st_mode)) throw Error(path + ": refused: " + kind(info.st_mode));
-    mode_t perm = (info.st_mode & 0111) ? 0755 : 0644;
-    auto size = static_cast<std::uint64_t>(info.st_size);
+    // No link followed, in case the file was swapped for a link or a FIFO
+    // after lstat: what was opened must be a regular file.
+    InputFile in(path, std::numeric_limits<std::uint64_t>::max(), /*follow_links=*/false);
+    mode_t perm = (in.mode() & 0111) ? 0755 : 0644;
+    auto size = in.size();
     if (size > limits_.max_total_bytes - total_bytes_) {
       throw Error(path + ": refused: the artifact's files would exceed " +
                   std::to_string(limits_.max_total_bytes) + " bytes, more than pull accepts");
@@ -347,16 +334,14 @@ class Packer {
     total_bytes_ += size;
     writer_.header(name, false, perm, size);
     check_entries_limit(path);
-    copy_data(in.get(), static_cast<std::uint64_t>(info.st_size), path);
+    copy_data(in, size, path);
     writer_.end_entry();
   }
 
   // Exactly the size the header announced, or an error.
-  void copy_data(int fd, std::uint64_t size, const std::string& path) {
+  void copy_data(InputFile& in, std::uint64_t size, const std::string& path) {
     while (size > 0) {
-      ssize_t read = ::read(fd, buffer_.data(), std::min<std::uint64_t>(size, buffer_.size()));
-      if (read < 0 && errno == EINTR) continue;
-      if (read < 0) throw Error(path + ": " + errno_message());
+      std::size_t read = in.read(buffer_.data(), std::min<std::uint64_t>(size, buffer_.size()));
       if (read == 0) throw Error(path + ": changed while being archived");
       writer_.data(buffer_.data(), static_cast<std::size_t>(read));
       size -= static_cast<std::uint64_t>(read);

@@ -37,45 +37,17 @@ std::string rfc3339(std::chrono::system_clock::time_point time) {
 // A reference record is a few hundred bytes.
 constexpr std::size_t kMaxRecordBytes = 64 * 1024;
 
-// Reads a file of the cache in parts, each given to `take`: only a regular
-// file (whatever replaced it, a FIFO or a device, would block or never end)
-// of at most `max_bytes`. False when it is missing, not such a file, or
-// cannot be read: the caller treats it as absent.
-bool read_cached(const std::string& path, std::uint64_t max_bytes,
-                 const std::function<void(std::string_view)>& take) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool ok = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-            static_cast<std::uint64_t>(info.st_size) <= max_bytes;
-  std::uint64_t total = 0;
-  char buffer[64 * 1024];
-  while (ok) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = n == 0;
-      break;
-    }
-    total += static_cast<std::uint64_t>(n);
-    ok = total <= max_bytes;  // it may have grown since fstat
-    if (ok) take({buffer, static_cast<std::size_t>(n)});
-  }
-  close(fd);
-  return ok;
+// What a record's seal covers: every field, so that none can be changed or
+// moved to another tag's record.
+std::string sealed_part(const RefRecord& record) {
+  return record.url + "\n" + record.digest + "\n" + record.pulled + "\n";
 }
 
-std::optional<std::string> read_cached(const std::string& path, std::uint64_t max_bytes) {
-  std::string bytes;
-  if (!read_cached(path, max_bytes, [&](std::string_view part) { bytes.append(part); }))
-    return std::nullopt;
-  return bytes;
-}
-
-// A reference record, or nothing when it is not one this fluxopctl wrote (a
-// damaged or hand-edited file): such a record is treated as absent.
-std::optional<RefRecord> read_record(const std::string& path) {
-  std::optional<std::string> text = read_cached(path, kMaxRecordBytes);
+// A reference record, or nothing when it is not one a fluxopctl wrote (a
+// damaged or hand-edited file): such a record is treated as absent. `seal`
+// is left holding its seal.
+std::optional<RefRecord> read_record(const std::string& path, std::string* seal = nullptr) {
+  std::optional<std::string> text = read_kept_file(path, kMaxRecordBytes);
   if (!text) return std::nullopt;
   json record = parse_peer_json(*text, nullptr, {.max_depth = 4, .max_elements = 64});
   if (!record.is_object()) return std::nullopt;
@@ -87,6 +59,8 @@ std::optional<RefRecord> read_record(const std::string& path) {
     *value = found->get<std::string>();
   }
   if (!is_sha256_digest(out.digest)) return std::nullopt;
+  if (auto found = record.find("seal"); seal && found != record.end() && found->is_string())
+    *seal = found->get<std::string>();
   return out;
 }
 
@@ -101,14 +75,6 @@ std::string digest_hex(const std::string& digest) {
   return digest.substr(7);
 }
 
-// A new directory named after `prefix` ("<root>/tmp/entry-"), unique.
-std::string temporary_directory(const std::string& prefix) {
-  std::string pattern = prefix + "XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw Error(prefix + "XXXXXX: cannot create the directory: " + std::strerror(errno));
-  return pattern;
-}
-
 bool same_inode(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -120,12 +86,14 @@ std::map<std::string, int> pins;
 
 }  // namespace
 
-CacheLock::~CacheLock() {
-  flock(fd_, LOCK_UN);
-  close(fd_);
-}
+ArtifactCache::ArtifactCache(std::string root, const CacheSeal* seal)
+    : root_(std::move(root)), seal_(seal ? seal : &CacheSeal::user()) {}
 
-ArtifactCache::ArtifactCache(std::string root) : root_(std::move(root)) {}
+void ArtifactCache::pin(const std::string& dir, int fd) {
+  std::lock_guard<std::mutex> guard(pins_mutex);
+  if (auto pinned = pins.find(dir); pinned != pins.end()) close(pinned->second);
+  pins[dir] = fd;
+}
 
 std::string ArtifactCache::default_root(const std::string& cache_root) {
   return cache_root.empty() ? "" : (fs::path(cache_root) / "oci").string();
@@ -133,10 +101,16 @@ std::string ArtifactCache::default_root(const std::string& cache_root) {
 
 std::optional<CachedArtifact> ArtifactCache::find(const std::string& digest) const {
   CachedArtifact artifact{digest, root_ + "/sha256/" + digest_hex(digest)};
-  std::error_code error;
-  if (!fs::is_regular_file(artifact.manifest(), error) ||
-      !fs::is_regular_file(artifact.layer_index(), error))
-    return std::nullopt;
+  for (const std::string& path : {artifact.manifest(), artifact.layer_index()}) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) {
+      // Another user's entry this one may not see (a shared cache under a
+      // umask of 077): said, never taken for a missing entry.
+      if (errno == EACCES) throw Error(path + ": " + std::strerror(EACCES));
+      return std::nullopt;
+    }
+    if (!S_ISREG(info.st_mode)) return std::nullopt;
+  }
   return artifact;
 }
 
@@ -167,7 +141,7 @@ std::optional<CachedArtifact> ArtifactCache::open(const std::string& digest) con
 }
 
 std::optional<std::string> ArtifactCache::verified_manifest(const CachedArtifact& artifact) const {
-  std::optional<std::string> manifest = read_cached(artifact.manifest(), kMaxManifestBytes);
+  std::optional<std::string> manifest = read_kept_file(artifact.manifest(), kMaxManifestBytes);
   if (!manifest || sha256_digest(*manifest) != artifact.digest) return std::nullopt;
   return manifest;
 }
@@ -175,8 +149,11 @@ std::optional<std::string> ArtifactCache::verified_manifest(const CachedArtifact
 std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded) const {
   std::optional<std::string> manifest = verified_manifest(artifact);
   if (!manifest) return "manifest.json does not have the digest " + artifact.digest;
-  std::optional<LayerIndex> index =
-      LayerIndex::decode(read_cached(artifact.layer_index(), kMaxInputBytes).value_or(""));
+  std::string index_data = read_kept_file(artifact.layer_index(), kMaxInputBytes).value_or("");
+  std::optional<LayerIndex> index = LayerIndex::decode(index_data, &seal());
+  bool sealed = index.has_value();
+  // Unsealed, it only points at a blob, which must then hold its digest.
+  if (!sealed) index = LayerIndex::decode(index_data, nullptr);
   if (!index) return "layer.index is missing or damaged";
   // The index's blob must be one the manifest names: the chain from the
   // entry's digest to the layer's bytes has no link taken on trust.
@@ -187,14 +164,34 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded)
   } catch (const Error&) {
   }
   if (!named) return "layer.index is for a layer the manifest does not name";
-  // Hashed as it is read: the blob stays on disk, reads take the parts they need.
+  // Hashed as it is read: the blob stays on disk, reads take the parts they
+  // need; kept whole only to index it again.
   Sha256 hash;
-  if (!read_cached(artifact.layer(), kMaxLayerBytes,
-                   [&](std::string_view part) { hash.update(part); }))
+  std::string blob;
+  if (!read_kept_file(artifact.layer(), kMaxLayerBytes, [&](std::string_view part) {
+        hash.update(part);
+        if (!sealed) blob.append(part);
+      }))
     return "the layer is missing or not a regular file of at most " +
            std::to_string(kMaxLayerBytes) + " bytes";
   if (hash.finish() != index->blob_digest)
     return "the layer does not have the digest " + index->blob_digest;
+  if (!sealed) {
+    std::string blob_digest = index->blob_digest;
+    try {
+      index = index_layer(blob, "blob " + blob_digest);
+    } catch (const Error& e) {
+      return std::string("the layer cannot be indexed: ") + e.what();
+    }
+    index->blob_digest = blob_digest;
+    if (seal().has_key()) {
+      try {
+        write_file_atomically(artifact.layer_index(), index->encode(seal()));
+      } catch (const Error&) {
+        // Another user's entry: indexed again on every use, and correct.
+      }
+    }
+  }
   if (loaded) *loaded = Layer{artifact.layer(), std::move(*index)};
   return "";
 }
@@ -213,7 +210,7 @@ void ArtifactCache::discard(const CachedArtifact& artifact) {
 
 std::string ArtifactCache::retire(const std::string& dir) {
   create_directories(root_ + "/tmp");
-  std::string away = temporary_directory(root_ + "/tmp/retired-");
+  std::string away = create_unique_directory(root_ + "/tmp/retired-");
   std::error_code error;
   fs::rename(dir, away, error);  // onto the empty directory: one step
   if (error) throw Error(dir + ": cannot move it out of the cache: " + error.message());
@@ -225,41 +222,55 @@ std::string ArtifactCache::record_path(const Reference& ref) const {
   return root_ + "/refs/" + ref.registry + "/" + ref.repository + "/" + name + ".json";
 }
 
-std::optional<RefRecord> ArtifactCache::resolve(const Reference& ref) const {
+std::optional<RefRecord> ArtifactCache::resolve(const Reference& ref, std::string* why) const {
   std::string path = record_path(ref);
-  std::optional<RefRecord> record = read_record(path);
+  std::string sealed;
+  std::optional<RefRecord> record = read_record(path, &sealed);
   if (!record) return std::nullopt;
+  if (record->url != ref.str() || !seal().opens(sealed_part(*record), sealed)) {
+    if (why) {
+      *why = path + " is not sealed with this user's key " + CacheSeal::user_key_file() +
+             " (written by another user, restored from another cache, or planted): not trusted";
+    }
+    return std::nullopt;
+  }
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now
   record->used = std::chrono::system_clock::now();
   return record;
 }
 
 void ArtifactCache::record(const Reference& ref, const std::string& digest) {
-  json record = {{"url", ref.str()},
-                 {"digest", digest},
-                 {"pulled", rfc3339(std::chrono::system_clock::now())}};
+  RefRecord fields{ref.str(), digest, rfc3339(std::chrono::system_clock::now()), {}};
+  json record = {{"url", fields.url},
+                 {"digest", fields.digest},
+                 {"pulled", fields.pulled},
+                 {"seal", seal().seal(sealed_part(fields))}};
   write_file_atomically(record_path(ref), record.dump(2) + "\n");
 }
 
-std::unique_ptr<CacheLock> ArtifactCache::lock(std::chrono::seconds timeout) {
-  create_directories(root_);
-  std::string path = root_ + "/.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      close(fd);
-      throw Error(path + ": cannot lock: " + std::strerror(errno));
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      close(fd);
-      throw Error(path + ": another fluxopctl has held the cache for " +
-                  std::to_string(timeout.count()) + "s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+std::unique_ptr<FileLock> ArtifactCache::lock_entry(
+    const std::string& digest, const std::function<void(const std::string&)>& waiting,
+    std::chrono::milliseconds timeout) {
+  create_directories(root_ + "/locks");
+  std::string path = root_ + "/locks/" + digest_hex(digest);
+  std::string seconds =
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count());
+  bool stopped = false;
+  std::unique_ptr<FileLock> lock = FileLock::acquire(
+      path, true, timeout,
+      [&](const std::string& holder) {
+        if (waiting) {
+          waiting("waiting for another fluxopctl (" + (holder.empty() ? "unknown" : holder) +
+                  ") pulling " + digest + " into " + root_ + ", for at most " + seconds + "s");
+        }
+      },
+      &stopped);
+  if (!lock && waiting) {
+    waiting("warning: " + path +
+            (stopped ? " is held by a stopped process" : " still held after " + seconds + "s") +
+            ": pulling " + digest + " alongside");
   }
-  return std::make_unique<CacheLock>(fd);
+  return lock;
 }
 
 CachedArtifact ArtifactCache::add(const std::string& digest,
@@ -267,10 +278,21 @@ CachedArtifact ArtifactCache::add(const std::string& digest,
   if (std::optional<CachedArtifact> present = find(digest)) return *present;
   create_directories(root_ + "/tmp");
   create_directories(root_ + "/sha256");
-  std::string pattern = temporary_directory(root_ + "/tmp/entry-");
+  std::string pattern = create_unique_directory(root_ + "/tmp/entry-");
+  // Pinned while it is written, and as the entry it becomes (the same
+  // directory): prune takes neither.
+  int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || flock(fd, LOCK_SH) != 0) {
+    std::string reason = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    std::error_code ignored;
+    fs::remove_all(pattern, ignored);
+    throw Error(pattern + ": " + reason);
+  }
   try {
     fill(pattern);
   } catch (...) {
+    close(fd);
     std::error_code ignored;
     fs::remove_all(pattern, ignored);
     throw;
@@ -279,12 +301,17 @@ CachedArtifact ArtifactCache::add(const std::string& digest,
   std::error_code error;
   // What is there is no entry find() accepts (an older fluxopctl's layout,
   // or a part of one): moved away, as discard() moves a damaged entry.
-  if (fs::exists(artifact.dir, error)) fs::remove_all(retire(artifact.dir), error);
+  if (!find(digest) && fs::exists(artifact.dir, error)) fs::remove_all(retire(artifact.dir), error);
   fs::rename(pattern, artifact.dir, error);
   if (error) {
+    close(fd);
+    std::string reason = error.message();
     fs::remove_all(pattern, error);
-    throw Error(artifact.dir + ": cannot add to the cache: " + error.message());
+    // Another fluxopctl, which waited no longer for this one, added it first.
+    if (std::optional<CachedArtifact> present = find(digest)) return *present;
+    throw Error(artifact.dir + ": cannot add to the cache: " + reason);
   }
+  pin(artifact.dir, fd);
   return artifact;
 }
 
@@ -292,7 +319,10 @@ std::vector<std::pair<std::string, RefRecord>> ArtifactCache::records() const {
   std::vector<std::pair<std::string, RefRecord>> out;
   std::error_code error;
   fs::path refs = root_ + "/refs";
-  if (!fs::is_directory(refs, error)) return out;
+  if (!fs::is_directory(refs, error)) {
+    if (error.value() == EACCES) throw Error(refs.string() + ": " + error.message());
+    return out;
+  }
   for (auto it = fs::recursive_directory_iterator(refs, error); !error && it != fs::end(it);
        it.increment(error)) {
     if (!it->is_regular_file() || it->path().extension() != ".json") continue;
@@ -309,9 +339,14 @@ std::vector<ArtifactCache::Entry> ArtifactCache::list() const {
   std::vector<Entry> entries;
   std::error_code error;
   fs::path artifacts = root_ + "/sha256";
-  if (!fs::is_directory(artifacts, error)) return entries;
+  if (!fs::is_directory(artifacts, error)) {
+    if (error.value() == EACCES) throw Error(artifacts.string() + ": " + error.message());
+    return entries;
+  }
   std::vector<std::pair<std::string, RefRecord>> all_records = records();
-  for (const fs::directory_entry& dir : fs::directory_iterator(artifacts, error)) {
+  fs::directory_iterator listing(artifacts, error);
+  if (error) throw Error(artifacts.string() + ": " + error.message());
+  for (const fs::directory_entry& dir : listing) {
     std::string digest = "sha256:" + dir.path().filename().string();
     if (!is_sha256_digest(digest) || !find(digest)) continue;
     Entry entry{*find(digest), {}};
@@ -326,7 +361,6 @@ std::vector<ArtifactCache::Entry> ArtifactCache::list() const {
 }
 
 std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
-  std::unique_ptr<CacheLock> held = lock();
   auto now = std::chrono::system_clock::now();
   std::set<std::string> kept;
   for (const auto& [path, record] : records()) {
@@ -352,12 +386,25 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
     // Pinned by a process using it: kept. The exclusive lock is held until
     // the entry has moved, so that no process pins it meanwhile.
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      retire(dir.string());
-      removed.push_back(digest);
+      try {
+        fs::remove_all(retire(dir.string()), error);
+        removed.push_back(digest);
+      } catch (const Error&) {
+        // Another prune took it first.
+      }
     }
     close(fd);
   }
-  fs::remove_all(root_ + "/tmp", error);  // writers hold the lock: nothing there is in use
+  // Leftovers of interrupted writes: what no writer pins.
+  std::vector<fs::path> leftovers;
+  for (const fs::directory_entry& item : fs::directory_iterator(root_ + "/tmp", error))
+    leftovers.push_back(item.path());
+  for (const fs::path& leftover : leftovers) {
+    int fd = ::open(leftover.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) fs::remove_all(leftover, error);
+    close(fd);
+  }
   std::sort(removed.begin(), removed.end());
   return removed;
 }
@@ -365,7 +412,7 @@ std::vector<std::string> ArtifactCache::prune(std::chrono::seconds max_age) {
 std::string ArtifactCache::extract(const CachedArtifact& artifact, const Layer& layer) {
   std::error_code error;
   if (fs::is_directory(artifact.content(), error)) return artifact.content();
-  std::string pattern = temporary_directory(artifact.dir + "/.content-");
+  std::string pattern = create_unique_directory(artifact.dir + "/.content-");
   try {
     extract_layer(layer, pattern, "blob " + layer.index.blob_digest);
   } catch (...) {

@@ -2,22 +2,29 @@
 //   sha256/<hex>/manifest.json    the manifest, as the registry sent it
 //   sha256/<hex>/layer            the content layer's blob, as downloaded
 //   sha256/<hex>/layer.index      its index (oci/layer.h): files and resume
-//                                 points, and the blob's digest
+//                                 points, and the blob's digest, sealed
+//                                 (core/cache_seal.h)
 //   sha256/<hex>/content/         the layer extracted, only once `fluxopctl
 //                                 pull` was asked for a directory
 //   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
-//                                 by digest: {"url", "digest", "pulled"};
+//                                 by digest: {"url", "digest", "pulled", "seal"};
 //                                 its modification time is when it was last used;
-//                                 one that is not so (damaged) is absent
-//   tmp/                          entries being written
-//   .lock                         serialises writers (flock)
+//                                 one that is not so (damaged) is absent, one
+//                                 whose seal does not open is not trusted
+//   tmp/                          entries being written, each pinned by its writer
+//   locks/<hex>                   one lock per entry, held while it is pulled
+//                                 (flock), naming its holder
 // Entries are complete before they appear: they are built under tmp/ and
 // renamed into place, so a crash or a concurrent pull never leaves half an
-// entry. An entry in use is pinned (a shared flock on its directory, held
-// until the process exits): prune leaves it. Before an entry is used, verify()
-// checks the manifest, the index and the blob against their digests (about a
-// millisecond for the Flux distribution), so a file changed or truncated in
-// the cache is never built from.
+// entry. An entry in use, or being written, is pinned (a shared flock on its
+// directory, held until the process exits): prune leaves it. Before an entry
+// is used, verify() checks the manifest and the blob against their digests
+// and the index against its seal (about a millisecond for the Flux
+// distribution), so a file changed, truncated or planted in the cache is
+// never built from: whoever can write only the cache can compute a digest,
+// not the seal. Directories and files are created with the permissions the
+// umask gives, so that a cache shared under a umask of 002 or 022 serves
+// every user it lets in.
 #pragma once
 
 #include <chrono>
@@ -27,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cache_seal.h"
+#include "core/file.h"
 #include "core/oci/layer.h"
 #include "core/oci/reference.h"
 
@@ -48,30 +57,22 @@ struct RefRecord {
   std::chrono::system_clock::time_point used;
 };
 
-// An exclusive lock on the cache, released when destroyed.
-class CacheLock {
- public:
-  explicit CacheLock(int fd) : fd_(fd) {}
-  ~CacheLock();
-  CacheLock(const CacheLock&) = delete;
-  CacheLock& operator=(const CacheLock&) = delete;
-
- private:
-  int fd_;
-};
-
 class ArtifactCache {
  public:
-  // `root` is created when first written to.
-  explicit ArtifactCache(std::string root);
+  // `root` is created when first written to. Null `seal`: the user's
+  // (CacheSeal::user()).
+  explicit ArtifactCache(std::string root, const CacheSeal* seal = nullptr);
 
   // The artifact cache under fluxopctl's cache root (cache_root.h):
   // <cache_root>/oci; empty when `cache_root` is.
   static std::string default_root(const std::string& cache_root);
 
   const std::string& root() const { return root_; }
+  // What seals the cache's derived files.
+  const CacheSeal& seal() const { return *seal_; }
 
-  // The entry `digest` when present (unchecked).
+  // The entry `digest` when present (unchecked). Throws fluxop::Error
+  // naming the path when the cache denies this user access to it.
   std::optional<CachedArtifact> find(const std::string& digest) const;
   // The entry `digest` when present, pinned for the rest of this process:
   // prune leaves it.
@@ -81,23 +82,33 @@ class ArtifactCache {
   // the digest it records. The layer read is left in `loaded` when given.
   // Every link is checked: the manifest against the digest, the index's
   // layer against the manifest's layers, the blob against the index. A file
-  // that is not a regular file within its bound is missing.
+  // that is not a regular file within its bound is missing. An index the
+  // seal does not open (planted, or another user's) is derived again from
+  // the blob, once its digest holds, and rewritten sealed when it can be.
   std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr) const;
   // manifest.json when it has the entry's digest; nothing otherwise.
   std::optional<std::string> verified_manifest(const CachedArtifact& artifact) const;
-  // Removes a damaged entry, pinned or not. Call with the lock held.
+  // Removes a damaged entry, pinned or not. Call with its lock held.
   void discard(const CachedArtifact& artifact);
-  // The record of `ref` (its tag, or its digest), marked as used now.
-  std::optional<RefRecord> resolve(const Reference& ref) const;
+  // The record of `ref` (its tag, or its digest), marked as used now; none
+  // when there is none, or when its seal does not open (`why` says so then,
+  // naming the record).
+  std::optional<RefRecord> resolve(const Reference& ref, std::string* why = nullptr) const;
   // Records that `ref` pointed at `digest` (now).
   void record(const Reference& ref, const std::string& digest);
 
-  // Waits up to `timeout` for the writers' lock.
-  std::unique_ptr<CacheLock> lock(std::chrono::seconds timeout = std::chrono::seconds(600));
+  // The lock of the entry `digest`, held while it is pulled, so that two
+  // pulls of one artifact download it once and pulls of others never wait.
+  // `waiting` hears, once, whom it waits for; after `timeout` (another
+  // fluxopctl stopped mid-pull) it hears that this one goes on alone, and
+  // the result is null: entries are added whole, so two writers are safe.
+  std::unique_ptr<FileLock> lock_entry(
+      const std::string& digest, const std::function<void(const std::string&)>& waiting,
+      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
   // Adds the artifact `digest` unless present: `fill` writes manifest.json,
-  // layer and layer.index into the directory it is given. Call with the lock
-  // held.
+  // layer and layer.index into the directory it is given. The entry is
+  // pinned from the start, so that prune never takes it half written.
   CachedArtifact add(const std::string& digest,
                      const std::function<void(const std::string&)>& fill);
 
@@ -109,7 +120,8 @@ class ArtifactCache {
 
   // Removes the records unused for longer than `max_age`, then the
   // artifacts no record points to and no process has pinned, and leftovers of
-  // interrupted writes; returns the removed artifacts' digests. Takes the lock.
+  // interrupted writes no process pins; returns the removed artifacts'
+  // digests.
   std::vector<std::string> prune(std::chrono::seconds max_age);
 
   // The entry's content/ (see above), extracted from `layer` unless there.
@@ -121,8 +133,11 @@ class ArtifactCache {
   // half removed; returns where it went.
   std::string retire(const std::string& dir);
   std::vector<std::pair<std::string, RefRecord>> records() const;
+  // Keeps `fd`, a shared flock on the entry `dir`, until the process exits.
+  static void pin(const std::string& dir, int fd);
 
   std::string root_;
+  const CacheSeal* seal_;
 };
 
 }  // namespace fluxop::oci

@@ -12,8 +12,10 @@
 #include <set>
 #include <utility>
 
+#include "core/cache_seal.h"
 #include "core/digest.h"
 #include "core/error.h"
+#include "core/file.h"
 
 namespace fluxop::oci {
 
@@ -496,7 +498,7 @@ class Indexer {
 
 // --- encoding
 
-constexpr std::string_view kMagic = "fluxopctl layer index 1\n";
+constexpr std::string_view kMagic = "fluxopctl layer index 2\n";
 
 void put_number(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -557,7 +559,7 @@ std::string printable_name(std::string_view name) {
   return out;
 }
 
-std::string LayerIndex::encode() const {
+std::string LayerIndex::encode(const CacheSeal& seal) const {
   std::string out(kMagic);
   put_bytes(out, blob_digest);
   put_number(out, blob_size);
@@ -579,15 +581,16 @@ std::string LayerIndex::encode() const {
     put_number(out, point.member_start ? 1 : 0);
     put_bytes(out, point.window);
   }
-  out += sha256_digest(out);
+  // Without a key, a seal of the same size that nothing opens.
+  out += seal.has_key() ? seal.seal(out) : "hmac-sha256:" + std::string(64, '0');
   return out;
 }
 
-std::optional<LayerIndex> LayerIndex::decode(std::string_view data) {
-  constexpr std::size_t kDigestSize = 71;  // "sha256:" and 64 hex digits
-  if (data.size() < kMagic.size() + kDigestSize || !data.starts_with(kMagic)) return std::nullopt;
-  std::string_view body = data.substr(0, data.size() - kDigestSize);
-  if (sha256_digest(body) != data.substr(body.size())) return std::nullopt;
+std::optional<LayerIndex> LayerIndex::decode(std::string_view data, const CacheSeal* seal) {
+  constexpr std::size_t kSealSize = 76;  // "hmac-sha256:" and 64 hex digits
+  if (data.size() < kMagic.size() + kSealSize || !data.starts_with(kMagic)) return std::nullopt;
+  std::string_view body = data.substr(0, data.size() - kSealSize);
+  if (seal && !seal->opens(body, data.substr(body.size()))) return std::nullopt;
   Decoder in(body.substr(kMagic.size()));
   LayerIndex index;
   std::uint64_t flag = 0, count = 0;
@@ -699,23 +702,11 @@ std::map<std::string, std::string> read_layer_dir(std::string_view blob, const L
 
 BlobReader blob_file_reader(const std::string& path, std::string_view display_name) {
   return [path, display = std::string(display_name)](std::uint64_t offset, std::uint64_t size) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(display + ": " + path + ": " + std::strerror(errno));
-    std::string bytes(size, '\0');
-    std::uint64_t done = 0;
-    while (done < size) {
-      ssize_t n = ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        int error = n < 0 ? errno : 0;
-        ::close(fd);
-        throw Error(display + ": " + path + ": " +
-                    (error ? std::strerror(error) : "shorter than its index says"));
-      }
-      done += static_cast<std::uint64_t>(n);
+    try {
+      return InputFile(path, kMaxLayerBytes).read_at(offset, size);
+    } catch (const Error& e) {
+      throw Error(display + ": " + e.what());
     }
-    ::close(fd);
-    return bytes;
   };
 }
 

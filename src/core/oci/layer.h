@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_seal.h"
+
 namespace fluxop::oci {
 
 // What pull accepts of a layer, and so what push refuses to publish: one
@@ -54,10 +56,12 @@ struct LayerIndex {
   std::vector<LayerFile> files;     // regular files, in archive order
   std::vector<ResumePoint> points;  // ascending; the first at the start
 
-  // A compact encoding closed by the SHA-256 of what precedes it, so that
-  // a damaged index is never used.
-  std::string encode() const;
-  static std::optional<LayerIndex> decode(std::string_view data);
+  // A compact encoding closed by the seal (core/cache_seal.h) of what
+  // precedes it, so that a damaged or planted index is never used.
+  std::string encode(const CacheSeal& seal) const;
+  // The index, when `seal` opens it; with no seal, any whole index (what it
+  // says must then be checked: verify() hashes the blob it names).
+  static std::optional<LayerIndex> decode(std::string_view data, const CacheSeal* seal);
 };
 
 // A layer's blob in fluxopctl's cache, and its index. The blob stays on

@@ -32,9 +32,8 @@ bool platform_named(const std::string& platform, const std::vector<std::string>&
 class ScratchDir {
  public:
   ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "fluxopctl-mirror-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error(pattern + ": cannot create a temporary directory");
-    path_ = pattern;
+    path_ =
+        create_unique_directory((fs::temp_directory_path() / "fluxopctl-mirror-").string(), 0700);
   }
   ~ScratchDir() {
     std::error_code ignored;

@@ -26,15 +26,15 @@ const Descriptor& content_layer(const Manifest& manifest, const Reference& ref) 
 // Downloads and indexes the layer into `dir` (layer, layer.index,
 // manifest.json); returns the index.
 LayerIndex fill_entry(RegistryClient& client, const Reference& ref, const Manifest& manifest,
-                      const PullOptions& options, const std::string& dir) {
+                      const PullOptions& options, const std::string& dir, const CacheSeal& seal) {
   const Descriptor& descriptor = content_layer(manifest, ref);
   std::string path = dir + "/layer";
   client.fetch_blob(ref, descriptor, path, options.limits.max_layer_bytes);
-  LayerIndex index = index_layer(read_file_if_exists(path).value_or(""),
+  LayerIndex index = index_layer(read_input_file(path, false, options.limits.max_layer_bytes),
                                  "blob " + descriptor.digest, options.limits);
   index.blob_digest = descriptor.digest;
-  write_file(dir + "/layer.index", index.encode());
-  write_file(dir + "/manifest.json", manifest.bytes);
+  write_new_file(dir + "/layer.index", index.encode(seal));
+  write_new_file(dir + "/manifest.json", manifest.bytes);
   return index;
 }
 
@@ -73,7 +73,10 @@ PullResult pull_offline(ArtifactCache& cache, const Reference& ref) {
   std::string hint =
       " (--offline: run `fluxopctl pull " + ref.str() + "` while the registry is reachable)";
   // pull() has looked for a digest already.
-  std::optional<RefRecord> record = ref.digest.empty() ? cache.resolve(ref) : std::nullopt;
+  std::string untrusted;
+  std::optional<RefRecord> record =
+      ref.digest.empty() ? cache.resolve(ref, &untrusted) : std::nullopt;
+  if (!untrusted.empty()) throw Error(ref.str() + ": " + untrusted + hint);
   std::string unused;
   std::optional<Intact> entry =
       record ? intact(cache, record->digest, true, unused, [](const CachedArtifact&) {})
@@ -107,14 +110,16 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   // A digest names immutable content: the cache answers without the registry.
   if (!ref.digest.empty()) {
     auto discard_locked = [&](const CachedArtifact& damaged) {
-      std::unique_ptr<CacheLock> held = cache.lock();
+      std::unique_ptr<FileLock> held = cache.lock_entry(damaged.digest, options.waiting);
       cache.discard(damaged);
     };
     if (std::optional<Intact> entry =
             intact(cache, ref.digest, options.offline, warning, discard_locked)) {
-      if (!cache.resolve(ref)) {
-        std::unique_ptr<CacheLock> held = cache.lock();
-        cache.record(ref, ref.digest);
+      // The record only keeps the entry from prune: a cache this user may
+      // read but not write (another user's, shared) serves all the same.
+      try {
+        if (!cache.resolve(ref)) cache.record(ref, ref.digest);
+      } catch (const Error&) {
       }
       return from_cache(cache, ref, std::move(*entry));
     }
@@ -123,7 +128,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
 
   RegistryClient client(options.registry);
   Manifest manifest = client.fetch_manifest(ref);
-  std::unique_ptr<CacheLock> held = cache.lock();
+  std::unique_ptr<FileLock> held = cache.lock_entry(manifest.digest, options.waiting);
   std::optional<Intact> entry =
       intact(cache, manifest.digest, false, warning,
              [&](const CachedArtifact& damaged) { cache.discard(damaged); });
@@ -131,7 +136,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   if (downloaded) {
     std::optional<LayerIndex> index;
     cache.add(manifest.digest, [&](const std::string& dir) {
-      index = fill_entry(client, ref, manifest, options, dir);
+      index = fill_entry(client, ref, manifest, options, dir, cache.seal());
     });
     std::optional<CachedArtifact> artifact = cache.open(manifest.digest);
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");

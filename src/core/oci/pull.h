@@ -5,6 +5,7 @@
 // and verified, for a build to read from.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,9 @@ struct PullOptions {
   RegistryOptions registry;
   bool offline = false;  // the cache only; a tag resolves to its last known digest
   ExtractLimits limits;
+  // Hears what a pull waits for (another fluxopctl pulling the same
+  // artifact), a line for stderr; unset: nothing is said.
+  std::function<void(const std::string&)> waiting;
 };
 
 struct PullResult {

@@ -66,7 +66,12 @@ class VerifyingFileSink : public net::BodySink {
       : path_(std::move(path)), max_bytes_(max_bytes), what_(std::move(what)) {}
 
   void reset() override {
-    file_.open(path_);
+    if (opened_) {
+      file_.restart();
+    } else {
+      file_.open(path_);
+      opened_ = true;
+    }
     hash_.finish();
     received_ = 0;
   }
@@ -90,6 +95,7 @@ class VerifyingFileSink : public net::BodySink {
   std::uint64_t max_bytes_;
   std::string what_;
   FileWriter file_;
+  bool opened_ = false;
   Sha256 hash_;
   std::uint64_t received_ = 0;
 };

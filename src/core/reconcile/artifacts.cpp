@@ -43,6 +43,7 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
     oci::PullOptions options;
     options.registry = registry_options(settings_, credentials);
     options.offline = settings_.offline;
+    options.waiting = notice_;
     oci::PullResult result = oci::pull(artifacts, oci::Reference::parse(url), options);
     if (notice_ && !result.warning.empty()) notice_("warning: " + result.warning);
     if (notice_ && result.downloaded)

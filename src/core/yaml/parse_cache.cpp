@@ -17,14 +17,21 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped whenever the encoding or what the parser produces changes.
-constexpr std::string_view kMagic = "fluxopctl-parsed-yaml 2\n";
-// An entry: the magic, the digest of the text it was parsed from, the digest
-// of the rest, then the documents. Both are checked before an entry is used:
-// the name alone ties it to nothing, and a changed byte inside (a disk
-// error, a hand edit, another program's file) would otherwise come back as
-// objects the source never had.
+constexpr std::string_view kMagic = "fluxopctl-parsed-yaml 3\n";
+// An entry: the magic, the digest of the text it was parsed from, the seal
+// (core/cache_seal.h) of that digest and the documents, then the documents.
+// Both are checked before an entry is used: the name alone ties it to
+// nothing, and a changed byte inside (a disk error, a hand edit, an entry
+// planted by whoever can write the cache, which can compute any digest but
+// not the seal) would otherwise come back as objects the source never had.
 constexpr std::string_view kSourceField = "source ";
-constexpr std::string_view kEntryField = "entry ";
+constexpr std::string_view kSealField = "seal ";
+
+std::string sealed_part(std::string_view source_digest, std::string_view documents) {
+  std::string out(source_digest);
+  out += '\n';
+  return out.append(documents);
+}
 
 void put_varint(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -196,16 +203,17 @@ std::optional<std::vector<Node>> decode_documents(std::string_view data) {
   return documents;
 }
 
-std::string encode_entry(std::string_view source_digest, const std::vector<Node>& documents) {
+std::string encode_entry(std::string_view source_digest, const std::vector<Node>& documents,
+                         const CacheSeal& seal) {
   std::string documents_data = encode_documents(documents);
   std::string out(kMagic);
   out.append(kSourceField).append(source_digest) += '\n';
-  out.append(kEntryField).append(sha256_digest(documents_data)) += '\n';
+  out.append(kSealField).append(seal.seal(sealed_part(source_digest, documents_data))) += '\n';
   return out + documents_data;
 }
 
-std::optional<std::vector<Node>> decode_entry(std::string_view data,
-                                              std::string_view source_digest) {
+std::optional<std::vector<Node>> decode_entry(std::string_view data, std::string_view source_digest,
+                                              const CacheSeal& seal) {
   // One header line: `field`, then a digest.
   auto line = [&data](std::string_view field) -> std::optional<std::string_view> {
     std::size_t end = data.find('\n');
@@ -218,28 +226,31 @@ std::optional<std::vector<Node>> decode_entry(std::string_view data,
   data.remove_prefix(kMagic.size());
   std::optional<std::string_view> source = line(kSourceField);
   if (!source || *source != source_digest) return std::nullopt;
-  std::optional<std::string_view> entry = line(kEntryField);
-  if (!entry || *entry != sha256_digest(data)) return std::nullopt;
+  std::optional<std::string_view> sealed = line(kSealField);
+  if (!sealed || !seal.opens(sealed_part(source_digest, data), *sealed)) return std::nullopt;
   return decode_documents(data);
 }
 
-ParseCache::ParseCache(fs::path dir) : dir_(std::move(dir)) {}
+ParseCache::ParseCache(fs::path dir, const CacheSeal* seal) : dir_(std::move(dir)), seal_(seal) {}
 
 std::vector<Node> ParseCache::parse_documents(std::string_view text, std::string_view source) {
   if (dir_.empty() || text.size() < kMinimumSize) return yaml::parse_documents(text, source);
+  if (!seal_) seal_ = &CacheSeal::user();
+  if (!seal_->has_key()) return yaml::parse_documents(text, source);
   std::string digest = sha256_digest(text);
   fs::path entry = dir_ / digest.substr(digest.find(':') + 1);
-  if (auto data = read_file_if_exists(entry.string())) {
-    if (auto documents = decode_entry(*data, digest)) return std::move(*documents);
+  // An entry is at most its text's bound and what decoding adds to it.
+  if (auto data = read_kept_file(entry.string(), 4 * kMaxInputBytes)) {
+    if (auto documents = decode_entry(*data, digest, *seal_)) return std::move(*documents);
   }
   // Parsed earlier in this run (a build reads the component manifests twice):
   // decoded from the pending entry, written once.
   for (const auto& [pending, data] : pending_) {
     if (pending != entry) continue;
-    if (auto documents = decode_entry(data, digest)) return std::move(*documents);
+    if (auto documents = decode_entry(data, digest, *seal_)) return std::move(*documents);
   }
   auto documents = yaml::parse_documents(text, source);
-  pending_.emplace_back(std::move(entry), encode_entry(digest, documents));
+  pending_.emplace_back(std::move(entry), encode_entry(digest, documents, *seal_));
   return documents;
 }
 

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kFile = "flux/v2.9.4/source-controller.yaml";
+const CacheSeal kSeal(std::string(32, 'k'));
 
 // A layer holding kFile, built once.
 const std::string& layer_blob() {
@@ -52,8 +55,26 @@ void fill(const std::string& dir) {
   LayerIndex index = index_layer(layer_blob(), "blob");
   index.blob_digest = kLayerDigest;
   std::ofstream(dir + "/layer") << layer_blob();
-  std::ofstream(dir + "/layer.index") << index.encode();
+  std::ofstream(dir + "/layer.index") << index.encode(kSeal);
   std::ofstream(dir + "/manifest.json") << kManifest;
+}
+
+// Adds `digest` as another fluxopctl would, one that has exited since: the
+// entry is in the cache, pinned by no process (add() pins what this process
+// adds, as open() does).
+void add_from_another_process(const std::string& root, const std::string& digest) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    try {
+      ArtifactCache(root, &kSeal).add(digest, fill);
+      _exit(0);
+    } catch (...) {
+      _exit(1);
+    }
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 // Sets a record's last use `hours` back.
@@ -69,10 +90,10 @@ TEST_CASE("cache: the default root is oci/ under fluxopctl's cache root") {
 
 TEST_CASE("cache: an entry appears whole, and a failed fill leaves nothing") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   CHECK_FALSE(cache.find(kFirst));
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     CHECK_THROWS_WITH_AS(cache.add(kFirst,
                                    [](const std::string& tmp) {
                                      fill(tmp);
@@ -94,7 +115,7 @@ TEST_CASE("cache: an entry appears whole, and a failed fill leaves nothing") {
 
 TEST_CASE("cache: tags and digests resolve through their records") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   Reference tag = Reference::parse("oci://127.0.0.1:5000/flux/manifests:v1");
   Reference pinned = Reference::parse("oci://127.0.0.1:5000/flux/manifests@" + kSecond);
   CHECK_FALSE(cache.resolve(tag));
@@ -113,12 +134,9 @@ TEST_CASE("cache: tags and digests resolve through their records") {
 TEST_CASE("cache: list groups records by artifact, prune drops the unreferenced and the unused") {
   testing::TempDir dir;
   const std::string root = dir.str() + "/oci";
-  ArtifactCache cache(root);
-  {
-    auto held = cache.lock();
-    cache.add(kFirst, fill);
-    cache.add(kSecond, fill);
-  }
+  ArtifactCache cache(root, &kSeal);
+  add_from_another_process(root, kFirst);
+  add_from_another_process(root, kSecond);
   Reference old_tag = Reference::parse("oci://r.example.com/flux:old");
   Reference new_tag = Reference::parse("oci://r.example.com/flux:new");
   cache.record(old_tag, kFirst);
@@ -143,22 +161,31 @@ TEST_CASE("cache: list groups records by artifact, prune drops the unreferenced 
   CHECK_FALSE(cache.resolve(old_tag));
 
   // A tag that moved away leaves its artifact unreferenced.
-  {
-    auto held = cache.lock();
-    cache.add(kFirst, fill);
-  }
+  add_from_another_process(root, kFirst);
   CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kFirst});
 }
 
-TEST_CASE("cache: the writers' lock is exclusive and times out") {
+// One lock per entry: a pull of another artifact never waits behind a slow
+// one, a pull of the same one says whom it waits for, and never waits
+// unbounded on a process that stopped mid-pull.
+TEST_CASE("cache: the entry lock is per entry, says whom it waits for, and is bounded") {
   testing::TempDir dir;
-  ArtifactCache first(dir.str() + "/oci");
-  ArtifactCache second(dir.str() + "/oci");
-  auto held = first.lock();
-  const std::string message = dir.str() + "/oci/.lock: another fluxopctl has held the cache for 0s";
-  CHECK_THROWS_WITH_AS(second.lock(std::chrono::seconds(0)), message.c_str(), Error);
+  ArtifactCache first(dir.str() + "/oci", &kSeal);
+  ArtifactCache second(dir.str() + "/oci", &kSeal);
+  std::vector<std::string> heard;
+  auto hear = [&](const std::string& line) { heard.push_back(line); };
+  auto held = first.lock_entry(kFirst, hear);
+  REQUIRE(held);
+  CHECK(second.lock_entry(kSecond, hear, std::chrono::milliseconds(0)) != nullptr);
+  CHECK(heard.empty());
+  CHECK(second.lock_entry(kFirst, hear, std::chrono::milliseconds(200)) == nullptr);
+  REQUIRE(heard.size() == 2);
+  CHECK(heard[0] == "waiting for another fluxopctl (pid " + std::to_string(getpid()) +
+                        ") pulling " + kFirst + " into " + dir.str() + "/oci, for at most 0s");
+  CHECK(heard[1] == "warning: " + dir.str() + "/oci/locks/" + kFirst.substr(7) +
+                        " still held after 0s: pulling " + kFirst + " alongside");
   held.reset();
-  CHECK(second.lock(std::chrono::seconds(0)) != nullptr);
+  CHECK(second.lock_entry(kFirst, hear, std::chrono::milliseconds(0)) != nullptr);
 }
 
 // The reason the system gave, not what the next step made of it.
@@ -167,20 +194,21 @@ TEST_CASE("cache: a read-only or full cache says so, naming the path") {
   std::string root = dir.str() + "/fluxopctl/oci";
   std::string unavailable;
   std::optional<std::string> read_only = testing::error_on_private_mount(
-      dir.str(), MS_RDONLY, nullptr, [&] { ArtifactCache(root).lock(); }, unavailable);
+      dir.str(), MS_RDONLY, nullptr, [&] { ArtifactCache(root, &kSeal).lock_entry(kFirst, {}); },
+      unavailable);
   if (!read_only) {
     MESSAGE("skipped: no private mount here: " << unavailable);
     return;
   }
-  CHECK(*read_only == root + ": cannot create the directory: Read-only file system");
+  CHECK(*read_only == root + "/locks: cannot create the directory: Read-only file system");
 
   std::string big(1 << 20, 'x');
   std::optional<std::string> full = testing::error_on_private_mount(
       dir.str(), 0, "size=64k",
       [&] {
-        ArtifactCache cache(root);
-        auto held = cache.lock();
-        cache.add(kFirst, [&](const std::string& entry) { write_file(entry + "/layer", big); });
+        ArtifactCache cache(root, &kSeal);
+        auto held = cache.lock_entry(kFirst, {});
+        cache.add(kFirst, [&](const std::string& entry) { write_new_file(entry + "/layer", big); });
       },
       unavailable);
   REQUIRE(full);
@@ -190,10 +218,10 @@ TEST_CASE("cache: a read-only or full cache says so, naming the path") {
 
 TEST_CASE("cache: verify names a changed, truncated or missing layer, index or manifest") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   CachedArtifact entry;
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     entry = cache.add(kFirst, fill);
   }
   Layer loaded;
@@ -227,7 +255,7 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     LayerIndex index = index_layer(other, "blob");
     index.blob_digest = sha256_digest(other);
     std::ofstream(entry.layer()) << other;
-    std::ofstream(entry.layer_index()) << index.encode();
+    std::ofstream(entry.layer_index()) << index.encode(kSeal);
     CHECK(cache.verify(entry) == "layer.index is for a layer the manifest does not name");
   }
   SUBCASE("a byte of the index changed") {
@@ -235,7 +263,9 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     std::string index{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     index[index.size() / 3] ^= 1;
     std::ofstream(entry.layer_index()) << index;
-    CHECK(cache.verify(entry) == "layer.index is missing or damaged");
+    // The seal no longer opens it; read for the blob it names, it names
+    // none of the manifest's.
+    CHECK(cache.verify(entry) == "layer.index is for a layer the manifest does not name");
   }
   SUBCASE("no index (garbage in the entry's place)") {
     fs::remove(entry.layer_index());
@@ -247,15 +277,15 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     CHECK(cache.verify(entry) == "manifest.json does not have the digest " + kFirst);
   }
   // The same entry under the wrong digest.
-  auto held = cache.lock();
+  auto held = cache.lock_entry(kFirst, {});
   CHECK(cache.verify(cache.add(kSecond, fill)) ==
         "manifest.json does not have the digest " + kSecond);
 }
 
 TEST_CASE("cache: extract writes the layer's files once, for pull's path") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
-  auto held = cache.lock();
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
+  auto held = cache.lock_entry(kFirst, {});
   CachedArtifact entry = cache.add(kFirst, fill);
   Layer loaded;
   REQUIRE(cache.verify(entry, &loaded) == "");
@@ -273,7 +303,7 @@ TEST_CASE("cache: extract writes the layer's files once, for pull's path") {
 // An older fluxopctl kept content/ and content-digests.json, no layer.index.
 TEST_CASE("cache: an entry in an older layout is replaced when pulled and dropped by prune") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   for (const std::string& digest : {kFirst, kSecond}) {
     std::string old = "oci/sha256/" + digest.substr(7);
     dir.write(old + "/manifest.json", kManifest);
@@ -282,7 +312,7 @@ TEST_CASE("cache: an entry in an older layout is replaced when pulled and droppe
   }
   CHECK_FALSE(cache.find(kFirst));
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     CachedArtifact added = cache.add(kFirst, fill);
     CHECK(cache.verify(added) == "");
     CHECK_FALSE(fs::exists(added.dir + "/content-digests.json"));
@@ -295,26 +325,23 @@ TEST_CASE("cache: an entry in an older layout is replaced when pulled and droppe
 
 TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
-  {
-    auto held = cache.lock();
-    cache.add(kFirst, fill);
-    cache.add(kSecond, fill);
-  }
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
+  add_from_another_process(dir.str() + "/oci", kFirst);
+  add_from_another_process(dir.str() + "/oci", kSecond);
   // No record points to either: only the pin keeps kFirst.
   REQUIRE(cache.open(kFirst));
   CHECK(cache.prune(std::chrono::hours(24)) == std::vector<std::string>{kSecond});
   REQUIRE(cache.find(kFirst));
   CHECK(cache.verify(*cache.open(kFirst)) == "");
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     cache.discard(*cache.find(kFirst));
   }
   CHECK_FALSE(cache.find(kFirst));
   CHECK_FALSE(cache.open(kFirst));
   // Added again, pinned again.
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     cache.add(kFirst, fill);
   }
   REQUIRE(cache.open(kFirst));
@@ -323,7 +350,7 @@ TEST_CASE("cache: prune leaves a pinned entry, discard removes it, pinned or not
 
 TEST_CASE("cache: a damaged reference record is absent, never a crash") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
   cache.record(tag, kFirst);
   REQUIRE(cache.resolve(tag));
@@ -344,8 +371,8 @@ TEST_CASE("cache: a damaged reference record is absent, never a crash") {
 
 TEST_CASE("cache: the annotations are read from a manifest that has the entry's digest only") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
-  auto held = cache.lock();
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
+  auto held = cache.lock_entry(kFirst, {});
   CachedArtifact entry = cache.add(kFirst, fill);
   CHECK(manifest_annotations(cache, entry) == std::map<std::string, std::string>{{"a", "b"}});
   std::ofstream(entry.manifest(), std::ios::trunc)
@@ -355,7 +382,7 @@ TEST_CASE("cache: the annotations are read from a manifest that has the entry's 
 
 TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missing one") {
   testing::TempDir dir;
-  ArtifactCache cache(dir.str() + "/oci");
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
   Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
   Reference pinned = Reference::parse("oci://127.0.0.1:5000/flux@" + kFirst);
   PullOptions offline;
@@ -365,7 +392,7 @@ TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missin
   cache.record(tag, kFirst);
   CHECK_THROWS_WITH_AS(pull(cache, tag, offline), doctest::Contains("not in the cache"), Error);
   {
-    auto held = cache.lock();
+    auto held = cache.lock_entry(kFirst, {});
     cache.add(kFirst, fill);
   }
   CHECK(pull(cache, tag, offline).artifact.digest == kFirst);
@@ -376,6 +403,62 @@ TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missin
                               "); pull it again without --offline";
   CHECK_THROWS_WITH_AS(pull(cache, tag, offline), damaged.c_str(), Error);
   CHECK_THROWS_WITH_AS(pull(cache, pinned, offline), damaged.c_str(), Error);
+}
+
+// Issue 41: whoever can write only the cache cannot change what a build
+// reads. An index sealed with another key (planted, another user's) that
+// says a file is elsewhere in the blob is derived again from the blob, once
+// the blob's digest holds; a record of a tag moved to another artifact, its
+// fields and seal copied from that artifact's record, is not trusted.
+TEST_CASE("cache: an index or a record the key did not seal is derived again or not trusted") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
+  CachedArtifact entry = cache.add(kFirst, fill);
+  LayerIndex genuine = index_layer(layer_blob(), "blob");
+  LayerIndex forged = genuine;
+  forged.blob_digest = kLayerDigest;
+  forged.files[0].offset += 1;  // the file read from elsewhere in the blob
+  const CacheSeal attacker(std::string(32, 'a'));
+  std::ofstream(entry.layer_index(), std::ios::trunc) << forged.encode(attacker);
+  Layer loaded;
+  CHECK(cache.verify(entry, &loaded) == "");
+  REQUIRE(loaded.index.files.size() == 1);
+  CHECK(loaded.index.files[0].offset == genuine.files[0].offset);
+  // Rewritten, sealed: the next verify reads it as it is.
+  CHECK(LayerIndex::decode(read_kept_file(entry.layer_index(), 1 << 20).value_or(""), &kSeal));
+
+  Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
+  Reference other = Reference::parse("oci://127.0.0.1:5000/flux:v0");
+  cache.record(tag, kFirst);
+  cache.record(other, kSecond);
+  const std::string record = dir.str() + "/oci/refs/127.0.0.1:5000/flux/v1.json";
+  std::string text =
+      read_kept_file(dir.str() + "/oci/refs/127.0.0.1:5000/flux/v0.json", 4096).value();
+  std::ofstream(record, std::ios::trunc) << text;  // v0's record, seal and all, as v1's
+  std::string why;
+  CHECK_FALSE(cache.resolve(tag, &why));
+  CHECK(why.starts_with(record + " is not sealed with this user's key "));
+  // Sealed with another key: the same.
+  ArtifactCache(dir.str() + "/oci", &attacker).record(tag, kSecond);
+  CHECK_FALSE(cache.resolve(tag));
+  cache.record(tag, kFirst);
+  CHECK(cache.resolve(tag)->digest == kFirst);
+}
+
+// Issue 41: entries honour the umask, so a cache shared by several users
+// under umask 022 serves them all (mkdtemp made them 0700).
+TEST_CASE("cache: entries are created with the umask's permissions") {
+  testing::TempDir dir;
+  ArtifactCache cache(dir.str() + "/oci", &kSeal);
+  mode_t previous = umask(022);
+  CachedArtifact entry = cache.add(kFirst, fill);
+  cache.record(Reference::parse("oci://127.0.0.1:5000/flux:v1"), kFirst);
+  umask(previous);
+  auto mode = [](const std::string& path) {
+    return fs::status(path).permissions() & fs::perms::all;
+  };
+  CHECK(mode(entry.dir) == static_cast<fs::perms>(0755));
+  CHECK(mode(dir.str() + "/oci/refs/127.0.0.1:5000/flux/v1.json") == static_cast<fs::perms>(0644));
 }
 
 }  // namespace

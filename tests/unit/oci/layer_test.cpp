@@ -83,7 +83,8 @@ TEST_CASE("layer: the real distribution is read back by directory, from resume p
   CHECK(std::any_of(index.points.begin(), index.points.end(),
                     [](const ResumePoint& point) { return point.bits != 0; }));
 
-  std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode());
+  const CacheSeal seal(std::string(32, 'k'));
+  std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode(seal), &seal);
   REQUIRE(decoded);
   CHECK(decoded->files.size() == index.files.size());
   CHECK(decoded->points.size() == index.points.size());
@@ -180,21 +181,27 @@ TEST_CASE("layer: gzip members, plain tars and long names") {
   }
 }
 
-TEST_CASE("layer: a damaged or foreign index does not decode") {
+TEST_CASE("layer: a damaged, foreign or unsealed index does not decode") {
   testing::TempDir tree;
   tree.write("flux/v2.9.4/rbac.yaml", "kind: ClusterRole\n");
   LayerIndex index = index_layer(create_archive(tree.str(), {"flux"}), "blob");
   index.blob_digest = "sha256:" + std::string(64, 'a');
-  const std::string encoded = index.encode();
-  REQUIRE(LayerIndex::decode(encoded));
-  CHECK(LayerIndex::decode(encoded)->blob_digest == index.blob_digest);
+  const CacheSeal seal(std::string(32, 'k'));
+  const std::string encoded = index.encode(seal);
+  REQUIRE(LayerIndex::decode(encoded, &seal));
+  CHECK(LayerIndex::decode(encoded, &seal)->blob_digest == index.blob_digest);
   for (std::size_t at : {std::size_t{0}, encoded.size() / 2, encoded.size() - 1}) {
     std::string damaged = encoded;
     damaged[at] ^= 1;
-    CHECK_FALSE(LayerIndex::decode(damaged));
+    CHECK_FALSE(LayerIndex::decode(damaged, &seal));
   }
-  CHECK_FALSE(LayerIndex::decode(encoded.substr(0, encoded.size() - 1)));
-  CHECK_FALSE(LayerIndex::decode(""));
+  CHECK_FALSE(LayerIndex::decode(encoded.substr(0, encoded.size() - 1), &seal));
+  CHECK_FALSE(LayerIndex::decode("", &seal));
+  // Sealed with another key, or with none: whole, but not this key's.
+  const CacheSeal other(std::string(32, 'o'));
+  CHECK_FALSE(LayerIndex::decode(index.encode(other), &seal));
+  CHECK_FALSE(LayerIndex::decode(index.encode(CacheSeal()), &seal));
+  CHECK(LayerIndex::decode(index.encode(other), nullptr));
 }
 
 }  // namespace

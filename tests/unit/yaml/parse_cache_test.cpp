@@ -18,6 +18,8 @@ using fluxop::yaml::Node;
 using fluxop::yaml::ParseCache;
 namespace fs = std::filesystem;
 
+const fluxop::CacheSeal kSeal(std::string(32, 'k'));
+
 // A text big enough to be cached, with every kind of node.
 std::string big_text() {
   std::string text;
@@ -67,24 +69,24 @@ TEST_CASE("an entry is used only for its source text, whole and unchanged") {
   std::string text = "a: [1, {b: source-controller}]\n---\nd: e\n";
   auto docs = fluxop::yaml::parse_documents(text, "t.yaml");
   std::string digest = fluxop::sha256_digest(text);
-  std::string entry = fluxop::yaml::encode_entry(digest, docs);
-  REQUIRE(fluxop::yaml::decode_entry(entry, digest) == docs);
-  CHECK_FALSE(fluxop::yaml::decode_entry(entry, fluxop::sha256_digest("other")).has_value());
+  std::string entry = fluxop::yaml::encode_entry(digest, docs, kSeal);
+  REQUIRE(fluxop::yaml::decode_entry(entry, digest, kSeal) == docs);
+  CHECK_FALSE(fluxop::yaml::decode_entry(entry, fluxop::sha256_digest("other"), kSeal).has_value());
   // Every byte changed in turn, the length kept: the name of a controller
   // renamed in place read as objects the source never had.
   for (std::size_t i = 0; i < entry.size(); ++i) {
     std::string changed = entry;
     changed[i] = static_cast<char>(changed[i] ^ 0x20);
-    CHECK_FALSE(fluxop::yaml::decode_entry(changed, digest).has_value());
+    CHECK_FALSE(fluxop::yaml::decode_entry(changed, digest, kSeal).has_value());
   }
   for (std::size_t cut = 0; cut < entry.size(); ++cut) {
-    CHECK_FALSE(fluxop::yaml::decode_entry(entry.substr(0, cut), digest).has_value());
+    CHECK_FALSE(fluxop::yaml::decode_entry(entry.substr(0, cut), digest, kSeal).has_value());
   }
 }
 
 TEST_CASE("the cache stores big texts by digest and reads them back") {
   fluxop::testing::TempDir dir;
-  ParseCache cache(dir.path() / "parsed");
+  ParseCache cache(dir.path() / "parsed", &kSeal);
   std::string text = big_text();
   auto first = cache.parse_documents(text, "big.yaml");
   // Read twice before commit(): the second comes from the pending entry.
@@ -116,7 +118,7 @@ TEST_CASE("the cache stores big texts by digest and reads them back") {
 
 TEST_CASE("what a failed run parsed is never written") {
   fluxop::testing::TempDir dir;
-  ParseCache cache(dir.path() / "parsed");
+  ParseCache cache(dir.path() / "parsed", &kSeal);
   (void)cache.parse_documents(big_text(), "big.yaml");
   cache.discard();
   cache.commit();
@@ -125,15 +127,45 @@ TEST_CASE("what a failed run parsed is never written") {
 
 TEST_CASE("small texts and parse errors are not cached") {
   fluxop::testing::TempDir dir;
-  ParseCache cache(dir.path() / "parsed");
+  ParseCache cache(dir.path() / "parsed", &kSeal);
   CHECK(cache.parse_documents("a: 1\n", "small.yaml").size() == 1);
   CHECK(entries(dir.path() / "parsed").empty());
   std::string bad = big_text() + "x: [\n";
   CHECK_THROWS_AS(cache.parse_documents(bad, "bad.yaml"), fluxop::Error);
   cache.commit();
   CHECK(entries(dir.path() / "parsed").empty());
-  ParseCache disabled({});
+  ParseCache disabled({}, &kSeal);
   CHECK(disabled.parse_documents(big_text(), "big.yaml").size() == 400);
+}
+
+// Whoever can write only the cache cannot change what a build reads: an
+// entry planted with every digest right, but sealed with another key (an
+// attacker's, another user's, a cache restored from elsewhere), is parsed anew.
+TEST_CASE("an entry the key did not seal is never used, whatever its digests") {
+  std::string text = big_text();
+  std::string digest = fluxop::sha256_digest(text);
+  auto docs = fluxop::yaml::parse_documents(text, "t.yaml");
+  auto forged = fluxop::yaml::parse_documents(
+      std::string(text).replace(text.find("cm399"), 5, "cmXXX"), "t.yaml");
+  const fluxop::CacheSeal other(std::string(32, 'o'));
+  CHECK_FALSE(
+      fluxop::yaml::decode_entry(fluxop::yaml::encode_entry(digest, forged, other), digest, kSeal)
+          .has_value());
+  // No key: nothing seals, nothing opens.
+  const fluxop::CacheSeal none;
+  CHECK_FALSE(
+      fluxop::yaml::decode_entry(fluxop::yaml::encode_entry(digest, docs, none), digest, none)
+          .has_value());
+
+  fluxop::testing::TempDir dir;
+  ParseCache cache(dir.path() / "parsed", &kSeal);
+  (void)cache.parse_documents(text, "big.yaml");
+  cache.commit();
+  auto stored = entries(dir.path() / "parsed");
+  REQUIRE(stored.size() == 1);
+  std::ofstream(stored[0], std::ios::trunc | std::ios::binary)
+      << fluxop::yaml::encode_entry(digest, forged, other);
+  CHECK(cache.parse_documents(text, "big.yaml") == docs);
 }
 
 TEST_CASE("the user's parse cache is parsed/ under fluxopctl's cache root") {
