@@ -18,10 +18,11 @@
 namespace {
 
 // Characters a URL's user information or a query value may hold unencoded
-// (RFC 3986 unreserved, sub-delims but the quote, percent).
+// (RFC 3986 unreserved, sub-delims but the quote and '&', which ends a query
+// value, percent).
 bool secret_character(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("-._~!$&()*+,;=%").find(c) != std::string_view::npos;
+         std::string_view("-._~!$()*+,;=%").find(c) != std::string_view::npos;
 }
 
 std::string keep(std::string_view text, bool (*allowed)(char)) {
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (parts.size() < 4) return 0;
   std::string before(parts[0]), after(input);
   if (before.find('\x01') != std::string::npos || after.find('\x01') != std::string::npos) return 0;
-  std::string user = keep(parts[1], [](char c) { return secret_character(c) && c != '&'; });
+  std::string user = keep(parts[1], secret_character);
   std::string secret = keep(parts[2], secret_character);
   std::string host = keep(parts[3], host_character);
   if (secret.size() < 6 || host.empty()) return 0;
