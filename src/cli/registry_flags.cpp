@@ -14,8 +14,8 @@ namespace fluxop::cli {
 void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
   command
       .add_option("--insecure-registry", flags.insecure_registries,
-                  "Reach this registry over plain HTTP (repeatable; loopback registries always "
-                  "may)")
+                  "Reach this registry over plain HTTP (repeatable; loopback registries are "
+                  "tried over HTTPS first, then plain HTTP)")
       ->option_text("HOST[:PORT]")
       ->allow_extra_args(false);
   command

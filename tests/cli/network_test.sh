@@ -84,7 +84,9 @@ done
 
 # bounded NAME HOST -- COMMAND...: exit 1 within 60 s (the guard of 120 s
 # makes a hang a failure), nothing on stdout, one error line on stderr (the
-# last, after the warnings of a render) naming HOST and the bound.
+# last, after the warnings of a render) naming HOST and the bound (what is
+# not within it: $bound_words, an ERE).
+bound_words='(no response|response not complete)'
 bounded() {
   local name=$1 host=$2
   shift 3
@@ -99,7 +101,7 @@ bounded() {
     fail "$name: stdout is not empty"
   elif [ "$(grep -c '^error: ' "$work/err")" -ne 1 ] || ! tail -1 "$work/err" | grep -q '^error: '; then
     fail "$name: the error is not one line on stderr (the last), starting with 'error: '"
-  elif ! tail -1 "$work/err" | grep -qE "$host/.*: (no response|response not complete) within 2s"; then
+  elif ! tail -1 "$work/err" | grep -qE "$host/.*: $bound_words within 2s"; then
     fail "$name: the error does not name $host and the bound"
   else
     pass "$name (${took}s)"
@@ -118,15 +120,19 @@ kubeconfig() {  # kubeconfig MODE: a kubeconfig whose API server is the MODE ser
   printf 'users:\n- name: u\n  user:\n    token: t\n'
 }
 
+# The registries are reached over plain HTTP (--insecure-registry): a
+# loopback one is tried over HTTPS first, whose handshake these servers
+# never answer (the case after the loop).
 for mode in silent late trickle; do
   host=127.0.0.1:$(cat "$work/$mode.port")
   bounded "pull, a $mode registry" "$host" -- \
-    "$bin" pull "oci://$host/flux:v1" --request-timeout 2s
+    "$bin" pull "oci://$host/flux:v1" --request-timeout 2s --insecure-registry "$host"
   bounded "build, a $mode registry" "$host" -- \
     "$bin" build "$work/instance.yaml" --distribution-artifact "oci://$host/flux:v1" \
-    --request-timeout 2s
+    --request-timeout 2s --insecure-registry "$host"
   bounded "push, a $mode registry" "$host" -- \
-    "$bin" push "$root/tests/cli/distribution" "oci://$host/flux:v1" --request-timeout 2s
+    "$bin" push "$root/tests/cli/distribution" "oci://$host/flux:v1" --request-timeout 2s \
+    --insecure-registry "$host"
   kubeconfig "$mode" >"$work/$mode.kubeconfig"
   bounded "get, a $mode API server" "$host" -- \
     "$bin" get --kubeconfig "$work/$mode.kubeconfig" --request-timeout 2s
@@ -134,6 +140,12 @@ for mode in silent late trickle; do
     "$bin" apply "$work/instance.yaml" --kubeconfig "$work/$mode.kubeconfig" \
     --distribution-artifact "$root/tests/cli/distribution" --request-timeout 2s
 done
+
+# A loopback registry is tried over HTTPS first: a server that never answers
+# the TLS handshake is bounded as one that never answers a request.
+host=127.0.0.1:$(cat "$work/silent.port")
+bound_words='no connection' bounded "pull, a silent loopback registry, over HTTPS first" "$host" -- \
+  "$bin" pull "oci://$host/flux:v1" --request-timeout 2s
 
 # retry_after NAME MODE MIN_REQUESTS MAX_REQUESTS -- COMMAND...: exit 1
 # within 30 s with one error line, after the MODE server saw between MIN and
@@ -177,7 +189,7 @@ for case in "busy 2 3 Retry-After: 2" "swamped 1 1 a Retry-After of a day"; do
   retry_after "get, an API server answering 429 with $what" "$mode" "$min" "$max" -- \
     "$bin" get --kubeconfig "$work/$mode.kubeconfig" --request-timeout 5s
   retry_after "pull, a registry answering 429 with $what" "$mode" "$min" "$max" -- \
-    "$bin" pull "oci://$host/flux:v1" --request-timeout 5s
+    "$bin" pull "oci://$host/flux:v1" --request-timeout 5s --insecure-registry "$host"
 done
 
 # The flag's value is checked before anything is reached.

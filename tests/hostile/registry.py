@@ -33,6 +33,9 @@ repository):
                        ("X-Injected: yes")
   token-realm          bearer tokens from the elsewhere listener, sane: the
                        realm on another host still works
+  gzip-manifest        manifests are sent gzipped, with Content-Encoding: gzip,
+                       though the client asked for no encoding
+  long-blob            blobs are sent with 16 bytes more than they have
 Anything else (e.g. `flux`) is served as a plain registry.
 
 Each request is one line in --log:
@@ -43,6 +46,7 @@ listen. Exits on SIGTERM or SIGINT and after --timeout seconds.
 
 import argparse
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -248,7 +252,10 @@ def handler_for(store, role):
                         return self.answer(307, headers=[("Location", location)])
                     if mode == "slow-blob" and not head:
                         return self.trickle(store.blobs[reference], reference)
-                    return self.answer(200, store.blobs[reference],
+                    data = store.blobs[reference]
+                    if mode == "long-blob":
+                        data += b"\0" * 16
+                    return self.answer(200, data,
                                        [("Content-Type", "application/octet-stream"),
                                         ("Docker-Content-Digest", reference)], head)
                 digest = reference if reference.startswith("sha256:") else None
@@ -260,8 +267,11 @@ def handler_for(store, role):
                 if digest not in store.manifests:
                     return self.error(404, "MANIFEST_UNKNOWN", head)
                 data, media_type = store.manifests[digest]
-                return self.answer(200, data, [("Content-Type", media_type),
-                                               ("Docker-Content-Digest", digest)], head)
+                headers = [("Content-Type", media_type), ("Docker-Content-Digest", digest)]
+                if mode == "gzip-manifest":
+                    data = gzip.compress(data)
+                    headers.append(("Content-Encoding", "gzip"))
+                return self.answer(200, data, headers, head)
             match = re.match(r"^/v2/(.+)/blobs/uploads/([^/]*)$", path)
             if match and self.command == "POST":
                 upload = uuid.uuid4().hex

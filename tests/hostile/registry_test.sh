@@ -4,7 +4,9 @@
 # another host must not get the credentials, a chain of indexes or an index of
 # many manifests is refused, a response header block past its bound ends the
 # request with a line naming the URL, a token with CR LF never becomes a
-# header, and push refuses an artifact pull would refuse before uploading it.
+# header, a blob's error names the reference once, a manifest sent gzipped
+# names the encoding, and push refuses an artifact pull would refuse before
+# uploading it.
 #
 #   tests/hostile/registry_test.sh BIN ROOT     (BIN: fluxopctl, ROOT: the repository)
 #
@@ -165,6 +167,25 @@ crlf_token() {
   ! grep -q 'X-Injected\|evil' "$work/err" || { echo "the error quotes the token"; return 1; }
 }
 check "pull: a token with CR LF is refused, never sent" crlf_token
+
+# A failure names the reference once, as every other message does.
+blob_error_names_reference_once() {
+  fx push "$mini" "oci://$registry/long-blob/flux:v1"
+  fx pull "oci://$registry/long-blob/flux:v1"
+  refused_with "oci://$registry/long-blob/flux:v1: blob sha256:[0-9a-f]{64}: larger than" || return 1
+  [ "$(grep -o "oci://$registry/long-blob/flux:v1" "$work/err" | wc -l)" -eq 1 ] ||
+    { echo "the reference is repeated: $(head -c 300 "$work/err")"; return 1; }
+}
+check "pull: a blob error names the reference once" blob_error_names_reference_once
+
+gzip_manifest() {
+  fx push "$mini" "oci://$registry/gzip-manifest/flux:v1"
+  fx pull "oci://$registry/gzip-manifest/flux:v1"
+  refused_with "manifest v1: sent with Content-Encoding: \"gzip\", which fluxopctl does not ask for or decode$" ||
+    return 1
+  ! grep -q 'digest mismatch' "$work/err" || { echo "a digest mismatch, not the encoding: $(head -c 300 "$work/err")"; return 1; }
+}
+check "pull: a manifest sent gzipped names the encoding" gzip_manifest
 
 push_beyond_pull() {
   local big=$work/big

@@ -514,8 +514,9 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
                     ")";
     }
     // OpenSSL's words when an HTTPS request reaches a plain-HTTP server.
-    if (code == CURLE_SSL_CONNECT_ERROR &&
-        failure.message.find("wrong version number") != std::string::npos)
+    failure.plain_http_answer = code == CURLE_SSL_CONNECT_ERROR &&
+                                failure.message.find("wrong version number") != std::string::npos;
+    if (failure.plain_http_answer)
       failure.message +=
           " (the server may speak plain HTTP; for a registry, see --insecure-registry)";
     // A server that wants a client certificate, or refuses the one sent,
@@ -620,9 +621,11 @@ void HttpClient::after_attempt(Exchange& exchange) const {
     return;
   }
   if (response.status <= 0) {
-    throw Error(
+    std::string message =
         exchange.current.url + ": " + exchange.failure.message +
-        (exchange.attempt > 1 ? " (after " + std::to_string(exchange.attempt) + " attempts)" : ""));
+        (exchange.attempt > 1 ? " (after " + std::to_string(exchange.attempt) + " attempts)" : "");
+    if (exchange.failure.plain_http_answer) throw PlainHttpAnswer(message, exchange.current.url);
+    throw Error(message);
   }
   bool redirect = response.status == 301 || response.status == 302 || response.status == 303 ||
                   response.status == 307 || response.status == 308;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "core/net/trust.h"
 
 namespace fluxop::net {
@@ -104,6 +105,16 @@ struct HttpRequest {
   std::function<bool()> cancelled;
 };
 
+// What send() throws when the server of an https:// URL answers the TLS
+// handshake in plain HTTP: a caller that may reach it over plain HTTP (a
+// loopback registry) sends the request again as http://.
+class PlainHttpAnswer : public Error {
+ public:
+  PlainHttpAnswer(const std::string& message, std::string https_url)
+      : Error(message), url(std::move(https_url)) {}
+  std::string url;
+};
+
 struct HttpResponse {
   long status = 0;
   std::string url;                             // after redirects
@@ -155,8 +166,9 @@ class HttpClient {
   // Why no response arrived.
   struct Failure {
     std::string message;
-    bool retryable = false;  // a network error that may pass
-    bool unsent = false;     // the request cannot have reached the server
+    bool retryable = false;          // a network error that may pass
+    bool unsent = false;             // the request cannot have reached the server
+    bool plain_http_answer = false;  // the TLS handshake got plain HTTP
   };
   // Runs the exchanges, at most `max_concurrent` attempts at a time, each
   // started as soon as one ends and it is due.

@@ -162,11 +162,19 @@ std::string registry_host(std::string_view registry) {
   return std::string(registry.substr(0, registry.find(':')));
 }
 
-bool plain_http_allowed(std::string_view registry, const std::vector<std::string>& insecure) {
+bool is_loopback_registry(std::string_view registry) {
   std::string host = registry_host(registry);
-  if (host == "localhost" || host == "::1" || is_ipv4_loopback(host)) return true;
+  return host == "localhost" || host == "::1" || is_ipv4_loopback(host);
+}
+
+bool is_insecure_registry(std::string_view registry, const std::vector<std::string>& insecure) {
+  std::string host = registry_host(registry);
   return std::any_of(insecure.begin(), insecure.end(),
                      [&](const std::string& entry) { return entry == registry || entry == host; });
+}
+
+bool plain_http_allowed(std::string_view registry, const std::vector<std::string>& insecure) {
+  return is_loopback_registry(registry) || is_insecure_registry(registry, insecure);
 }
 
 }  // namespace fluxop::oci

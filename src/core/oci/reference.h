@@ -29,9 +29,17 @@ struct Reference {
 // The registry's host without the port ("[::1]:5000" gives "::1").
 std::string registry_host(std::string_view registry);
 
-// Plain HTTP is allowed for loopback registries (localhost, 127.0.0.0/8,
-// [::1]) and for those named in `insecure` (HOST or HOST:PORT); every other
-// registry is reached over HTTPS only.
+// A registry on a loopback address (localhost, 127.0.0.0/8, [::1]): reached
+// over HTTPS first, and over plain HTTP when it answers the TLS handshake in
+// plain HTTP, as docker, containerd and crane reach it.
+bool is_loopback_registry(std::string_view registry);
+
+// A registry `insecure` (--insecure-registry: HOST or HOST:PORT) names:
+// reached over plain HTTP.
+bool is_insecure_registry(std::string_view registry, const std::vector<std::string>& insecure);
+
+// Plain HTTP is allowed for loopback registries and those named in
+// `insecure`; every other registry is reached over HTTPS only.
 bool plain_http_allowed(std::string_view registry, const std::vector<std::string>& insecure);
 
 // Whether `text` is "sha256:" and 64 lowercase hex digits.

@@ -7,6 +7,7 @@
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/net/text.h"
 #include "core/peer_json.h"
 
 namespace fluxop::oci {
@@ -58,6 +59,16 @@ Descriptor read_descriptor(const json& object, const std::string& where) {
 }
 
 bool is_success(long status) { return status >= 200 && status < 300; }
+
+// fluxopctl asks for no Content-Encoding and decodes none: content a registry
+// sends encoded (gzip) anyway is not the bytes its digest is of. Empty when
+// the response has none; else what to say of it.
+std::string unrequested_encoding(const net::HttpResponse& response) {
+  std::string encoding = response.header("content-encoding");
+  if (encoding.empty() || net::lowercase(encoding) == "identity") return "";
+  return "sent with Content-Encoding: " + quote(encoding) +
+         ", which fluxopctl does not ask for or decode";
+}
 
 // Writes a blob to a file, hashing and counting it as it streams.
 class VerifyingFileSink : public net::BodySink {
@@ -118,6 +129,13 @@ std::string describe_failure(const net::HttpResponse& response) {
       message = *it;  // token services
     }
   }
+  // What Go's HTTPS servers answer a plain HTTP request with.
+  if (message.empty() && response.status == 400 &&
+      response.body.find("HTTP request to an HTTPS server") != std::string::npos) {
+    message =
+        "the server speaks HTTPS and was sent plain HTTP (an --insecure-registry host is reached "
+        "over plain HTTP)";
+  }
   if (message.empty()) {
     switch (response.status) {
       case 401:
@@ -148,8 +166,9 @@ RegistryClient::RegistryClient(RegistryOptions options)
       }()) {}
 
 std::string RegistryClient::base_url(const Reference& ref) const {
-  return (plain_http_allowed(ref.registry, options_.insecure_registries) ? "http://" : "https://") +
-         ref.registry + "/v2/" + ref.repository;
+  bool plain = is_insecure_registry(ref.registry, options_.insecure_registries) ||
+               plain_http_registries_.contains(ref.registry);
+  return (plain ? "http://" : "https://") + ref.registry + "/v2/" + ref.repository;
 }
 
 Credential RegistryClient::credential_for(const Reference& ref) {
@@ -162,10 +181,21 @@ Credential RegistryClient::credential_for(const Reference& ref) {
   return it->second;
 }
 
-net::HttpResponse RegistryClient::reach(const Reference& ref, const net::HttpRequest& request,
+net::HttpResponse RegistryClient::reach(const Reference& ref, net::HttpRequest& request,
                                         net::BodySink* sink, std::string_view progress) {
   try {
     return http_.send(request, sink, progress);
+  } catch (const net::PlainHttpAnswer& e) {
+    // A loopback registry that speaks plain HTTP, tried over HTTPS first:
+    // its own URLs, from now on, over plain HTTP.
+    std::string https_base = "https://" + ref.registry + "/";
+    if (!is_loopback_registry(ref.registry) || !e.url.starts_with(https_base) ||
+        !request.url.starts_with(https_base)) {
+      throw Error(ref.str() + ": " + e.what());
+    }
+    plain_http_registries_.insert(ref.registry);
+    request.url = "http://" + request.url.substr(std::string_view("https://").size());
+    return reach(ref, request, sink, progress);
   } catch (const Error& e) {
     throw Error(ref.str() + ": " + e.what());
   }
@@ -340,6 +370,9 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
   net::HttpResponse response = send(ref, request, "pull");
   std::string what = ref.str() + ": manifest " + identifier;
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
+  // Encoded, it can be neither digest-checked nor read.
+  if (std::string encoding = unrequested_encoding(response); !encoding.empty())
+    throw Error(what + ": " + encoding);
 
   std::string digest = sha256_digest(response.body);
   if (!expected_digest.empty() && digest != expected_digest) {
@@ -375,17 +408,22 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
   }
   net::HttpRequest request;
   request.url = base_url(ref) + "/blobs/" + blob.digest;
-  VerifyingFileSink sink(path, blob.size, what);
+  // Its errors reach the caller through reach(), which names the reference.
+  VerifyingFileSink sink(path, blob.size, "blob " + blob.digest);
   net::HttpResponse response =
       send(ref, request, "pull", &sink, "pulling " + blob.digest.substr(0, 19));
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
   std::string digest = sink.finish();
+  // A blob may be sent with a Content-Encoding that describes it (a .tar.gz
+  // as gzip) and arrive whole: only a mismatch makes the encoding the cause.
+  std::string encoding = unrequested_encoding(response);
+  if (!encoding.empty()) encoding = " (" + encoding + ")";
   if (sink.received() != blob.size) {
     throw Error(what + ": size mismatch: expected " + std::to_string(blob.size) + " bytes, got " +
-                std::to_string(sink.received()));
+                std::to_string(sink.received()) + encoding);
   }
   if (digest != blob.digest)
-    throw Error(what + ": digest mismatch: received content has " + digest);
+    throw Error(what + ": digest mismatch: received content has " + digest + encoding);
 }
 
 bool RegistryClient::has(const Reference& ref, std::string_view kind, const std::string& digest) {

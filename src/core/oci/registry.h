@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,8 +97,10 @@ class RegistryClient {
   int requests_sent() const { return http_.requests_sent(); }
 
  private:
-  // Sends through the HTTP client; its errors are prefixed with the reference.
-  net::HttpResponse reach(const Reference& ref, const net::HttpRequest& request,
+  // Sends through the HTTP client; its errors are prefixed with the
+  // reference. A loopback registry that answers HTTPS in plain HTTP is
+  // reached over plain HTTP from then on, `request` included.
+  net::HttpResponse reach(const Reference& ref, net::HttpRequest& request,
                           net::BodySink* sink = nullptr, std::string_view progress = {});
   // Sends with the authorization for `actions` on the repository, obtained
   // when the registry asks for it.
@@ -123,6 +126,7 @@ class RegistryClient {
   net::HttpClient http_;
   std::map<std::string, std::string> authorizations_;  // "registry scope" -> Authorization
   std::map<std::string, Credential> credentials_;      // per registry, looked up once
+  std::set<std::string> plain_http_registries_;        // loopback ones that answered HTTPS in HTTP
 };
 
 // "<what>: <registry's message> (HTTP <status> <code>)" for a failed response.

@@ -57,3 +57,37 @@ else
   tcase "insecure: --insecure-registry NAME:PORT" t_insecure "$loopback_name:${main##*:}"
   tcase "insecure: --insecure-registry NAME" t_insecure "$loopback_name"
 fi
+
+# A registry on a loopback address that speaks only TLS (a port-forward, a
+# local mirror with a private CA) is reached over HTTPS first, as docker,
+# containerd and crane reach it; plain HTTP only when the server answers the
+# TLS handshake in plain HTTP (the main registry here: every case pulls from
+# it so) or the host is --insecure-registry.
+t_loopback_tls() {
+  local how=$1
+  registry_use tlsloop
+  fresh_cache
+  case $how in
+    ca-file)
+      fx pull "oci://$tlsloop/flux:v1" --ca-file "$tlsloop_REGISTRY_CA" -o json
+      succeeded "pull from a TLS-only registry on localhost with --ca-file" || return 1
+      [ "$(json_field "$work/out" digest)" = "$tlsloop_digest" ] || because "digest is not $tlsloop_digest" ;;
+    untrusted)
+      # A certificate it cannot verify is an error, never a reason for HTTP.
+      fx pull "oci://$tlsloop/flux:v1"
+      one_line_error "pull from a TLS-only registry on localhost without its CA" 'certificate|verif' ;;
+    insecure)
+      fx pull "oci://$tlsloop/flux:v1" --insecure-registry "$tlsloop"
+      one_line_error "plain HTTP to a TLS-only registry (--insecure-registry)" \
+        'manifest v1: the server speaks HTTPS and was sent plain HTTP .*\(HTTP 400\)' ;;
+  esac
+}
+
+if start_mini_registry tlsloop --tls localhost; then
+  tcase "loopback TLS: HTTPS first, with --ca-file ($tlsloop)" t_loopback_tls ca-file
+  tcase "loopback TLS: an untrusted certificate is an error, not plain HTTP" t_loopback_tls untrusted
+  tcase "loopback TLS: --insecure-registry sends plain HTTP, and says the server speaks HTTPS" \
+    t_loopback_tls insecure
+else
+  fail "loopback TLS" "the TLS registry on localhost did not start"
+fi
