@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "core/cache_seal.h"
@@ -496,6 +497,37 @@ class Indexer {
   std::uint64_t total_bytes_ = 0;
 };
 
+// The rules every path of a layer obeys, whether its tar is indexed now or
+// its index read back from the cache, so that what a build reads from a
+// layer pull can also extract: no file where a directory is (an entry
+// "a" and an entry "a/b"), no name component a file system refuses
+// (NAME_MAX). Empty when they hold, else the path and why it is refused.
+std::string path_problem(const LayerIndex& index) {
+  constexpr std::size_t kMaxComponentBytes = 255;
+  auto too_long = [](std::string_view path) {
+    for (std::size_t start = 0; start <= path.size();) {
+      std::size_t end = std::min(path.find('/', start), path.size());
+      if (end - start > kMaxComponentBytes) return true;
+      start = end + 1;
+    }
+    return false;
+  };
+  auto refused = [](std::string_view path, std::string_view why) {
+    return "entry " + printable_name(path) + ": refused: " + std::string(why);
+  };
+  const std::string long_name =
+      "a name component longer than " + std::to_string(kMaxComponentBytes) + " bytes";
+  std::unordered_set<std::string_view> dirs(index.dirs.begin(), index.dirs.end());
+  for (std::string_view dir : index.dirs) {
+    if (too_long(dir)) return refused(dir, long_name);
+  }
+  for (const LayerFile& file : index.files) {
+    if (dirs.contains(file.path)) return refused(file.path, "a file and a directory at one path");
+    if (too_long(file.path)) return refused(file.path, long_name);
+  }
+  return "";
+}
+
 // --- encoding
 
 constexpr std::string_view kMagic = "fluxopctl layer index 2\n";
@@ -620,7 +652,7 @@ std::optional<LayerIndex> LayerIndex::decode(std::string_view data, const CacheS
     point.bits = static_cast<int>(bits);
     point.member_start = flag == 1;
   }
-  if (!in.done() || index.points.empty()) return std::nullopt;
+  if (!in.done() || index.points.empty() || !path_problem(index).empty()) return std::nullopt;
   return index;
 }
 
@@ -639,6 +671,8 @@ LayerIndex index_layer(std::string_view blob, std::string_view display_name,
   inflater.record_into(index.points);
   TarSource source(inflater);
   Indexer(display_name, limits).run(source, index);
+  if (std::string problem = path_problem(index); !problem.empty())
+    throw Error(std::string(display_name) + ": " + problem);
   return index;
 }
 

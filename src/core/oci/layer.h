@@ -72,9 +72,11 @@ struct Layer {
 };
 
 // Indexes `blob`. Only regular files and directories are accepted: absolute
-// names, `..` components, links, devices, FIFOs, duplicate entries and
-// archives beyond `limits` are refused, as is a malformed or truncated
-// archive. Throws fluxop::Error naming display_name (e.g. "blob sha256:…")
+// names, `..` components, links, devices, FIFOs, duplicate entries, a file
+// and a directory at one path, name components over 255 bytes and archives
+// beyond `limits` are refused, as is a malformed or truncated archive; an
+// index read back (decode) is held to the same path rules, so that build
+// and pull take the same layers. Throws fluxop::Error naming display_name (e.g. "blob sha256:…")
 // and the entry.
 LayerIndex index_layer(std::string_view blob, std::string_view display_name,
                        const ExtractLimits& limits = {});

@@ -325,11 +325,41 @@ TEST_CASE("archive: extract refuses duplicate entries, writing nothing") {
     TarBuilder(box.layer).directory("flux").directory("flux/").close();
     CHECK_THROWS_WITH_AS(box.extract(), box.refusal("flux/", "duplicate entry").c_str(), Error);
   }
+}
+
+// A layer the index takes is one pull can extract: build (which reads the
+// index) and pull (which extracts) take the same layers.
+TEST_CASE("archive: a file and a directory at one path are refused before anything is written") {
+  Sandbox box;
   SUBCASE("a file where a directory is") {
     TarBuilder(box.layer).file("flux/a", "a").file("flux", "b").close();
-    CHECK_THROWS_WITH_AS(box.extract(), (std::string(kBlob) + ": entry flux: File exists").c_str(),
+    CHECK_THROWS_WITH_AS(box.extract(),
+                         box.refusal("flux", "a file and a directory at one path").c_str(), Error);
+  }
+  SUBCASE("a directory where a file is") {
+    TarBuilder(box.layer).file("flux", "b").file("flux/v2.9.4/a", "a").close();
+    CHECK_THROWS_WITH_AS(box.extract(),
+                         box.refusal("flux", "a file and a directory at one path").c_str(), Error);
+  }
+  CHECK(fs::is_empty(box.dest));
+}
+
+TEST_CASE("archive: a name component over 255 bytes is refused, as a file system would") {
+  Sandbox box;
+  const std::string longest(255, 'n');
+  TarBuilder(box.layer).file("flux/" + longest, "a").directory("d/" + longest).close();
+  box.extract();
+  CHECK(slurp(box.dest / "flux" / longest) == "a");
+  fs::remove_all(box.dest);
+  fs::create_directories(box.dest);
+  const std::string too_long = "flux/" + longest + "n";
+  for (const std::string& name : {too_long, too_long + "/a"}) {  // a file, a directory
+    CAPTURE(name);
+    TarBuilder(box.layer).file(name, "a").close();
+    CHECK_THROWS_WITH_AS(box.extract(),
+                         box.refusal(too_long, "a name component longer than 255 bytes").c_str(),
                          Error);
-    CHECK(fs::is_directory(box.dest / "flux"));
+    CHECK(fs::is_empty(box.dest));
   }
 }
 

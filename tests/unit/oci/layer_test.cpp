@@ -202,6 +202,15 @@ TEST_CASE("layer: a damaged, foreign or unsealed index does not decode") {
   CHECK_FALSE(LayerIndex::decode(index.encode(other), &seal));
   CHECK_FALSE(LayerIndex::decode(index.encode(CacheSeal()), &seal));
   CHECK(LayerIndex::decode(index.encode(other), nullptr));
+  // An index made before a path rule (a cached one) is held to it: one
+  // with a file where a directory is, which pull could not extract, is not
+  // used by a build either.
+  LayerIndex conflicting = index;
+  conflicting.files.push_back({"flux/v2.9.4", 0, 0, false});
+  CHECK_FALSE(LayerIndex::decode(conflicting.encode(seal), &seal));
+  LayerIndex long_name = index;
+  long_name.dirs.push_back("flux/" + std::string(256, 'n'));
+  CHECK_FALSE(LayerIndex::decode(long_name.encode(seal), &seal));
 }
 
 }  // namespace
