@@ -6,6 +6,10 @@
   scale-inputs.py objects N DIR    a kustomization of about N objects
   scale-inputs.py shards N FILE    a FluxInstance with N shards
   scale-inputs.py diamond D DIR    a diamond of bases D levels deep
+  scale-inputs.py labels N FILE    a FluxInstance whose commonMetadata has N labels
+  scale-inputs.py labeled-shards N FILE
+                                   a FluxInstance with N shards and 3,000 labels
+                                   in its commonMetadata, each copied onto every object
 
 The kustomization gives every stage work: a namespace, labels, annotations,
 a name prefix and suffix, images, patches with targets (by kind, name
@@ -200,8 +204,11 @@ def objects(n, out):
           KUSTOMIZATION + "".join(f"- {f}\n" for f in files))
 
 
-def shards(n, out):
-    names = "".join(f"\n    - shard{i}" for i in range(n))
+def instance(out, shard_count=0, label_count=0):
+    names = "".join(f"\n    - shard{i}" for i in range(shard_count))
+    sharding = f"\n  sharding:\n    shards:{names}" if shard_count else ""
+    labels = "".join(f"\n      label-{i}: value-{i}" for i in range(label_count))
+    metadata = f"\n  commonMetadata:\n    labels:{labels}" if label_count else ""
     write(out, f"""apiVersion: fluxcd.controlplane.io/v1
 kind: FluxInstance
 metadata:
@@ -217,10 +224,20 @@ spec:
     - helm-controller
     - notification-controller
   cluster:
-    networkPolicy: true
-  sharding:
-    shards:{names}
+    networkPolicy: true{sharding}{metadata}
 """)
+
+
+def shards(n, out):
+    instance(out, shard_count=n)
+
+
+def labels(n, out):
+    instance(out, label_count=n)
+
+
+def labeled_shards(n, out):
+    instance(out, shard_count=n, label_count=3000)
 
 
 def diamond(depth, out):
@@ -242,9 +259,12 @@ def diamond(depth, out):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("objects", "shards", "diamond"):
-        sys.exit(__doc__.strip().splitlines()[0] + "\nusage: scale-inputs.py objects|shards|diamond N OUT")
-    {"objects": objects, "shards": shards, "diamond": diamond}[sys.argv[1]](int(sys.argv[2]), sys.argv[3])
+    kinds = {"objects": objects, "shards": shards, "diamond": diamond, "labels": labels,
+             "labeled-shards": labeled_shards}
+    if len(sys.argv) != 4 or sys.argv[1] not in kinds:
+        sys.exit(__doc__.strip().splitlines()[0] + "\nusage: scale-inputs.py " + "|".join(kinds) +
+                 " N OUT")
+    kinds[sys.argv[1]](int(sys.argv[2]), sys.argv[3])
 
 
 if __name__ == "__main__":

@@ -42,19 +42,22 @@ void check_depth(const Node& tree, std::size_t at_depth) {
     throw Error(too_deep());
 }
 
-void NodeBudget::charge(const Node& tree, std::size_t at_depth) {
+void NodeBudget::charge_copies(const Node& tree, std::size_t copies, std::size_t at_depth) {
   if (at_depth >= kMaxDepth) throw Error(too_deep());
-  Extent extent = extent_of(tree, kMaxNodes - used_);
+  if (copies == 0) return;
+  // Each copy within what is left, and all of them: the products cannot
+  // overflow, each factor bounded by what is left.
+  Extent extent = extent_of(tree, (kMaxNodes - used_) / copies);
   if (extent.depth > kMaxDepth - at_depth) throw Error(too_deep());
-  if (extent.nodes > kMaxNodes - used_) {
+  if (extent.nodes > (kMaxNodes - used_) / copies) {
     throw Error("the build makes more than " + std::to_string(kMaxNodes) + " nodes");
   }
-  if (extent.text_bytes > kMaxTextBytes - text_used_) {
+  if (extent.text_bytes > (kMaxTextBytes - text_used_) / copies) {
     throw Error("the build makes more than " + std::to_string(kMaxTextBytes >> 20) +
                 " MiB of text");
   }
-  used_ += extent.nodes;
-  text_used_ += extent.text_bytes;
+  used_ += extent.nodes * copies;
+  text_used_ += extent.text_bytes * copies;
 }
 
 }  // namespace fluxop::yaml

@@ -49,7 +49,10 @@ class NodeBudget {
   // an object; throws fluxop::Error when the build passes kMaxNodes nodes or
   // kMaxTextBytes of text, or the tree kMaxDepth levels, before the caller
   // copies anything.
-  void charge(const Node& tree, std::size_t at_depth = 0);
+  void charge(const Node& tree, std::size_t at_depth = 0) { charge_copies(tree, 1, at_depth); }
+  // The same for `copies` copies of `tree` (metadata set on every object of
+  // a build), counted once and charged before any copy is made.
+  void charge_copies(const Node& tree, std::size_t copies, std::size_t at_depth = 0);
   std::size_t used() const { return used_; }
 
  private:
