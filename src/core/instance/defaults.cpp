@@ -34,7 +34,7 @@ void apply_schema_defaults(Node& document) {
     set_missing(*cluster, "type", Node::string("kubernetes"));
   }
   if (Node* sharding = present_map(*spec, "sharding")) {
-    set_missing(*sharding, "key", Node::string("sharding.fluxcd.io/key"));
+    set_missing(*sharding, "key", Node::string(std::string(kDefaultShardingKey)));
   }
   if (Node* sync = present_map(*spec, "sync")) {
     set_missing(*sync, "interval", Node::string("1m"));
@@ -56,7 +56,10 @@ void apply_operator_defaults(FluxInstance& instance) {
   fill(cluster.tenant_default_service_account, kDefaultServiceAccount);
   fill(cluster.tenant_default_decryption_service_account, kDefaultServiceAccount);
   fill(cluster.tenant_default_kubeconfig_service_account, kDefaultServiceAccount);
-  if (instance.sharding) fill(instance.sharding->storage, "ephemeral");
+  if (instance.sharding) {
+    fill(instance.sharding->key, kDefaultShardingKey);
+    fill(instance.sharding->storage, "ephemeral");
+  }
   if (instance.sync) fill(instance.sync->name, instance.ns);
 }
 

@@ -31,6 +31,8 @@ void apply_schema_defaults(yaml::Node& document);
 //     or its domain empty ("Cluster type", "Cluster domain"; networkPolicy is
 //     true already, Cluster's initial value)
 //   tenant default service accounts: "default" ("Service account configuration")
+//   sharding key: sharding.fluxcd.io/key when empty (`build instance`; the
+//     schema's default covers only a missing or null key)
 //   sharding storage: ephemeral ("Sharding storage")
 //   sync name: the instance's namespace ("Sync configuration")
 // Not applied: upstream's `build instance` falls back to its public
@@ -40,5 +42,6 @@ void apply_operator_defaults(FluxInstance& instance);
 
 inline constexpr std::string_view kDefaultNamespace = "flux-system";
 inline constexpr std::string_view kDefaultServiceAccount = "default";
+inline constexpr std::string_view kDefaultShardingKey = "sharding.fluxcd.io/key";
 
 }  // namespace fluxop::instance

@@ -220,6 +220,7 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
     throw Error(flux.file + ": " + error.what());
   }
   check_components(flux, version);
+  check_shard_names(flux, version);
   if (options.mode == Mode::operator_controller) check_sync(flux, version);
 
   WorkloadIdentity identity = workload_identity(flux, version);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/kustomize/builtin_fieldspecs.h"
 #include "core/render/component_patches.h"
 #include "core/render/patch.h"
@@ -75,6 +76,27 @@ std::vector<std::string> shard_components(const instance::FluxInstance& flux,
     }
   }
   return components;
+}
+
+void check_shard_names(const instance::FluxInstance& flux, const distribution::Version& version) {
+  if (!flux.sharding) return;
+  std::vector<std::string> components = shard_components(flux, version);
+  auto longest = std::max_element(
+      components.begin(), components.end(),
+      [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  if (longest == components.end()) return;
+  constexpr std::size_t kMaxName = 63;  // a DNS label, a label value
+  std::size_t max_shard = kMaxName - longest->size() - 1;
+  const std::vector<std::string>& shards = flux.sharding->shards;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    if (shards[i].size() <= max_shard) continue;
+    std::string name = *longest + "-" + shards[i];
+    throw Error(flux.file + ": .spec.sharding.shards[" + std::to_string(i) + "]: makes the name " +
+                quote(name, name.size()) + " (" + std::to_string(name.size()) +
+                " characters), longer than the 63 a Service name and a label value may have: "
+                "at most " +
+                std::to_string(max_shard) + " characters with " + *longest);
+  }
 }
 
 kustomize::Transforms shard_copy_transforms() {

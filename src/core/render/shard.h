@@ -16,6 +16,13 @@ namespace fluxop::render {
 std::vector<std::string> shard_components(const instance::FluxInstance& flux,
                                           const distribution::Version& version);
 
+// Throws fluxop::Error naming the instance file and the shard's field when a
+// name the shard makes, "<component>-<shard>" (its Deployments, Services and
+// their pods' app label), is longer than the 63 characters a Service name and
+// a label value may have: the API server would refuse it half-way through
+// an apply.
+void check_shard_names(const instance::FluxInstance& flux, const distribution::Version& version);
+
 // The first patch of every shard's kustomization, which deletes the
 // cluster-wide objects the main set already holds: it does the same in each
 // shard, so it is applied once to the objects all shards copy. With

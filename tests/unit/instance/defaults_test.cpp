@@ -81,6 +81,12 @@ TEST_CASE("sharding gets its key and storage defaults") {
   CHECK(instance.sharding->storage == "ephemeral");
 }
 
+TEST_CASE("an empty sharding key renders with the default key, as upstream does") {
+  FluxInstance instance = load_minimal_with("  sharding:\n    key: \"\"\n    shards: [a]\n");
+  REQUIRE(instance.sharding);
+  CHECK(instance.sharding->key == "sharding.fluxcd.io/key");
+}
+
 TEST_CASE("sync gets its interval and name defaults") {
   FluxInstance instance = load(R"(apiVersion: fluxcd.controlplane.io/v1
 kind: FluxInstance

@@ -139,6 +139,36 @@ TEST_CASE("render: sharding adds a controller set per shard and selectors on bot
   }));
 }
 
+TEST_CASE("render: an empty sharding key selects on the default key, as upstream does") {
+  Rendered rendered = render_spec("  sharding:\n    key: \"\"\n    shards: [s1]\n");
+  CHECK(has_arg(find(rendered, "Deployment", "source-controller"),
+                "--watch-label-selector=!sharding.fluxcd.io/key"));
+  CHECK(has_arg(find(rendered, "Deployment", "source-controller-s1"),
+                "--watch-label-selector=sharding.fluxcd.io/key=s1"));
+}
+
+TEST_CASE("render: a shard whose names would pass 63 characters is refused before the render") {
+  // A DNS label of 63 characters, valid as a shard name, makes
+  // source-controller-<shard> (81 characters), a Service name the API
+  // server refuses.
+  std::string shard(63, 'a');
+  std::string error =
+      error_of("  components: [source-controller]\n  sharding:\n    shards: [ok, " + shard + "]\n");
+  CHECK(error.find("instance.yaml: .spec.sharding.shards[1]: makes the name \"source-controller-" +
+                   shard.substr(0, 22)) == 0);
+  CHECK(error.find("(81 characters), longer than the 63") != std::string::npos);
+  CHECK(error.find("at most 45 characters with source-controller") != std::string::npos);
+  // The longest component decides: 45 characters pass with source-controller
+  // alone, not with kustomize-controller.
+  std::string longest_allowed(45, 'b');
+  CHECK(error_of("  components: [source-controller]\n  sharding:\n    shards: [" + longest_allowed +
+                 "]\n") == "no error");
+  CHECK(error_of("  components: [source-controller, kustomize-controller]\n  sharding:\n"
+                 "    shards: [" +
+                 longest_allowed + "]\n")
+            .find("at most 42 characters with kustomize-controller") != std::string::npos);
+}
+
 TEST_CASE("render: workload identity needs Flux 2.6, multitenant workload identity 2.7") {
   distribution::Distribution dist = open(golden_as({"v2.6.1", "v2.5.0"}));
   auto error_for = [&](const std::string& version, const std::string& cluster) {
