@@ -224,6 +224,17 @@ sed -i 's|registry: ghcr.io/fluxcd|registry: "ghcr.io/fluxcd\\n  x: y"|' "$work/
 build_fails "registry with a line break" registry.yaml "\.spec\.distribution\.registry: must be an image repository"
 instance endpoint.yaml 'sync: {kind: Bucket, url: "evil.com:99999/../..", ref: fleet, path: ./}'
 build_fails "bucket endpoint with a path" endpoint.yaml "\.spec\.sync\.url: must be a host"
+# Written unquoted into the YAML of the sync objects, as upstream writes them
+# (issue 41): a value YAML reads otherwise is refused, naming the field.
+instance sync-comment.yaml 'sync: {kind: GitRepository, url: "https://h/r", ref: main, path: "a #b"}'
+build_fails "sync path with a YAML comment" sync-comment.yaml "\.spec\.sync\.path: must read as the same text in YAML, where the operator writes it unquoted into the Kustomization: \"a #b\" reads as \"a\"$"
+instance sync-flow.yaml 'sync: {kind: OCIRepository, url: "oci://h/r", ref: "[a, b]", path: ./}'
+build_fails "sync ref that is a YAML list" sync-flow.yaml "\.spec\.sync\.ref: must read as the same text in YAML, .*: \"\[a, b\]\" reads as a list$"
+# A shard whose names (source-controller-<shard>, a Service, and
+# kustomize-controller-<shard>, its pods' app label) pass 63 characters
+# (issue 41): refused before anything is printed.
+instance long-shard.yaml "sharding: {shards: [$(printf 's%.0s' {1..46})]}"
+build_fails "shard making a Service name over 63 characters" long-shard.yaml "\.spec\.sharding\.shards\[0\]: makes the name \"kustomize-controller-s{46}\" \(67 characters\)"
 
 # --- stdout and stdin errors, errors of the file system -------------------------------------
 expect_exit "stdout full" 1 - -- sh -c '"$@" >/dev/full' - "$bin" build "$work/minimal.yaml" --distribution-artifact "$dist"

@@ -7,6 +7,7 @@
 #include <regex>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/error.h"
 #include "core/names.h"
 #include "core/quantity.h"
+#include "core/yaml/parse.h"
 
 namespace fluxop::instance {
 
@@ -264,15 +266,70 @@ void check_registry(std::string_view registry, const Diagnostics& diagnostics) {
   }
 }
 
-// The ref and the path are written into the rendered source and
-// Kustomization: a line break would add fields of its own. No Git ref (git
-// refuses control characters in ref names), OCI tag or bucket name has one.
+// What `value` reads as where the operator writes it unquoted into the
+// YAML of the sync objects ("path: <value>"); nullopt when it reads back as
+// the same text.
+std::optional<std::string> yaml_reading(std::string_view value) {
+  yaml::Node read;
+  try {
+    read = yaml::parse_document("value: " + std::string(value) + "\n", "value");
+  } catch (const Error&) {
+    return "invalid YAML";
+  }
+  const yaml::Node* field = read.is_map() ? read.get("value") : nullptr;
+  if (!field) return "invalid YAML";
+  switch (field->kind()) {
+    case yaml::Node::Kind::Null:
+      return std::string("null");
+    case yaml::Node::Kind::Map:
+      return std::string("a map");
+    case yaml::Node::Kind::Sequence:
+      return std::string("a list");
+    case yaml::Node::Kind::Scalar:
+      break;
+  }
+  switch (field->tag()) {
+    case yaml::Tag::String:
+      if (field->text() == value) return std::nullopt;
+      return quote(field->text());
+    case yaml::Tag::Int:
+      return std::string("an integer");
+    case yaml::Tag::Float:
+      return std::string("a number");
+    case yaml::Tag::Bool:
+      return std::string("a boolean");
+    case yaml::Tag::Timestamp:
+      return std::string("a timestamp");
+  }
+  return std::nullopt;
+}
+
+// The sync fields are written into the rendered source and Kustomization
+// as upstream's text template writes them: unquoted. A line break would add
+// fields of its own (no Git ref, OCI tag or bucket name has one: git refuses
+// control characters in ref names), and a value with a meaning in YAML
+// ("a #b", "null", "true", "[a, b]", "1.0") would change the field's text or
+// type, or fail as YAML: upstream renders such a value wrong, so it is
+// refused here, and every value that passes renders as upstream renders it.
 void check_sync_text(const Sync& sync, const Diagnostics& diagnostics) {
-  for (const auto& [value, path] :
-       {std::pair{&sync.ref, ".spec.sync.ref"}, std::pair{&sync.path, ".spec.sync.path"}}) {
+  std::string written_into = sync.kind.empty() ? "the sync objects" : "the " + sync.kind;
+  for (const auto& [value, path, rendered] :
+       {std::tuple{&sync.ref, ".spec.sync.ref", written_into},
+        std::tuple{&sync.path, ".spec.sync.path", std::string("the Kustomization")},
+        std::tuple{&sync.url, ".spec.sync.url", written_into},
+        std::tuple{&sync.name, ".spec.sync.name", written_into + " and the Kustomization"},
+        std::tuple{&sync.pull_secret, ".spec.sync.pullSecret", written_into}}) {
     if (has_control_character(*value)) {
       diagnostics.fail(
           path, "must not contain control characters (line breaks, tabs), not " + quote(*value));
+    }
+    // An empty name or pull secret is not written (the name defaults).
+    if (value->empty() && (value == &sync.name || value == &sync.pull_secret)) continue;
+    if (std::optional<std::string> reading = yaml_reading(*value)) {
+      diagnostics.fail(path,
+                       "must read as the same text in YAML, where the operator writes it "
+                       "unquoted into " +
+                           rendered + ": " + quote(*value) + " reads as " + *reading);
     }
   }
 }

@@ -438,7 +438,9 @@ TEST_CASE("the sync URL is one its kind's source takes") {
         "OCI://ghcr.io/org", "oci://ghcr.io/org\nfleet"},
        "must be an oci:// URL with a host for an OCIRepository"},
       {"Bucket",
-       {"minio.example.com", "minio.example.com:9000", "10.0.0.1:9000", "[::1]:9000",
+       // ("[::1]:9000", a host the URL rule takes, is YAML of its own: the
+       // test of the sync values' YAML below)
+       {"minio.example.com", "minio.example.com:9000", "10.0.0.1:9000",
         "https://account.blob.core.windows.net", "http://minio.local:9000", "s3.amazonaws.com"},
        {"s3://bucket", "oci://ghcr.io/org", "https://", ":9000", "/bucket", "a b",
         "minio.example.com\nbucketName: other", "evil.com:99999/../..", "minio:0",
@@ -510,6 +512,80 @@ TEST_CASE("the sync ref and path have no control characters") {
     CHECK(error_with(sync("main", hostile)) ==
           "instance.yaml: .spec.sync.path: " + requirement + quote(hostile));
   }
+}
+
+// Upstream writes the sync values unquoted into the YAML of the sync objects:
+// one that YAML reads otherwise would render a different value or type, or
+// fail in an internal document. Each is refused naming the file and field.
+TEST_CASE("the sync values read as the same text in the YAML they are written into") {
+  const std::string git =
+      "  sync: {kind: GitRepository, url: https://h/r, ref: main, path: ./, name: fleet}\n";
+  auto with_field = [&](std::string_view field, std::string_view value) {
+    std::string sync = git;
+    std::size_t start = sync.find(std::string(field) + ": ") + field.size() + 2;
+    sync.replace(start, sync.find_first_of(",}", start) - start, "VALUE");
+    return with_value(sync, value);
+  };
+  // Text YAML reads back as written, however odd: kept as it is.
+  for (std::string_view value :
+       {"./clusters/my cluster", "a#b", "yes", "v1.0", "-a", "?a", "a-b_c.d/e", "100%"}) {
+    CAPTURE(value);
+    CHECK(load_minimal_with(with_field("path", value)).sync->path == value);
+    CHECK(load_minimal_with(with_field("ref", value)).sync->ref == value);
+  }
+  struct Case {
+    std::string_view value;
+    std::string_view reading;
+  };
+  const std::vector<Case> cases = {{"a #b", "\"a\""},
+                                   {"a ", "\"a\""},
+                                   {"'a'", "\"a\""},
+                                   {"!!str a", "\"a\""},
+                                   {"&x a", "\"a\""},
+                                   {"null", "null"},
+                                   {"~", "null"},
+                                   {"true", "a boolean"},
+                                   {"false", "a boolean"},
+                                   {"1", "an integer"},
+                                   {"0x1F", "an integer"},
+                                   {"1.0", "a number"},
+                                   {".inf", "a number"},
+                                   {"[a, b]", "a list"},
+                                   {"- a", "invalid YAML"},
+                                   {"{a: b}", "a map"},
+                                   {"a: b", "invalid YAML"},
+                                   {"*x", "invalid YAML"},
+                                   {"[a", "invalid YAML"},
+                                   {"a: b: c", "invalid YAML"},
+                                   {"|", "\"\""},
+                                   {"@a", "invalid YAML"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.value);
+    CHECK(error_with(with_field("path", c.value)) ==
+          "instance.yaml: .spec.sync.path: must read as the same text in YAML, where the operator "
+          "writes it unquoted into the Kustomization: " +
+              quote(c.value) + " reads as " + std::string(c.reading));
+    CHECK(error_with(with_field("ref", c.value)) ==
+          "instance.yaml: .spec.sync.ref: must read as the same text in YAML, where the operator "
+          "writes it unquoted into the GitRepository: " +
+              quote(c.value) + " reads as " + std::string(c.reading));
+  }
+  // The URL, the name and the pull secret are written the same way.
+  CHECK(error_with(with_field("url", "https://h/r #x")) ==
+        "instance.yaml: .spec.sync.url: must read as the same text in YAML, where the operator "
+        "writes it unquoted into the GitRepository: \"https://h/r #x\" reads as \"https://h/r\"");
+  CHECK(error_with(with_field("name", "true")) ==
+        "instance.yaml: .spec.sync.name: must read as the same text in YAML, where the operator "
+        "writes it unquoted into the GitRepository and the Kustomization: \"true\" reads as a "
+        "boolean");
+  CHECK(error_with(git.substr(0, git.size() - 2) + ", pullSecret: \"123\"}\n") ==
+        "instance.yaml: .spec.sync.pullSecret: must read as the same text in YAML, where the "
+        "operator writes it unquoted into the GitRepository: \"123\" reads as an integer");
+  CHECK(error_with("  sync: {kind: Bucket, url: \"[::1]:9000\", ref: b, path: ./}\n") ==
+        "instance.yaml: .spec.sync.url: must read as the same text in YAML, where the operator "
+        "writes it unquoted into the Bucket: \"[::1]:9000\" reads as invalid YAML");
+  // An empty name takes its default; an empty pull secret is not written.
+  CHECK(load_minimal_with(with_field("name", "")).sync->name == "flux-system");
 }
 
 // A huge value is quoted by its first characters, whichever field refuses it.
