@@ -81,6 +81,13 @@ std::string url_escape(std::string_view text) {
 
 namespace {
 
+// OpenSSL's words when an HTTPS request reaches a plain-HTTP server: its
+// answer is no TLS record.
+bool is_plain_http_answer(CURLcode code, std::string_view message) {
+  return code == CURLE_SSL_CONNECT_ERROR &&
+         message.find("wrong version number") != std::string::npos;
+}
+
 bool retryable_status(long status) {
   return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
@@ -513,10 +520,7 @@ void HttpClient::finish(Attempt& attempt, const HttpRequest& request, int result
                          : options_.untrusted_hint) +
                     ")";
     }
-    // OpenSSL's words when an HTTPS request reaches a plain-HTTP server.
-    failure.plain_http_answer = code == CURLE_SSL_CONNECT_ERROR &&
-                                failure.message.find("wrong version number") != std::string::npos;
-    if (failure.plain_http_answer)
+    if (is_plain_http_answer(code, failure.message))
       failure.message +=
           " (the server may speak plain HTTP; for a registry, see --insecure-registry)";
     // A server that wants a client certificate, or refuses the one sent,
@@ -621,11 +625,9 @@ void HttpClient::after_attempt(Exchange& exchange) const {
     return;
   }
   if (response.status <= 0) {
-    std::string message =
+    throw Error(
         exchange.current.url + ": " + exchange.failure.message +
-        (exchange.attempt > 1 ? " (after " + std::to_string(exchange.attempt) + " attempts)" : "");
-    if (exchange.failure.plain_http_answer) throw PlainHttpAnswer(message, exchange.current.url);
-    throw Error(message);
+        (exchange.attempt > 1 ? " (after " + std::to_string(exchange.attempt) + " attempts)" : ""));
   }
   bool redirect = response.status == 301 || response.status == 302 || response.status == 303 ||
                   response.status == 307 || response.status == 308;
@@ -760,6 +762,29 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
   responses.reserve(exchanges.size());
   for (Exchange& exchange : exchanges) responses.push_back(std::move(exchange.response));
   return responses;
+}
+
+bool HttpClient::answers_tls_in_plain_http(std::string_view host_port) const {
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) throw Error("libcurl could not be initialised");
+  std::string url = "https://" + std::string(host_port) + "/";
+  char error[CURL_ERROR_SIZE] = "";
+  long bound = static_cast<long>(options_.connect_timeout.count());
+  if (options_.request_timeout.count() > 0)
+    bound = std::min(bound, static_cast<long>(options_.request_timeout.count()));
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https");
+  curl_easy_setopt(curl.get(), CURLOPT_CONNECT_ONLY, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, bound);
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, bound);
+  // Nothing is sent to the peer after the handshake: whoever it is, it is
+  // trusted with nothing.
+  curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYPEER, 0L);
+  curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYHOST, 0L);
+  set_proxy_options(curl.get(), url);
+  CURLcode code = curl_easy_perform(curl.get());
+  return is_plain_http_answer(code, error);
 }
 
 HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,

@@ -165,10 +165,19 @@ RegistryClient::RegistryClient(RegistryOptions options)
         return http;
       }()) {}
 
-std::string RegistryClient::base_url(const Reference& ref) const {
-  bool plain = is_insecure_registry(ref.registry, options_.insecure_registries) ||
-               plain_http_registries_.contains(ref.registry);
-  return (plain ? "http://" : "https://") + ref.registry + "/v2/" + ref.repository;
+std::string RegistryClient::scheme(const std::string& registry) {
+  if (is_insecure_registry(registry, options_.insecure_registries)) return "http";
+  if (!is_loopback_registry(registry)) return "https";
+  auto known = loopback_schemes_.find(registry);
+  if (known == loopback_schemes_.end()) {
+    bool plain = http_.answers_tls_in_plain_http(registry);
+    known = loopback_schemes_.emplace(registry, plain ? "http" : "https").first;
+  }
+  return known->second;
+}
+
+std::string RegistryClient::base_url(const Reference& ref) {
+  return scheme(ref.registry) + "://" + ref.registry + "/v2/" + ref.repository;
 }
 
 Credential RegistryClient::credential_for(const Reference& ref) {
@@ -181,21 +190,10 @@ Credential RegistryClient::credential_for(const Reference& ref) {
   return it->second;
 }
 
-net::HttpResponse RegistryClient::reach(const Reference& ref, net::HttpRequest& request,
+net::HttpResponse RegistryClient::reach(const Reference& ref, const net::HttpRequest& request,
                                         net::BodySink* sink, std::string_view progress) {
   try {
     return http_.send(request, sink, progress);
-  } catch (const net::PlainHttpAnswer& e) {
-    // A loopback registry that speaks plain HTTP, tried over HTTPS first:
-    // its own URLs, from now on, over plain HTTP.
-    std::string https_base = "https://" + ref.registry + "/";
-    if (!is_loopback_registry(ref.registry) || !e.url.starts_with(https_base) ||
-        !request.url.starts_with(https_base)) {
-      throw Error(ref.str() + ": " + e.what());
-    }
-    plain_http_registries_.insert(ref.registry);
-    request.url = "http://" + request.url.substr(std::string_view("https://").size());
-    return reach(ref, request, sink, progress);
   } catch (const Error& e) {
     throw Error(ref.str() + ": " + e.what());
   }

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -97,10 +96,8 @@ class RegistryClient {
   int requests_sent() const { return http_.requests_sent(); }
 
  private:
-  // Sends through the HTTP client; its errors are prefixed with the
-  // reference. A loopback registry that answers HTTPS in plain HTTP is
-  // reached over plain HTTP from then on, `request` included.
-  net::HttpResponse reach(const Reference& ref, net::HttpRequest& request,
+  // Sends through the HTTP client; its errors are prefixed with the reference.
+  net::HttpResponse reach(const Reference& ref, const net::HttpRequest& request,
                           net::BodySink* sink = nullptr, std::string_view progress = {});
   // Sends with the authorization for `actions` on the repository, obtained
   // when the registry asks for it.
@@ -119,14 +116,17 @@ class RegistryClient {
   // `indexes`: the indexes followed to reach it.
   Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
                                    const std::string& expected_digest, int indexes);
-  std::string base_url(const Reference& ref) const;
+  std::string base_url(const Reference& ref);
+  // "http" or "https": plain HTTP for an --insecure-registry host, and for a
+  // loopback one that answers a TLS handshake in plain HTTP (tried once).
+  std::string scheme(const std::string& registry);
   Credential credential_for(const Reference& ref);
 
   RegistryOptions options_;
   net::HttpClient http_;
-  std::map<std::string, std::string> authorizations_;  // "registry scope" -> Authorization
-  std::map<std::string, Credential> credentials_;      // per registry, looked up once
-  std::set<std::string> plain_http_registries_;        // loopback ones that answered HTTPS in HTTP
+  std::map<std::string, std::string> authorizations_;    // "registry scope" -> Authorization
+  std::map<std::string, Credential> credentials_;        // per registry, looked up once
+  std::map<std::string, std::string> loopback_schemes_;  // per loopback registry, tried once
 };
 
 // "<what>: <registry's message> (HTTP <status> <code>)" for a failed response.
