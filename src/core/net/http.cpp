@@ -764,7 +764,8 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
   return responses;
 }
 
-bool HttpClient::answers_tls_in_plain_http(std::string_view host_port) const {
+bool HttpClient::answers_tls_in_plain_http(std::string_view host_port,
+                                           const std::function<bool()>& cancelled) const {
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) throw Error("libcurl could not be initialised");
   std::string url = "https://" + std::string(host_port) + "/";
@@ -783,7 +784,34 @@ bool HttpClient::answers_tls_in_plain_http(std::string_view host_port) const {
   curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYPEER, 0L);
   curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYHOST, 0L);
   set_proxy_options(curl.get(), url);
-  CURLcode code = curl_easy_perform(curl.get());
+  // Through a multi handle of its own, polled as a request is, so that a
+  // command stopped meanwhile does not wait for the bound.
+  std::unique_ptr<CURLM, decltype(&curl_multi_cleanup)> multi(curl_multi_init(),
+                                                              curl_multi_cleanup);
+  if (!multi) throw Error("libcurl could not be initialised");
+  curl_multi_add_handle(multi.get(), curl.get());
+  CURLcode code = CURLE_OK;
+  for (bool done = false; !done;) {
+    if (cancelled && cancelled()) {
+      curl_multi_remove_handle(multi.get(), curl.get());
+      throw Error(url + ": cancelled");
+    }
+    int running = 0;
+    CURLMcode polled = curl_multi_perform(multi.get(), &running);
+    if (polled == CURLM_OK && running > 0)
+      polled = curl_multi_poll(multi.get(), nullptr, 0, 100, nullptr);
+    if (polled != CURLM_OK) {
+      curl_multi_remove_handle(multi.get(), curl.get());
+      throw Error(std::string("libcurl: ") + curl_multi_strerror(polled));
+    }
+    int left = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      code = message->data.result;
+      done = true;
+    }
+  }
+  curl_multi_remove_handle(multi.get(), curl.get());
   return is_plain_http_answer(code, error);
 }
 

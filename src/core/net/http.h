@@ -151,8 +151,10 @@ class HttpClient {
   // and the request's, with nothing sent after it, so its certificate need
   // not be verified and no CA store is loaded (a few ms where a verified
   // HTTPS request costs a hundred). False for a server that completes or
-  // refuses the handshake otherwise, or cannot be reached.
-  bool answers_tls_in_plain_http(std::string_view host_port) const;
+  // refuses the handshake otherwise, or cannot be reached. `cancelled`, when
+  // set, is polled as HttpRequest::cancelled is.
+  bool answers_tls_in_plain_http(std::string_view host_port,
+                                 const std::function<bool()>& cancelled = {}) const;
 
   // The number of requests sent so far, retries and redirects included.
   int requests_sent() const { return requests_sent_; }

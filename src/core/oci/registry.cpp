@@ -170,7 +170,7 @@ std::string RegistryClient::scheme(const std::string& registry) {
   if (!is_loopback_registry(registry)) return "https";
   auto known = loopback_schemes_.find(registry);
   if (known == loopback_schemes_.end()) {
-    bool plain = http_.answers_tls_in_plain_http(registry);
+    bool plain = http_.answers_tls_in_plain_http(registry, options_.cancelled);
     known = loopback_schemes_.emplace(registry, plain ? "http" : "https").first;
   }
   return known->second;
