@@ -27,7 +27,7 @@ _fluxopctl() {
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export create kustomize pull push images mirror verify version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report adopt export create kustomize pull push images mirror verify version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -171,6 +171,15 @@ _fluxopctl() {
         --field-manager -f --filename -n
         --namespace -o --output --write --dry-run -h --help" -- "$cur"))
       ;;
+    adopt)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--from-cluster -n --namespace --version-range --distribution-artifact --offline
+          --insecure-registry --ca-file --certs-dir --kubeconfig --context --insecure-skip-tls-verify --request-timeout
+          -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -d -- "$cur"))
+      fi
+      ;;
     kustomize)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-o --output -h --help" -- "$cur"))
@@ -246,7 +255,7 @@ _fluxopctl() {
       fi
       ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report export create
+      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report adopt export create
         kustomize pull push images mirror verify version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;

@@ -1,5 +1,5 @@
 # fish completion for fluxopctl
-set -l commands build apply diff check delete get wait reconcile suspend resume report export create kustomize pull push images mirror verify version help completion
+set -l commands build apply diff check delete get wait reconcile suspend resume report adopt export create kustomize pull push images mirror verify version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
@@ -12,6 +12,7 @@ complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a reconcil
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d 'Suspend the reconciliation of the FluxInstance'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a resume -d 'Resume the reconciliation of the FluxInstance and wait for it'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a report -d 'Show the FluxReport of the Flux installation'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a adopt -d 'Print the FluxInstance that reproduces a flux bootstrap installation'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a kustomize -d 'Render a kustomization directory, as kubectl kustomize does'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a pull -d 'Pull a Flux distribution artifact into the cache, list or prune it'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 'Push a distribution directory to a registry'
@@ -158,3 +159,13 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from images" -s o -l output -x 
 complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l platform -x -d 'Copy only these platforms, e.g. linux/amd64'
 complete -c fluxopctl -n "__fish_seen_subcommand_from mirror" -l dry-run -d 'Print what would be copied and its size'
 complete -c fluxopctl -n "__fish_seen_subcommand_from images mirror" -a '(__fish_complete_suffix .yaml; __fish_complete_suffix .yml; __fish_complete_suffix .json)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -a '(__fish_complete_directories)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l from-cluster -d 'Read the installation from the cluster instead of DIR'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'With --from-cluster: the namespace Flux is installed in'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l version-range -x -d 'Write this semver range as the version'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l distribution-artifact -x -a '(__fish_complete_directories)' -d 'Flux distribution directory'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l offline -d 'Use only the cache'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l insecure-registry -x -d 'Reach this registry over plain HTTP'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l ca-file -r -F -d 'Trust this CA file for registries too'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l certs-dir -x -a '(__fish_complete_directories)' -d 'Certificates directory for registries (certs.d)'
+complete -c fluxopctl -n "__fish_seen_subcommand_from adopt" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"

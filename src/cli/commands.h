@@ -56,5 +56,7 @@ void add_export_resource_command(CLI::App& export_command);
 void add_report_command(CLI::App& app);
 // create secret KIND NAME: the Secrets an instance names.
 void add_create_command(CLI::App& app);
+// adopt [DIR]: the FluxInstance of a flux bootstrap installation, proven.
+void add_adopt_command(CLI::App& app, yaml::ParseCache& parse_cache);
 
 }  // namespace fluxop::cli

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   fluxop::cli::add_report_command(app);
   fluxop::cli::add_verify_command(app);
   fluxop::cli::add_create_command(app);
+  fluxop::cli::add_adopt_command(app, parse_cache);
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
   // A command's help lists its own flags; the global ones are the app's.

@@ -5,6 +5,7 @@
 // applied (see defaults.h), so every field below holds the value to render.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -17,6 +18,12 @@
 namespace fluxop::instance {
 
 using StringMap = std::map<std::string, std::string>;
+
+// The values of .spec.components the schema allows, in the order Flux lists them.
+inline constexpr std::array<std::string_view, 7> kComponents = {
+    "source-controller",       "kustomize-controller",       "helm-controller",
+    "notification-controller", "image-reflector-controller", "image-automation-controller",
+    "source-watcher"};
 
 struct Distribution {
   std::string version;  // an exact version or a semver range ("2.x", "~2.7.0")

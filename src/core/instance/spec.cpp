@@ -43,10 +43,6 @@ constexpr std::array<std::string_view, 7> kPatchTargetFields = {
 // The values of each enum in the schema.
 constexpr std::array<std::string_view, 4> kVariants = {
     "upstream-alpine", "enterprise-alpine", "enterprise-distroless", "enterprise-distroless-fips"};
-constexpr std::array<std::string_view, 7> kComponents = {
-    "source-controller",       "kustomize-controller",       "helm-controller",
-    "notification-controller", "image-reflector-controller", "image-automation-controller",
-    "source-watcher"};
 constexpr std::array<std::string_view, 5> kClusterTypes = {"kubernetes", "openshift", "aws",
                                                            "azure", "gcp"};
 constexpr std::array<std::string_view, 3> kClusterSizes = {"small", "medium", "large"};

@@ -257,7 +257,62 @@ void drop_unapplied(json& value, const json& fields, const json& ours) {
   }
 }
 
+// `value` as far as `fields` names it; nullopt when it names none of it.
+std::optional<json> owned_value(const json& value, const json& fields) {
+  json nodes = children(fields);
+  if (nodes.empty()) return value;  // a leaf, an atomic map or list: whole
+  if (value.is_object()) {
+    json out = json::object();
+    for (const auto& [name, node] : nodes.items()) {
+      if (!name.starts_with("f:")) continue;
+      auto found = value.find(name.substr(2));
+      if (found == value.end()) continue;
+      if (std::optional<json> part = owned_value(*found, node)) out[name.substr(2)] = *part;
+    }
+    return out;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const json& item : value) {
+      for (const auto& [name, node] : nodes.items()) {
+        if (name.starts_with("v:")) {
+          if (json::parse(name.substr(2), nullptr, false) == item) out.push_back(item);
+        } else if (name.starts_with("k:")) {
+          json key = json::parse(name.substr(2), nullptr, false);
+          if (!key.is_object() || !carries(item, key, false)) continue;
+          if (std::optional<json> part = owned_value(item, node)) out.push_back(*part);
+        } else if (name.starts_with("i:")) {
+          continue;  // an index: lists keyed so are atomic in practice
+        }
+      }
+    }
+    return out;
+  }
+  return value;
+}
+
 }  // namespace
+
+json owned_part(const json& live, const json& fields) {
+  json out = owned_value(live, fields).value_or(json::object());
+  if (!out.is_object()) out = json::object();
+  for (const char* identity : {"apiVersion", "kind"}) {
+    if (live.contains(identity)) out[identity] = live[identity];
+  }
+  if (live.contains("metadata") && live["metadata"].is_object()) {
+    for (const char* identity : {"name", "namespace"}) {
+      if (live["metadata"].contains(identity))
+        out["metadata"][identity] = live["metadata"][identity];
+    }
+  }
+  return out;
+}
+
+void merge_fields(json& into, const json& fields) {
+  if (!fields.is_object()) return;
+  if (!into.is_object()) into = json::object();
+  for (const auto& [name, node] : fields.items()) merge_fields(into[name], node);
+}
 
 json without_unapplied(json merged, const json& fields, const json& object) {
   drop_unapplied(merged, fields, tracked(object));

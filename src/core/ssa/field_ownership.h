@@ -19,4 +19,13 @@ bool apply_is_noop(const nlohmann::json& object, const nlohmann::json& live,
 nlohmann::json without_unapplied(nlohmann::json merged, const nlohmann::json& fields,
                                  const nlohmann::json& object);
 
+// The part of `live` that `fields` (a fieldsV1 tree, or the union of
+// several) names: what its managers applied, without what the server
+// defaulted or other writers set. The object's apiVersion, kind, name and
+// namespace are kept.
+nlohmann::json owned_part(const nlohmann::json& live, const nlohmann::json& fields);
+
+// The union of two fieldsV1 trees.
+void merge_fields(nlohmann::json& into, const nlohmann::json& fields);
+
 }  // namespace fluxop::ssa

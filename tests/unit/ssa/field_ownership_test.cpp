@@ -149,5 +149,28 @@ TEST_CASE("field ownership: a list item added in the same order is a no-op once 
   CHECK(apply_is_noop(ours, theirs, "flux-operator"));
 }
 
+TEST_CASE("field ownership: the owned part of a live object is what its managers set") {
+  json theirs = live();
+  json owned = owned_part(theirs, fields(theirs));
+  json expected = json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "source-controller", "namespace": "flux-system", "labels": {"app": "source"}},
+    "spec": {"selector": {"matchLabels": {"app": "source"}},
+             "template": {"spec": {"containers": [
+               {"name": "manager", "image": "source:v1",
+                "ports": [{"containerPort": 9090, "name": "http"}],
+                "env": [{"name": "NS", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}],
+                "resources": {"limits": {"cpu": "1"}}}]}}}
+  })");
+  CHECK(owned == expected);
+
+  // Two managers' fields: the union.
+  json more = json::parse(R"({"f:spec": {"f:replicas": {}}})");
+  json both = fields(theirs);
+  merge_fields(both, more);
+  CHECK(owned_part(theirs, both)["spec"]["replicas"] == 1);
+  CHECK(owned_part(theirs, both)["spec"]["selector"] == expected["spec"]["selector"]);
+}
+
 }  // namespace
 }  // namespace fluxop::ssa
