@@ -92,6 +92,12 @@ bool retryable_status(long status) {
   return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
 
+// What an outage looks like: no answer, or one saying "later" (a 500 may
+// well be the same every time).
+bool looks_like_outage(const HttpResponse& response) {
+  return response.status <= 0 || (retryable_status(response.status) && response.status != 500);
+}
+
 bool retryable_curl_error(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_CONNECT:
@@ -277,6 +283,21 @@ struct HttpClient::Attempt {
     return n;
   }
 
+  // libcurl rewinds the body to send it again on a fresh connection (one it
+  // reused died, an HTTP/2 stream was refused): without this, such a retry
+  // fails "necessary data rewind wasn't possible".
+  static int on_seek(void* self, curl_off_t offset, int origin) {
+    auto* attempt = static_cast<Attempt*>(self);
+    if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
+    if (attempt->body_file)
+      return std::fseek(attempt->body_file.get(), static_cast<long>(offset), SEEK_SET) == 0
+                 ? CURL_SEEKFUNC_OK
+                 : CURL_SEEKFUNC_FAIL;
+    if (static_cast<std::size_t>(offset) > attempt->body->size()) return CURL_SEEKFUNC_FAIL;
+    attempt->body_offset = static_cast<std::size_t>(offset);
+    return CURL_SEEKFUNC_OK;
+  }
+
   static CURLcode on_ssl_context(CURL*, void* ssl_ctx, void* self) {
     // Called once libcurl has loaded the default CAs into the context.
     return add_trusted_certificates(ssl_ctx, static_cast<Attempt*>(self)->added_ca_pem)
@@ -456,6 +477,8 @@ void HttpClient::start(void* easy_handle, Attempt& attempt, const HttpRequest& r
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, &Attempt::on_read);
     curl_easy_setopt(curl, CURLOPT_READDATA, &attempt);
+    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, &Attempt::on_seek);
+    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &attempt);
     curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, size);
   }
 }
@@ -611,10 +634,8 @@ void HttpClient::after_attempt(Exchange& exchange) const {
   std::chrono::milliseconds wait =
       response.status > 0 ? retry_delay(response, exchange.delay, options_.max_retry_after)
                           : exchange.delay;
-  // Past `attempts`, only what an outage looks like goes on: no answer,
-  // or one saying "later" (a 500 may well be the same every time).
-  bool outage =
-      response.status <= 0 || (retryable_status(response.status) && response.status != 500);
+  // Past `attempts`, only what an outage looks like goes on.
+  bool outage = looks_like_outage(response);
   bool in_time = exchange.timeout.count() == 0 || now + wait < *exchange.deadline;
   bool more = (exchange.attempt < options_.attempts && in_time) ||
               (outage && now + wait < exchange.retry_until);
@@ -678,6 +699,13 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
   // free when its exchange is null.
   std::vector<Attempt> attempts(max_concurrent);
   std::vector<Exchange*> running(max_concurrent, nullptr);
+  // An outage is the server's, not one request's: once an attempt meets
+  // one, no attempt of the batch starts before `outage_until`, which backs
+  // off as a request's delay does, so that a page of 500 requests probes a
+  // server that is down with at most `max_concurrent` connections each
+  // time, not with every request in turn.
+  std::chrono::steady_clock::time_point outage_until{};
+  std::chrono::milliseconds outage_delay = options_.backoff;
   auto stop_all = [&] {
     for (std::size_t slot = 0; slot < running.size(); ++slot) {
       if (!running[slot]) continue;
@@ -699,8 +727,9 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
       for (Exchange* exchange : running) active += exchange != nullptr;
       for (Exchange& exchange : exchanges) {
         if (exchange.done || exchange.running) continue;
-        if (exchange.not_before > now) {
-          if (!next || exchange.not_before < *next) next = exchange.not_before;
+        auto due = std::max(exchange.not_before, outage_until);
+        if (due > now) {
+          if (!next || due < *next) next = due;
           continue;
         }
         if (active == max_concurrent) break;
@@ -751,7 +780,18 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
         running[slot] = nullptr;
         exchange.running = false;
         finish(attempts[slot], exchange.current, result, exchange.response, exchange.failure);
+        int attempt = exchange.attempt;
         after_attempt(exchange);
+        if (!looks_like_outage(exchange.response)) {
+          outage_delay = options_.backoff;
+        } else if (exchange.attempt > attempt) {
+          auto ended = std::chrono::steady_clock::now();
+          if (ended >= outage_until) {
+            outage_until = ended + outage_delay;
+            outage_delay = std::min(outage_delay * 2, kMaxBackoff);
+          }
+          outage_until = std::max(outage_until, exchange.not_before);
+        }
       }
     }
   } catch (...) {

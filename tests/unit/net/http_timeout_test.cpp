@@ -197,3 +197,67 @@ TEST_CASE("http: a refused connection is described without the time it took") {
                                                   std::to_string(port) +
                                                   ": Couldn't connect to server");
 }
+
+namespace {
+
+fluxop::net::HttpRequest patch(const std::string& url, std::string body) {
+  fluxop::net::HttpRequest request;
+  request.method = "PATCH";
+  request.url = url;
+  request.headers = {"Content-Type: application/merge-patch+json"};
+  request.body = std::move(body);
+  return request;
+}
+
+// Reads from `fd` until `text` has arrived (or the peer stopped sending).
+void read_until(int fd, const std::string& text) {
+  std::string seen;
+  char buffer[4096];
+  while (seen.find(text) == std::string::npos) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) return;
+    seen.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("http: a body is sent again whole when the connection it was sent on died") {
+  // The first connection answers one request and keeps alive, then reads
+  // the second and closes without an answer: libcurl sends it again on a
+  // fresh connection, which needs the body rewound.
+  std::atomic<int> connections{0};
+  MisbehavingServer server([&](int fd, const std::atomic<bool>&) {
+    int connection = ++connections;
+    send_text(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    if (connection == 1) read_until(fd, "\"second\"");
+  });
+  fluxop::net::HttpClient client(plain_http());
+  CHECK(client.send(patch(server.url("/first"), R"({"first":1})")).status == 200);
+  fluxop::net::HttpResponse second = client.send(patch(server.url("/second"), R"({"second":2})"));
+  CHECK(second.status == 200);
+  CHECK(second.body == "ok");
+  CHECK(connections == 2);
+  std::vector<std::string> requests = server.requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[1].find("PATCH /second") != std::string::npos);
+}
+
+TEST_CASE("http: a batch meeting an outage probes it with at most its requests in flight") {
+  // Every connection is closed unanswered, as an API server going down does.
+  MisbehavingServer server([](int, const std::atomic<bool>&) {});
+  fluxop::net::HttpOptions options = plain_http();
+  options.backoff = 50ms;
+  fluxop::net::HttpClient client(options);
+  std::vector<fluxop::net::HttpRequest> requests;
+  for (int i = 0; i < 200; ++i) {
+    requests.push_back(patch(server.url("/objects/" + std::to_string(i)), R"({})"));
+    requests.back().retry_for = 1s;
+  }
+  CHECK_THROWS_AS(client.send_all(requests, 8), fluxop::Error);
+  // Each time the batch tries again, 8 connections; a few times in its
+  // retry window, not each of the 200 requests in turn.
+  INFO("requests sent: " << client.requests_sent());
+  CHECK(client.requests_sent() <= 8 * 8);
+  CHECK(client.requests_sent() >= 8);
+}
