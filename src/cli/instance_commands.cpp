@@ -328,8 +328,25 @@ std::string request(const InstanceCommandOptions& options, kube::Cluster& cluste
   if (command == "suspend") return display_name(ref) + ": reconciliation suspended";
   std::string requested = display_name(ref) + ": reconciliation " +
                           (command == "resume" ? "resumed" : "requested") + " at " + now;
-  if (!options.wait) return requested;
+  // Without the operator or a daemon (the CI model), the request waits for
+  // whatever starts next: said at once rather than after the timeout.
+  std::optional<std::string> reconciler = reconcile::find_reconciler(cluster, ref.ns);
+  std::string nothing;
+  if (reconciler && reconciler->empty()) {
+    nothing =
+        display_name(ref) + ": nothing reconciles it (no operator Deployment in " + ref.ns +
+        ", no Lease " + ref.ns + "/" + std::string(reconcile::kOperatorLease) + " or " + ref.ns +
+        "/" + std::string(reconcile::kWatchLease) +
+        " renewed by `fluxopctl apply --watch`): the request waits for one; to reconcile "
+        "now, run `fluxopctl apply FILE`, or start `fluxopctl apply --watch --from-cluster -n " +
+        ref.ns + "`";
+  }
+  if (!options.wait) {
+    if (!nothing.empty()) print_notice("warning: " + nothing);
+    return requested;
+  }
   print_notice(requested);
+  if (!nothing.empty()) throw Error(nothing);
   return wait_for(options, cluster, ref, now);
 }
 

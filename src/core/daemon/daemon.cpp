@@ -135,6 +135,15 @@ void Daemon::reconcile() {
     metrics_.observe_reconcile("error", Clock::now() - started);
     export_instance("False", std::string(e.reason()));
     log_.error("Reconciler error", e.what(), {{"reason", std::string(e.reason())}});
+  } catch (const reconcile::StaleRender& e) {
+    // Another apply changed the instance while this one waited for the
+    // lock: it is read again below, and reconciled at once when the watch
+    // has the new generation (else after the first retry's backoff).
+    outcome = stopping_() ? Outcome::interrupted : Outcome::failed;
+    log_.info(e.what());
+    schedule_.reconciled(outcome, Clock::now(), !applied_.artifact_digest.empty());
+    observe();
+    return;
   } catch (const std::exception& e) {
     // Retried like any failure: the daemon outlives a bad reconcile.
     outcome = stopping_() ? Outcome::interrupted : Outcome::failed;

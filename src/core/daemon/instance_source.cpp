@@ -1,5 +1,6 @@
 #include "core/daemon/instance_source.h"
 
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/reconcile/instance_object.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::daemon {
@@ -67,18 +69,29 @@ Observed FileSource::read() {
   return observed;
 }
 
+namespace {
+
+// An eventfd, and the watch of the instance `flux` in `ns` that writes to it.
+std::unique_ptr<kube::ObjectView> watch_instance(kube::Cluster& cluster, const std::string& ns,
+                                                 int& event,
+                                                 std::function<void(const std::string&)> on_error) {
+  event = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event < 0) throw Error(std::string("eventfd: ") + std::strerror(errno));
+  return cluster.watch(
+      reconcile::instance_ref(ns, "flux"),
+      [fd = event] {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+      },
+      std::move(on_error));
+}
+
+}  // namespace
+
 ClusterSource::ClusterSource(kube::Cluster& cluster, std::string ns,
                              std::function<void(const std::string&)> on_error)
     : ns_(std::move(ns)) {
-  event_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_ < 0) throw Error(std::string("eventfd: ") + std::strerror(errno));
-  watch_ = cluster.watch(
-      kube::ObjectKey{"fluxcd.controlplane.io", "v1", "FluxInstance", ns_, "flux"},
-      [this] {
-        std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(event_, &one, sizeof one);
-      },
-      std::move(on_error));
+  watch_ = watch_instance(cluster, ns_, event_, std::move(on_error));
 }
 
 ClusterSource::~ClusterSource() {
@@ -107,6 +120,7 @@ Observed ClusterSource::read() {
   // The uid too: an instance deleted and created again starts at the same
   // generation.
   observed.uid = metadata.value("uid", "");
+  observed.generation = metadata.value("generation", std::int64_t{0});
   observed.deleting = metadata.contains("deletionTimestamp");
   observed.key = observed.uid + " " + std::to_string(metadata.value("generation", 0)) + " " +
                  metadata.value("annotations", json::object()).dump() +
@@ -116,6 +130,43 @@ Observed ClusterSource::read() {
                                             {.allow_unknown_fields = true}, observed.warnings);
   } catch (const Error& e) {
     observed.problem = e.what();
+  }
+  return observed;
+}
+
+WithClusterRequests::WithClusterRequests(std::unique_ptr<InstanceSource> inner,
+                                         kube::Cluster& cluster, std::string ns,
+                                         std::function<void(const std::string&)> on_error)
+    : inner_(std::move(inner)) {
+  epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_ < 0) throw Error(std::string("epoll: ") + std::strerror(errno));
+  watch_ = watch_instance(cluster, ns, event_, std::move(on_error));
+  for (int fd : {inner_->change_fd(), event_}) {
+    epoll_event readable{};
+    readable.events = EPOLLIN;
+    readable.data.fd = fd;
+    if (epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &readable) < 0)
+      throw Error(std::string("epoll: ") + std::strerror(errno));
+  }
+}
+
+WithClusterRequests::~WithClusterRequests() {
+  watch_.reset();  // its thread writes to event_
+  close(event_);
+  close(epoll_);
+}
+
+Observed WithClusterRequests::read() {
+  drain(event_);
+  Observed observed = inner_->read();
+  std::optional<json> live = watch_->object();
+  if (!observed.flux || !live) return observed;
+  std::map<std::string, std::string> annotations = reconcile::annotations_of(*live);
+  for (std::string_view request :
+       {reconcile::kRequestedAtAnnotation, reconcile::kForceAtAnnotation}) {
+    auto found = annotations.find(std::string(request));
+    if (found != annotations.end())
+      observed.key += " " + std::string(request) + "=" + found->second;
   }
   return observed;
 }

@@ -22,8 +22,9 @@ struct Observed {
   // empty when there is no instance. An object in the cluster that does not
   // load has one too: its failure is recorded on it once per key.
   std::string key;
-  std::string uid;        // the object's, when read from the cluster
-  bool deleting = false;  // the object is being deleted: uninstall
+  std::string uid;              // the object's, when read from the cluster
+  std::int64_t generation = 0;  // the object's, when read from the cluster
+  bool deleting = false;        // the object is being deleted: uninstall
   // When there is no instance: why (one line; empty while nothing is known
   // yet), and whether that is because it does not exist (rather than
   // failing to load).
@@ -83,6 +84,29 @@ class ClusterSource final : public InstanceSource {
  private:
   std::string ns_;
   int event_ = -1;
+  std::unique_ptr<kube::ObjectView> watch_;
+};
+
+// The instance of another source (a file), with the requests users make of
+// its object in the cluster (`fluxopctl reconcile`, `resume`, the upstream
+// CLI's: the requestedAt and forceAt annotations): a new one changes the key,
+// so that the daemon reconciles at once, as for the file's own change.
+class WithClusterRequests final : public InstanceSource {
+ public:
+  WithClusterRequests(std::unique_ptr<InstanceSource> inner, kube::Cluster& cluster, std::string ns,
+                      std::function<void(const std::string&)> on_error);
+  ~WithClusterRequests() override;
+  WithClusterRequests(const WithClusterRequests&) = delete;
+  WithClusterRequests& operator=(const WithClusterRequests&) = delete;
+
+  // Readable when the inner source's is or the object changed.
+  int change_fd() const override { return epoll_; }
+  Observed read() override;
+
+ private:
+  std::unique_ptr<InstanceSource> inner_;
+  int event_ = -1;
+  int epoll_ = -1;
   std::unique_ptr<kube::ObjectView> watch_;
 };
 

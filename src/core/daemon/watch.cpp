@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "core/interruption.h"
 #include "core/reconcile/events.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/report/write.h"
@@ -82,6 +83,7 @@ class DaemonCluster {
     const instance::FluxInstance& flux = *observed.flux;
     reconcile::ApplyOptions apply = base;
     apply.instance_from_cluster = options_.file.empty();
+    apply.generation = observed.generation;
     apply.interruption = interruption_;
     apply.on_progress = [this](const std::string& line) { log_.info(line); };
     apply.on_change = [this](const ssa::Change& change) {
@@ -145,6 +147,7 @@ class DaemonCluster {
     // A connection per report: discovery is fresh (CRDs change with upgrades).
     kube::Connection connected =
         kube::connect(options_.cluster, /*dry_run=*/false, started + kReportTimeout, stopping_);
+    warn_of_operators(observed, *connected.cluster);
     report::Report computed =
         report::compute(*connected.cluster, ns, options_.cluster.field_manager);
     for (const std::string& error : computed.errors)
@@ -181,6 +184,32 @@ class DaemonCluster {
     record(observed, {false, "OutdatedVersion", *message, ""});
   }
 
+  // An operator reconciling the same instance beside this daemon, neither
+  // knowing of the other (without leader election, or on another Lease):
+  // each writes over what the other applied and reported. Said in the log
+  // and as a Warning event when it starts, and when it is gone.
+  void warn_of_operators(const Observed& observed, kube::Cluster& cluster) {
+    std::string running;
+    try {
+      for (const std::string& name : reconcile::running_operators(cluster, observed.flux->ns))
+        running += (running.empty() ? "" : ", ") + name;
+    } catch (const Error& e) {
+      log_.error("cannot list the operator's Deployments", e.what());
+      return;
+    }
+    if (running == warned_operators_) return;
+    warned_operators_ = running;
+    if (running.empty()) {
+      log_.info("no operator Deployment runs beside this daemon any more");
+      return;
+    }
+    std::string message = "an operator runs beside this daemon (" + running +
+                          "): both reconcile FluxInstance/" + observed.flux->ns +
+                          "/flux and write its status; scale one of them to zero";
+    log_.error("another controller reconciles the instance", message);
+    record(observed, {true, "ControllerConflict", message, ""});
+  }
+
   // What the pipeline renders, its notices in the log.
   reconcile::RenderRequest render_request() const {
     reconcile::RenderRequest request = options_.render;
@@ -195,6 +224,7 @@ class DaemonCluster {
   kube::Connection connected_;
   reconcile::RegistryArtifacts artifacts_;
   reconcile::EventRecorder recorder_;
+  std::string warned_operators_;  // the operator Deployments last warned of
 };
 
 // Wakes the thread waiting for a change made by another one.
@@ -231,16 +261,25 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
   const std::string& ns = options.ns;
   // What watches the instance and elects the leader, each on a thread and
   // with a connection of its own.
-  kube::Connection watching;
-  if (options.file.empty() || options.leader_elect)
-    watching = kube::connect(options.cluster, /*dry_run=*/false);
+  kube::Connection watching = kube::connect(options.cluster, /*dry_run=*/false);
+  auto watch_failed = [&root](const std::string& error) {
+    root.error("watching the FluxInstance failed", error);
+  };
+  // Where the instance is: the namespace given, or the file's.
+  std::string instance_ns = ns;
   if (options.file.empty()) {
-    source =
-        std::make_unique<ClusterSource>(*watching.cluster, ns, [&root](const std::string& error) {
-          root.error("watching the FluxInstance failed", error);
-        });
+    source = std::make_unique<ClusterSource>(*watching.cluster, ns, watch_failed);
   } else {
-    source = std::make_unique<FileSource>(options.file, options.load);
+    try {
+      std::vector<std::string> warnings;
+      instance_ns = instance::load_instance_file(options.file, options.load, warnings).ns;
+    } catch (const Error&) {
+      // Said by the loop's first read; the namespace given meanwhile.
+    }
+    // The file is the spec; the object in the cluster carries the requests.
+    source = std::make_unique<WithClusterRequests>(
+        std::make_unique<FileSource>(options.file, options.load), *watching.cluster, instance_ns,
+        watch_failed);
   }
   // The operator's constant fields, which a JSON log's queries may select
   // on; a text log, read by people, is spared them on every line.
@@ -290,6 +329,19 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
           leader_changed.notify();
         },
         [&root](const std::string& error) { root.error("leader election", error); });
+  }
+
+  // Without leader election, a Lease of its own all the same, renewed
+  // while it runs: `reconcile` and `resume` know that something answers
+  // them (reconcile::find_reconciler).
+  std::optional<LeaderElection> presence;
+  if (!options.leader_elect) {
+    LeaderOptions announced;
+    announced.ns = instance_ns;
+    announced.name = std::string(reconcile::kWatchLease);
+    presence.emplace(
+        *watching.cluster, announced, [] {},
+        [&root](const std::string& error) { root.error("renewing the daemon's Lease", error); });
   }
 
   std::optional<EndpointServer> metrics_server, health_server;

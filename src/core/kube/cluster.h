@@ -85,8 +85,12 @@ class Cluster {
   // The same as a server dry run, whatever the cluster's mode: what the
   // server would make of the object, with nothing changed.
   nlohmann::json apply_dry_run(const nlohmann::json& object) { return applied(object, true); }
-  // Server-side apply of `status` to the object's status subresource.
-  virtual nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) = 0;
+  // Server-side apply of `status` to the object's status subresource; the
+  // object as the server has it after. With a `resource_version`, only
+  // onto the object at that version: an ApiError Conflict when another
+  // write moved it.
+  virtual nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status,
+                                      const std::string& resource_version = {}) = 0;
   // Creates the object; nullopt when it already exists.
   virtual std::optional<nlohmann::json> create(const nlohmann::json& object) = 0;
   // Replaces the object at its metadata.resourceVersion; nullopt on a conflict.

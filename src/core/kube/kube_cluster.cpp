@@ -63,11 +63,14 @@ std::vector<WriteResult> KubeCluster::apply_all(const std::vector<json>& objects
   return client_.apply_all(objects, {dry_run || dry_run_, field_manager_});
 }
 
-json KubeCluster::apply_status(const ObjectKey& ref, const json& status) {
+json KubeCluster::apply_status(const ObjectKey& ref, const json& status,
+                               const std::string& resource_version) {
   json object = {{"apiVersion", ref.group.empty() ? ref.version : ref.group + "/" + ref.version},
                  {"kind", ref.kind},
                  {"metadata", {{"name", ref.name}, {"namespace", ref.ns}}},
                  {"status", status}};
+  // The API server takes an applied resourceVersion as a precondition.
+  if (!resource_version.empty()) object["metadata"]["resourceVersion"] = resource_version;
   return client_.apply_status(object, writes());
 }
 

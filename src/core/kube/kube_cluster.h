@@ -26,7 +26,8 @@ class KubeCluster : public Cluster {
   void list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) override;
   std::vector<WriteResult> apply_all(const std::vector<nlohmann::json>& objects,
                                      bool dry_run) override;
-  nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status) override;
+  nlohmann::json apply_status(const ObjectKey& key, const nlohmann::json& status,
+                              const std::string& resource_version) override;
   std::optional<nlohmann::json> create(const nlohmann::json& object) override;
   std::optional<nlohmann::json> replace(const nlohmann::json& object) override;
   std::vector<WriteResult> patch_all(const std::vector<ObjectPatch>& patches) override;

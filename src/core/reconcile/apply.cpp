@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/kube/answer.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
 #include "core/reconcile/lease_lock.h"
@@ -40,8 +41,8 @@ std::string annotation(const instance::StringMap& annotations, std::string_view 
 }
 
 // A forceAt annotation not handled yet: every custom resource is migrated.
-bool force_requested(const instance::FluxInstance& flux, const json& status) {
-  std::string force = annotation(flux.annotations, kForceAtAnnotation);
+bool force_requested(const instance::StringMap& annotations, const json& status) {
+  std::string force = annotation(annotations, kForceAtAnnotation);
   return !force.empty() && force != status.value("lastHandledForceAt", "");
 }
 
@@ -60,7 +61,8 @@ class InstanceApply {
         objects_(rendered_json(rendered)),
         ref_(instance_ref(flux.ns, flux.name)),
         started_(std::chrono::steady_clock::now()),
-        deadline_(started_ + apply_timeout(flux, options.timeout, options.on_progress)) {}
+        deadline_(started_ + apply_timeout(flux, options.timeout, options.on_progress)),
+        requests_(flux.annotations) {}
 
   ApplyResult run();
 
@@ -100,6 +102,9 @@ class InstanceApply {
   void read_metadata(const json& live);
   // Applies the instance; whether it changed.
   bool apply_instance_object(const json& object, const ssa::Live& live);
+  // The instance read once the lock is held at another generation than
+  // the one rendered (ApplyOptions::generation): StaleRender.
+  void refuse_stale_render(const ssa::Live& live) const;
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
   void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
@@ -115,10 +120,20 @@ class InstanceApply {
   kube::ObjectKey ref_;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point deadline_;
-  json status_ = json::object();  // as last written
+  json status_ = json::object();  // as last written, or about to be
+  // As last read or written: another writer's shows as a difference.
+  json written_status_ = json::object();
   std::int64_t generation_ = 0;
   std::string uid_;  // the live instance's
+  // The live instance's, as last read or written: the status is written
+  // onto that version only.
+  std::string resource_version_;
   std::vector<kube::ObjectKey> previous_inventory_;
+  bool migrated_ = false;  // the migration ran, a forceAt request's included
+  // The annotations whose requests this reconcile handles: the live
+  // instance's, once read (`fluxopctl reconcile` annotates the object, not
+  // the file an `apply --watch FILE` reads).
+  instance::StringMap requests_;
   ApplyResult result_;
 };
 
@@ -236,6 +251,7 @@ std::vector<ssa::Live> InstanceApply::read_live_but(const std::vector<json>& obj
 
 void InstanceApply::read_instance(const json& live) {
   status_ = live.value("status", json::object());
+  written_status_ = status_;
   previous_inventory_ = read_inventory(status_.value("inventory", json()));
   read_metadata(live);
 }
@@ -244,6 +260,8 @@ void InstanceApply::read_metadata(const json& live) {
   json metadata = live.value("metadata", json::object());
   generation_ = metadata.value("generation", std::int64_t{0});
   uid_ = metadata.value("uid", "");
+  resource_version_ = kube::resource_version(live);
+  requests_ = annotations_of(live);
 }
 
 bool InstanceApply::apply_instance_object(const json& object, const ssa::Live& live) {
@@ -255,6 +273,17 @@ bool InstanceApply::apply_instance_object(const json& object, const ssa::Live& l
       engine_.apply({object}, {live}, [this](const Change& change) { report(change); }).front());
   read_metadata(applied.object);
   return applied.change.action != Action::Unchanged;
+}
+
+void InstanceApply::refuse_stale_render(const ssa::Live& live) const {
+  if (options_.generation == 0 || !live) return;
+  std::int64_t generation =
+      live->value("metadata", json::object()).value("generation", std::int64_t{0});
+  if (generation == options_.generation) return;
+  throw StaleRender(display_name(ref_) + ": generation " + std::to_string(generation) +
+                        " is in the cluster, generation " + std::to_string(options_.generation) +
+                        " was rendered: nothing applied, the instance is rendered again",
+                    generation);
 }
 
 // The API server refuses a CRD that no longer lists a version its objects
@@ -314,19 +343,52 @@ void InstanceApply::refuse_downgrade() {
 void InstanceApply::write_status(const std::function<void(json&)>& edit) {
   edit(status_);
   if (cluster_.dry_run()) return;
-  cluster_.apply_status(ref_, status_);
+  // Written by the holder of the lock only, onto the instance as this apply
+  // last read or wrote it: a writer paused past its lease while another
+  // took over finds out here and writes nothing.
+  run_.confirm_lock(/*now=*/false);
+  try {
+    resource_version_ =
+        kube::resource_version(cluster_.apply_status(ref_, status_, resource_version_));
+    written_status_ = status_;
+    return;
+  } catch (const kube::ApiError& e) {
+    if (e.reason() != "Conflict") throw;
+  }
+  // Moved by another writer: a user's request (an annotation), or another
+  // apply that took the lock. Written again only while the lock is ours.
+  std::optional<json> live = get_live_instance(cluster_, ref_);
+  if (!live) throw Error(display_name(ref_) + ": deleted during the apply");
+  run_.confirm_lock(/*now=*/true);
+  // Holding the lock, no apply of fluxopctl wrote it: another controller did.
+  if (live->value("status", json::object()) != written_status_) {
+    std::string message = display_name(ref_) +
+                          ": its status was written by another controller during this apply: "
+                          "an operator may reconcile it too, each writing over the other";
+    progress("warning: " + message);
+    event(true, "ControllerConflict", message, "");
+  }
+  resource_version_ = kube::resource_version(*live);
+  resource_version_ =
+      kube::resource_version(cluster_.apply_status(ref_, status_, resource_version_));
+  written_status_ = status_;
 }
 
 void InstanceApply::fail(Failure failure, const std::string& message) {
   // The apply that took the lease owns the status now: ours would overwrite
   // its conditions and inventory.
-  if (cluster_.dry_run() || (run_.held_lock() && !run_.held_lock()->held())) return;
+  if (cluster_.dry_run()) return;
+  try {
+    run_.confirm_lock(/*now=*/true);
+  } catch (const Error&) {
+    return;
+  }
   event(true, reason(failure), message, status_.value("lastAttemptedRevision", ""));
   try {
     write_status([&](json& status) {
       std::string now = now_rfc3339();
       mark_failed(status, failure, message, generation_, now);
-      mark_handled(status, flux_.annotations);
+      mark_handled(status, requests_, migrated_);
       record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                               std::string(reason(failure)), rendered_.version, now,
                               std::chrono::steady_clock::now() - started_});
@@ -341,7 +403,16 @@ ApplyResult InstanceApply::run() {
   refuse_another_instance(start.instances);
   refuse_suspended(start.instances);
   ensure_namespace(start.ns);
-  bool start_current = run_.lock(options_.lock_timeout, std::move(start.lease));
+  bool start_current = false;
+  try {
+    start_current = run_.lock(options_.lock_timeout, std::move(start.lease));
+  } catch (const Error& e) {
+    // Who holds the lock and since when, said on the instance too (the
+    // holder's next status write replaces it): a daemon that cannot take it
+    // does not leave the instance "in progress" without a word.
+    record_failure(cluster_, flux_, Failure::reconciliation, e.what(), options_.on_event);
+    throw;
+  }
   std::optional<json> new_crd = ensure_instance_crd(start.crd);
 
   // The instance and every object, read together once the lease is held;
@@ -366,6 +437,7 @@ ApplyResult InstanceApply::run() {
   ssa::Live live_instance = std::move(live.back());
   live.pop_back();
   if (live_instance) live_instance = conform_instance(std::move(*live_instance));
+  refuse_stale_render(live_instance);
   // With its CRD just installed, the instance is new: it has no inventory to
   // keep, so it goes once the objects are applied, and the CRD is
   // established meanwhile.
@@ -376,7 +448,10 @@ ApplyResult InstanceApply::run() {
     if (!live_instance) throw Error(display_name(kube::object_key(instance)) + ": not found");
     read_instance(*live_instance);
     // As the operator's: deleting the instance is then its uninstall.
-    if (!cluster_.dry_run()) ensure_finalizer(cluster_, *live_instance);
+    if (!cluster_.dry_run()) {
+      if (std::optional<json> patched = ensure_finalizer(cluster_, *live_instance))
+        resource_version_ = kube::resource_version(*patched);
+    }
   } else if (!instance_later) {
     instance_changed = apply_instance_object(instance, live_instance);
   }
@@ -388,7 +463,7 @@ ApplyResult InstanceApply::run() {
               rendered_.revision,
           "");
   }
-  bool force_migration = force_requested(flux_, status_);
+  bool force_migration = force_requested(requests_, status_);
 
   std::vector<kube::ObjectKey> current;
   for (const json& object : objects_) current.push_back(kube::object_key(object));
@@ -429,12 +504,16 @@ ApplyResult InstanceApply::run() {
       for (ssa::Applied& one : applied) after.push_back(std::move(one.object));
       migrate_resources(cluster_, after, force_migration,
                         [this](const std::string& line) { progress(line); });
+      migrated_ = true;
     }
     engine_.prune(stale, owner_labels(ref_), on_change);
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {
       failure = Failure::health_check;
       engine_.wait(objects_, "the components to roll out", deadline_);
     }
+    // Stopped (SIGTERM) before the last write, as between two others: a
+    // failure, written only while the lock is still this apply's.
+    run_.before_request();
   } catch (const Error& e) {
     // The failure is recorded on the instance, there or not yet.
     std::exception_ptr first = std::current_exception();
@@ -471,7 +550,7 @@ ApplyResult InstanceApply::run() {
     else
       status["lastArtifactRevision"] = options_.artifact_revision;
     status["components"] = components_status(objects_, flux_.components);
-    mark_handled(status, flux_.annotations);
+    mark_handled(status, requests_, migrated_ || !flux_.migrate_resources);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
                             std::string(kSucceeded), rendered_.version, now, elapsed});
   });
@@ -505,6 +584,8 @@ ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance&
   try {
     return InstanceApply(cluster, flux, rendered, options).run();
   } catch (const ReconcileError&) {
+    throw;
+  } catch (const StaleRender&) {
     throw;
   } catch (const Error& e) {
     // Before the objects: the cluster could not be read, the lock not had.

@@ -42,6 +42,10 @@ struct ApplyOptions {
   // The instance was read from the cluster (the daemon's --from-cluster):
   // it must exist, and is never written but for its status.
   bool instance_from_cluster = false;
+  // The generation of the live instance that was rendered (the daemon's
+  // --from-cluster); once the lock is held, the instance at another one is
+  // not applied (StaleRender). 0: the file's instance, applied as it is.
+  std::int64_t generation = 0;
   // The manifest digest of the distribution artifact pulled for this apply
   // (.status.lastArtifactRevision, as the operator records it); empty when
   // the distribution was a directory.
@@ -54,6 +58,18 @@ struct ApplyOptions {
   // write, refusing the apply when one fails (the one-shot apply; the
   // daemon records every failure on the instance instead).
   bool preflight = false;
+};
+
+// The instance changed while the apply waited for the lock: what was
+// rendered is not its spec any more, so nothing was written. Render it again.
+class StaleRender : public Error {
+ public:
+  StaleRender(const std::string& message, std::int64_t generation)
+      : Error(message), generation_(generation) {}
+  std::int64_t generation() const { return generation_; }
+
+ private:
+  std::int64_t generation_;
 };
 
 struct ApplyResult {

@@ -4,6 +4,7 @@
 
 #include "core/digest.h"
 #include "core/file.h"
+#include "core/kube/answer.h"
 #include "core/reconcile/instance_object.h"
 #include "core/reconcile/instance_requests.h"
 
@@ -42,7 +43,7 @@ void write_failure(kube::Cluster& cluster, const json& live, const instance::Flu
   if (on_event) on_event({true, std::string(reason(failure)), message, ""});
   std::string now = now_rfc3339();
   mark_failed(status, failure, message, generation, now);
-  mark_handled(status, flux ? flux->annotations : annotations_of(live));
+  mark_handled(status, flux ? flux->annotations : annotations_of(live), /*migrated=*/false);
   // As the operator: a build failure is remembered by the spec's digest,
   // there being no revision.
   if (failure == Failure::build) {
@@ -50,7 +51,8 @@ void write_failure(kube::Cluster& cluster, const json& live, const instance::Flu
     record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
                             std::chrono::nanoseconds(0)});
   }
-  cluster.apply_status(kube::object_key(live), status);
+  // Onto the instance as read: a concurrent apply's status is not overwritten.
+  cluster.apply_status(kube::object_key(live), status, kube::resource_version(live));
 }
 
 }  // namespace
@@ -96,7 +98,7 @@ void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux)
         status,
         {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
         generation, now_rfc3339());
-    mark_handled(status, flux.annotations);
+    mark_handled(status, flux.annotations, /*migrated=*/false);
     cluster.apply_status(ref, status);
   } catch (const Error&) {
     // As for an event: the daemon goes on.

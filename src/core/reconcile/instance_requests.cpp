@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/kube/lease.h"
 #include "core/reconcile/instance_object.h"
 #include "core/ssa/health.h"
 
@@ -68,6 +69,58 @@ std::string components_not_ready(kube::Cluster& cluster, const json& live) {
 
 }  // namespace
 
+namespace {
+
+const kube::Labels kOperatorLabels = {{"app.kubernetes.io/name", "flux-operator"}};
+const kube::Labels kDaemonLabels = {{"app.kubernetes.io/name", "fluxopctl"}};
+
+// A Deployment scaled to zero runs nothing.
+bool has_replicas(const json& deployment) {
+  json spec = deployment.value("spec", json::object());
+  json replicas = spec.is_object() ? spec.value("replicas", json(1)) : json(1);
+  return replicas.is_number_integer() && replicas.get<std::int64_t>() > 0;
+}
+
+}  // namespace
+
+std::vector<std::string> running_operators(kube::Cluster& cluster, const std::string& ns) {
+  std::vector<std::string> running;
+  for (const json& deployment : cluster.list({"apps", "v1", "Deployment", ns, ""}, kOperatorLabels))
+    if (has_replicas(deployment)) running.push_back(display_name(kube::object_key(deployment)));
+  return running;
+}
+
+std::optional<std::string> find_reconciler(kube::Cluster& cluster, const std::string& ns) {
+  kube::ObjectKey lease = kube::lease_key(ns, "");
+  kube::ObjectKey deployment{"apps", "v1", "Deployment", ns, ""};
+  std::vector<std::vector<json>> found;
+  try {
+    found = cluster.list_all({{lease, {}, std::string(kOperatorLease)},
+                              {lease, {}, std::string(kWatchLease)},
+                              {deployment, kOperatorLabels, ""},
+                              {deployment, kDaemonLabels, ""}});
+  } catch (const kube::ApiError& e) {
+    if (e.status() == 401 || e.status() == 403) return std::nullopt;
+    throw;
+  }
+  // A holder that stopped renewing is gone (a few seconds allowed for the
+  // clocks of two hosts).
+  auto now = std::chrono::system_clock::now() - std::chrono::seconds(5);
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const json& held : found[i]) {
+      kube::LeaseRecord record = kube::lease_record(held);
+      if (!record.holder.empty() &&
+          kube::parse_micro_time(record.renew_time) + record.duration >= now)
+        return display_name(kube::object_key(held)) + " (held by " + record.holder + ")";
+    }
+  }
+  for (std::size_t i = 2; i < found.size(); ++i) {
+    for (const json& running : found[i])
+      if (has_replicas(running)) return display_name(kube::object_key(running));
+  }
+  return "";
+}
+
 std::string request_time(std::chrono::system_clock::time_point now) {
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());
   std::time_t seconds = static_cast<std::time_t>(nanos.count() / 1'000'000'000);
@@ -108,9 +161,11 @@ void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
   cluster.json_patch(ref, patch);
 }
 
-void mark_handled(json& status, const std::map<std::string, std::string>& annotations) {
+void mark_handled(json& status, const std::map<std::string, std::string>& annotations,
+                  bool migrated) {
   for (auto [annotation, handled] : {std::pair{kRequestedAtAnnotation, "lastHandledReconcileAt"},
                                      std::pair{kForceAtAnnotation, "lastHandledForceAt"}}) {
+    if (annotation == kForceAtAnnotation && !migrated) continue;
     auto found = annotations.find(std::string(annotation));
     if (found != annotations.end() && !found->second.empty()) status[handled] = found->second;
   }

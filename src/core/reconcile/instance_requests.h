@@ -9,7 +9,9 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
@@ -22,6 +24,25 @@ inline constexpr std::string_view kForceAtAnnotation = "reconcile.fluxcd.io/forc
 // The field manager of the upstream CLI's writes, which these are.
 inline constexpr std::string_view kCliFieldManager = "flux-operator-ctl";
 
+// The Leases held by what reconciles the instances of a namespace: the
+// operator's leader election (and `apply --watch --enable-leader-election`'s),
+// and the one `apply --watch` renews without leader election, so that a
+// request knows something answers it.
+inline constexpr std::string_view kOperatorLease = "flux-operator";
+inline constexpr std::string_view kWatchLease = "fluxopctl.watch";
+
+// What reconciles the FluxInstance of namespace `ns` when asked: a Lease
+// above held and renewed within its duration, or a Deployment of the
+// operator (app.kubernetes.io/name: flux-operator) or of fluxopctl's daemon
+// (app.kubernetes.io/name: fluxopctl) that has replicas. Its name, empty
+// when nothing does; nullopt when the caller may not read them.
+std::optional<std::string> find_reconciler(kube::Cluster& cluster, const std::string& ns);
+
+// The Deployments of the upstream operator in namespace `ns` that have
+// replicas (app.kubernetes.io/name: flux-operator): an operator that
+// reconciles the instance beside `apply --watch`.
+std::vector<std::string> running_operators(kube::Cluster& cluster, const std::string& ns);
+
 // Now, as the time of a request: RFC 3339 in UTC with nanoseconds, trailing
 // zeros trimmed (Go's RFC3339Nano).
 std::string request_time(std::chrono::system_clock::time_point now);
@@ -33,8 +54,11 @@ void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
 
 // The requests of the annotations, handled by a reconciliation whatever its
 // outcome (as the operator records them): `reconcile --with-source`-style
-// tools wait for lastHandledReconcileAt to equal what they asked.
-void mark_handled(nlohmann::json& status, const std::map<std::string, std::string>& annotations);
+// tools wait for lastHandledReconcileAt to equal what they asked. A forceAt
+// request is handled only once its migration ran (`migrated`): one that
+// failed, or never started, is made again by the next reconcile.
+void mark_handled(nlohmann::json& status, const std::map<std::string, std::string>& annotations,
+                  bool migrated);
 
 // The string annotations of an object.
 std::map<std::string, std::string> annotations_of(const nlohmann::json& object);

@@ -35,6 +35,10 @@ ssa::EngineHooks InstanceRun::engine_hooks() {
           .on_progress = [this](const std::string& line) { progress(line); }};
 }
 
+void InstanceRun::confirm_lock(bool now) {
+  if (lock_) lock_->confirm(now);
+}
+
 bool InstanceRun::lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease) {
   if (cluster_.dry_run()) return false;
   lock_.emplace(cluster_, instance_.ns, LeaseLock::name_for(instance_.name),

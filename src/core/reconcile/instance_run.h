@@ -46,6 +46,9 @@ class InstanceRun {
   bool lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease);
   // The lock, once taken.
   LeaseLock* held_lock() { return lock_ ? &*lock_ : nullptr; }
+  // Before a write after a wait: throws fluxop::Error unless the lock is
+  // still held (LeaseLock::confirm); nothing without a lock (a dry run).
+  void confirm_lock(bool now);
 
  private:
   kube::Cluster& cluster_;

@@ -36,18 +36,33 @@ bool LeaseLock::write_ours(bool holding) {
   return true;
 }
 
+bool LeaseLock::expired(const kube::LeaseRecord& lease) {
+  if (kube::parse_micro_time(lease.renew_time) + lease.duration < std::chrono::system_clock::now())
+    return true;
+  auto now = std::chrono::steady_clock::now();
+  if (lease != seen_) {
+    seen_ = lease;
+    seen_at_ = now;
+  }
+  return now - seen_at_ > lease.duration;
+}
+
 bool LeaseLock::try_take(const std::optional<json>& live) {
   written_.reset();
   if (live) {
     kube::LeaseRecord lease = kube::lease_record(*live);
-    bool free = lease.holder.empty() || lease.holder == identity_ ||
-                kube::parse_micro_time(lease.renew_time) + lease.duration <
-                    std::chrono::system_clock::now() ||
+    bool free = lease.holder.empty() || lease.holder == identity_ || expired(lease) ||
                 kube::holder_died_here(lease.holder);
     if (!free) return false;
     written_ = live;
   }
   return write_ours(true);
+}
+
+std::string holder_text(const json& lease) {
+  kube::LeaseRecord record = kube::lease_record(lease);
+  return "held by " + record.holder + " since " + record.acquire_time + ", last renewed " +
+         record.renew_time + " for " + std::to_string(record.duration.count()) + "s";
 }
 
 bool LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease) {
@@ -58,8 +73,8 @@ bool LeaseLock::acquire(std::chrono::seconds timeout, std::optional<json> lease)
     at_once = false;
     std::string holder = lease ? kube::lease_record(*lease).holder : "";
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw Error(display_name(ref_) + ": held by " + holder +
-                  ": another apply of this instance is " + "running (waited " +
+      throw Error(display_name(ref_) + ": " + (lease ? holder_text(*lease) : "held") +
+                  ": another apply of this instance is running (waited " +
                   std::to_string(timeout.count()) + "s, see --lock-timeout)");
     }
     if (!told) {
@@ -81,6 +96,12 @@ void LeaseLock::renew() {
     throw Error(display_name(ref_) + ": lost to another apply");
   }
   renewed_ = std::chrono::steady_clock::now();
+}
+
+void LeaseLock::confirm(bool now) {
+  if (!held_) throw Error(display_name(ref_) + ": lost to another apply");
+  if (now) renewed_ = {};
+  renew();
 }
 
 void LeaseLock::release() {

@@ -174,14 +174,18 @@ CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance
   return namespace_check(flux, cluster.get({"", "v1", "Namespace", "", flux.ns}));
 }
 
+bool namespace_terminating(const json& live) {
+  const json* metadata = member(live, "metadata");
+  const json* status = member(live, "status");
+  return (metadata && member(*metadata, "deletionTimestamp")) ||
+         (status && string_member(*status, "phase") == "Terminating");
+}
+
 CheckResult namespace_check(const instance::FluxInstance& flux, const std::optional<json>& live) {
   const std::string name = "namespace";
   std::string ns = "Namespace/" + flux.ns;
   if (!live) return result(name, CheckStatus::ok, ns + " does not exist yet; apply creates it");
-  const json* metadata = member(*live, "metadata");
-  const json* status = member(*live, "status");
-  if ((metadata && member(*metadata, "deletionTimestamp")) ||
-      (status && string_member(*status, "phase") == "Terminating"))
+  if (namespace_terminating(*live))
     return result(name, CheckStatus::failed,
                   ns + " is being deleted (Terminating): nothing can be created in it until it "
                        "is gone");

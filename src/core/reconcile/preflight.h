@@ -40,6 +40,8 @@ struct CheckResult {
 CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInstance& instance);
 // The instance's namespace: failed while it is being deleted.
 CheckResult check_namespace(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// Whether the namespace `live` is being deleted: nothing can be created in it.
+bool namespace_terminating(const nlohmann::json& live);
 // The same of the namespace `live` as read (nullopt: it does not exist).
 CheckResult namespace_check(const instance::FluxInstance& flux,
                             const std::optional<nlohmann::json>& live);

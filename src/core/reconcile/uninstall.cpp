@@ -11,6 +11,7 @@
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
+#include "core/reconcile/preflight.h"
 #include "core/reconcile/status.h"
 #include "core/ssa/engine.h"
 
@@ -180,10 +181,18 @@ UninstallResult Uninstall::run() {
       return result_;
     }
   }
+  // In a namespace being deleted nothing can be created, the lock neither;
+  // no apply runs there (each refuses such a namespace), so the uninstall
+  // goes on without it rather than failing until the namespace is gone, which
+  // the instance's finalizer holds.
+  std::optional<json> ns = cluster_.get({"", "v1", "Namespace", "", ref_.ns});
+  bool terminating = ns && namespace_terminating(*ns);
   if (!cluster_.dry_run()) {
-    kube::ObjectKey lease{"coordination.k8s.io", "v1", "Lease", ref_.ns,
-                          LeaseLock::name_for(ref_.name)};
-    run_.lock(options_.lock_timeout, cluster_.get(lease));
+    if (!terminating) {
+      kube::ObjectKey lease{"coordination.k8s.io", "v1", "Lease", ref_.ns,
+                            LeaseLock::name_for(ref_.name)};
+      run_.lock(options_.lock_timeout, cluster_.get(lease));
+    }
     // Behind the finalizer, the deletionTimestamp says it already.
     if (!options_.behind_finalizer) mark_uninstalling(*live);
   }
@@ -218,6 +227,10 @@ UninstallResult Uninstall::run() {
   auto elapsed =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
   result_.message = "Uninstallation completed in " + format_go_duration(elapsed);
+  if (terminating)
+    result_.message += " (Namespace/" + ref_.ns +
+                       " is being deleted: uninstalled without taking the Lease, which cannot be "
+                       "created there)";
   return result_;
 }
 
@@ -232,10 +245,10 @@ UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey
   return Uninstall(cluster, ref, options).run();
 }
 
-void ensure_finalizer(kube::Cluster& cluster, const json& live) {
+std::optional<json> ensure_finalizer(kube::Cluster& cluster, const json& live) {
   json finalizers = finalizers_of(live);
   for (const json& finalizer : finalizers) {
-    if (finalizer == kInstanceFinalizer) return;
+    if (finalizer == kInstanceFinalizer) return std::nullopt;
   }
   json patch = live.value("metadata", json::object()).contains("finalizers")
                    ? json::array({{{"op", "add"},
@@ -244,7 +257,7 @@ void ensure_finalizer(kube::Cluster& cluster, const json& live) {
                    : json::array({{{"op", "add"},
                                    {"path", "/metadata/finalizers"},
                                    {"value", {std::string(kInstanceFinalizer)}}}});
-  cluster.json_patch(kube::object_key(live), patch);
+  return cluster.json_patch(kube::object_key(live), patch);
 }
 
 }  // namespace fluxop::reconcile

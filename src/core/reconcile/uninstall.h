@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,7 @@ bool is_flux_group(std::string_view group);
 
 // Adds the finalizer to the live instance when it lacks it, as the operator
 // does before its first reconcile, so that deleting the instance uninstalls.
-void ensure_finalizer(kube::Cluster& cluster, const nlohmann::json& live);
+// The instance as patched; nullopt when it had the finalizer.
+std::optional<nlohmann::json> ensure_finalizer(kube::Cluster& cluster, const nlohmann::json& live);
 
 }  // namespace fluxop::reconcile

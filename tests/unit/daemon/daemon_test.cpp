@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -96,6 +97,8 @@ struct Harness {
   std::vector<std::string> reports;     // the key of each report asked for
   // What the next reconciles throw, in order; then they succeed.
   std::vector<reconcile::Failure> failures;
+  // Called by each reconcile first (it may throw).
+  std::function<void(const Observed&)> on_reconcile;
   std::unique_ptr<Daemon> daemon;
   std::thread thread;
 
@@ -105,6 +108,7 @@ struct Harness {
     actions.reconcile = [this](const Observed& observed) {
       std::lock_guard lock(mutex);
       reconciled.push_back(observed.key);
+      if (on_reconcile) on_reconcile(observed);
       if (!failures.empty()) {
         reconcile::Failure failure = failures.front();
         failures.erase(failures.begin());
@@ -222,6 +226,23 @@ TEST_CASE("daemon: a failed reconcile is retried after its backoff, its reason e
   CHECK(harness.metrics.render().find(
             "controller_runtime_reconcile_errors_total{controller=\"fluxinstance\"} 1") !=
         std::string::npos);
+}
+
+TEST_CASE("daemon: a render made stale by another apply is rendered again from a new read") {
+  Harness harness;
+  harness.on_reconcile = [&](const Observed& observed) {
+    if (observed.key != "k1") return;
+    // Another apply changed the instance while this one waited for the Lease.
+    harness.source.set("k2");
+    throw reconcile::StaleRender("generation 2 is in the cluster, generation 1 was rendered", 2);
+  };
+  harness.source.set("k1");
+  harness.start();
+  REQUIRE(eventually([&] { return harness.keys().size() == 2; }));
+  CHECK(harness.keys() == std::vector<std::string>{"k1", "k2"});
+  std::string log = harness.finish();
+  CHECK(log.find("generation 1 was rendered") != std::string::npos);
+  CHECK(log.find("Reconciler error") == std::string::npos);
 }
 
 TEST_CASE("daemon: disabled, an event says so once and nothing is reconciled until enabled") {

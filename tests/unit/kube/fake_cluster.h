@@ -132,18 +132,35 @@ class FakeCluster : public kube::Cluster {
     }
     return results;
   }
-  json apply_status(const kube::ObjectKey& k, const json& status) override {
+  json apply_status(const kube::ObjectKey& k, const json& status,
+                    const std::string& resource_version = {}) override {
     log("STATUS", k);
     if (dry_run_) return json();
     json& object = objects.at(key(k));
+    if (before_status) before_status(object);
+    if (!resource_version.empty() &&
+        object["metadata"].value("resourceVersion", "") != resource_version)
+      throw kube::ApiError(key(k) + ": the object has been modified", 409, "Conflict");
     object["status"] = status;
+    stamp(object, version(object) + 1);
     changed(k);
     return object;
   }
+  // Before each status write, with the object it writes to: another writer
+  // moving it in between.
+  std::function<void(json&)> before_status;
   std::optional<json> create(const json& object) override {
     log("CREATE", kube::object_key(object));
     std::string name = key(kube::object_key(object));
     if (objects.contains(name)) return std::nullopt;
+    // As the API server: nothing new in a namespace being deleted.
+    std::string ns = kube::object_key(object).ns;
+    if (auto found = objects.find("Namespace/" + ns);
+        !ns.empty() && found != objects.end() &&
+        found->second["metadata"].contains("deletionTimestamp"))
+      throw kube::ApiError(
+          "unable to create new content in namespace " + ns + " because it is being terminated",
+          403, "Forbidden");
     if (dry_run_) return object;
     json created = object;
     stamp(created, 1);
@@ -446,8 +463,9 @@ class FakeCluster : public kube::Cluster {
                                              bool dry_run) override {
       return locked([&] { return cluster_.apply_all(batch, dry_run); });
     }
-    json apply_status(const kube::ObjectKey& k, const json& status) override {
-      return locked([&] { return cluster_.apply_status(k, status); });
+    json apply_status(const kube::ObjectKey& k, const json& status,
+                      const std::string& resource_version) override {
+      return locked([&] { return cluster_.apply_status(k, status, resource_version); });
     }
     std::optional<json> create(const json& object) override {
       return locked([&] { return cluster_.create(object); });

@@ -258,6 +258,25 @@ TEST_CASE("uninstall: behind the finalizer, nothing without it, only a release w
   CHECK(installed.has("Deployment/flux-system/kustomize-controller"));
 }
 
+TEST_CASE(
+    "uninstall: in a namespace being deleted, done without a new object, the instance released") {
+  Installed installed;
+  installed.options.behind_finalizer = true;
+  installed.cluster.objects.at("Namespace/flux-system")["metadata"]["deletionTimestamp"] =
+      "2026-01-01T00:00:00Z";
+  json& instance = installed.cluster.objects.at("FluxInstance/flux-system/flux");
+  instance["metadata"]["finalizers"] = {std::string(kInstanceFinalizer)};
+  instance["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.warnings.empty());
+  CHECK(installed.cluster.logged("CREATE").empty());  // no Lease
+  CHECK(result.message.find("Namespace/flux-system is being deleted: uninstalled without taking "
+                            "the Lease") != std::string::npos);
+  CHECK_FALSE(installed.has("Deployment/flux-system/kustomize-controller"));
+  CHECK(installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"]
+            .empty());
+}
+
 TEST_CASE("uninstall: a dry run changes nothing and says what would go") {
   Installed installed;
   FakeCluster& cluster = installed.cluster;
