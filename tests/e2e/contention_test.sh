@@ -1,0 +1,499 @@
+#!/usr/bin/env bash
+# End-to-end tests of two reconcilers on one cluster, and of what a
+# reconciler writes when it no longer may, on a local control plane
+# (scripts/cluster) of their own; every outcome is checked with kubectl.
+# Each case sets up what it needs (Flux installed by a one-shot apply, user
+# resources in the namespace apps) and can run alone:
+#   stale_render   the daemon (--from-cluster) waits for the Lease with a
+#                  render of four components while the instance goes to six:
+#                  once it has the Lease it renders again, and nothing of the
+#                  six (an image controller, a user's ImageRepository) goes
+#   stolen_lease   the Lease held by another (renewTime in the future): the
+#                  daemon's Ready message and a Warning event name the holder
+#                  and since when; once it is free, the retry is Ready
+#   paused_writer  a one-shot apply paused (SIGSTOP) past its Lease while
+#                  another apply takes over, then stopped (SIGTERM): it
+#                  writes nothing, the status stays the other apply's
+#   no_reconciler  reconcile and resume with no operator and no daemon say so
+#                  at once (exit 1), naming what to run
+#   file_requests  `apply --watch FILE` handles `fluxopctl reconcile`
+#   namespace_deleted
+#                  `kubectl delete namespace flux-system` with the daemon
+#                  running: the uninstall finishes without a Lease, the
+#                  namespace goes, the daemon says what it did
+#   force_failed   a forced migration (forceAt) that fails does not record
+#                  lastHandledForceAt; the next apply makes it
+#   force_outage   a forced migration of 1,200 objects through a 20 s API
+#                  server outage: it finishes, lastHandledForceAt recorded
+#   controller_beside
+#                  the daemon warns (log, Warning event) of an operator
+#                  Deployment beside it, and of its status written by another
+#                  controller during an apply
+#
+#   tests/e2e/contention_test.sh BIN ROOT [CASE...]
+#
+# The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
+# flux-distribution. Closes with `N passed, M failed`; a skip (exit 77, a
+# failure when CI=true) only when kubectl, the distribution or the cluster
+# binaries are missing.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+instances=$root/tests/e2e/instances
+work=$(mktemp -d)
+run_limit=600
+apply_timeout=5m
+lease=fluxopctl-flux
+cluster=$root/scripts/cluster
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+
+daemon= background=
+cleanup() {
+  for pid in $daemon $background; do
+    kill -CONT "$pid" 2>/dev/null
+    kill -9 "$pid" 2>/dev/null
+  done
+  e2e_cluster_down
+  rm -rf "$work"
+}
+on_exit cleanup
+
+[ -x "$bin" ] || abort "no fluxopctl at $bin"
+command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+
+all_cases=(stale_render stolen_lease paused_writer no_reconciler file_requests force_failed
+  force_outage controller_beside namespace_deleted)
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
+for name in "${cases[@]}"; do
+  [[ " ${all_cases[*]} " == *" $name "* ]] || abort "no case $name (cases: ${all_cases[*]})"
+done
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+micro_time() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
+# set_lease NAME HOLDER RENEWED DURATION: the Lease NAME in $ns as kubectl
+# writes it, RENEWED as `date -d` reads it.
+set_lease() {
+  local renewed
+  renewed=$(micro_time "$3")
+  k apply --server-side --force-conflicts -f - >"$work/lease.err" 2>&1 <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $1, namespace: $ns}
+spec:
+  holderIdentity: "$2"
+  leaseDurationSeconds: $4
+  acquireTime: $renewed
+  renewTime: $renewed
+YAML
+}
+lease_get() { k -n "$ns" get lease "$lease" -o jsonpath="$1" 2>/dev/null; }
+ready_status() { fi_get '{.status.conditions[?(@.type=="Ready")].status}'; }
+ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
+# ready_current: Ready=True for the instance's current generation.
+ready_current() {
+  [ "$(ready_status)" = True ] &&
+    [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].observedGeneration}')" = "$(fi_get '{.metadata.generation}')" ]
+}
+events() { # events REASON: the messages of the instance's events with REASON
+  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
+    -o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
+}
+uid_of() { k -n "$ns" get "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+instance_version() { fi_get '{.metadata.resourceVersion}'; }
+inventory_count() { inventory | grep -c .; }
+
+# install CASE FILE: a one-shot apply of FILE, Ready; the case fails (and
+# stops) when it is not.
+install() {
+  apply "$1-install" "$2"
+  [ "$rc" = 0 ] || { fail "$1" "the install of $(basename "$2") exited $rc"; return 1; }
+}
+# start_daemon NAME ARGS...: apply --watch ARGS in the background, its log
+# in $work/NAME.log ($log).
+start_daemon() {
+  local name=$1
+  shift
+  log=$work/$name.log
+  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$@" --kubeconfig "$KUBECONFIG" \
+    --distribution-artifact "$dist" --timeout "$apply_timeout" >"$work/$name.out" 2>"$log" &
+  daemon=$!
+  show "$log"
+}
+stop_daemon() {
+  [ -n "$daemon" ] || return 0
+  kill -TERM "$daemon" 2>/dev/null
+  wait_until 30 eval '! running "$daemon"' || kill -9 "$daemon" 2>/dev/null
+  wait "$daemon" 2>/dev/null
+  daemon=
+}
+logged() { grep -q -- "$1" "$log"; }
+# reconciled N: the daemon's log has N lines saying a reconcile finished.
+reconciled() { [ "$(grep -c 'Reconciliation finished in' "$log")" -ge "$1" ]; }
+request_reconcile() {
+  requested=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+  k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+}
+handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ] && ready_current; }
+# components_patch NAME...: the instance's components become NAME...
+components_patch() {
+  local list
+  list=$(printf '"%s",' "$@")
+  k -n "$ns" patch fluxinstance flux --type merge -p "{\"spec\":{\"components\":[${list%,}]}}" >/dev/null
+}
+four=(source-controller kustomize-controller helm-controller notification-controller)
+six=("${four[@]}" image-reflector-controller image-automation-controller)
+# with_annotation NAME FILE KEY VALUE: $work/NAME.yaml, FILE annotated.
+with_annotation() {
+  sed "s|^  name: flux$|&\n  annotations:\n    $3: \"$4\"|" "$2" >"$work/$1.yaml"
+}
+user_namespace() { k create namespace apps --dry-run=client -o yaml | k apply -f - >/dev/null; }
+# no_reconciler_left: no daemon, no Leases of one.
+clear_reconcilers() {
+  stop_daemon
+  k -n "$ns" delete lease flux-operator fluxopctl.watch "$lease" --ignore-not-found >/dev/null 2>&1
+}
+
+e2e_cluster_up "$work/cluster"
+
+# ---------------------------------------------------------------------------
+# stale_render (issue 40, point 5)
+case_stale_render() {
+  local name=stale_render reflector generation
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-six.yaml" || return
+  user_namespace
+  local version
+  version=$(k get crd imagerepositories.image.toolkit.fluxcd.io \
+    -o jsonpath='{.spec.versions[?(@.storage==true)].name}')
+  k apply -f - >/dev/null <<YAML
+apiVersion: image.toolkit.fluxcd.io/$version
+kind: ImageRepository
+metadata: {name: podinfo, namespace: apps}
+spec: {image: ghcr.io/stefanprodan/podinfo, interval: 1h}
+YAML
+  reflector=$(uid_of deployment/image-reflector-controller)
+  start_daemon "$name" --from-cluster -n "$ns"
+  if ! wait_until 300 reconciled 1; then
+    fail "$name" "the daemon did not reconcile the installed instance"
+    return
+  fi
+  # The daemon renders four components and waits for the Lease, which
+  # another holds; meanwhile the instance goes back to six.
+  set_lease "$lease" test/1 now 3600 || { show "$work/lease.err"; fail "$name" "kubectl set no Lease"; return; }
+  components_patch "${four[@]}"
+  if ! wait_until 180 logged "waiting for Lease/$ns/$lease"; then
+    fail "$name" "the daemon did not wait for the Lease"
+    return
+  fi
+  components_patch "${six[@]}"
+  generation=$(fi_get '{.metadata.generation}')
+  set_lease "$lease" "" now 30
+  check "$name: the daemon reconciles the current generation ($generation) to Ready" \
+    wait_until 300 eval 'ready_current && [ "$(fi_get "{.status.conditions[?(@.type==\"Ready\")].observedGeneration}")" = "$generation" ]'
+  check "$name: the daemon says it rendered again" logged "was rendered: nothing applied, the instance is rendered again"
+  check "$name: image-reflector-controller was never deleted" \
+    eval '[ "$(uid_of deployment/image-reflector-controller)" = "$reflector" ] || { echo "its uid changed: deleted and created again"; false; }'
+  check "$name: the user's ImageRepository stays" \
+    eval 'k -n apps get imagerepository podinfo >/dev/null 2>&1 || { echo "ImageRepository apps/podinfo is gone"; false; }'
+  stop_daemon
+}
+
+# ---------------------------------------------------------------------------
+# stolen_lease (issue 40, point 6)
+case_stolen_lease() {
+  local name=stolen_lease
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  start_daemon "$name" --from-cluster -n "$ns" --lock-timeout 5s
+  if ! wait_until 300 reconciled 1; then
+    fail "$name" "the daemon did not reconcile the installed instance"
+    return
+  fi
+  # Held by another, renewed in the future: never expired as it says.
+  set_lease "$lease" thief/1 "+1 hour" 7200 || { show "$work/lease.err"; fail "$name" "kubectl set no Lease"; return; }
+  request_reconcile
+  said_on_instance() {
+    ready_message | grep -q "held by thief/1 since" ||
+      { echo "the Ready message is: $(ready_message)"; return 1; }
+    [ "$(ready_status)" = False ] || { echo "Ready is $(ready_status)"; return 1; }
+    events ReconciliationFailed | grep -q "^Warning .*held by thief/1 since" ||
+      { echo "no Warning event names the holder"; return 1; }
+  }
+  check "$name: the Ready message and a Warning event name the holder and since when" \
+    wait_until 180 said_on_instance
+  k -n "$ns" delete lease "$lease" >/dev/null
+  check "$name: once the Lease is free, the daemon's retry handles the request, Ready" wait_until 300 handled
+  stop_daemon
+}
+
+# ---------------------------------------------------------------------------
+# paused_writer (issue 40, point 6)
+case_paused_writer() {
+  local name=paused_writer first expired_at version inventory_then revision pid_stopped=0
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  # The first apply changes a pod template and waits for a rollout that
+  # cannot happen (nodes cordoned), holding the Lease.
+  sed 's|^  cluster:|  kustomize:\n    patches:\n      - target: {kind: Deployment, name: source-controller}\n        patch: \|\n          - op: add\n            path: /spec/template/metadata/annotations/contention~1paused\n            value: "1"\n&|' \
+    "$instances/flux-2.9-four.yaml" >"$work/paused.yaml"
+  cordon
+  mapfile -t flags < <(common_flags)
+  XDG_CACHE_HOME=$work/cache "$bin" apply "$work/paused.yaml" "${flags[@]}" --timeout "$apply_timeout" \
+    >"$work/paused.out" 2>"$work/paused.err" &
+  background=$!
+  show "$work/paused.err"
+  if ! wait_until 300 eval 'grep -q "waiting for the components" "$work/paused.err" || ! running "$background"' ||
+    ! running "$background"; then
+    uncordon
+    fail "$name" "the first apply did not wait for its rollout"
+    return
+  fi
+  first=$(lease_get '{.spec.holderIdentity}')
+  kill -STOP "$background"
+  # Past its Lease: its renewTime and duration are behind us.
+  expired() {
+    local renewed duration
+    renewed=$(lease_get '{.spec.renewTime}')
+    duration=$(lease_get '{.spec.leaseDurationSeconds}')
+    [ -n "$renewed" ] && [ $(($(date -u +%s) - $(date -u -d "$renewed" +%s))) -gt $((duration + 2)) ]
+  }
+  wait_until 120 expired || { kill -CONT "$background"; uncordon; fail "$name" "the Lease of $first did not expire"; return; }
+  uncordon
+  apply "$name-second" "$instances/flux-2.9-six.yaml"
+  check "$name: a second apply takes the expired Lease and succeeds" exit_is 0
+  version=$(instance_version)
+  inventory_then=$(inventory_count)
+  revision=$(fi_get '{.status.lastAppliedRevision}')
+  # Stopped while paused: the SIGTERM is handled as soon as it runs again.
+  kill -TERM "$background"
+  kill -CONT "$background"
+  wait_until 120 eval '! running "$background"' || kill -9 "$background"
+  wait "$background" 2>/dev/null
+  background=
+  check "$name: the paused apply wrote nothing after its Lease was taken" \
+    eval '[ "$(instance_version)" = "$version" ] || { echo "the FluxInstance was written: Ready $(ready_status): $(ready_message)"; false; }'
+  check "$name: the status is the second apply's: its revision, its $inventory_then objects, Ready" \
+    eval '[ "$(fi_get "{.status.lastAppliedRevision}")" = "$revision" ] && [ "$(inventory_count)" = "$inventory_then" ] && ready_current'
+  check "$name: the Lease is not the paused apply's" eval '[ "$(lease_get "{.spec.holderIdentity}")" != "$first" ]'
+}
+
+# ---------------------------------------------------------------------------
+# no_reconciler (issue 40, point 9)
+case_no_reconciler() {
+  local name=no_reconciler
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  run_limit=120 fx "$name-reconcile" reconcile -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 5m
+  check "$name: reconcile exits 1 at once" eval '[ "$rc" = 1 ] || { echo "exit $rc"; false; }'
+  check "$name: reconcile says nothing reconciles it and what to run" \
+    grep -q "nothing reconciles it .*fluxopctl apply" "$work/$name-reconcile.err"
+  k -n "$ns" annotate fluxinstance flux --overwrite fluxcd.controlplane.io/reconcile=disabled >/dev/null
+  run_limit=120 fx "$name-resume" resume -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 5m
+  check "$name: resume exits 1 at once, saying so" \
+    eval '[ "$rc" = 1 ] && grep -q "nothing reconciles it" "$work/$name-resume.err" || { echo "exit $rc"; false; }'
+}
+
+# ---------------------------------------------------------------------------
+# file_requests (issue 40, point 9)
+case_file_requests() {
+  local name=file_requests
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  cp "$instances/flux-2.9-four.yaml" "$work/watched.yaml"
+  start_daemon "$name" "$work/watched.yaml"
+  if ! wait_until 300 reconciled 1; then
+    fail "$name" "the daemon did not reconcile the file"
+    return
+  fi
+  run_limit=300 fx "$name-reconcile" reconcile -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 4m
+  check "$name: reconcile exits 0, the daemon handled it" exit_is 0
+  check "$name: lastHandledReconcileAt is the request's" eval \
+    '[ "$(fi_get "{.status.lastHandledReconcileAt}")" = "$(fi_get "{.metadata.annotations.reconcile\.fluxcd\.io/requestedAt}")" ]'
+  stop_daemon
+}
+
+# ---------------------------------------------------------------------------
+# force_failed (issue 40, point 14)
+case_force_failed() {
+  local name=force_failed
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  user_namespace
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: frozen, namespace: apps}
+spec: {url: https://example.com/repo, interval: 1h}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: contention-frozen}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [source.toolkit.fluxcd.io]
+        apiVersions: ["*"]
+        operations: [UPDATE]
+        resources: [gitrepositories]
+  validations:
+    - expression: "false"
+      message: contention test, frozen
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: contention-frozen}
+spec: {policyName: contention-frozen, validationActions: [Deny]}
+YAML
+  frozen() { ! k -n apps annotate gitrepository frozen contention/probe=1 --overwrite --dry-run=server >/dev/null 2>&1; }
+  wait_until 60 frozen || { fail "$name" "the policy does not refuse updates"; return; }
+  with_annotation forced "$instances/flux-2.9-four.yaml" reconcile.fluxcd.io/forceAt force-1
+  apply "$name-refused" "$work/forced.yaml"
+  check "$name: the forced migration refused: apply exits 1" exit_is 1
+  check "$name: lastHandledForceAt is not recorded" \
+    eval '[ "$(fi_get "{.status.lastHandledForceAt}")" != force-1 ] || { echo "recorded as handled"; false; }'
+  k delete validatingadmissionpolicybinding contention-frozen >/dev/null
+  k delete validatingadmissionpolicy contention-frozen >/dev/null
+  wait_until 60 eval '! frozen'
+  apply "$name-again" "$work/forced.yaml"
+  check "$name: the next apply migrates, exit 0" exit_is 0
+  check "$name: then lastHandledForceAt is recorded" eval '[ "$(fi_get "{.status.lastHandledForceAt}")" = force-1 ]'
+  k -n apps delete gitrepository frozen --ignore-not-found >/dev/null
+}
+
+# ---------------------------------------------------------------------------
+# force_outage (issue 40, point 11)
+case_force_outage() {
+  local name=force_outage kind i
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  user_namespace
+  # 1,200 custom resources in three kinds, so that the outage comes while
+  # the migration's patches are under way.
+  for kind in GitRepository HelmRepository Bucket; do
+    {
+      echo "apiVersion: v1"
+      echo "kind: List"
+      echo "items:"
+      for ((i = 0; i < 400; i++)); do
+        case $kind in
+          GitRepository) spec="{url: https://example.com/r$i, interval: 1h}" ;;
+          HelmRepository) spec="{url: https://example.com/c$i, interval: 1h}" ;;
+          Bucket) spec="{bucketName: b$i, endpoint: example.com, interval: 1h}" ;;
+        esac
+        echo "- {apiVersion: source.toolkit.fluxcd.io/v1, kind: $kind, metadata: {name: o$i, namespace: apps}, spec: $spec}"
+      done
+    } >"$work/$kind.yaml"
+    timeout -k 5 600 kubectl apply --server-side -f "$work/$kind.yaml" >/dev/null 2>"$work/objects.err" ||
+      { show "$work/objects.err"; fail "$name" "kubectl could not create the ${kind}s"; return; }
+  done
+  with_annotation outage "$instances/flux-2.9-four.yaml" reconcile.fluxcd.io/forceAt outage-1
+  mapfile -t flags < <(common_flags)
+  XDG_CACHE_HOME=$work/cache "$bin" apply "$work/outage.yaml" "${flags[@]}" --timeout 10m \
+    >"$work/outage.out" 2>"$work/outage.err" &
+  background=$!
+  show "$work/outage.err"
+  if ! wait_until 300 eval 'grep -q ": migrated " "$work/outage.err" || ! running "$background"' ||
+    ! running "$background"; then
+    fail "$name" "the apply ended before its migration was under way"
+    return
+  fi
+  "$cluster" stop-apiserver >/dev/null 2>"$work/stop.err" || echo "stop-apiserver: $(tail -n 1 "$work/stop.err")"
+  sleep 20 # the outage itself, not a wait for a condition
+  "$cluster" start-apiserver >/dev/null 2>"$work/start.err" || echo "start-apiserver: $(tail -n 1 "$work/start.err")"
+  rc=0
+  wait "$background" || rc=$?
+  background=
+  check "$name: the forced migration rides out a 20 s outage, exit 0" exit_is 0
+  check "$name: no request body that could not be sent again" \
+    eval '! grep -q "rewind" "$work/outage.err" || { grep rewind "$work/outage.err"; false; }'
+  check "$name: lastHandledForceAt recorded, Ready" \
+    eval '[ "$(fi_get "{.status.lastHandledForceAt}")" = outage-1 ] && ready_current'
+  k delete namespace apps --wait=false >/dev/null
+}
+
+# ---------------------------------------------------------------------------
+# controller_beside (issue 40, point 14)
+case_controller_beside() {
+  local name=controller_beside
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  start_daemon "$name" --from-cluster -n "$ns"
+  if ! wait_until 300 reconciled 1; then
+    fail "$name" "the daemon did not reconcile the installed instance"
+    return
+  fi
+  k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: flux-operator
+  namespace: $ns
+  labels: {app.kubernetes.io/name: flux-operator}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app.kubernetes.io/name: flux-operator}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: flux-operator}}
+    spec:
+      containers: [{name: manager, image: ghcr.io/controlplaneio-fluxcd/flux-operator:v0.58.1}]
+YAML
+  request_reconcile
+  check "$name: a Warning event names the operator Deployment beside the daemon" \
+    wait_until 180 eval 'events ControllerConflict | grep -q "^Warning .*Deployment/$ns/flux-operator"'
+  check "$name: the daemon's log says so" logged "an operator runs beside this daemon"
+  k -n "$ns" delete deployment flux-operator >/dev/null
+  # Another controller writes the status while the daemon's apply waits for
+  # a rollout (nodes cordoned, a pod template changed).
+  cordon
+  k -n "$ns" patch fluxinstance flux --type merge \
+    -p '{"spec":{"kustomize":{"patches":[{"target":{"kind":"Deployment","name":"source-controller"},"patch":"- op: add\n  path: /spec/template/metadata/annotations/contention~1beside\n  value: \"1\"\n"}]}}}' >/dev/null
+  if wait_until 300 logged "waiting for the components"; then
+    k -n "$ns" patch fluxinstance flux --subresource status --type merge \
+      -p '{"status":{"lastAttemptedRevision":"written-by-another"}}' >/dev/null
+  fi
+  uncordon
+  check "$name: its status written by another during the apply: a Warning event" \
+    wait_until 300 eval 'events ControllerConflict | grep -q "^Warning .*its status was written by another controller"'
+  check "$name: then Ready for the current generation" wait_until 300 ready_current
+  stop_daemon
+}
+
+# ---------------------------------------------------------------------------
+# namespace_deleted (issue 40, point 12)
+case_namespace_deleted() {
+  local name=namespace_deleted
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  user_namespace
+  k -n apps create configmap kept --from-literal=a=b >/dev/null 2>&1
+  start_daemon "$name" --from-cluster -n "$ns"
+  has_finalizer() { fi_get '{.metadata.finalizers}' | grep -q fluxcd.controlplane.io/finalizer; }
+  if ! wait_until 300 eval 'reconciled 1 && has_finalizer'; then
+    fail "$name" "the daemon did not reconcile the installed instance"
+    return
+  fi
+  k delete namespace "$ns" --wait=false >/dev/null
+  check "$name: the namespace is gone" wait_until 400 eval '! k get namespace "$ns" >/dev/null 2>&1'
+  check "$name: the daemon says it uninstalled without a Lease" \
+    logged "is being deleted: uninstalled without taking the Lease"
+  check "$name: the Flux CRDs are gone" \
+    eval '[ -z "$(k get crd -o name | grep toolkit.fluxcd.io)" ] || { k get crd -o name | grep toolkit; false; }'
+  check "$name: the user's objects in other namespaces stay" eval 'k -n apps get configmap kept >/dev/null'
+  stop_daemon
+}
+
+for name in "${cases[@]}"; do
+  started=$SECONDS
+  "case_$name"
+  echo "# $name took $((SECONDS - started))s"
+done
+clear_reconcilers
+summary
