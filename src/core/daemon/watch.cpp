@@ -277,9 +277,17 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
       // Said by the loop's first read; the namespace given meanwhile.
     }
     // The file is the spec; the object in the cluster carries the requests.
+    // Before the first apply it may not exist, nor its CRD: said once, not
+    // as an error on each of the watch's retries.
+    auto requests_unwatched = [&root,
+                               said = std::make_shared<std::string>()](const std::string& error) {
+      if (error == *said) return;
+      *said = error;
+      root.info("the FluxInstance's requests are not watched yet", {{"reason", error}});
+    };
     source = std::make_unique<WithClusterRequests>(
         std::make_unique<FileSource>(options.file, options.load), *watching.cluster, instance_ns,
-        watch_failed);
+        requests_unwatched);
   }
   // The operator's constant fields, which a JSON log's queries may select
   // on; a text log, read by people, is spared them on every line.
