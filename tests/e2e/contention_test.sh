@@ -297,7 +297,7 @@ case_no_reconciler() {
   k -n "$ns" annotate fluxinstance flux --overwrite fluxcd.controlplane.io/reconcile=disabled >/dev/null
   run_limit=120 fx "$name-resume" resume -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 5m
   check "$name: resume exits 1 at once, saying so" \
-    eval '[ "$rc" = 1 ] && grep -q "nothing reconciles it" "$work/$name-resume.err" || { echo "exit $rc"; false; }'
+    eval '[ "$rc" = 1 ] && grep -q "nothing reconciles it" "$work/no_reconciler-resume.err" || { echo "exit $rc"; false; }'
 }
 
 # ---------------------------------------------------------------------------
