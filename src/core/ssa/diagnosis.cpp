@@ -159,8 +159,9 @@ std::vector<std::string> claim_names(const json& deployment) {
   return names;
 }
 
-bool is_terminating(const json& ns) {
-  return at(ns, "/metadata/deletionTimestamp") || text(ns, "/status/phase") == "Terminating";
+bool is_terminating(const json& object) {
+  return at(object, "/metadata/deletionTimestamp") ||
+         text(object, "/status/phase") == "Terminating";
 }
 
 bool names_missing_storage_class(const json& claim, const std::vector<json>& storage_classes) {

@@ -45,10 +45,12 @@ FurtherReads further_reads(const WorkloadState& state, std::size_t max_pods);
 // The names of the PersistentVolumeClaims the Deployment's pods mount.
 std::vector<std::string> claim_names(const nlohmann::json& deployment);
 
-// The causes certain never to resolve by themselves. A namespace being
-// deleted takes what is in it along; a claim naming a StorageClass that does
-// not exist is never provisioned (a class is not created by waiting).
-bool is_terminating(const nlohmann::json& ns);
+// The causes certain never to resolve by themselves. An object being
+// deleted (a deletionTimestamp; a namespace's phase Terminating) is going,
+// and a namespace takes what is in it along; a claim naming a StorageClass
+// that does not exist is never provisioned (a class is not created by
+// waiting).
+bool is_terminating(const nlohmann::json& object);
 bool names_missing_storage_class(const nlohmann::json& claim,
                                  const std::vector<nlohmann::json>& storage_classes);
 

@@ -23,6 +23,10 @@ constexpr std::chrono::milliseconds kPollInterval{500};
 // established within tens of milliseconds, a rollout takes seconds.
 constexpr std::chrono::milliseconds kFirstPoll{25};
 constexpr std::chrono::seconds kRecreateTimeout{60};
+// How long a CRD may stay not established before it is written again to
+// requeue it: the API server establishes one within milliseconds.
+constexpr std::chrono::seconds kEstablishGrace{5};
+constexpr std::string_view kRequeueAnnotation = "fluxopctl.controlplane.io/requeued";
 // How often a pending Deployment is diagnosed, from that long after the wait
 // began: a rollout that goes well is not read for, the scheduler's and the
 // kubelet's word is printed within seconds.
@@ -233,7 +237,8 @@ std::vector<PlannedPrune> Engine::plan_prune(const std::vector<ObjectKey>& stale
   std::vector<Live> live = read_live(objects);
   std::vector<PlannedPrune> planned;
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    planned.push_back({kube::object_key(objects[i]), prune_action(live[i], owner)});
+    planned.push_back(
+        {kube::object_key(objects[i]), prune_action(live[i], owner), live[i] ? *live[i] : json()});
   }
   return planned;
 }
@@ -353,6 +358,30 @@ bool Engine::take_over(const ObjectKey& key, json live) {
   }
 }
 
+// The API server establishes a CRD from a queue fed by its writes; one
+// lost from it (the server restarted meanwhile) stays not established, and
+// applying it unchanged writes nothing. An annotation set and removed again
+// is two writes that change nothing of it, each of which queues it.
+void Engine::requeue(const json& crd) {
+  ObjectKey key = kube::object_key(crd);
+  const json& metadata = crd.value("metadata", json::object());
+  bool annotated = metadata.contains("annotations") && metadata["annotations"].is_object();
+  // Into the annotations there are, or as the only one.
+  std::string path = annotated ? "/metadata/annotations/fluxopctl.controlplane.io~1requeued"
+                               : "/metadata/annotations";
+  json value =
+      annotated ? json("establishing") : json{{std::string(kRequeueAnnotation), "establishing"}};
+  try {
+    before_request();
+    cluster_.json_patch(key, json::array({{{"op", "add"}, {"path", path}, {"value", value}}}));
+    before_request();
+    cluster_.json_patch(key, json::array({{{"op", "remove"}, {"path", path}}}));
+  } catch (const kube::ApiError& error) {
+    // Gone meanwhile, or refused: the wait says what stays not established.
+    progress(display_name(key) + ": writing it again failed: " + error.what());
+  }
+}
+
 Applied Engine::recreate(const json& object) {
   ObjectKey key = kube::object_key(object);
   progress(display_name(key) + ": immutable field changed, recreating");
@@ -362,31 +391,6 @@ Applied Engine::recreate(const json& object) {
                std::chrono::steady_clock::now() + kRecreateTimeout);
   return {{key, Action::Replaced}, cluster_.apply(object)};
 }
-
-namespace {
-
-// Why an object being deleted is still there: its finalizers, and for a CRD
-// the condition the API server sets while it removes its custom resources.
-std::string held_by(const json& live) {
-  std::string reasons;
-  const json& metadata = live.value("metadata", json::object());
-  std::string finalizers;
-  for (const json& finalizer : metadata.value("finalizers", json::array())) {
-    if (finalizer.is_string())
-      finalizers += (finalizers.empty() ? "" : ", ") + finalizer.get<std::string>();
-  }
-  if (!finalizers.empty()) reasons = "finalizers: " + finalizers;
-  for (const json& condition :
-       live.value("status", json::object()).value("conditions", json::array())) {
-    if (condition.value("type", "") == "Terminating" && condition.value("status", "") == "True")
-      reasons += (reasons.empty() ? "" : "; ") + condition.value("message", "");
-  }
-  if (!metadata.contains("deletionTimestamp"))
-    reasons += std::string(reasons.empty() ? "" : "; ") + "not being deleted";
-  return reasons.empty() ? "terminating" : reasons;
-}
-
-}  // namespace
 
 void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
                           std::chrono::steady_clock::time_point deadline) {
@@ -574,11 +578,14 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
   std::map<std::string, std::string> reasons;
   std::map<std::string, std::string> causes;  // the diagnoses last reported, by name
   auto next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;
+  auto requeue_at = std::chrono::steady_clock::now() + kEstablishGrace;
+  std::set<std::string> requeued;  // the CRDs written to be established again
   std::chrono::milliseconds poll = kFirstPoll;
   while (!pending.empty()) {
     std::vector<Live> live = read_live(pending);
     std::vector<json> still;
     std::vector<json> pending_deployments;  // live
+    std::vector<json> establishing;         // live CRDs not established after the grace
     for (std::size_t i = 0; i < pending.size(); ++i) {
       ObjectKey key = kube::object_key(pending[i]);
       // It was applied: gone now, it was deleted, and will not come back.
@@ -592,9 +599,19 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
       reasons[display_name(key)] = health.message;
       still.push_back(pending[i]);
       if (key.kind == "Deployment") pending_deployments.push_back(*live[i]);
+      if (key.kind == "CustomResourceDefinition" && !requeued.contains(display_name(key)) &&
+          std::chrono::steady_clock::now() >= requeue_at)
+        establishing.push_back(*live[i]);
     }
     pending = std::move(still);
     if (pending.empty()) break;
+    for (const json& crd : establishing) {
+      std::string name = display_name(kube::object_key(crd));
+      requeued.insert(name);
+      progress(name + " is not established after " + std::to_string(kEstablishGrace.count()) +
+               "s (" + reasons[name] + "): written again to requeue it");
+      requeue(crd);
+    }
     if (!pending_deployments.empty() && std::chrono::steady_clock::now() >= next_diagnosis) {
       std::vector<Diagnosis> diagnoses = diagnose_pending(pending_deployments);
       for (std::size_t d = 0; d < diagnoses.size(); ++d) {

@@ -57,6 +57,7 @@ PruneAction prune_action(const std::optional<nlohmann::json>& live, const Owner&
 struct PlannedPrune {
   ObjectKey key;
   PruneAction action;
+  nlohmann::json live;  // null when it is gone
 };
 
 struct EngineHooks {
@@ -105,6 +106,8 @@ class Engine {
                                     const std::function<void(const Change&)>& on_change);
   // Until every object is ready (kstatus rules for the kinds that have
   // them), or throws when one fails or the deadline passes, naming them.
+  // A CRD not established within seconds is written again, changing
+  // nothing, so that the API server queues it to be established.
   // A Deployment pending for a while is diagnosed every few seconds (its
   // pods, ReplicaSets, claims and their events): a new cause is reported as
   // progress and goes into the error, and one that never resolves by itself
@@ -131,6 +134,9 @@ class Engine {
   void progress(const std::string& line) const;
   bool namespace_exists(const std::string& ns);
   Applied recreate(const nlohmann::json& object);
+  // Writes a CRD that is not established so that the API server queues it
+  // again (a lost queue), changing nothing of it.
+  void requeue(const nlohmann::json& crd);
   bool take_over(const ObjectKey& key, nlohmann::json live);
   // Why each Deployment (live) is pending; nothing is said of those whose
   // objects the caller may not read.

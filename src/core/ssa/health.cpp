@@ -1,5 +1,7 @@
 #include "core/ssa/health.h"
 
+#include "core/ssa/diagnosis.h"
+
 namespace fluxop::ssa {
 
 using nlohmann::json;
@@ -86,7 +88,25 @@ bool health_checked(std::string_view kind) {
   return kind == "Deployment" || kind == "CustomResourceDefinition";
 }
 
+std::string held_by(const json& live) {
+  std::string reasons;
+  const json& metadata = live.value("metadata", json::object());
+  std::string finalizers;
+  for (const json& finalizer : metadata.value("finalizers", json::array())) {
+    if (finalizer.is_string())
+      finalizers += (finalizers.empty() ? "" : ", ") + finalizer.get<std::string>();
+  }
+  if (!finalizers.empty()) reasons = "finalizers: " + finalizers;
+  if (const json* terminating = condition(live, "Terminating");
+      terminating && terminating->value("status", "") == "True")
+    reasons += (reasons.empty() ? "" : "; ") + terminating->value("message", "");
+  if (!is_terminating(live))
+    reasons += std::string(reasons.empty() ? "" : "; ") + "not being deleted";
+  return reasons.empty() ? "terminating" : reasons;
+}
+
 Health object_health(const json& object) {
+  if (is_terminating(object)) return {false, true, "being deleted (" + held_by(object) + ")"};
   std::string kind = object.value("kind", "");
   if (kind == "Deployment") return deployment_health(object);
   if (kind == "CustomResourceDefinition") return crd_health(object);

@@ -18,7 +18,15 @@ struct Health {
   std::string message;  // why not ready, from the object's status and conditions
 };
 
+// Not ready, and failed, while the object is being deleted (a CRD held
+// Terminating by its resources' finalizers): it is going, whatever its
+// status says, and no wait brings it back.
 Health object_health(const nlohmann::json& object);
+
+// Why an object being deleted is still there: its finalizers, and for a CRD
+// the condition the API server sets while it removes its custom resources;
+// "not being deleted" when it is not.
+std::string held_by(const nlohmann::json& live);
 
 // Whether object_health waits for objects of this kind.
 bool health_checked(std::string_view kind);

@@ -60,6 +60,14 @@ bool foreign_label(const std::string& key, const json& value) {
   return value.is_string() && kForeignLabels.contains(key + "=" + value.get<std::string>());
 }
 
+// A Namespace is shared: others label and annotate it (a PodSecurity
+// level, a service mesh's injection), and what they set stays theirs; the
+// engine owns only the fields it applies, so nothing of theirs is taken
+// over (their bookkeeping labels still go).
+bool shared(const json& live) {
+  return live.value("kind", "") == "Namespace" && live.value("apiVersion", "") == "v1";
+}
+
 bool own_entry(const json& entry, std::string_view manager) {
   return entry.value("manager", "") == manager && entry.value("operation", "") == "Apply" &&
          entry.value("subresource", "").empty();
@@ -80,7 +88,7 @@ std::string foreign_tool(const json& live) {
   if (labels.contains("kustomize.toolkit.fluxcd.io/name")) return "flux bootstrap";
   bool kubectl = annotations.contains("kubectl.kubernetes.io/last-applied-configuration");
   bool flux = false;
-  json entries = metadata.value("managedFields", json::array());
+  json entries = shared(live) ? json::array() : metadata.value("managedFields", json::array());
   for (const json& entry : entries.is_array() ? entries : json::array()) {
     if (!entry.is_object() || !foreign_manager(entry)) continue;
     std::string name = entry.value("manager", "");
@@ -95,7 +103,8 @@ json fields_after_takeover(const json& live, std::string_view manager) {
   json taken = json::object();
   json entries = live.value("metadata", json::object()).value("managedFields", json::array());
   for (const json& entry : entries) {
-    if (entry.is_object() && (foreign_manager(entry) || own_entry(entry, manager))) {
+    if (entry.is_object() &&
+        ((foreign_manager(entry) && !shared(live)) || own_entry(entry, manager))) {
       add_fields(taken, entry.value("fieldsV1", json::object()));
     }
   }
@@ -113,6 +122,7 @@ namespace {
 // server keeps them sorted by time) or changed fails a test, and the patch
 // is made anew (Engine::take_over).
 void take_managed_fields(const json& live, std::string_view manager, json& operations) {
+  if (shared(live)) return;
   const json& entries = live["metadata"]["managedFields"];
   std::vector<std::size_t> foreign;
   std::optional<std::size_t> own_at;

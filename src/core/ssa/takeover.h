@@ -3,7 +3,8 @@
 // dropped, and the fields their managers own pass to the engine's manager,
 // so that its next apply removes those it does not apply (an env var added
 // by `kubectl edit`, a spec field of the instance patched by hand, what an
-// object whose managed fields were stripped had). Only metadata changes
+// object whose managed fields were stripped had); but not a Namespace's,
+// which others share (their labels stay). Only metadata changes
 // here: no Pod restarts. `kubectl rollout restart` is left alone: taking its
 // annotation back would restart the Pods again.
 #pragma once

@@ -369,6 +369,28 @@ TEST_CASE("engine: CRDs the rest does not use are not waited for, nor is discove
       doctest::Contains("timeout waiting for CustomResourceDefinition/widgets.example.com"), Error);
 }
 
+TEST_CASE("engine: a CRD not established within seconds is written again, changing nothing") {
+  FakeCluster cluster;
+  cluster.establish = false;  // lost from the API server's queue
+  std::vector<std::string> progress;
+  Engine engine(cluster,
+                {.on_progress = [&](const std::string& line) { progress.push_back(line); }});
+  json applied = cluster.apply(crd("widgets.example.com"));
+  int writes = 0;
+  // The write queues it again: the server establishes it.
+  cluster.before_patch = [&](json& object) {
+    if (++writes == 2)
+      object["status"]["conditions"] = json::array({{{"type", "Established"}, {"status", "True"}}});
+  };
+  engine.wait({applied}, "CRDs to be established", later());
+  CHECK(writes == 2);
+  const json& now = cluster.objects.at("CustomResourceDefinition/widgets.example.com");
+  CHECK_FALSE(now["metadata"].contains("annotations"));
+  CHECK(std::find(progress.begin(), progress.end(),
+                  "CustomResourceDefinition/widgets.example.com is not established after 5s (not "
+                  "yet established): written again to requeue it") != progress.end());
+}
+
 TEST_CASE("engine: an established CRD's kind is waited for until discovery serves it") {
   FakeCluster cluster;
   cluster.put(namespace_object("flux-system"));

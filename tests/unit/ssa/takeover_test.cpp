@@ -104,4 +104,28 @@ TEST_CASE("takeover: nothing to do gives null") {
 }
 
 }  // namespace
+TEST_CASE("takeover: a Namespace's fields stay their managers': what others label it with stays") {
+  json live = json::parse(R"({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+    "name": "flux-system",
+    "labels": {"pod-security.kubernetes.io/enforce": "restricted",
+               "kustomize.toolkit.fluxcd.io/name": "flux-system"},
+    "managedFields": [
+      {"manager": "fluxopctl", "operation": "Apply", "apiVersion": "v1",
+       "fieldsV1": {"f:metadata": {"f:labels": {"f:app.kubernetes.io/part-of": {}}}}},
+      {"manager": "kubectl-label", "operation": "Update", "apiVersion": "v1",
+       "fieldsV1": {"f:metadata": {"f:labels": {"f:pod-security.kubernetes.io/enforce": {}}}}}]}})");
+  json patch = takeover_patch(live, "fluxopctl");
+  REQUIRE(patch.is_array());
+  json metadata = live.patch(patch)["metadata"];
+  // Flux bootstrap's bookkeeping goes; kubectl's label and its ownership stay.
+  CHECK(metadata["labels"] == json{{"pod-security.kubernetes.io/enforce", "restricted"}});
+  CHECK(metadata["managedFields"] == live["metadata"]["managedFields"]);
+  CHECK(fields_after_takeover(live, "fluxopctl") ==
+        json::parse(R"({"f:metadata": {"f:labels": {"f:app.kubernetes.io/part-of": {}}}})"));
+  CHECK(foreign_tool(live) == "flux bootstrap");
+  live["metadata"]["labels"].erase("kustomize.toolkit.fluxcd.io/name");
+  CHECK(takeover_patch(live, "fluxopctl").is_null());
+  CHECK(foreign_tool(live).empty());
+}
+
 }  // namespace fluxop::ssa
