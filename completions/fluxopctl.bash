@@ -90,7 +90,7 @@ _fluxopctl() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
-          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --watch
+          --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --prune-crds --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
           --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
           --leader-election-retry-period -h --help" \
@@ -103,7 +103,7 @@ _fluxopctl() {
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
-          --version -o --output --summary -h --help" -- "$cur"))
+          --version --prune-crds -o --output --summary -h --help" -- "$cur"))
       else
         _fluxopctl_files
       fi
@@ -111,7 +111,7 @@ _fluxopctl() {
     check)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
-          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout -o --output
+          --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --prune-crds -o --output
           -h --help" -- "$cur"))
       else
         _fluxopctl_files
@@ -120,7 +120,7 @@ _fluxopctl() {
     delete)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename -n --namespace --kubeconfig --context
-          --insecure-skip-tls-verify --request-timeout --field-manager --keep-crds --wait --no-wait --timeout
+          --insecure-skip-tls-verify --request-timeout --field-manager -y --yes --silent --keep-crds --wait --no-wait --timeout
           --lock-timeout --dry-run -o --output -h --help" -- "$cur"))
       else
         _fluxopctl_files

@@ -147,7 +147,7 @@ bench_scale_cluster() {
   done
 
   # delete: the finalizers of every custom resource, then the uninstall
-  bench_scale_timed "$fluxopctl" delete "$root/$bench_scale_instance" --no-wait
+  bench_scale_timed "$fluxopctl" delete "$root/$bench_scale_instance" --no-wait --yes
   printf 'N=%s delete:    fluxopctl delete          %6.2f s  %6d requests  peak RSS %6.1f MiB  (%s)\n' \
     "$n" "$bench_scale_wall" "$(bench_scale_requests)" "$bench_scale_peak" \
     "$(grep -o 'removed the finalizers of [0-9]* [A-Za-z]*' "$work/last" | paste -sd, | sed 's/,/, /g')"

@@ -51,6 +51,7 @@ struct ApplyCommandOptions {
   ChangeSetFlags writes;
   bool verbose = false;
   bool force = false;
+  bool prune_crds = false;
 };
 
 // What every apply sets from the flags, once or in the loop.
@@ -60,6 +61,7 @@ reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
   if (!options.timeout.empty()) apply.timeout = duration_flag(options.timeout);
   apply.lock_timeout = duration_flag(options.writes.lock_timeout);
   apply.force = options.force;
+  apply.prune_crds = options.prune_crds;
   return apply;
 }
 
@@ -253,6 +255,7 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   cmd->add_flag("--force", options->force,
                 "Apply an instance whose reconciliation is disabled (fluxopctl suspend, the "
                 "fluxcd.controlplane.io/reconcile: disabled annotation)");
+  add_prune_crds_flag(*cmd, options->prune_crds);
   WatchFlags& daemon = options->daemon;
   cmd->add_flag(
       "--watch", daemon.watch,

@@ -25,6 +25,7 @@ struct CheckCommandOptions {
   ClusterFlags cluster;
   FleetFlags fleet;
   std::string output = "table";
+  reconcile::PruneOptions prune;
 };
 
 // The document of -o json: README "check" documents it.
@@ -76,10 +77,12 @@ void run_fleet_check(const CheckCommandOptions& options, const std::vector<std::
       run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
         ConnectedCluster connected = kube::connect(member.settings, /*dry_run=*/true);
         kube::Cluster& cluster = *connected.cluster;
-        std::vector<reconcile::CheckResult>& mine = checks[member.index] =
-            reconcile::run_checks(cluster, flux, [&]() -> const RenderedInstance& {
+        std::vector<reconcile::CheckResult>& mine = checks[member.index] = reconcile::run_checks(
+            cluster, flux,
+            [&]() -> const RenderedInstance& {
               return render.get([&]() -> kube::Cluster& { return cluster; });
-            });
+            },
+            options.prune);
         CheckCounts counts = count(mine);
         return fleet::ClusterResult{counts.failed > 0 ? fleet::Outcome::failed : fleet::Outcome::ok,
                                     counts_line(mine.size(), counts)};
@@ -120,7 +123,7 @@ void run_check(const CheckCommandOptions& options) {
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/true);
   std::vector<reconcile::CheckResult> checks =
       reconcile::run_checks(*connected.cluster, artifacts, std::move(flux),
-                            render_request(options.input, /*revision=*/false));
+                            render_request(options.input, /*revision=*/false), options.prune);
   CheckCounts counts = count(checks);
   if (options.output == "json") {
     std::cout << render_document(check_document(checks, reconcile::status_name(outcome(counts))),
@@ -147,11 +150,13 @@ void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache) {
       "check",
       "Check a cluster before an apply, writing nothing: the Kubernetes version the Flux version "
       "supports, the caller's permissions, the storage class, the namespace, other FluxInstances "
-      "and installations apply would take over, the distribution; exit 1 when a check fails");
+      "and installations apply would take over, the distribution, a downgrade, what each prune "
+      "would take, objects being deleted; exit 1 when a check fails");
   add_instance_flags(*cmd, options->input);
   options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster, /*writes=*/false);
   add_fleet_flags(*cmd, options->fleet);
+  add_prune_crds_flag(*cmd, options->prune.prune_crds);
   cmd->add_option("-o,--output", options->output,
                   "table: one line per check; json: the checks as a document")
       ->check(CLI::IsMember({"table", "json"}))

@@ -23,6 +23,7 @@ struct DiffCommandOptions {
   FleetFlags fleet;
   std::string output;  // "json", or empty for the unified diffs
   bool summary = false;
+  reconcile::PruneOptions prune;
 };
 
 // kubectl diff's exit codes: 0 no differences, 1 differences, 2 or more errors.
@@ -46,7 +47,7 @@ void run_fleet_diff(const DiffCommandOptions& options, const std::vector<std::st
         };
         const RenderedInstance& instance = render.get(cluster);
         reconcile::InstanceDiff& diff = diffs[member.index] =
-            reconcile::diff_instance(cluster(), instance.flux, instance.rendered);
+            reconcile::diff_instance(cluster(), instance.flux, instance.rendered, options.prune);
         return fleet::ClusterResult{diff.changed > 0 ? fleet::Outcome::changed : fleet::Outcome::ok,
                                     count_of(diff.changed, "object") + " would change"};
       });
@@ -89,7 +90,7 @@ void run_diff(const DiffCommandOptions& options) {
     reconcile::InstanceDiff diff =
         reconcile::plan_instance(cluster, artifacts, std::move(flux),
                                  render_request(options.input, /*revision=*/false),
-                                 say_distribution)
+                                 say_distribution, options.prune)
             .diff;
     if (options.output == "json") {
       std::cout << printable_json(reconcile::diff_json(diff).dump(4)) << "\n";
@@ -123,9 +124,10 @@ void add_diff_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                   "Diff against this Flux version instead of .spec.distribution.version (an "
                   "upgrade preview), e.g. 2.9.x")
       ->option_text("VERSION");
+  add_prune_crds_flag(*cmd, options->prune.prune_crds);
   cmd->add_option("-o,--output", options->output,
-                  "json: each object's action and the fields that change, as one JSON document "
-                  "(README: diff -o json)")
+                  "json: each object's action and the fields that change, what each prune takes "
+                  "or keeps, as one JSON document (README: diff -o json)")
       ->check(CLI::IsMember({"json"}))
       ->option_text("json");
   cmd->add_flag("--summary", options->summary,

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
+#include "core/reconcile/prune.h"
 #include "core/report/report.h"
 
 namespace fluxop::cli {
@@ -276,6 +277,17 @@ void run_get(const InstanceCommandOptions& options) {
   kube::ObjectKey ref = target_key(options.target);
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   json live = live_instance(*connected.cluster, ref);
+  // A CRD pruned and held Terminating by its resources' finalizers: the
+  // status says nothing of it (it left the inventory), get says it, when
+  // the caller may list CRDs.
+  try {
+    for (const std::string& going : reconcile::terminating_objects(
+             *connected.cluster, ref,
+             {{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""}}))
+      print_notice("warning: being deleted: " + going);
+  } catch (const kube::ApiError& error) {
+    if (error.status() != 403) throw;
+  }
   if (options.output == "table" || options.output == "wide") {
     std::cout << status_tables(live, options.output == "wide");
     return;

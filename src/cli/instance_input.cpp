@@ -8,6 +8,13 @@
 
 namespace fluxop::cli {
 
+void add_prune_crds_flag(CLI::App& command, bool& prune_crds) {
+  command.add_flag("--prune-crds", prune_crds,
+                   "Prune a CRD no longer installed even while custom resources of it remain: "
+                   "they are deleted with it, their finalizers removed first (without it, the "
+                   "CRD is kept and said)");
+}
+
 void add_instance_flags(CLI::App& command, InstanceInput& input) {
   auto* file = command.add_option("FILE", input.file, "FluxInstance YAML file ('-' for stdin)")
                    ->option_text(" ");

@@ -31,6 +31,11 @@ struct InstanceInput {
 // --offline, --allow-unknown-fields.
 void add_instance_flags(CLI::App& command, InstanceInput& input);
 
+// --prune-crds (apply, diff, check): a CRD no longer rendered whose custom
+// resources remain is deleted with them, instead of kept (README "What a
+// prune takes").
+void add_prune_crds_flag(CLI::App& command, bool& prune_crds);
+
 using RenderedInstance = reconcile::RenderedInstance;
 
 // Loads the instance; warnings go to stderr.

@@ -411,8 +411,8 @@ if in_budget "4 prune"; then
   check "4 prune: diff mentions helm-controller" stdout_has diff-prune 'helm-controller'
   diff_ diff-prune-json "$B" -o json
   check "4 prune: diff -o json exits 1" exit_is 1
-  check "4 prune: diff -o json: helm-controller deleted, the instance's components updated" diff_json_holds \
-    diff-prune-json 'obj("Deployment/flux-system/helm-controller")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["action"] == "delete" and [f["path"] for f in obj("FluxInstance/flux-system/flux")["fields"]] == ["/spec/components"] and obj("Deployment/flux-system/source-controller")["action"] == "unchanged"'
+  check "4 prune: diff -o json: helm-controller deleted, its CRD taking nothing (no HelmRelease), the instance's components updated" diff_json_holds \
+    diff-prune-json 'obj("Deployment/flux-system/helm-controller")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["takes"] == [] and [f["path"] for f in obj("FluxInstance/flux-system/flux")["fields"]] == ["/spec/components"] and obj("Deployment/flux-system/source-controller")["action"] == "unchanged"'
   apply prune "$B"
   check "4 prune: apply exits 0" exit_is 0
   check "4 prune: change set has the deletions" stdout_has prune \

@@ -71,12 +71,12 @@ refused() {
 # --- all good ------------------------------------------------------------
 check_cmd good "$instance"
 check "check: every check ok on a fresh v1.34 cluster, exit 0" exit_is 0
-for c in distribution kubernetes-version namespace storage-class secrets flux-instances installation permissions; do
+for c in distribution kubernetes-version namespace storage-class secrets flux-instances installation permissions version prune terminating; do
   check "check: $c ok" line_is good ok "$c" ""
 done
 check "check: the version within Flux 2.9's range" line_is good ok kubernetes-version \
   "Kubernetes v1.34"
-check "check: one line per check on stdout" test "$(wc -l <"$work/good.out")" = 8
+check "check: one line per check on stdout" test "$(wc -l <"$work/good.out")" = 11
 json_is_ok() {
   python3 -c '
 import json, sys
@@ -84,7 +84,8 @@ doc = json.load(open(sys.argv[1]))
 assert doc["status"] == "ok", doc["status"]
 names = [c["name"] for c in doc["checks"]]
 assert names == ["distribution", "kubernetes-version", "namespace", "storage-class", "secrets",
-                 "flux-instances", "installation", "permissions"], names
+                 "flux-instances", "installation", "permissions", "version", "prune",
+                 "terminating"], names
 assert all(set(c) == {"name", "status", "message"} and c["status"] == "ok" for c in doc["checks"])
 ' "$work/good-json.out"
 }

@@ -169,7 +169,7 @@ k apply -f "$work/hold.yaml" >/dev/null
 held() { ! k -n "$ns" delete serviceaccount kustomize-controller --dry-run=server >/dev/null 2>&1; }
 wait_until 60 held || fail "the admission policy" "not in effect after 60 s"
 denied() {
-  fx denied delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 2m
+  fx denied delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 2m --yes
   [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
   grep -q "kustomize-controller's ServiceAccount" "$work/denied.err" || { echo "the error does not say why"; return 1; }
   [ -z "$(controllers)" ] || { echo "the controllers are still there: it did not fail midway"; return 1; }
@@ -203,7 +203,7 @@ k -n "$ns" patch serviceaccount kustomize-controller --type merge \
   -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
 stuck() {
   local start=$SECONDS
-  fx stuck delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 20s
+  fx stuck delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 20s --yes
   [ "$rc" = 1 ] || { echo "exit $rc (want 1)"; return 1; }
   [ "$((SECONDS - start))" -lt 90 ] || { echo "took $((SECONDS - start)) s with --timeout 20s"; return 1; }
   [ "$(wc -l <"$work/stuck.err" | tr -d ' ')" -ge 1 ] || return 1
@@ -215,7 +215,7 @@ check "a finalizer holding an object: the error names it, the instance stays" st
 k -n "$ns" patch serviceaccount kustomize-controller --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null
 
 uninstalled() {
-  fx delete delete "$instance" --kubeconfig "$KUBECONFIG"
+  fx delete delete "$instance" --kubeconfig "$KUBECONFIG" --yes
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
   grep -q '^Uninstallation completed in ' "$work/delete.err" || { echo "no completion message"; return 1; }
 }
@@ -227,7 +227,7 @@ check "delete: nothing is left terminating" eval '[ -z "$(terminating)" ]'
 check "delete: the namespace stays" exists namespace "$ns"
 check "delete: the workload Flux deployed stays" exists -n apps deployment podinfo
 again() {
-  fx again delete -n "$ns" --kubeconfig "$KUBECONFIG"
+  fx again delete -n "$ns" --kubeconfig "$KUBECONFIG" --yes
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
   grep -q 'not found: nothing to uninstall' "$work/again.err" || { echo "does not say there was nothing to do"; return 1; }
   [ ! -s "$work/again.out" ] || { echo "stdout is not empty"; return 1; }
@@ -242,7 +242,7 @@ check "reinstall: the user's custom resources" user_objects
 kill_half_way() {
   k -n "$ns" patch serviceaccount kustomize-controller --type merge \
     -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null || return 1
-  XDG_CACHE_HOME=$work/cache "$bin" delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds \
+  XDG_CACHE_HOME=$work/cache "$bin" delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds --yes \
     >"$work/killed.out" 2>"$work/killed.err" &
   background=$!
   show "$work/killed.err"
@@ -257,7 +257,7 @@ kill_half_way() {
 check "delete --keep-crds: killed half-way" kill_half_way
 check "delete --keep-crds: killed half-way, the instance is not Ready" uninstalling
 resumed() {
-  fx resumed delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds
+  fx resumed delete -n "$ns" --kubeconfig "$KUBECONFIG" --keep-crds --yes
   [ "$rc" = 0 ] || { echo "exit $rc"; return 1; }
 }
 check "delete --keep-crds: run again, it converges" resumed

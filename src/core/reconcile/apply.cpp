@@ -15,8 +15,10 @@
 #include "core/reconcile/lease_lock.h"
 #include "core/reconcile/migrate.h"
 #include "core/reconcile/preflight.h"
+#include "core/reconcile/prune.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
+#include "core/ssa/diagnosis.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
 #include "core/yaml/json.h"
@@ -32,6 +34,8 @@ using ssa::Change;
 
 constexpr std::chrono::minutes kDefaultTimeout{5};
 constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout";
+// The reason of the Warning event of a CRD a prune kept (prune.h).
+constexpr std::string_view kPruneSkipped = "PruneSkipped";
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 
@@ -44,6 +48,21 @@ std::string annotation(const instance::StringMap& annotations, std::string_view 
 bool force_requested(const instance::StringMap& annotations, const json& status) {
   std::string force = annotation(annotations, kForceAtAnnotation);
   return !force.empty() && force != status.value("lastHandledForceAt", "");
+}
+
+// What of the applied objects is being deleted (a CRD pruned before, held
+// Terminating by its resources' finalizers), and why; empty when none is.
+// Applied or unchanged, such an object is going: the installation is not
+// healthy until it is gone and applied again.
+std::string terminating_objects(const std::vector<ssa::Applied>& applied) {
+  std::string names;
+  for (const ssa::Applied& one : applied) {
+    if (!ssa::is_terminating(one.object)) continue;
+    names += (names.empty() ? "" : ", ") + display_name(one.change.ref) + " (" +
+             ssa::held_by(one.object) + ")";
+  }
+  if (names.empty()) return "";
+  return "being deleted, so not healthy until it is gone and applied again: " + names;
 }
 
 // One reconciliation: the state the steps share.
@@ -106,6 +125,9 @@ class InstanceApply {
   // the one rendered (ApplyOptions::generation): StaleRender.
   void refuse_stale_render(const ssa::Live& live) const;
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
+  // An empty inventory while objects labelled the instance's are there (its
+  // status was removed or rewritten): those objects, found by their labels.
+  void rebuild_lost_inventory(const std::vector<ssa::Live>& live);
   void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
   void fail(Failure failure, const std::string& message);
@@ -134,6 +156,7 @@ class InstanceApply {
   // instance's, once read (`fluxopctl reconcile` annotates the object, not
   // the file an `apply --watch FILE` reads).
   instance::StringMap requests_;
+  std::vector<std::string> kept_;  // what the prune kept, said (kept_messages)
   ApplyResult result_;
 };
 
@@ -286,6 +309,14 @@ void InstanceApply::refuse_stale_render(const ssa::Live& live) const {
                     generation);
 }
 
+void InstanceApply::rebuild_lost_inventory(const std::vector<ssa::Live>& live) {
+  if (!previous_inventory_.empty() || !inventory_lost(live, owner_labels(ref_))) return;
+  run_.before_request();
+  previous_inventory_ = labelled_objects(cluster_, ref_);
+  progress("warning: " + display_name(ref_) + " has no inventory, but objects labelled its: " +
+           std::to_string(previous_inventory_.size()) + " found by their labels are its inventory");
+}
+
 // The API server refuses a CRD that no longer lists a version its objects
 // are stored in (an upgrade that skips minors): said before any object is
 // written, with the version to go through.
@@ -328,16 +359,10 @@ void InstanceApply::refuse_dropped_versions(const std::vector<ssa::Live>& live) 
 // (the CRDs' stored versions and the controllers' state may not go back); the
 // instance is Stalled until its spec changes.
 void InstanceApply::refuse_downgrade() {
-  std::string applied = status_.value("lastAppliedRevision", "");
-  std::optional<distribution::Version> from =
-      distribution::parse_version(std::string_view(applied).substr(0, applied.find('@')));
-  std::optional<distribution::Version> to = distribution::parse_version(rendered_.version);
-  if (!from || !to) return;
-  if (to->major > from->major || (to->major == from->major && to->minor >= from->minor)) return;
-  std::string message = "downgrading from " + from->original + " to " + to->original +
-                        " is not supported, reinstall needed";
-  fail(Failure::build, "build failed: " + message);
-  throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + message);
+  std::optional<std::string> message = downgrade_refusal(status_, rendered_.version);
+  if (!message) return;
+  fail(Failure::build, "build failed: " + *message);
+  throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + *message);
 }
 
 void InstanceApply::write_status(const std::function<void(json&)>& edit) {
@@ -456,6 +481,7 @@ ApplyResult InstanceApply::run() {
     instance_changed = apply_instance_object(instance, live_instance);
   }
   refuse_downgrade();
+  rebuild_lost_inventory(live);
   std::string attempted = status_.value("lastAttemptedRevision", "");
   if (attempted != rendered_.revision) {
     event(false, kProgressing,
@@ -499,6 +525,10 @@ ApplyResult InstanceApply::run() {
       apply_new_instance(*new_crd, instance);
       instance_later = false;
     }
+    if (std::string terminating = terminating_objects(applied); !terminating.empty()) {
+      failure = Failure::health_check;
+      throw Error(terminating);
+    }
     if (flux_.migrate_resources && !cluster_.dry_run()) {
       std::vector<json> after;
       for (ssa::Applied& one : applied) after.push_back(std::move(one.object));
@@ -506,7 +536,17 @@ ApplyResult InstanceApply::run() {
                         [this](const std::string& line) { progress(line); });
       migrated_ = true;
     }
-    engine_.prune(stale, owner_labels(ref_), on_change);
+    std::vector<PrunePlan> prunes =
+        plan_prunes(cluster_, engine_, stale, owner_labels(ref_), {options_.prune_crds});
+    kept_ = kept_messages(prunes);
+    for (const std::string& kept : kept_) progress("warning: " + kept);
+    carry_out(
+        cluster_, prunes, [this] { run_.before_request(); }, on_change);
+    // A CRD kept stays in the inventory: the next apply prunes it once its
+    // resources are gone.
+    for (const PrunePlan& plan : prunes) {
+      if (plan.way == PruneWay::held) current.push_back(plan.key);
+    }
     if (options_.wait.value_or(flux_.wait) && !cluster_.dry_run()) {
       failure = Failure::health_check;
       engine_.wait(objects_, "the components to roll out", deadline_);
@@ -536,6 +576,7 @@ ApplyResult InstanceApply::run() {
   result_.revision = rendered_.revision;
   result_.message = "Reconciliation finished in " +
                     format_go_duration(std::chrono::duration_cast<std::chrono::seconds>(elapsed));
+  for (const std::string& kept : kept_) result_.message += "; " + kept;
   write_status([&](json& status) {
     std::string now = now_rfc3339();
     set_condition(status, {"Ready", "True", std::string(kSucceeded), result_.message}, generation_,
@@ -556,11 +597,24 @@ ApplyResult InstanceApply::run() {
   });
   if (LeaseLock* lock = run_.held_lock()) lock->release();
   result_.changes = run_.changes();
+  for (const std::string& kept : kept_) event(true, kPruneSkipped, kept, rendered_.revision);
   event(false, kSucceeded, result_.message, rendered_.revision);
   return result_;
 }
 
 }  // namespace
+
+std::optional<std::string> downgrade_refusal(const json& status, const std::string& version) {
+  std::string applied = status.is_object() ? status.value("lastAppliedRevision", "") : "";
+  std::optional<distribution::Version> from =
+      distribution::parse_version(std::string_view(applied).substr(0, applied.find('@')));
+  std::optional<distribution::Version> to = distribution::parse_version(version);
+  if (!from || !to) return std::nullopt;
+  if (to->major > from->major || (to->major == from->major && to->minor >= from->minor))
+    return std::nullopt;
+  return "downgrading from " + from->original + " to " + to->original +
+         " is not supported, reinstall needed";
+}
 
 std::chrono::seconds apply_timeout(const instance::FluxInstance& flux,
                                    std::optional<std::chrono::seconds> flag,

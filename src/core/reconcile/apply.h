@@ -33,6 +33,9 @@ struct ApplyOptions {
   std::chrono::seconds lock_timeout{60};
   // Apply an instance whose reconciliation is disabled (refused otherwise).
   bool force = false;
+  // Delete a CRD no longer rendered whose custom resources remain, with
+  // them (kept otherwise; prune.h).
+  bool prune_crds = false;
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
   // What stopped the apply ("interrupted by SIGINT"); empty while it may go
@@ -83,6 +86,15 @@ struct ApplyResult {
 // why, and nothing is pruned.
 ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
                            const render::Rendered& rendered, const ApplyOptions& options);
+
+// Why applying Flux `version` over an instance whose status is `status`
+// is refused, as the operator refuses it: a lower minor than the one
+// applied last ("downgrading from v2.6.0 to v2.4.0 is not supported,
+// reinstall needed"; the CRDs' stored versions and the controllers' state
+// may not go back); nullopt when it is not a downgrade. apply, diff and
+// check all say it so.
+std::optional<std::string> downgrade_refusal(const nlohmann::json& status,
+                                             const std::string& version);
 
 // How long an apply may take: `flag` (--timeout), else the reconcileTimeout
 // annotation, else 5m; an unparsable annotation is `warn`ed about, as the

@@ -7,7 +7,9 @@
 #include "core/reconcile/apply.h"
 #include "core/reconcile/diff.h"
 #include "core/reconcile/inventory.h"
+#include "core/ssa/diagnosis.h"
 #include "core/ssa/engine.h"
+#include "core/ssa/health.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"
 
@@ -78,6 +80,10 @@ std::string diff_summary(const InstanceDiff& diff) {
 json diff_json(const InstanceDiff& diff) {
   json objects = json::array();
   for (const ObjectDiff& object : diff.objects) {
+    if (object.prune) {
+      objects.push_back(prune_json(*object.prune));
+      continue;
+    }
     json entry = ssa::object_json(object.key);
     entry["action"] = diff_action(object.action);
     json fields = json::array();
@@ -88,13 +94,14 @@ json diff_json(const InstanceDiff& diff) {
       fields.push_back(std::move(change));
     }
     entry["fields"] = std::move(fields);
+    if (!object.terminating.empty()) entry["terminating"] = object.terminating;
     objects.push_back(std::move(entry));
   }
   return {{"changed", diff.changed}, {"objects", std::move(objects)}};
 }
 
 InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
-                           const render::Rendered& rendered) {
+                           const render::Rendered& rendered, const PruneOptions& prune) {
   if (!cluster.dry_run()) throw Error("diff needs a dry-run cluster");
   kube::ObjectKey ref = instance_ref(flux.ns, flux.name);
   ssa::Engine engine(cluster, {}, owner_labels(ref));
@@ -102,21 +109,35 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   // The instance is compared too: what the apply makes of it is the file.
   std::vector<json> objects = rendered_json(rendered);
   std::optional<json> live_instance = get_live_instance(cluster, ref);
+  if (live_instance) {
+    if (std::optional<std::string> refused =
+            downgrade_refusal(live_instance->value("status", json::object()), rendered.version))
+      throw Error(flux.file + ": .spec.distribution.version: " + *refused);
+  }
   json instance = instance_object(flux);
   bool instance_unchanged =
       live_instance && instance_in_place(instance, *live_instance, cluster.field_manager());
   if (!instance_unchanged) objects.push_back(std::move(instance));
   std::vector<kube::ObjectKey> current;
+  std::vector<std::optional<json>> live;  // of the render, to tell a lost inventory
   for (const ssa::PlannedChange& planned : engine.plan(objects)) {
     if (planned.key != ref) current.push_back(planned.key);
+    if (!planned.live.is_null()) live.push_back(planned.live);
     ObjectDiff& object = result.objects.emplace_back(ObjectDiff{planned.key, planned.action, {}});
+    std::string name = display_name(planned.key);
+    if (!planned.live.is_null() && ssa::is_terminating(planned.live)) {
+      // Unchanged or not, it is going: apply fails until it is gone.
+      object.terminating = ssa::held_by(planned.live);
+      ++result.changed;
+      result.text += "terminating " + name + " (being deleted; " + object.terminating +
+                     "): apply fails until it is gone\n";
+    }
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
     json before = planned.live.is_null() ? json() : comparable(planned.live);
     json after = comparable(planned.merged);
     mask_secrets(before, after);
     if (!planned.live.is_null()) object.fields = field_changes(before, after);
-    std::string name = display_name(planned.key);
     std::string text =
         unified_diff(as_yaml(before), as_yaml(after),
                      planned.live.is_null() ? "/dev/null" : "live " + name, "merged " + name);
@@ -132,12 +153,19 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   if (live_instance) {
     std::vector<kube::ObjectKey> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));
-    for (const ssa::PlannedPrune& prune :
-         engine.plan_prune(stale_objects(inventory, current), owner_labels(ref))) {
-      if (prune.action != ssa::PruneAction::Delete) continue;
-      ++result.changed;
-      result.objects.push_back({prune.key, ssa::Action::Deleted, {}});
-      result.text += "prune " + display_name(prune.key) + "\n";
+    // As apply: an inventory lost is found again by the objects' labels.
+    if (inventory.empty() && inventory_lost(live, owner_labels(ref)))
+      inventory = labelled_objects(cluster, ref);
+    for (PrunePlan& plan : plan_prunes(cluster, engine, stale_objects(inventory, current),
+                                       owner_labels(ref), prune)) {
+      std::string text = prune_text(plan);
+      if (text.empty()) continue;
+      result.text += text;
+      bool deleted = plan.way != PruneWay::held;
+      if (deleted) ++result.changed;
+      kube::ObjectKey key = plan.key;
+      result.objects.push_back(
+          {key, deleted ? ssa::Action::Deleted : ssa::Action::Skipped, {}, "", std::move(plan)});
     }
   }
   return result;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/instance/instance.h"
 #include "core/kube/cluster.h"
 #include "core/reconcile/diff.h"
+#include "core/reconcile/prune.h"
 #include "core/render/render.h"
 #include "core/ssa/change_set.h"
 
@@ -24,6 +26,11 @@ struct ObjectDiff {
   kube::ObjectKey key;
   ssa::Action action;
   std::vector<FieldChange> fields;
+  // Why the live object is being deleted (it is not healthy, whatever the
+  // apply changes); empty when it is not.
+  std::string terminating{};
+  // A prune's plan: what it takes with it, or leaves (prune.h).
+  std::optional<PrunePlan> prune{};
 };
 
 struct InstanceDiff {
@@ -33,8 +40,9 @@ struct InstanceDiff {
 };
 
 // `diff -o json`: {"changed": N, "objects": [{"object", "apiVersion",
-// "action": create|update|replace|delete|unchanged, "fields": [{"path",
-// "before", "after"}]}]}, as README's "diff -o json" documents it.
+// "action": create|update|replace|delete|keep|unchanged, "fields": [{"path",
+// "before", "after"}]}]}, a prune's "takes" and "keeps", "terminating" for
+// an object being deleted, as README's "diff -o json" documents it.
 nlohmann::json diff_json(const InstanceDiff& diff);
 
 // What a large diff opens with: the objects per action ("2 to update, 1 to
@@ -43,8 +51,9 @@ nlohmann::json diff_json(const InstanceDiff& diff);
 // cluster sent is escaped.
 std::string diff_summary(const InstanceDiff& diff);
 
-// `cluster` must be in dry-run mode.
+// `cluster` must be in dry-run mode. Throws fluxop::Error where apply
+// would refuse before writing (a downgrade), with apply's words.
 InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance& flux,
-                           const render::Rendered& rendered);
+                           const render::Rendered& rendered, const PruneOptions& prune = {});
 
 }  // namespace fluxop::reconcile

@@ -139,11 +139,12 @@ ApplyResult apply_rendered(kube::Cluster& cluster, const RenderedInstance& insta
 
 Plan plan_instance(const std::function<kube::Cluster&()>& cluster, ArtifactPort& artifacts,
                    instance::FluxInstance flux, const RenderRequest& request,
-                   const std::function<void(const RenderedInstance&)>& rendered) {
+                   const std::function<void(const RenderedInstance&)>& rendered,
+                   const PruneOptions& prune) {
   RegistryCredentials credentials = artifact_credentials(flux, cluster);
   Plan plan{render_instance(artifacts, std::move(flux), request, credentials), {}};
   if (rendered) rendered(plan.instance);
-  plan.diff = diff_instance(cluster(), plan.instance.flux, plan.instance.rendered);
+  plan.diff = diff_instance(cluster(), plan.instance.flux, plan.instance.rendered, prune);
   return plan;
 }
 

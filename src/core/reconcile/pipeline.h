@@ -108,6 +108,7 @@ struct Plan {
 // when its pull secret is to be read.
 Plan plan_instance(const std::function<kube::Cluster&()>& cluster, ArtifactPort& artifacts,
                    instance::FluxInstance flux, const RenderRequest& request,
-                   const std::function<void(const RenderedInstance&)>& rendered);
+                   const std::function<void(const RenderedInstance&)>& rendered,
+                   const PruneOptions& prune = {});
 
 }  // namespace fluxop::reconcile

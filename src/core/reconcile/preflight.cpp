@@ -7,7 +7,9 @@
 #include "core/distribution/kubernetes_range.h"
 #include "core/error.h"
 #include "core/plural.h"
+#include "core/reconcile/apply.h"
 #include "core/reconcile/instance_object.h"
+#include "core/reconcile/inventory.h"
 #include "core/reconcile/secrets.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/takeover.h"
@@ -32,16 +34,6 @@ std::string string_member(const json& object, std::string_view key) {
 
 CheckResult result(std::string name, CheckStatus status, std::string message) {
   return {std::move(name), status, std::move(message)};
-}
-
-// The first names of a list and how many more there are.
-std::string some_of(const std::vector<std::string>& names) {
-  constexpr std::size_t kNamed = 3;
-  std::string text;
-  for (std::size_t i = 0; i < names.size() && i < kNamed; ++i)
-    text += (i == 0 ? "" : ", ") + names[i];
-  if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
-  return text;
 }
 
 // The check's result, or failed with what went wrong when it could not ask.
@@ -315,6 +307,64 @@ CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& in
                     " accesses the apply needs (get, create, patch, delete of each kind)");
 }
 
+CheckResult version_change_check(const std::optional<json>& live,
+                                 const RenderedInstance& instance) {
+  const std::string name = "version";
+  std::string to = "Flux " + instance.rendered.version;
+  if (!live) return result(name, CheckStatus::ok, to + " is a first install");
+  const json* status = member(*live, "status");
+  if (std::optional<std::string> refused =
+          downgrade_refusal(status ? *status : json::object(), instance.rendered.version))
+    return result(name, CheckStatus::failed, *refused);
+  std::string applied = status ? string_member(*status, "lastAppliedRevision") : "";
+  if (applied.empty()) return result(name, CheckStatus::ok, to + ": none applied yet");
+  return result(name, CheckStatus::ok,
+                to + " after " + applied.substr(0, applied.find('@')) + ", applied last");
+}
+
+CheckResult check_prunes(kube::Cluster& cluster, const RenderedInstance& instance,
+                         const std::optional<json>& live, const PruneOptions& options) {
+  const std::string name = "prune";
+  if (!live) return result(name, CheckStatus::ok, "nothing to prune: no instance yet");
+  const json* status = member(*live, "status");
+  std::vector<kube::ObjectKey> inventory = read_inventory(
+      status && member(*status, "inventory") ? *member(*status, "inventory") : json());
+  std::vector<kube::ObjectKey> current;
+  for (const json& object : rendered_json(instance.rendered))
+    current.push_back(kube::object_key(object));
+  kube::ObjectKey ref = instance_ref(instance.flux.ns, instance.flux.name);
+  ssa::Engine engine(cluster, {}, owner_labels(ref));
+  std::vector<PrunePlan> plans =
+      plan_prunes(cluster, engine, stale_objects(inventory, current), owner_labels(ref), options);
+  std::string said;
+  CheckStatus status_of = CheckStatus::ok;
+  for (const PrunePlan& plan : plans) {
+    std::string text = prune_text(plan);
+    if (text.empty()) continue;
+    text.pop_back();  // its newline
+    said += (said.empty() ? "" : "; ") + text;
+    if (plan.way == PruneWay::held || plan.way == PruneWay::with_resources)
+      status_of = CheckStatus::warning;
+  }
+  if (said.empty()) return result(name, CheckStatus::ok, "nothing to prune");
+  return result(name, status_of, said);
+}
+
+CheckResult check_terminating(kube::Cluster& cluster, const RenderedInstance& instance) {
+  const std::string name = "terminating";
+  std::vector<kube::ObjectKey> kinds{
+      {"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""}};
+  for (const json& object : rendered_json(instance.rendered))
+    kinds.push_back(kube::object_key(object));
+  std::vector<std::string> going =
+      terminating_objects(cluster, instance_ref(instance.flux.ns, instance.flux.name), kinds);
+  if (going.empty()) return result(name, CheckStatus::ok, "none of its objects is being deleted");
+  std::string names;
+  for (const std::string& one : going) names += (names.empty() ? "" : ", ") + one;
+  return result(name, CheckStatus::failed,
+                "being deleted, so apply fails until they are gone: " + names);
+}
+
 namespace {
 
 // The cheap checks that need no render.
@@ -356,17 +406,22 @@ void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instan
 }
 
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
-                                    instance::FluxInstance flux, const RenderRequest& request) {
+                                    instance::FluxInstance flux, const RenderRequest& request,
+                                    const PruneOptions& prune) {
   std::optional<RenderedInstance> rendered;
-  return run_checks(cluster, flux, [&]() -> const RenderedInstance& {
-    RegistryCredentials credentials =
-        artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
-    return rendered.emplace(render_instance(artifacts, flux, request, credentials));
-  });
+  return run_checks(
+      cluster, flux,
+      [&]() -> const RenderedInstance& {
+        RegistryCredentials credentials =
+            artifact_credentials(flux, [&cluster]() -> kube::Cluster& { return cluster; });
+        return rendered.emplace(render_instance(artifacts, flux, request, credentials));
+      },
+      prune);
 }
 
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::FluxInstance& flux,
-                                    const std::function<const RenderedInstance&()>& render) {
+                                    const std::function<const RenderedInstance&()>& render,
+                                    const PruneOptions& prune) {
   std::vector<CheckResult> checks;
   const RenderedInstance* instance = nullptr;
   try {
@@ -385,6 +440,17 @@ std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::Flux
     checks.push_back(
         guarded("installation", [&] { return check_installation(cluster, *instance); }));
     checks.push_back(guarded("permissions", [&] { return check_permissions(cluster, *instance); }));
+    std::optional<json> live;
+    CheckResult read = guarded("version", [&] {
+      live = get_live_instance(cluster, instance_ref(flux.ns, flux.name));
+      return version_change_check(live, *instance);
+    });
+    checks.push_back(read);
+    if (read.decided) {
+      checks.push_back(
+          guarded("prune", [&] { return check_prunes(cluster, *instance, live, prune); }));
+    }
+    checks.push_back(guarded("terminating", [&] { return check_terminating(cluster, *instance); }));
   }
   return checks;
 }

@@ -16,6 +16,7 @@
 #include "core/kube/cluster.h"
 #include "core/reconcile/artifacts.h"
 #include "core/reconcile/pipeline.h"
+#include "core/reconcile/prune.h"
 
 namespace fluxop::reconcile {
 
@@ -61,6 +62,19 @@ CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& i
 // writes, where it writes them: one access review each, sent together.
 CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& instance);
 
+// The Flux version against the one the instance (`live`, as read; nullopt
+// when there is none) applied last: failed for a downgrade, in apply's words.
+CheckResult version_change_check(const std::optional<nlohmann::json>& live,
+                                 const RenderedInstance& instance);
+// What the next apply would prune and what each prune takes with it or
+// leaves (prune.h), from the instance's inventory: a warning for a CRD kept
+// because its resources remain, or deleted with them (--prune-crds).
+CheckResult check_prunes(kube::Cluster& cluster, const RenderedInstance& instance,
+                         const std::optional<nlohmann::json>& live, const PruneOptions& options);
+// The instance's objects being deleted (a CRD pruned and held Terminating):
+// failed, naming each and what holds it; apply fails until they are gone.
+CheckResult check_terminating(kube::Cluster& cluster, const RenderedInstance& instance);
+
 // The checks that cost a request or two: the Kubernetes version, the
 // namespace, the storage class, the Secrets (require_cheap_checks leaves the
 // namespace to the apply, which reads it anyway).
@@ -77,11 +91,13 @@ void require_cheap_checks(kube::Cluster& cluster, const RenderedInstance& instan
 // those that need the render are left out when it failed. A check whose
 // requests fail is failed with the error.
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, ArtifactPort& artifacts,
-                                    instance::FluxInstance flux, const RenderRequest& request);
+                                    instance::FluxInstance flux, const RenderRequest& request,
+                                    const PruneOptions& prune = {});
 
 // The same on an instance `render` renders (a fleet's one render), which
 // throws the render's failure.
 std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::FluxInstance& flux,
-                                    const std::function<const RenderedInstance&()>& render);
+                                    const std::function<const RenderedInstance&()>& render,
+                                    const PruneOptions& prune = {});
 
 }  // namespace fluxop::reconcile

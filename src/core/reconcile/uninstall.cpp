@@ -8,12 +8,16 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/kube/patch_listed.h"
+#include "core/plural.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/instance_run.h"
 #include "core/reconcile/preflight.h"
+#include "core/reconcile/prune.h"
 #include "core/reconcile/status.h"
+#include "core/ssa/diagnosis.h"
 #include "core/ssa/engine.h"
+#include "core/ssa/health.h"
 
 namespace fluxop::reconcile {
 
@@ -47,10 +51,6 @@ std::optional<kube::ObjectPatch> finalizers_patch(const json& object,
                            std::move(patch)};
 }
 
-bool is_crd(const kube::ObjectKey& key) {
-  return key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition";
-}
-
 class Uninstall {
  public:
   Uninstall(kube::Cluster& cluster, const kube::ObjectKey& ref, const UninstallOptions& options)
@@ -78,6 +78,12 @@ class Uninstall {
   // they changed meanwhile; false when the object is gone.
   bool remove_finalizers(const json& live, const std::optional<std::string>& finalizer);
   void remove_instance(const json& live);
+  // What the uninstall of `inventory` removes, said before it starts.
+  std::string removes(const std::vector<kube::ObjectKey>& inventory);
+  // The objects labelled the instance's still there that the uninstall
+  // deletes (not those annotated prune: disabled, not the CRDs and Flux
+  // objects --keep-crds keeps); none on a dry-run cluster.
+  std::vector<std::string> remaining();
   // Ready=False, kUninstalling, for the instance's generation.
   void mark_uninstalling(const json& live);
 
@@ -135,6 +141,42 @@ void Uninstall::remove_flux_finalizers() {
   }
 }
 
+std::string Uninstall::removes(const std::vector<kube::ObjectKey>& inventory) {
+  std::vector<kube::ObjectKey> deleted;
+  for (const ssa::PlannedPrune& planned : engine_.plan_prune(inventory, owner_labels(ref_))) {
+    const kube::ObjectKey& key = planned.key;
+    if (planned.action == ssa::PruneAction::Delete &&
+        (!options_.keep_crds || !(is_crd(key) || is_flux_group(key.group))))
+      deleted.push_back(key);
+  }
+  std::string text = display_name(ref_) + " and " + count_of(deleted.size(), "object") +
+                     " of its inventory: " + counts_text(count_objects(deleted));
+  if (options_.keep_crds)
+    return text + "; the CRDs and the Flux custom resources stay (--keep-crds)";
+  std::vector<kube::ListQuery> queries;
+  for (const kube::ObjectKey& kind : cluster_.served_kinds(is_flux_group))
+    queries.push_back({kind, {}, ""});
+  before_request();
+  std::vector<kube::ObjectKey> resources = list_keys(cluster_, queries);
+  return text + "; with the CRDs, every Flux custom resource in the cluster" +
+         (resources.empty() ? " (none)" : ": " + counts_text(count_objects(resources)));
+}
+
+std::vector<std::string> Uninstall::remaining() {
+  if (cluster_.dry_run()) return {};
+  before_request();
+  std::vector<kube::ObjectKey> labelled = labelled_objects(cluster_, ref_);
+  std::vector<std::string> left;
+  for (const ssa::PlannedPrune& planned : engine_.plan_prune(labelled, owner_labels(ref_))) {
+    if (planned.action != ssa::PruneAction::Delete) continue;
+    if (options_.keep_crds && (is_crd(planned.key) || is_flux_group(planned.key.group))) continue;
+    left.push_back(display_name(planned.key) + (ssa::is_terminating(planned.live)
+                                                    ? " (" + ssa::held_by(planned.live) + ")"
+                                                    : ""));
+  }
+  return left;
+}
+
 void Uninstall::mark_uninstalling(const json& live) {
   json status = live.value("status", json::object());
   set_condition(status,
@@ -187,6 +229,14 @@ UninstallResult Uninstall::run() {
   // the instance's finalizer holds.
   std::optional<json> ns = cluster_.get({"", "v1", "Namespace", "", ref_.ns});
   bool terminating = ns && namespace_terminating(*ns);
+  // The inventory, and what is labelled the instance's but missing from
+  // it: a status removed or rewritten loses no object.
+  before_request();
+  std::vector<kube::ObjectKey> inventory = with_labelled(
+      read_inventory(live->value("status", json::object()).value("inventory", json::object())),
+      labelled_objects(cluster_, ref_));
+  if (options_.confirm && !options_.confirm(removes(inventory)))
+    throw Error("the uninstall of " + display_name(ref_) + " was not confirmed: nothing deleted");
   if (!cluster_.dry_run()) {
     if (!terminating) {
       kube::ObjectKey lease{"coordination.k8s.io", "v1", "Lease", ref_.ns,
@@ -197,8 +247,6 @@ UninstallResult Uninstall::run() {
     if (!options_.behind_finalizer) mark_uninstalling(*live);
   }
 
-  std::vector<kube::ObjectKey> inventory =
-      read_inventory(live->value("status", json::object()).value("inventory", json::object()));
   std::vector<kube::ObjectKey> controllers, rest;
   std::size_t kept = 0;
   for (const kube::ObjectKey& key : inventory) {
@@ -220,17 +268,30 @@ UninstallResult Uninstall::run() {
   }
   step("deleting the inventory",
        [&] { remove(rest, "the deleted objects to be gone", options_.wait); });
+  std::vector<std::string> left;
+  step("checking that nothing labelled the instance's is left", [&] { left = remaining(); });
+  if (!left.empty() && options_.wait && !options_.behind_finalizer)
+    throw Error("the uninstall of " + display_name(ref_) + " is not complete: " +
+                count_of(left.size(), "object") + " labelled its remain: " + some_of(left) +
+                "; `fluxopctl delete` again finishes it");
   step("removing the FluxInstance", [&] { remove_instance(*live); });
   if (LeaseLock* lock = run_.held_lock()) lock->remove();
   result_.changes = run_.changes();
 
   auto elapsed =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
-  result_.message = "Uninstallation completed in " + format_go_duration(elapsed);
-  if (terminating)
-    result_.message += " (Namespace/" + ref_.ns +
-                       " is being deleted: uninstalled without taking the Lease, which cannot be "
-                       "created there)";
+  if (left.empty()) {
+    result_.message = "Uninstallation completed in " + format_go_duration(elapsed);
+    if (terminating)
+      result_.message += " (Namespace/" + ref_.ns +
+                         " is being deleted: uninstalled without taking the Lease, which cannot be "
+                         "created there)";
+  } else {
+    result_.message = "Uninstallation not complete after " + format_go_duration(elapsed) + ": " +
+                      count_of(left.size(), "object") +
+                      " labelled its still there: " + some_of(left);
+    if (options_.behind_finalizer) result_.warnings.push_back(result_.message);
+  }
   return result_;
 }
 

@@ -48,6 +48,11 @@ struct UninstallOptions {
   std::function<void(const ssa::Change&)> on_change;
   std::function<void(const std::string&)> on_progress;
   std::function<std::string()> interruption;  // as ApplyOptions::interruption
+  // Asked, before anything is written, whether to go on, with what the
+  // uninstall removes ("FluxInstance flux-system/flux and its inventory: 4
+  // Deployment (flux-system: 4), ...; with the CRDs, every Flux custom
+  // resource: ..."); false stops it, nothing deleted. None: not asked.
+  std::function<bool(const std::string& removes)> confirm;
 };
 
 struct UninstallResult {
@@ -57,10 +62,13 @@ struct UninstallResult {
   std::vector<std::string> warnings;  // of an uninstall behind the finalizer
 };
 
-// Uninstalls what the instance `ref` installed. Throws fluxop::Error naming
-// the object that blocks (unless behind_finalizer); nothing is then lost: the
-// instance and its inventory stay for the next attempt, its Ready condition
-// False with kUninstalling.
+// Uninstalls what the instance `ref` installed: its inventory, and the
+// objects labelled its that the inventory lacks (a status removed or
+// rewritten). Throws fluxop::Error naming the object that blocks (unless
+// behind_finalizer), or the objects labelled its still there once done;
+// nothing is then lost: the instance and its inventory stay for the next
+// attempt, its Ready condition False with kUninstalling. Never says
+// complete while such objects remain.
 UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options);
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/reconcile/instance_diff.h"
+#include "core/reconcile/inventory.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
@@ -823,6 +824,268 @@ TEST_CASE("policy: an instance in the cluster that does not load: BuildFailed on
   CHECK(events[0].warning);
   CHECK(events[0].reason == "BuildFailed");
   CHECK(events[0].message == "build failed: .spec.components[0]: foo");
+}
+
+
+namespace prunes {
+
+const json kOwner = {{"fluxcd.controlplane.io/name", "flux"},
+                     {"fluxcd.controlplane.io/namespace", "flux-system"}};
+
+json owned(std::string api_version, std::string kind, std::string ns, std::string name) {
+  json metadata = {{"name", name}, {"labels", kOwner}};
+  if (!ns.empty()) metadata["namespace"] = ns;
+  return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", metadata}};
+}
+
+json helmrelease_crd() {
+  json crd = owned("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                   "helmreleases.helm.toolkit.fluxcd.io");
+  crd["spec"] = {{"group", "helm.toolkit.fluxcd.io"},
+                 {"names", {{"kind", "HelmRelease"}, {"plural", "helmreleases"}}},
+                 {"versions", {{{"name", "v2"}, {"served", true}, {"storage", true}}}}};
+  return crd;
+}
+
+// A user's custom resource, held by its controller's finalizer.
+json users(std::string api_version, std::string kind, std::string ns, std::string name) {
+  return {
+      {"apiVersion", api_version},
+      {"kind", kind},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"finalizers", {"finalizers.fluxcd.io"}}}},
+      {"spec", {{"interval", "5m"}}}};
+}
+
+// The instance as applied before, with `inventory` (the rendered objects
+// besides).
+void installed(FakeCluster& cluster, const std::vector<json>& inventory) {
+  serve_fluxinstances(cluster);
+  cluster.put(
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "flux-system"}}}});
+  std::vector<kube::ObjectKey> refs;
+  for (const json& object : inventory) {
+    cluster.put(object);
+    refs.push_back(kube::object_key(object));
+  }
+  cluster.put(
+      {{"apiVersion", "fluxcd.controlplane.io/v1"},
+       {"kind", "FluxInstance"},
+       {"metadata", {{"name", "flux"}, {"namespace", "flux-system"}}},
+       {"status",
+        {{"inventory", inventory_json(refs)}, {"lastAppliedRevision", "v2.9.0@sha256:0123"}}}});
+}
+
+json diff_entry(const json& document, const std::string& object) {
+  for (const json& found : document["objects"])
+    if (found["object"] == object) return found;
+  return json();
+}
+
+std::size_t index_of(const std::vector<std::string>& log, const std::string& line) {
+  return static_cast<std::size_t>(std::find(log.begin(), log.end(), line) - log.begin());
+}
+
+}  // namespace prunes
+
+TEST_CASE("policy: a CRD whose custom resources remain is kept and said, in diff, apply, status") {
+  using namespace prunes;
+  auto seed = [](FakeCluster& cluster) {
+    cluster.served.insert("helm.toolkit.fluxcd.io/v2/HelmRelease");
+    installed(cluster, {helmrelease_crd()});
+    cluster.put(users("helm.toolkit.fluxcd.io/v2", "HelmRelease", "apps", "podinfo"));
+    cluster.put(users("helm.toolkit.fluxcd.io/v2", "HelmRelease", "apps", "redis"));
+    cluster.put(users("helm.toolkit.fluxcd.io/v2", "HelmRelease", "team-b", "api"));
+  };
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  const std::string crd = "CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io";
+
+  FakeCluster planned(/*dry_run=*/true);
+  seed(planned);
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
+  CHECK(diff.text.find("keep " + crd +
+                       ": 3 HelmRelease (apps: 2, team-b: 1) remain (--prune-crds deletes them "
+                       "with it)\n") != std::string::npos);
+  json kept = diff_entry(diff_json(diff), crd);
+  CHECK(kept["action"] == "keep");
+  CHECK(kept["keeps"] == json::parse(R"([
+    {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "namespace": "apps", "count": 2},
+    {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "namespace": "team-b", "count": 1}])"));
+  CHECK(kept["takes"] == json::array());
+  InstanceDiff asked = diff_instance(planned, flux, rendered(), {.prune_crds = true});
+  CHECK(asked.text.find("prune " + crd +
+                        " with its custom resources (--prune-crds): 3 HelmRelease (apps: 2, "
+                        "team-b: 1)\n") != std::string::npos);
+  CHECK(diff_entry(diff_json(asked), crd)["takes"].size() == 2);
+  CHECK(asked.changed == diff.changed + 1);
+
+  Run run;
+  seed(run.cluster);
+  std::vector<InstanceEvent> events;
+  run.options.on_event = [&](const InstanceEvent& event) { events.push_back(event); };
+  ApplyResult result = run.apply("  wait: false\n");
+  std::string said = crd +
+                     " kept: 3 HelmRelease (apps: 2, team-b: 1) remain; apply --prune-crds "
+                     "deletes them with it";
+  CHECK(run.said("warning: " + said));
+  CHECK(result.message.ends_with("; " + said));
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(std::any_of(events.begin(), events.end(), [&](const InstanceEvent& event) {
+    return event.warning && event.reason == "PruneSkipped" && event.message == said;
+  }));
+  CHECK(run.cluster.objects.contains(crd));
+  CHECK(run.cluster.logged("DELETE").empty());
+  // Still the instance's: the next apply prunes it once its resources are gone.
+  CHECK(run.instance()["status"]["inventory"].dump().find(
+            "_helmreleases.helm.toolkit.fluxcd.io_apiextensions.k8s.io_CustomResourceDefinition") !=
+        std::string::npos);
+  for (const char* name :
+       {"HelmRelease/apps/podinfo", "HelmRelease/apps/redis", "HelmRelease/team-b/api"})
+    run.cluster.objects.erase(name);
+  run.apply("  wait: false\n");
+  CHECK(run.cluster.logged("DELETE") == std::vector<std::string>{crd});
+}
+
+TEST_CASE("policy: --prune-crds releases the custom resources, then deletes their CRD") {
+  using namespace prunes;
+  Run run;
+  run.cluster.served.insert("helm.toolkit.fluxcd.io/v2/HelmRelease");
+  installed(run.cluster, {helmrelease_crd()});
+  run.cluster.put(users("helm.toolkit.fluxcd.io/v2", "HelmRelease", "apps", "podinfo"));
+  // Made after a diff: it goes too, released.
+  run.cluster.put(users("helm.toolkit.fluxcd.io/v2", "HelmRelease", "team-b", "api"));
+  run.options.prune_crds = true;
+  const std::string crd = "CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io";
+  ApplyResult result = run.apply("  wait: false\n");
+  std::vector<std::string> log = run.cluster.requests_log;
+  std::size_t deleted = prunes::index_of(log, "DELETE " + crd);
+  REQUIRE(deleted < log.size());
+  for (const char* name : {"HelmRelease/apps/podinfo", "HelmRelease/team-b/api"}) {
+    CHECK(prunes::index_of(log, std::string("PATCH ") + name) < deleted);
+    const json& object = run.cluster.objects.at(name);  // the fake deletes no CRs with a CRD
+    CHECK_FALSE(object["metadata"].contains("finalizers"));
+    CHECK(object["spec"]["suspend"] == true);
+  }
+  CHECK(std::any_of(result.changes.begin(), result.changes.end(), [&](const ssa::Change& change) {
+    return ssa::change_line(change) == crd + " deleted";
+  }));
+}
+
+TEST_CASE("policy: a generated Kustomization is pruned without its effects, suspended first") {
+  using namespace prunes;
+  auto seed = [](FakeCluster& cluster) {
+    cluster.served.insert("kustomize.toolkit.fluxcd.io/v1/Kustomization");
+    cluster.served.insert("source.toolkit.fluxcd.io/v1/GitRepository");
+    json kustomization =
+        owned("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", "flux-system");
+    kustomization["metadata"]["finalizers"] = {"finalizers.fluxcd.io"};
+    kustomization["spec"] = {{"prune", true}, {"path", "./clusters/one"}};
+    kustomization["status"]["inventory"] =
+        inventory_json({{"apps", "v1", "Deployment", "apps", "podinfo"},
+                        {"", "v1", "Service", "apps", "podinfo"},
+                        {"apps", "v1", "Deployment", "team-b", "api"}});
+    json source =
+        owned("source.toolkit.fluxcd.io/v1", "GitRepository", "flux-system", "flux-system");
+    source["metadata"]["finalizers"] = {"finalizers.fluxcd.io"};
+    installed(cluster, {source, kustomization});
+  };
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  const std::string name = "Kustomization/flux-system/flux-system";
+
+  FakeCluster planned(/*dry_run=*/true);
+  seed(planned);
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
+  CHECK(diff.text.find("prune " + name +
+                       " without its effects (suspended, its finalizers removed): what it applied "
+                       "stays, 2 Deployment (apps: 1, team-b: 1), 1 Service (apps: 1)\n") !=
+        std::string::npos);
+  json entry = diff_entry(diff_json(diff), name);
+  CHECK(entry["action"] == "delete");
+  CHECK(entry["takes"] == json::array());
+  CHECK(entry["keeps"].size() == 3);
+
+  Run run;
+  seed(run.cluster);
+  run.cluster.stuck.insert(name);  // deleted, it would stay while its finalizer does
+  run.apply("  wait: false\n");
+  std::vector<std::string> log = run.cluster.requests_log;
+  for (const std::string& object : {name, std::string("GitRepository/flux-system/flux-system")}) {
+    std::size_t deleted = prunes::index_of(log, "DELETE " + object);
+    REQUIRE(deleted < log.size());
+    CHECK(prunes::index_of(log, "PATCH " + object) < deleted);
+  }
+  // Released before its deletion: nothing holds it, kustomize-controller
+  // (suspended) collects nothing.
+  const json& left = run.cluster.objects.at(name);
+  CHECK(left["spec"]["suspend"] == true);
+  CHECK_FALSE(left["metadata"].contains("finalizers"));
+}
+
+TEST_CASE("policy: an applied object being deleted is not healthy: HealthCheckFailed, diff says") {
+  Run run;
+  run.apply("  wait: false\n");
+  json& deployment = run.cluster.objects.at("Deployment/flux-system/source-controller");
+  deployment["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  deployment["metadata"]["finalizers"] = {"example.com/hold"};
+  CHECK_THROWS_WITH_AS(run.apply("  wait: false\n"),
+                       doctest::Contains("being deleted, so not healthy until it is gone and "
+                                         "applied again: Deployment/flux-system/source-controller "
+                                         "(finalizers: example.com/hold)"),
+                       ReconcileError);
+  CHECK(run.ready() == "False HealthCheckFailed");
+
+  FakeCluster planned(/*dry_run=*/true);
+  planned.served = run.cluster.served;
+  planned.objects = run.cluster.objects;
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
+  CHECK(diff.text.find("terminating Deployment/flux-system/source-controller (being deleted; "
+                       "finalizers: example.com/hold): apply fails until it is gone\n") !=
+        std::string::npos);
+  CHECK(prunes::diff_entry(diff_json(diff),
+                           "Deployment/flux-system/source-controller")["terminating"] ==
+        "finalizers: example.com/hold");
+  CHECK(diff.changed > 0);
+}
+
+TEST_CASE("policy: diff refuses a downgrade in apply's words") {
+  FakeCluster planned(/*dry_run=*/true);
+  prunes::installed(planned, {});
+  planned.objects.at("FluxInstance/flux-system/flux")["status"]["lastAppliedRevision"] =
+      "v2.10.1@sha256:0123";
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  CHECK_THROWS_WITH_AS(diff_instance(planned, flux, rendered()),
+                       "instance.yaml: .spec.distribution.version: downgrading from v2.10.1 to "
+                       "v2.9.0 is not supported, reinstall needed",
+                       Error);
+}
+
+TEST_CASE("policy: a lost inventory is found again by the objects' labels") {
+  using namespace prunes;
+  auto seed = [](FakeCluster& cluster) {
+    installed(cluster, {});
+    // Applied before by the instance (its labels), no longer rendered, and
+    // the inventory lost: a Service, and the rendered Deployment.
+    cluster.put(owned("v1", "Service", "flux-system", "old-controller"));
+    cluster.put(owned("apps/v1", "Deployment", "flux-system", "source-controller"));
+    cluster.objects.at("FluxInstance/flux-system/flux")["status"].erase("inventory");
+  };
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  FakeCluster planned(/*dry_run=*/true);
+  seed(planned);
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
+  CHECK(diff.text.find("prune Service/flux-system/old-controller\n") != std::string::npos);
+
+  Run run;
+  seed(run.cluster);
+  run.apply("  wait: false\n");
+  CHECK(run.said("has no inventory, but objects labelled its"));
+  CHECK(run.cluster.logged("DELETE") ==
+        std::vector<std::string>{"Service/flux-system/old-controller"});
 }
 
 }  // namespace

@@ -292,5 +292,61 @@ TEST_CASE("apply's cheap checks: one that could not tell, or a warning, is said 
   CHECK(storage->status == CheckStatus::failed);
 }
 
+TEST_CASE(
+    "check version: a downgrade fails in apply's words, a first install or an upgrade is ok") {
+  RenderedInstance instance = rendered();
+  CHECK(version_change_check(std::nullopt, instance) ==
+        CheckResult{"version", CheckStatus::ok, "Flux v2.9.0 is a first install"});
+  json live = {{"status", {{"lastAppliedRevision", "v2.10.1@sha256:0123"}}}};
+  CHECK(version_change_check(live, instance) ==
+        CheckResult{"version", CheckStatus::failed,
+                    "downgrading from v2.10.1 to v2.9.0 is not supported, reinstall needed"});
+  live["status"]["lastAppliedRevision"] = "v2.8.3@sha256:0123";
+  CHECK(version_change_check(live, instance).status == CheckStatus::ok);
+}
+
+TEST_CASE("check prune and terminating: a CRD kept with its resources, one being deleted") {
+  FakeCluster cluster;
+  cluster.served.insert("helm.toolkit.fluxcd.io/v2/HelmRelease");
+  RenderedInstance instance = rendered();
+  json owner = {{"fluxcd.controlplane.io/name", "flux"},
+                {"fluxcd.controlplane.io/namespace", "flux-system"}};
+  json crd = object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                    "helmreleases.helm.toolkit.fluxcd.io");
+  crd["metadata"]["labels"] = owner;
+  crd["spec"] = {{"group", "helm.toolkit.fluxcd.io"},
+                 {"names", {{"kind", "HelmRelease"}}},
+                 {"versions", {{{"name", "v2"}, {"served", true}, {"storage", true}}}}};
+  cluster.put(crd);
+  cluster.put(object("helm.toolkit.fluxcd.io/v2", "HelmRelease", "apps", "podinfo"));
+  json live = {{"status",
+                {{"inventory",
+                  {{"entries",
+                    {{{"id",
+                       "_helmreleases.helm.toolkit.fluxcd.io_apiextensions.k8s.io_"
+                       "CustomResourceDefinition"},
+                      {"v", "v1"}}}}}}}}};
+  CheckResult prune = check_prunes(cluster, instance, live, {});
+  CHECK(prune.status == CheckStatus::warning);
+  CHECK(prune.message ==
+        "keep CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io: 1 HelmRelease (apps: "
+        "1) remains (--prune-crds deletes them with it)");
+  CHECK(check_prunes(cluster, instance, live, {.prune_crds = true}).message ==
+        "prune CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io with its custom "
+        "resources (--prune-crds): 1 HelmRelease (apps: 1)");
+  CHECK(check_prunes(cluster, instance, std::nullopt, {}).status == CheckStatus::ok);
+
+  CHECK(check_terminating(cluster, instance).status == CheckStatus::ok);
+  json& held = cluster.objects.at("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io");
+  held["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  held["metadata"]["finalizers"] = {"customresourcecleanup.apiextensions.k8s.io"};
+  CHECK(check_terminating(cluster, instance) ==
+        CheckResult{"terminating", CheckStatus::failed,
+                    "being deleted, so apply fails until they are gone: "
+                    "CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io (finalizers: "
+                    "customresourcecleanup.apiextensions.k8s.io)"});
+  CHECK_FALSE(wrote(cluster));
+}
+
 }  // namespace
 }  // namespace fluxop::reconcile

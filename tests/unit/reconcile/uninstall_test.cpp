@@ -227,8 +227,12 @@ TEST_CASE("uninstall: behind the finalizer it goes on past a failure and release
   installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] = {
       "example.com/other", std::string(kInstanceFinalizer)};
   UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
-  REQUIRE(result.warnings.size() == 1);
+  REQUIRE(result.warnings.size() == 2);
   CHECK(result.warnings[0].starts_with("deleting the inventory: timeout waiting for"));
+  // Not said complete: the CRD is still there.
+  CHECK(result.warnings[1].starts_with("Uninstallation not complete after "));
+  CHECK(result.warnings[1].find(crd + " (terminating)") != std::string::npos);
+  CHECK(result.message == result.warnings[1]);
   // Being deleted, it is only released: ours goes, another's stays.
   REQUIRE(installed.has("FluxInstance/flux-system/flux"));
   CHECK(installed.cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] ==
@@ -303,6 +307,63 @@ TEST_CASE("uninstall: the finalizer is added once") {
   CHECK(is_flux_group("source.extensions.fluxcd.io"));
   CHECK_FALSE(is_flux_group("fluxcd.controlplane.io"));
   CHECK_FALSE(is_flux_group("toolkit.fluxcd.io.example.com"));
+}
+
+
+TEST_CASE("uninstall: a lost inventory: what is labelled the instance's goes all the same") {
+  Installed installed;
+  installed.cluster.objects.at("FluxInstance/flux-system/flux")["status"].erase("inventory");
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.message.starts_with("Uninstallation completed in "));
+  CHECK_FALSE(installed.has("Deployment/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+  CHECK_FALSE(installed.has("ServiceAccount/flux-system/kustomize-controller"));
+  CHECK_FALSE(installed.has("Kustomization/flux-system/flux-system"));
+  CHECK(installed.has("Namespace/flux-system"));
+  CHECK(installed.has("Deployment/apps/podinfo"));
+}
+
+TEST_CASE("uninstall: asked first with what it removes, and not confirmed, nothing is deleted") {
+  Installed installed;
+  std::string asked;
+  installed.options.confirm = [&](const std::string& removes) {
+    asked = removes;
+    return false;
+  };
+  CHECK_THROWS_WITH_AS(uninstall_instance(installed.cluster, kInstance, installed.options),
+                       "the uninstall of FluxInstance/flux-system/flux was not confirmed: nothing "
+                       "deleted",
+                       Error);
+  CHECK(asked ==
+        "FluxInstance/flux-system/flux and 4 objects of its inventory: 1 CustomResourceDefinition "
+        "(cluster-wide: 1), 1 Deployment (flux-system: 1), 1 Kustomization (flux-system: 1), 1 "
+        "ServiceAccount (flux-system: 1); with the CRDs, every Flux custom resource in the "
+        "cluster: 2 Kustomization (apps: 1, flux-system: 1)");
+  CHECK(installed.cluster.logged("DELETE").empty());
+  CHECK(installed.cluster.logged("PATCH").empty());
+  CHECK(installed.cluster.logged("STATUS").empty());
+
+  installed.options.keep_crds = true;
+  CHECK_THROWS_AS(uninstall_instance(installed.cluster, kInstance, installed.options), Error);
+  CHECK(asked.ends_with("; the CRDs and the Flux custom resources stay (--keep-crds)"));
+}
+
+TEST_CASE("uninstall: not complete while objects labelled the instance's remain") {
+  Installed installed;
+  installed.options.wait = false;
+  installed.cluster.stuck.insert("ServiceAccount/flux-system/kustomize-controller");
+  UninstallResult result = uninstall_instance(installed.cluster, kInstance, installed.options);
+  CHECK(result.message.find("Uninstallation not complete after ") == 0);
+  CHECK(result.message.find("1 object labelled its still there: "
+                            "ServiceAccount/flux-system/kustomize-controller (not being deleted") ==
+        std::string::npos);
+  CHECK(result.message.find("ServiceAccount/flux-system/kustomize-controller (terminating)") !=
+        std::string::npos);
+
+  Installed waiting;
+  waiting.cluster.stuck.insert("ServiceAccount/flux-system/kustomize-controller");
+  CHECK_THROWS_AS(uninstall_instance(waiting.cluster, kInstance, waiting.options), Error);
+  CHECK(waiting.has("FluxInstance/flux-system/flux"));
 }
 
 }  // namespace
