@@ -826,7 +826,6 @@ TEST_CASE("policy: an instance in the cluster that does not load: BuildFailed on
   CHECK(events[0].message == "build failed: .spec.components[0]: foo");
 }
 
-
 namespace prunes {
 
 const json kOwner = {{"fluxcd.controlplane.io/name", "flux"},

@@ -309,7 +309,6 @@ TEST_CASE("uninstall: the finalizer is added once") {
   CHECK_FALSE(is_flux_group("toolkit.fluxcd.io.example.com"));
 }
 
-
 TEST_CASE("uninstall: a lost inventory: what is labelled the instance's goes all the same") {
   Installed installed;
   installed.cluster.objects.at("FluxInstance/flux-system/flux")["status"].erase("inventory");
