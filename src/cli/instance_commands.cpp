@@ -279,14 +279,18 @@ void run_get(const InstanceCommandOptions& options) {
   json live = live_instance(*connected.cluster, ref);
   // A CRD pruned and held Terminating by its resources' finalizers: the
   // status says nothing of it (it left the inventory), get says it, when
-  // the caller may list CRDs.
+  // the caller may list CRDs. What the lookup meets is a warning: get still
+  // shows the instance.
   try {
     for (const std::string& going : reconcile::terminating_objects(
              *connected.cluster, ref,
              {{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", ""}}))
       print_notice("warning: being deleted: " + going);
-  } catch (const kube::ApiError& error) {
-    if (error.status() != 403) throw;
+  } catch (const Error& error) {
+    auto* refused = dynamic_cast<const kube::ApiError*>(&error);
+    if (!refused || refused->status() != 403)
+      print_notice("warning: could not tell which CRDs are being deleted: " +
+                   std::string(error.what()));
   }
   if (options.output == "table" || options.output == "wide") {
     std::cout << status_tables(live, options.output == "wide");

@@ -70,7 +70,7 @@ cache_listing() {
   local dir
   dir=$(cache_root)
   [ -d "$dir" ] || return 0
-  (cd "$dir" && find . -mindepth 1 \( -type f -o -type l \) ! -path ./.lock -printf '%p %s\n' | sort)
+  (cd "$dir" && find . -mindepth 1 \( -type f -o -type l \) ! -path ./.lock ! -path "./locks/*" -printf '%p %s\n' | sort)
 }
 cache_n=0
 fresh_cache() {

@@ -281,8 +281,8 @@ CheckResult check_installation(kube::Cluster& cluster, const RenderedInstance& i
                   "none of its " + count_of(objects.size(), "object") + " exists yet");
   if (by_tool.empty())
     return result(name, CheckStatus::ok,
-                  std::to_string(present) + " of its objects exist, managed by " +
-                      cluster.field_manager() + " alone");
+                  std::to_string(present) +
+                      " of its objects exist, none that apply would take over from another tool");
   std::string message = "apply takes over objects installed by another tool:";
   for (const auto& [tool, names] : by_tool)
     message += (message.back() == ':' ? " " : "; ") + tool + ": " + std::to_string(names.size()) +

@@ -183,8 +183,14 @@ t_damaged() {
   fx build "$instance" --distribution-artifact "$ref"
   succeeded "build over the damaged entry" || return 1
   same_as_oracles "build over the damaged entry" full || return 1
-  grep -q "damaged" "$work/err" || { because "no word of the damaged entry on stderr"; return 1; }
-  [ "$(blob_gets)" -gt "$before" ] || { because "the artifact was not fetched again"; return 1; }
+  if [ "$how" = index ]; then
+    # An index that does not unseal is made again from the layer, which
+    # holds its digest (issue 41): nothing to fetch.
+    [ "$(blob_gets)" -eq "$before" ] || { because "the artifact was fetched again"; return 1; }
+  else
+    grep -q "damaged" "$work/err" || { because "no word of the damaged entry on stderr"; return 1; }
+    [ "$(blob_gets)" -gt "$before" ] || { because "the artifact was not fetched again"; return 1; }
+  fi
   whole_entries || return 1
   # Whole again: the next build uses it as it is.
   fx build "$instance" --distribution-artifact "$ref" --offline
@@ -269,7 +275,7 @@ tcase "pull --prune drops an entry no tag points to" t_prune
 tcase "damaged cache entry (a byte of the layer changed): pulled again, never built from" t_damaged change tag
 tcase "damaged cache entry (the layer truncated): pulled again, never built from" t_damaged truncate tag
 tcase "damaged cache entry (the layer removed): pulled again, never built from" t_damaged remove digest
-tcase "damaged cache entry (a byte of the index changed): pulled again, never built from" t_damaged index tag
+tcase "damaged cache entry (a byte of the index changed): indexed again from the verified layer" t_damaged index tag
 tcase "damaged cache entry (manifest truncated): pulled again, never built from" t_damaged manifest digest
 tcase "damaged cache entry (garbage in its place): pulled again, never built from" t_damaged garbage tag
 tcase "damaged cache entry: --offline refuses it" t_damaged_offline

@@ -173,7 +173,7 @@ TEST_CASE("check installation: objects of other tools are named, a warning") {
   cluster.objects.clear();
   cluster.put(ours);
   CHECK(check_installation(cluster, instance).message ==
-        "1 of its objects exist, managed by flux-operator alone");
+        "1 of its objects exist, none that apply would take over from another tool");
   FakeCluster other_manager;
   other_manager.set_field_manager("fluxopctl");
   other_manager.put(ours);
