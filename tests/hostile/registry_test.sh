@@ -113,7 +113,8 @@ check "pull: a blob redirected to another host gets no credentials" redirect_els
 redirect_challenge() {
   : >"$work/registry.log"
   fx push "$mini" "oci://$registry/redirect-challenge/flux:v1"
-  fx pull "oci://$registry/redirect-challenge/flux:v1"
+  # A cache of its own: the blob, pulled by the case above, must be fetched.
+  XDG_CACHE_HOME=$work/cache-challenge fx pull "oci://$registry/redirect-challenge/flux:v1"
   local elsewhere
   elsewhere=127.0.0.1:$(sed -n 2p "$work/ports")
   refused_with "$elsewhere, which the registry redirected to, asks for credentials \(HTTP 401\)" ||
