@@ -165,6 +165,9 @@ std::string Uninstall::removes(const std::vector<kube::ObjectKey>& inventory) {
 std::vector<std::string> Uninstall::remaining() {
   if (cluster_.dry_run()) return {};
   before_request();
+  // The uninstall deleted CRDs: their kinds are no longer served, and a list
+  // of one would be a 404.
+  cluster_.refresh_kinds();
   std::vector<kube::ObjectKey> labelled = labelled_objects(cluster_, ref_);
   std::vector<std::string> left;
   for (const ssa::PlannedPrune& planned : engine_.plan_prune(labelled, owner_labels(ref_))) {
