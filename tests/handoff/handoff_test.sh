@@ -304,6 +304,13 @@ op_stop
 # --- another namespace: shards on persistent storage, sync, patches -------
 ns=flux-ops
 k create namespace "$ns" --field-manager=provisioner >/dev/null
+# The syncs' pullSecret, which apply's checks want to exist with the keys of
+# each sync kind below (an OCIRepository's type, a GitRepository's and a
+# Bucket's keys): one Secret for them all.
+k -n "$ns" create secret docker-registry registry-auth --docker-server=example.com \
+  --docker-username=flux --docker-password=unused >/dev/null
+k -n "$ns" patch secret registry-auth --type=merge \
+  -p '{"stringData":{"username":"flux","password":"unused","accesskey":"flux","secretkey":"unused"}}' >/dev/null
 storage_class standard  # the instances' .spec.storage.class
 features=(
   "$four"
