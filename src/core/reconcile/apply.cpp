@@ -53,11 +53,14 @@ bool force_requested(const instance::StringMap& annotations, const json& status)
 // What of the applied objects is being deleted (a CRD pruned before, held
 // Terminating by its resources' finalizers), and why; empty when none is.
 // Applied or unchanged, such an object is going: the installation is not
-// healthy until it is gone and applied again.
+// healthy until it is gone and applied again. Not a claim: one pruned a
+// moment ago goes as soon as the pods that mount it are gone
+// (pvc-protection), which the rollout under way brings about.
 std::string terminating_objects(const std::vector<ssa::Applied>& applied) {
   std::string names;
   for (const ssa::Applied& one : applied) {
-    if (!ssa::is_terminating(one.object)) continue;
+    if (one.change.ref.kind == "PersistentVolumeClaim" || !ssa::is_terminating(one.object))
+      continue;
     names += (names.empty() ? "" : ", ") + display_name(one.change.ref) + " (" +
              ssa::held_by(one.object) + ")";
   }
