@@ -45,9 +45,7 @@ cleanup() {
 }
 on_exit cleanup
 
-[ -x "$bin" ] || abort "no fluxopctl at $bin"
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
-[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+e2e_require "$bin" "$dist"
 
 # ---------------------------------------------------------------------------
 # Instances and objects

@@ -61,9 +61,7 @@ cleanup() {
 }
 on_exit cleanup
 
-[ -x "$bin" ] || abort "no fluxopctl at $bin"
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
-[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+e2e_require "$bin" "$dist"
 
 all_cases=(stale_render stolen_lease paused_writer no_reconciler file_requests force_failed
   force_outage controller_beside namespace_deleted)

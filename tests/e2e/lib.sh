@@ -321,3 +321,11 @@ instance_ready() {
   want=$(sed -n 's/^ *version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$1" | head -n 1)
   [ "$version" = "$want" ] || { echo "FluxInstance .spec.distribution.version is '$version', not '$want'"; return 1; }
 }
+
+# e2e_require BIN DIST: what a suite needs before it starts: the binary (or
+# abort), kubectl and the distribution (or skip).
+e2e_require() {
+  [ -x "$1" ] || abort "no fluxopctl at $1"
+  command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+  [ -d "$2/flux" ] || skip_test "no Flux distribution at $2"
+}
