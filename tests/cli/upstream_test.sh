@@ -2,7 +2,7 @@
 # fluxopctl against the upstream flux-operator CLI (v0.58.1, built by
 # scripts/lib/upstream-cli.sh), each run on the same line:
 #
-# The upstream CLI's lines (README: "The upstream CLI's lines"): every line
+# The upstream CLI's lines (docs/upstream-cli.md): every line
 # of the table runs with the upstream CLI (which must accept it: no usage
 # error) and with fluxopctl in its place, which runs it ("runs": no usage
 # error, exit 0 or the cluster's error) or refuses it ("refused": exit 2,
@@ -54,8 +54,8 @@ awk '/<!-- upstream-lines -->/ {on = 1; next} /<!-- \/upstream-lines -->/ {on = 
      on && /^\| `flux-operator / {
        line = $0; sub(/^\| `flux-operator /, "", line); cell = line
        sub(/` \|.*/, "", line); sub(/^[^|]*\| /, "", cell); sub(/:.*/, "", cell)
-       print line "\t" cell }' "$root/README.md" >"$table"
-[ -s "$table" ] || abort "no upstream lines in README.md"
+       print line "\t" cell }' "$root/docs/upstream-cli.md" >"$table"
+[ -s "$table" ] || abort "no upstream lines in docs/upstream-cli.md"
 
 # Upstream's tree, from its own help: "COMMAND SUBCOMMAND" (or "COMMAND")
 # and the long flags of each, the global ones apart.

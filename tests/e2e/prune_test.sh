@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of what a prune takes (README "What a prune takes"), on a
+# End-to-end tests of what a prune takes (docs/prune.md), on a
 # local control plane (scripts/cluster) of their own, with the user's
 # resources in other namespaces (HelmReleases, ImageRepositories,
 # Kustomizations, held by their controllers' finalizers). Each case sets up
