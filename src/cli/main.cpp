@@ -10,10 +10,13 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <string>
+#include <string_view>
 
 #include "cli/cluster_flags.h"
 #include "cli/color.h"
 #include "cli/commands.h"
+#include "cli/examples.h"
 #include "cli/usage.h"
 #include "core/cache_root.h"
 #include "core/error.h"
@@ -129,9 +132,14 @@ int main(int argc, char** argv) {
   fluxop::cli::add_help_command(app);
   fluxop::cli::add_completion_command(app);
   // A command's help lists its own flags; the global ones are the app's.
-  for (CLI::App* command : app.get_subcommands({}))
-    command->footer(
-        "Global flags, before or after the command (kubeconfig, context, namespace, as, "
-        "as-group, request-timeout, timeout, color): see 'fluxopctl --help'");
+  for (CLI::App* command : app.get_subcommands({})) {
+    std::string footer;
+    if (std::string_view examples = fluxop::cli::command_examples(command->get_name());
+        !examples.empty())
+      footer.append("Examples:\n").append(examples).append("\n\n");
+    command->footer(footer +
+                    "Global flags, before or after the command (kubeconfig, context, namespace, "
+                    "as, as-group, request-timeout, timeout, color): see 'fluxopctl --help'");
+  }
   return flushed(run(app, argc, argv, parse_cache));
 }
