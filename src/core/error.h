@@ -29,6 +29,8 @@ std::string printable_json(std::string_view json);
 
 // How many characters of a value quote() keeps.
 inline constexpr std::size_t kQuotedCharacters = 40;
+// A path's (PATH_MAX): an archive's entry is named whole.
+inline constexpr std::size_t kQuotedPathCharacters = 4096;
 
 // `value` in double quotes, for quoting what a user wrote in a message: at
 // most its first `max_characters` (then "..." after the closing quote), with

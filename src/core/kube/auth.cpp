@@ -6,6 +6,7 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/kube/meta.h"
 #include "core/peer_json.h"
 #include "core/process.h"
 #include "core/rfc3339.h"
@@ -25,11 +26,6 @@ constexpr std::size_t kMaxExecOutput = std::size_t{1} << 20;
 
 std::string describe(const ExecPlugin& plugin) {
   return plugin.origin + ": \"" + plugin.command + "\"";
-}
-
-std::string string_at(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 // KUBERNETES_EXEC_INFO: what kubectl tells a plugin about the request.
@@ -58,9 +54,9 @@ ExecCredential parse_exec_credential(std::string_view text, const ExecPlugin& pl
   json answer = parse_peer_json(text, &why);
   if (answer.is_discarded()) throw Error(what + ": its output is not an ExecCredential: " + why);
   if (!answer.is_object()) throw Error(what + ": its output is not an ExecCredential (JSON)");
-  if (string_at(answer, "kind") != "ExecCredential")
+  if (string_member(answer, "kind") != "ExecCredential")
     throw Error(what + ": its output is not an ExecCredential (kind)");
-  if (std::string version = string_at(answer, "apiVersion"); version != plugin.api_version) {
+  if (std::string version = string_member(answer, "apiVersion"); version != plugin.api_version) {
     throw Error(what + ": answered apiVersion \"" + version + "\", the kubeconfig asks for \"" +
                 plugin.api_version + "\"");
   }
@@ -68,16 +64,16 @@ ExecCredential parse_exec_credential(std::string_view text, const ExecPlugin& pl
   if (status == answer.end() || !status->is_object())
     throw Error(what + ": its ExecCredential has no status");
   ExecCredential credential;
-  credential.token = string_at(*status, "token");
+  credential.token = string_member(*status, "token");
   if (std::string problem = token_problem(credential.token); !problem.empty())
     throw Error(what + ": its ExecCredential's status.token " + problem);
-  credential.client_cert_pem = string_at(*status, "clientCertificateData");
-  credential.client_key_pem = string_at(*status, "clientKeyData");
+  credential.client_cert_pem = string_member(*status, "clientCertificateData");
+  credential.client_key_pem = string_member(*status, "clientKeyData");
   if (credential.client_cert_pem.empty() != credential.client_key_pem.empty())
     throw Error(what + ": its ExecCredential has only one of clientCertificateData/clientKeyData");
   if (credential.token.empty() && credential.client_cert_pem.empty())
     throw Error(what + ": its ExecCredential has neither a token nor a client certificate");
-  if (std::string expiry = string_at(*status, "expirationTimestamp"); !expiry.empty()) {
+  if (std::string expiry = string_member(*status, "expirationTimestamp"); !expiry.empty()) {
     credential.expires = parse_rfc3339(expiry);
     if (!credential.expires)
       throw Error(what + ": status.expirationTimestamp \"" + expiry + "\" is not RFC 3339");

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/kube/answer.h"
+#include "core/kube/meta.h"
 #include "core/net/http.h"
 
 namespace fluxop::kube {
@@ -12,11 +13,6 @@ namespace fluxop::kube {
 namespace {
 
 using nlohmann::json;
-
-std::string string_at(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // "AlreadyExists" -> "already exists".
 std::string reason_words(std::string_view reason) {
@@ -78,15 +74,15 @@ ApiError api_error(std::string_view what, long status, std::string_view body) {
   json answer = parse_peer_json(body, nullptr, kAnswerBounds);
   std::string reason, message;
   std::vector<StatusCause> causes;
-  if (answer.is_object() && string_at(answer, "kind") == "Status") {
-    reason = string_at(answer, "reason");
-    message = strip_object_name(string_at(answer, "message"));
+  if (answer.is_object() && string_member(answer, "kind") == "Status") {
+    reason = string_member(answer, "reason");
+    message = strip_object_name(string_member(answer, "message"));
     json details = answer.value("details", json::object());
     if (details.is_object() && details.value("causes", json()).is_array()) {
       for (const json& cause : details["causes"]) {
         if (!cause.is_object()) continue;
-        causes.push_back(
-            {string_at(cause, "reason"), string_at(cause, "message"), string_at(cause, "field")});
+        causes.push_back({string_member(cause, "reason"), string_member(cause, "message"),
+                          string_member(cause, "field")});
       }
     }
   } else {
@@ -358,13 +354,17 @@ std::vector<json> KubeClient::list(const ObjectKey& kind, const Labels& selector
 
 std::vector<std::vector<json>> KubeClient::list_all(const std::vector<ListQuery>& queries) {
   std::vector<std::vector<json>> lists(queries.size());
-  read_lists(queries, true,
+  read_lists(queries, ListReading::kept_whole,
              [&](std::size_t query, json&& object) { lists[query].push_back(std::move(object)); });
   return lists;
 }
 
 void KubeClient::list_each(const std::vector<ListQuery>& queries, const ListVisitor& each) {
-  read_lists(queries, false, each);
+  read_lists(queries, ListReading::paged, each);
+}
+
+void KubeClient::list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+  read_lists(queries, ListReading::streamed, each);
 }
 
 std::vector<KubeClient::Listing> KubeClient::listings(const std::vector<ListQuery>& queries) {
@@ -396,79 +396,6 @@ std::vector<KubeClient::Listing> KubeClient::listings(const std::vector<ListQuer
     listing.path = listing.named ? object_path(named) : resource_path(*mapping, kind.ns);
   }
   return listings;
-}
-
-void KubeClient::read_lists(const std::vector<ListQuery>& queries, bool kept,
-                            const ListVisitor& each) {
-  // Each list is read in pages, one page of each list at a time, sent
-  // together: memory is bounded per page, and per list only when the caller
-  // keeps the whole list.
-  struct Paging {
-    std::string next;       // the continue token of the page to ask for
-    std::size_t bytes = 0;  // of the pages read
-    std::size_t values = 0;
-    std::size_t pages = 0;
-  };
-  std::vector<Listing> listings = this->listings(queries);
-  std::vector<Paging> pagings(listings.size());
-  std::vector<std::size_t> pending(listings.size());
-  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
-  while (!pending.empty()) {
-    std::vector<Request> requests;
-    for (std::size_t i : pending) {
-      const Listing& listing = listings[i];
-      std::string page = listing.named ? "" : "limit=" + std::to_string(kListPageItems);
-      const std::string& token = pagings[i].next;
-      std::string next = token.empty() ? "" : "continue=" + net::url_escape(token);
-      requests.push_back({"GET", listing.path, join_query({listing.selector, page, next}), "",
-                          "application/json", "application/json"});
-    }
-    std::vector<Response> responses = request_all(requests);
-    std::vector<std::size_t> more;
-    for (std::size_t j = 0; j < pending.size(); ++j) {
-      const Listing& listing = listings[pending[j]];
-      Paging& paging = pagings[pending[j]];
-      Response& response = responses[j];
-      if (listing.named && response.status == 404) continue;
-      if (!response.ok()) throw api_error(listing.what, response.status, response.body);
-      std::string request = "GET " + listing.path;
-      auto beyond = [&](const std::string& bound) {
-        return Error(listing.what + ": the API server's answer to " + request +
-                     ": a list of more than " + bound);
-      };
-      paging.bytes += response.body.size();
-      if (kept && paging.bytes > kMaxListBytes)
-        throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
-      ListPage page;
-      try {
-        if (listing.named) {
-          page.items.push_back(decode_answer(request, response.body, kAnswerBounds, &page.values));
-        } else {
-          page = decode_list_page(request, response.body);
-        }
-      } catch (const Error& e) {
-        throw Error(listing.what + ": " + e.what());
-      }
-      std::string().swap(response.body);  // the decoded page replaces its text
-      paging.values += page.values;
-      if (kept && paging.values > kMaxListValues)
-        throw beyond(std::to_string(kMaxListValues) + " values");
-      for (json& item : page.items) {
-        if (!item.is_object())
-          throw Error(listing.what + ": the API server's answer to " + request + ": not an object");
-      }
-      for (json& item : page.items) {
-        item["apiVersion"] = listing.api_version;
-        item["kind"] = listing.kind;
-        each(pending[j], std::move(item));
-      }
-      paging.next = std::move(page.next);
-      if (paging.next.empty()) continue;
-      if (++paging.pages >= kMaxListPages) throw beyond(std::to_string(kMaxListPages) + " pages");
-      more.push_back(pending[j]);
-    }
-    pending = std::move(more);
-  }
 }
 
 namespace {
@@ -542,39 +469,56 @@ class StreamedList : public net::BodySink {
 
 }  // namespace
 
-void KubeClient::list_streamed(const std::vector<ListQuery>& queries, const ListVisitor& each) {
+void KubeClient::read_lists(const std::vector<ListQuery>& queries, ListReading reading,
+                            const ListVisitor& each) {
+  // Each list is read one page (or, streamed, one whole answer) at a time,
+  // the lists' requests sent together.
+  struct Paging {
+    std::string next;       // the continue token of the page to ask for
+    std::size_t bytes = 0;  // of the pages read
+    std::size_t values = 0;
+    std::size_t pages = 0;
+  };
   std::vector<Listing> listings = this->listings(queries);
-  std::vector<std::unique_ptr<StreamedList>> streams;
-  for (std::size_t i = 0; i < listings.size(); ++i) {
+  // Items of a list carry no apiVersion nor kind: each object is handed
+  // over whole.
+  auto hand_over = [&](std::size_t i, const std::string& request, json&& object) {
     const Listing& listing = listings[i];
-    streams.push_back(std::make_unique<StreamedList>(listing.what, "GET " + listing.path,
-                                                     [&each, &listing, i](json&& item) {
-                                                       item["apiVersion"] = listing.api_version;
-                                                       item["kind"] = listing.kind;
-                                                       each(i, std::move(item));
-                                                     }));
+    if (!object.is_object())
+      throw Error(listing.what + ": the API server's answer to " + request + ": not an object");
+    object["apiVersion"] = listing.api_version;
+    object["kind"] = listing.kind;
+    each(i, std::move(object));
+  };
+  bool streamed = reading == ListReading::streamed;
+  std::vector<std::unique_ptr<StreamedList>> streams(listings.size());
+  if (streamed) {
+    for (std::size_t i = 0; i < listings.size(); ++i) {
+      std::string request = "GET " + listings[i].path;
+      streams[i] = std::make_unique<StreamedList>(
+          listings[i].what, request,
+          [&hand_over, i, request](json&& item) { hand_over(i, request, std::move(item)); });
+    }
   }
   // A whole list takes as long as the API server lets it (its
   // --request-timeout, a minute by default), not a page's bound.
   std::chrono::milliseconds timeout{0};
-  if (options_.request_timeout.count() > 0)
+  if (streamed && options_.request_timeout.count() > 0)
     timeout = std::max(options_.request_timeout, std::chrono::milliseconds(60'000));
-  std::vector<std::string> next(listings.size());
+  std::vector<Paging> pagings(listings.size());
   std::vector<std::size_t> pending(listings.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
-  for (std::size_t round = 0; !pending.empty(); ++round) {
-    if (round == kMaxListPages)
-      throw Error(listings[pending.front()].what + ": the API server's answer to GET " +
-                  listings[pending.front()].path + ": a list of more than " +
-                  std::to_string(kMaxListPages) + " pages");
+  while (!pending.empty()) {
     std::vector<Request> requests;
     std::vector<net::BodySink*> sinks;
     for (std::size_t i : pending) {
       const Listing& listing = listings[i];
-      std::string token = next[i].empty() ? "" : "continue=" + net::url_escape(next[i]);
-      Request& request =
-          requests.emplace_back(Request{"GET", listing.path, join_query({listing.selector, token}),
-                                        "", "application/json", "application/json"});
+      std::string page = listing.named || streamed ? "" : "limit=" + std::to_string(kListPageItems);
+      const std::string& token = pagings[i].next;
+      std::string next = token.empty() ? "" : "continue=" + net::url_escape(token);
+      Request& request = requests.emplace_back(Request{"GET", listing.path,
+                                                       join_query({listing.selector, page, next}),
+                                                       "", "application/json", "application/json"});
       request.timeout = timeout;
       // One object by name is decoded once it is whole.
       sinks.push_back(listing.named ? nullptr : streams[i].get());
@@ -584,26 +528,43 @@ void KubeClient::list_streamed(const std::vector<ListQuery>& queries, const List
     for (std::size_t j = 0; j < pending.size(); ++j) {
       std::size_t i = pending[j];
       const Listing& listing = listings[i];
-      const Response& response = responses[j];
+      Paging& paging = pagings[i];
+      Response& response = responses[j];
       if (listing.named && response.status == 404) continue;
       if (!response.ok()) throw api_error(listing.what, response.status, response.body);
-      if (listing.named) {
-        json object;
+      std::string request = "GET " + listing.path;
+      auto beyond = [&](const std::string& bound) {
+        return Error(listing.what + ": the API server's answer to " + request +
+                     ": a list of more than " + bound);
+      };
+      if (streams[i] && !listing.named) {
+        paging.next = streams[i]->finish();
+      } else {
+        bool kept = reading == ListReading::kept_whole;
+        paging.bytes += response.body.size();
+        if (kept && paging.bytes > kMaxListBytes)
+          throw beyond(std::to_string(kMaxListBytes >> 20) + " MiB");
+        ListPage page;
         try {
-          object = decode_answer("GET " + listing.path, response.body);
+          if (listing.named) {
+            page.items.push_back(
+                decode_answer(request, response.body, kAnswerBounds, &page.values));
+          } else {
+            page = decode_list_page(request, response.body);
+          }
         } catch (const Error& e) {
           throw Error(listing.what + ": " + e.what());
         }
-        if (!object.is_object())
-          throw Error(listing.what + ": the API server's answer to GET " + listing.path +
-                      ": not an object");
-        object["apiVersion"] = listing.api_version;
-        object["kind"] = listing.kind;
-        each(i, std::move(object));
-        continue;
+        std::string().swap(response.body);  // the decoded page replaces its text
+        paging.values += page.values;
+        if (kept && paging.values > kMaxListValues)
+          throw beyond(std::to_string(kMaxListValues) + " values");
+        for (json& item : page.items) hand_over(i, request, std::move(item));
+        paging.next = std::move(page.next);
       }
-      next[i] = streams[i]->finish();
-      if (!next[i].empty()) more.push_back(i);
+      if (paging.next.empty()) continue;
+      if (++paging.pages >= kMaxListPages) throw beyond(std::to_string(kMaxListPages) + " pages");
+      more.push_back(i);
     }
     pending = std::move(more);
   }

@@ -181,9 +181,13 @@ class KubeClient {
     bool named = false;  // one object by name: a GET, not a list
   };
   std::vector<Listing> listings(const std::vector<ListQuery>& queries);
-  // The lists, page by page; `kept`: the caller keeps every object, so the
-  // bounds of a whole list apply.
-  void read_lists(const std::vector<ListQuery>& queries, bool kept, const ListVisitor& each);
+  // How the lists are read: in pages the caller keeps (so the bounds of a
+  // whole list apply), in pages it drops, or each in one answer decoded as
+  // it streams.
+  enum class ListReading { kept_whole, paged, streamed };
+  // The one list path under list_all, list_each and list_streamed.
+  void read_lists(const std::vector<ListQuery>& queries, ListReading reading,
+                  const ListVisitor& each);
   std::vector<Response> send(const std::vector<Request>& requests,
                              const RequestCredentials& credentials,
                              const std::vector<net::BodySink*>& sinks);

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/kube/answer.h"
 #include "core/kube/client.h"
+#include "core/kube/meta.h"
 
 namespace fluxop::kube {
 
@@ -18,17 +19,6 @@ constexpr std::string_view kAcceptAggregated =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
     "application/json";
-
-std::string string_at(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const json& array_at(const json& object, const char* key) {
-  static const json empty = json::array();
-  auto it = object.find(key);
-  return it != object.end() && it->is_array() ? *it : empty;
-}
 
 std::string mapping_key(std::string_view group, std::string_view version, std::string_view kind) {
   return std::string(group) + "/" + std::string(version) + "/" + std::string(kind);
@@ -63,19 +53,20 @@ std::string resource_path(const ResourceMapping& mapping, std::string_view ns,
 std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::string_view request,
                                                                        std::string_view text) {
   json list = decode_answer(request, text);
-  if (!list.is_object() || string_at(list, "kind") != "APIGroupDiscoveryList") return std::nullopt;
+  if (!list.is_object() || string_member(list, "kind") != "APIGroupDiscoveryList")
+    return std::nullopt;
   std::vector<ResourceMapping> mappings;
-  for (const json& group : array_at(list, "items")) {
+  for (const json& group : array_at(list, "/items")) {
     std::string group_name;
     if (auto metadata = group.find("metadata"); metadata != group.end() && metadata->is_object())
-      group_name = string_at(*metadata, "name");
-    for (const json& version : array_at(group, "versions")) {
-      for (const json& resource : array_at(version, "resources")) {
+      group_name = string_member(*metadata, "name");
+    for (const json& version : array_at(group, "/versions")) {
+      for (const json& resource : array_at(version, "/resources")) {
         auto kind = resource.find("responseKind");
         if (kind == resource.end() || !kind->is_object()) continue;
-        mappings.push_back({group_name, string_at(version, "version"), string_at(*kind, "kind"),
-                            string_at(resource, "resource"),
-                            string_at(resource, "scope") == "Namespaced"});
+        mappings.push_back({group_name, string_member(version, "version"),
+                            string_member(*kind, "kind"), string_member(resource, "resource"),
+                            string_member(resource, "scope") == "Namespaced"});
       }
     }
   }
@@ -85,14 +76,14 @@ std::optional<std::vector<ResourceMapping>> parse_aggregated_discovery(std::stri
 std::vector<ResourceMapping> parse_resource_list(std::string_view request, std::string_view text) {
   json list = decode_answer(request, text);
   if (!list.is_object()) throw Error("not an APIResourceList");
-  auto [group, version] = split_group_version(string_at(list, "groupVersion"));
+  auto [group, version] = split_group_version(string_member(list, "groupVersion"));
   std::vector<ResourceMapping> mappings;
-  for (const json& resource : array_at(list, "resources")) {
-    std::string name = string_at(resource, "name");
+  for (const json& resource : array_at(list, "/resources")) {
+    std::string name = string_member(resource, "name");
     if (name.empty() || name.find('/') != std::string::npos) continue;  // a subresource
     auto namespaced = resource.find("namespaced");
     mappings.push_back(
-        {group, version, string_at(resource, "kind"), name,
+        {group, version, string_member(resource, "kind"), name,
          namespaced != resource.end() && namespaced->is_boolean() && namespaced->get<bool>()});
   }
   return mappings;
@@ -123,14 +114,14 @@ void RestMapper::load_legacy_group_versions(const std::string& path, std::string
   json root = decode_answer("GET " + path, body);
   if (!root.is_object()) throw Error("discovery " + path + ": not JSON");
   if (path == "/api") {
-    for (const json& version : array_at(root, "versions")) {
+    for (const json& version : array_at(root, "/versions")) {
       if (version.is_string()) add_resource_list("/api/" + version.get<std::string>());
     }
     return;
   }
-  for (const json& group : array_at(root, "groups")) {
-    for (const json& version : array_at(group, "versions")) {
-      add_resource_list("/apis/" + string_at(version, "groupVersion"));
+  for (const json& group : array_at(root, "/groups")) {
+    for (const json& version : array_at(group, "/versions")) {
+      add_resource_list("/apis/" + string_member(version, "groupVersion"));
     }
   }
 }

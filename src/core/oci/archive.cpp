@@ -121,7 +121,8 @@ class Extractor {
   }
 
   [[noreturn]] void fail(std::string_view name, const std::string& message) const {
-    throw Error(std::string(display_name_) + ": entry " + printable_name(name) + ": " + message);
+    throw Error(std::string(display_name_) + ": entry " + quote(name, kQuotedPathCharacters) +
+                ": " + message);
   }
 
   std::string_view display_name_;

@@ -409,7 +409,8 @@ class Indexer {
           index.files.push_back({path, source.position(), size, mode && (*mode & 0111) != 0});
         }
       }
-      source.skip(padded(size), std::string(display_) + ": entry " + printable_name(name));
+      source.skip(padded(size),
+                  std::string(display_) + ": entry " + quote(name, kQuotedPathCharacters));
     }
   }
 
@@ -440,9 +441,9 @@ class Indexer {
       case '5':
         return;
       case '1':
-        refuse(name, "hard link to " + printable_name(link));
+        refuse(name, "hard link to " + quote(link, kQuotedPathCharacters));
       case '2':
-        refuse(name, "symbolic link to " + printable_name(link));
+        refuse(name, "symbolic link to " + quote(link, kQuotedPathCharacters));
       case '3':
         refuse(name, "character device");
       case '4':
@@ -486,7 +487,8 @@ class Indexer {
   }
 
   [[noreturn]] void refuse(std::string_view name, const std::string& reason) const {
-    throw Error(std::string(display_) + ": entry " + printable_name(name) + ": refused: " + reason);
+    throw Error(std::string(display_) + ": entry " + quote(name, kQuotedPathCharacters) +
+                ": refused: " + reason);
   }
 
   std::string_view display_;
@@ -513,7 +515,7 @@ std::string path_problem(const LayerIndex& index) {
     return false;
   };
   auto refused = [](std::string_view path, std::string_view why) {
-    return "entry " + printable_name(path) + ": refused: " + std::string(why);
+    return "entry " + quote(path, kQuotedPathCharacters) + ": refused: " + std::string(why);
   };
   const std::string long_name =
       "a name component longer than " + std::to_string(kMaxComponentBytes) + " bytes";
@@ -574,22 +576,6 @@ class Decoder {
 };
 
 }  // namespace
-
-std::string printable_name(std::string_view name) {
-  if (name.empty()) return "\"\"";
-  std::string out;
-  for (char c : name) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-      continue;
-    }
-    char escaped[5];
-    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-    out += escaped;
-  }
-  return out;
-}
 
 std::string LayerIndex::encode(const CacheSeal& seal) const {
   std::string out(kMagic);

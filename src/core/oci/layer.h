@@ -98,8 +98,4 @@ std::map<std::string, std::string> read_layer_dir(std::string_view blob, const L
 // Reads a layer's blob from its file: the part asked for.
 BlobReader blob_file_reader(const std::string& path, std::string_view display_name);
 
-// An entry name as it may stand in a one-line message: control bytes
-// escaped, an empty name quoted.
-std::string printable_name(std::string_view name);
-
 }  // namespace fluxop::oci

@@ -2,19 +2,17 @@
 
 #include <cctype>
 
+#include "core/net/text.h"
+
 namespace fluxop::oci {
+
+using net::lowercase;
 
 namespace {
 
 bool is_token_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) ||
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // A cursor over the header.

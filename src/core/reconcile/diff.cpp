@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/kube/meta.h"
+
 namespace fluxop::reconcile {
 
+using kube::pointer_token;
 using nlohmann::json;
 
 namespace {
@@ -90,21 +93,6 @@ void mask_field(json& before, json& after, const char* field) {
       value = same ? "***" : "*** (after)";
     }
   }
-}
-
-// RFC 6901: "~" and "/" in a key escaped as "~0" and "~1".
-std::string pointer_token(const std::string& key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~') {
-      token += "~0";
-    } else if (c == '/') {
-      token += "~1";
-    } else {
-      token += c;
-    }
-  }
-  return token;
 }
 
 void collect_changes(const json& before, const json& after, const std::string& path,

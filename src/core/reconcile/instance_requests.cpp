@@ -8,11 +8,13 @@
 
 #include "core/error.h"
 #include "core/kube/lease.h"
+#include "core/kube/meta.h"
 #include "core/reconcile/instance_object.h"
 #include "core/ssa/health.h"
 
 namespace fluxop::reconcile {
 
+using kube::pointer_token;
 using nlohmann::json;
 
 namespace {
@@ -20,20 +22,6 @@ namespace {
 // A wait polls this often once the first readings showed nothing yet.
 constexpr std::chrono::milliseconds kPollInterval{2000};
 constexpr std::chrono::milliseconds kFirstPoll{250};
-
-// "/" is "~1" and "~" is "~0" in a JSON pointer.
-std::string pointer_token(std::string_view key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~')
-      token += "~0";
-    else if (c == '/')
-      token += "~1";
-    else
-      token += c;
-  }
-  return token;
-}
 
 const json& metadata_of(const json& object) {
   static const json empty = json::object();
@@ -182,14 +170,12 @@ std::map<std::string, std::string> annotations_of(const json& object) {
 
 bool reconcile_disabled(const std::map<std::string, std::string>& annotations) {
   auto found = annotations.find(std::string(kReconcileAnnotation));
-  if (found == annotations.end()) return false;
-  std::string value = found->second;
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return value == "disabled";
+  return found != annotations.end() && kube::equal_fold(found->second, "disabled");
 }
 
-bool reconcile_disabled(const json& object) { return reconcile_disabled(annotations_of(object)); }
+bool reconcile_disabled(const json& object) {
+  return kube::annotation_is(object, kReconcileAnnotation, "disabled");
+}
 
 Readiness instance_readiness(const json& live, const std::string& requested_at) {
   using State = Readiness::State;

@@ -6,9 +6,16 @@
 #include <limits>
 
 #include "core/base64.h"
+#include "core/kube/meta.h"
 
 namespace fluxop::report {
 
+using kube::array_at;
+using kube::at;
+using kube::integer_at;
+using kube::string_at;
+using kube::string_member;
+using kube::true_at;
 using nlohmann::json;
 
 namespace {
@@ -22,34 +29,6 @@ constexpr const char* kOperatorGroup = "fluxcd.controlplane.io";
 // annotation instead of .spec.suspend, no artifacts).
 constexpr std::string_view kOperatorKinds[] = {"FluxInstance", "ResourceSet",
                                                "ResourceSetInputProvider"};
-
-const json* at(const json& object, const char* pointer) {
-  json::json_pointer path(pointer);
-  return object.contains(path) ? &object.at(path) : nullptr;
-}
-
-// A field found only when it has the type asked for, as unstructured's
-// Nested* accessors find them.
-std::optional<std::string> string_at(const json& object, const char* pointer) {
-  const json* value = at(object, pointer);
-  return value && value->is_string() ? std::optional(value->get<std::string>()) : std::nullopt;
-}
-
-std::optional<std::int64_t> integer_at(const json& object, const char* pointer) {
-  const json* value = at(object, pointer);
-  return value && value->is_number_integer() ? std::optional(value->get<std::int64_t>())
-                                             : std::nullopt;
-}
-
-bool true_at(const json& object, const char* pointer) {
-  const json* value = at(object, pointer);
-  return value && value->is_boolean() && value->get<bool>();
-}
-
-std::string text(const json& object, const char* field) {
-  auto found = object.find(field);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
 
 // The conditions of .status.conditions that are objects.
 std::vector<json> conditions(const json& object) {
@@ -67,17 +46,17 @@ std::vector<json> conditions(const json& object) {
 bool failing(const json& object) {
   std::vector<json> found = conditions(object);
   return std::any_of(found.begin(), found.end(), [](const json& c) {
-    return text(c, "type") == "Ready" && text(c, "status") == "False" &&
-           text(c, "reason") != "DependencyNotReady";
+    return string_member(c, "type") == "Ready" && string_member(c, "status") == "False" &&
+           string_member(c, "reason") != "DependencyNotReady";
   });
 }
 
 std::string name_of(const json& object) {
-  return text(object.value("metadata", json::object()), "name");
+  return string_member(object.value("metadata", json::object()), "name");
 }
 
 std::string namespace_of(const json& object) {
-  return text(object.value("metadata", json::object()), "namespace");
+  return string_member(object.value("metadata", json::object()), "namespace");
 }
 
 Distribution distribution(const std::optional<json>& gitrepositories_crd,
@@ -88,9 +67,9 @@ Distribution distribution(const std::optional<json>& gitrepositories_crd,
     json labels =
         gitrepositories_crd->value("metadata", json::object()).value("labels", json::object());
     if (labels.contains("app.kubernetes.io/version"))
-      result.version = text(labels, "app.kubernetes.io/version");
+      result.version = string_member(labels, "app.kubernetes.io/version");
     if (labels.contains("app.kubernetes.io/managed-by"))
-      result.managed_by = text(labels, "app.kubernetes.io/managed-by");
+      result.managed_by = string_member(labels, "app.kubernetes.io/managed-by");
     else if (labels.contains("kustomize.toolkit.fluxcd.io/name"))
       result.managed_by = "flux bootstrap";
   } else {
@@ -101,7 +80,7 @@ Distribution distribution(const std::optional<json>& gitrepositories_crd,
     if (data.contains("token")) {
       result.entitlement = "Issued";
       if (data.contains("vendor")) {
-        result.entitlement += " by " + base64_decode(text(data, "vendor")).value_or("");
+        result.entitlement += " by " + base64_decode(string_member(data, "vendor")).value_or("");
       }
     }
   }
@@ -144,7 +123,7 @@ Component component(const json& deployment) {
   const json* containers = at(deployment, "/spec/template/spec/containers");
   if (containers && containers->is_array() && !containers->empty() &&
       containers->front().is_object()) {
-    result.image = text(containers->front(), "image");
+    result.image = string_member(containers->front(), "image");
   }
   return result;
 }
@@ -177,12 +156,12 @@ Reconciler reconciler(const ReportedKind& kind, const KindTally& tally) {
 
 // The labels upstream gives flux_resource_info for one object.
 ResourceLabels resource_labels(const json& object) {
-  std::string kind = text(object, "kind");
+  std::string kind = string_member(object, "kind");
   json metadata = object.value("metadata", json::object());
-  ResourceLabels labels{{"uid", text(metadata, "uid")},
+  ResourceLabels labels{{"uid", string_member(metadata, "uid")},
                         {"kind", kind},
-                        {"name", text(metadata, "name")},
-                        {"exported_namespace", text(metadata, "namespace")},
+                        {"name", string_member(metadata, "name")},
+                        {"exported_namespace", string_member(metadata, "namespace")},
                         {"ready", "Unknown"},
                         {"reason", ""},
                         {"suspended", true_at(object, "/spec/suspend") ? "True" : "False"},
@@ -192,9 +171,9 @@ ResourceLabels resource_labels(const json& object) {
                         {"source_name", ""},
                         {"path", ""}};
   for (const json& condition : conditions(object)) {
-    if (text(condition, "type") != "Ready") continue;
-    labels["ready"] = text(condition, "status");
-    labels["reason"] = text(condition, "reason");
+    if (string_member(condition, "type") != "Ready") continue;
+    labels["ready"] = string_member(condition, "status");
+    labels["reason"] = string_member(condition, "reason");
     break;
   }
   // Later fields win over earlier ones, as upstream sets them in turn.
@@ -278,9 +257,9 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
   Sync result{"kustomization/" + sync_name, string_at(*kustomization, "/spec/path").value_or(""),
               false, "not initialized", ""};
   for (const json& condition : conditions(*kustomization)) {
-    if (text(condition, "type") != "Ready") continue;
-    result.ready = text(condition, "status") != "False";
-    result.status = text(condition, "message");
+    if (string_member(condition, "type") != "Ready") continue;
+    result.ready = string_member(condition, "status") != "False";
+    result.status = string_member(condition, "message");
   }
   if (std::optional<std::string> source_kind = string_at(*kustomization, "/spec/sourceRef/kind")) {
     const std::vector<json>* sources = objects_of_kind(kinds, lists, *source_kind);
@@ -297,9 +276,10 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
         result.source = *url;
       }
       for (const json& condition : conditions(*source)) {
-        if (text(condition, "type") == "Ready" && text(condition, "status") == "False") {
+        if (string_member(condition, "type") == "Ready" &&
+            string_member(condition, "status") == "False") {
           result.ready = false;
-          result.status += "\n" + text(condition, "message");
+          result.status += "\n" + string_member(condition, "message");
         }
       }
     }
@@ -311,16 +291,7 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
 }  // namespace
 
 bool reconcile_disabled(const json& object) {
-  constexpr std::string_view kDisabled = "disabled";
-  for (const char* field : {"/metadata/labels", "/metadata/annotations"}) {
-    const json* map = at(object, field);
-    if (!map || !map->is_object()) continue;
-    std::string value = text(*map, "fluxcd.controlplane.io/reconcile");
-    if (std::equal(value.begin(), value.end(), kDisabled.begin(), kDisabled.end(),
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
-      return true;
-  }
-  return false;
+  return kube::any_in_metadata(object, "fluxcd.controlplane.io/reconcile", "disabled");
 }
 
 DeploymentStatus deployment_status(const json& deployment) {
@@ -334,9 +305,11 @@ DeploymentStatus deployment_status(const json& deployment) {
   }
   std::vector<json> found = conditions(deployment);
   for (const json& condition : found) {
-    if (text(condition, "status") != "True") continue;
-    if (text(condition, "type") == "Reconciling") return {"InProgress", text(condition, "message")};
-    if (text(condition, "type") == "Stalled") return {"Failed", text(condition, "message")};
+    if (string_member(condition, "status") != "True") continue;
+    if (string_member(condition, "type") == "Reconciling")
+      return {"InProgress", string_member(condition, "message")};
+    if (string_member(condition, "type") == "Stalled")
+      return {"Failed", string_member(condition, "message")};
   }
   // Without a progress deadline the controller sets no Progressing
   // condition: the rollout counts as progressing.
@@ -345,14 +318,14 @@ DeploymentStatus deployment_status(const json& deployment) {
                          std::numeric_limits<std::int32_t>::max();
   bool available = false;
   for (const json& condition : found) {
-    std::string type = text(condition, "type");
+    std::string type = string_member(condition, "type");
     if (type == "Progressing") {
-      if (text(condition, "reason") == "ProgressDeadlineExceeded")
+      if (string_member(condition, "reason") == "ProgressDeadlineExceeded")
         return {"Failed", "Progress deadline exceeded"};
-      if (text(condition, "status") == "True" &&
-          text(condition, "reason") == "NewReplicaSetAvailable")
+      if (string_member(condition, "status") == "True" &&
+          string_member(condition, "reason") == "NewReplicaSetAvailable")
         progressing = true;
-    } else if (type == "Available" && text(condition, "status") == "True") {
+    } else if (type == "Available" && string_member(condition, "status") == "True") {
       available = true;
     }
   }

@@ -2,29 +2,16 @@
 
 #include <algorithm>
 
+#include "core/kube/meta.h"
+
 namespace fluxop::ssa {
 
+using kube::array_at;
+using kube::at;
+using kube::text_at;
 using nlohmann::json;
 
 namespace {
-
-// What the server sent is read field by field with type checks: a field of
-// another type is absent, never an exception in the middle of a wait.
-const json* at(const json& object, const char* pointer) {
-  json::json_pointer path(pointer);
-  return object.is_object() && object.contains(path) ? &object.at(path) : nullptr;
-}
-
-std::string text(const json& object, const char* pointer) {
-  const json* found = at(object, pointer);
-  return found && found->is_string() ? found->get<std::string>() : "";
-}
-
-const json& array(const json& object, const char* pointer) {
-  static const json empty = json::array();
-  const json* found = at(object, pointer);
-  return found && found->is_array() ? *found : empty;
-}
 
 std::string joined(const std::string& reason, const std::string& message) {
   if (reason.empty()) return message;
@@ -34,23 +21,23 @@ std::string joined(const std::string& reason, const std::string& message) {
 // The latest Warning event about the object (by its uid): "Reason: message".
 // Normal events tell of progress, not of what holds it.
 std::string latest_warning(const std::vector<json>& events, const json& object) {
-  std::string uid = text(object, "/metadata/uid");
+  std::string uid = text_at(object, "/metadata/uid");
   if (uid.empty()) return "";
   const json* latest = nullptr;
   std::string latest_time;
   for (const json& event : events) {
-    if (text(event, "/involvedObject/uid") != uid) continue;
-    if (text(event, "/type") != "Warning") continue;
+    if (text_at(event, "/involvedObject/uid") != uid) continue;
+    if (text_at(event, "/type") != "Warning") continue;
     // RFC 3339 times in UTC compare as text.
-    std::string time = text(event, "/lastTimestamp");
-    if (time.empty()) time = text(event, "/eventTime");
-    if (time.empty()) time = text(event, "/metadata/creationTimestamp");
+    std::string time = text_at(event, "/lastTimestamp");
+    if (time.empty()) time = text_at(event, "/eventTime");
+    if (time.empty()) time = text_at(event, "/metadata/creationTimestamp");
     if (!latest || time >= latest_time) {
       latest = &event;
       latest_time = time;
     }
   }
-  return latest ? joined(text(*latest, "/reason"), text(*latest, "/message")) : "";
+  return latest ? joined(text_at(*latest, "/reason"), text_at(*latest, "/message")) : "";
 }
 
 // Waiting reasons that are only a step of starting a container.
@@ -62,13 +49,13 @@ bool is_starting(const std::string& reason) {
 // ImagePullBackOff, CrashLoopBackOff and how it last ended, ...).
 std::string container_cause(const json& pod) {
   for (const char* statuses : {"/status/initContainerStatuses", "/status/containerStatuses"}) {
-    for (const json& container : array(pod, statuses)) {
-      std::string reason = text(container, "/state/waiting/reason");
+    for (const json& container : array_at(pod, statuses)) {
+      std::string reason = text_at(container, "/state/waiting/reason");
       if (is_starting(reason)) continue;
-      std::string cause = "container " + text(container, "/name") + ": " +
-                          joined(reason, text(container, "/state/waiting/message"));
+      std::string cause = "container " + text_at(container, "/name") + ": " +
+                          joined(reason, text_at(container, "/state/waiting/message"));
       if (const json* terminated = at(container, "/lastState/terminated")) {
-        std::string last = text(*terminated, "/reason");
+        std::string last = text_at(*terminated, "/reason");
         const json* code = at(*terminated, "/exitCode");
         if (code && code->is_number_integer()) {
           last += (last.empty() ? "" : ", ") + std::string("exit code ") +
@@ -85,42 +72,43 @@ std::string container_cause(const json& pod) {
 std::string pod_cause(const json& pod, const std::vector<json>& events) {
   std::string cause = container_cause(pod);
   if (cause.empty()) {
-    for (const json& condition : array(pod, "/status/conditions")) {
-      if (text(condition, "/type") == "PodScheduled" && text(condition, "/status") == "False") {
-        cause = joined(text(condition, "/reason"), text(condition, "/message"));
+    for (const json& condition : array_at(pod, "/status/conditions")) {
+      if (text_at(condition, "/type") == "PodScheduled" &&
+          text_at(condition, "/status") == "False") {
+        cause = joined(text_at(condition, "/reason"), text_at(condition, "/message"));
       }
     }
   }
   if (cause.empty()) cause = latest_warning(events, pod);
-  return cause.empty() ? "" : "pod " + text(pod, "/metadata/name") + ": " + cause;
+  return cause.empty() ? "" : "pod " + text_at(pod, "/metadata/name") + ": " + cause;
 }
 
 bool is_pod_ready(const json& pod) {
-  const json& conditions = array(pod, "/status/conditions");
+  const json& conditions = array_at(pod, "/status/conditions");
   return std::any_of(conditions.begin(), conditions.end(), [](const json& condition) {
-    return text(condition, "/type") == "Ready" && text(condition, "/status") == "True";
+    return text_at(condition, "/type") == "Ready" && text_at(condition, "/status") == "True";
   });
 }
 
 const json* storage_class(const json& claim, const std::vector<json>& storage_classes) {
-  std::string name = text(claim, "/spec/storageClassName");
+  std::string name = text_at(claim, "/spec/storageClassName");
   for (const json& found : storage_classes) {
-    if (text(found, "/metadata/name") == name) return &found;
+    if (text_at(found, "/metadata/name") == name) return &found;
   }
   return nullptr;
 }
 
 std::string claim_cause(const json& claim, const WorkloadState& state) {
-  std::string what = "PersistentVolumeClaim " + text(claim, "/metadata/namespace") + "/" +
-                     text(claim, "/metadata/name");
-  std::string class_name = text(claim, "/spec/storageClassName");
+  std::string what = "PersistentVolumeClaim " + text_at(claim, "/metadata/namespace") + "/" +
+                     text_at(claim, "/metadata/name");
+  std::string class_name = text_at(claim, "/spec/storageClassName");
   if (names_missing_storage_class(claim, state.storage_classes))
     return what + ": StorageClass \"" + class_name + "\" does not exist";
-  std::string phase = text(claim, "/status/phase");
+  std::string phase = text_at(claim, "/status/phase");
   std::string cause = what + (phase.empty() ? " not bound" : " is " + phase);
   if (const json* found = storage_class(claim, state.storage_classes)) {
     cause += " (StorageClass \"" + class_name + "\", provisioner \"" +
-             text(*found, "/provisioner") + "\")";
+             text_at(*found, "/provisioner") + "\")";
   }
   std::string event = latest_warning(state.events, claim);
   return event.empty() ? cause : cause + ": " + event;
@@ -131,7 +119,7 @@ std::string claim_cause(const json& claim, const WorkloadState& state) {
 FurtherReads further_reads(const WorkloadState& state, std::size_t max_pods) {
   FurtherReads reads;
   auto events_of = [&reads](const json& object) {
-    std::string uid = text(object, "/metadata/uid");
+    std::string uid = text_at(object, "/metadata/uid");
     if (!uid.empty()) reads.event_subjects.push_back(uid);
   };
   std::size_t pods = 0;
@@ -142,9 +130,9 @@ FurtherReads further_reads(const WorkloadState& state, std::size_t max_pods) {
     for (const json& replica_set : state.replica_sets) events_of(replica_set);
   }
   for (const json& claim : state.claims) {
-    if (text(claim, "/status/phase") == "Bound") continue;
+    if (text_at(claim, "/status/phase") == "Bound") continue;
     events_of(claim);
-    std::string class_name = text(claim, "/spec/storageClassName");
+    std::string class_name = text_at(claim, "/spec/storageClassName");
     if (!class_name.empty()) reads.storage_classes.push_back(class_name);
   }
   return reads;
@@ -152,8 +140,8 @@ FurtherReads further_reads(const WorkloadState& state, std::size_t max_pods) {
 
 std::vector<std::string> claim_names(const json& deployment) {
   std::vector<std::string> names;
-  for (const json& volume : array(deployment, "/spec/template/spec/volumes")) {
-    std::string name = text(volume, "/persistentVolumeClaim/claimName");
+  for (const json& volume : array_at(deployment, "/spec/template/spec/volumes")) {
+    std::string name = text_at(volume, "/persistentVolumeClaim/claimName");
     if (!name.empty()) names.push_back(name);
   }
   return names;
@@ -161,18 +149,19 @@ std::vector<std::string> claim_names(const json& deployment) {
 
 bool is_terminating(const json& object) {
   return at(object, "/metadata/deletionTimestamp") ||
-         text(object, "/status/phase") == "Terminating";
+         text_at(object, "/status/phase") == "Terminating";
 }
 
 bool names_missing_storage_class(const json& claim, const std::vector<json>& storage_classes) {
   // No class named: the cluster's default, or a volume bound by hand.
-  if (text(claim, "/spec/storageClassName").empty() || !text(claim, "/spec/volumeName").empty())
+  if (text_at(claim, "/spec/storageClassName").empty() ||
+      !text_at(claim, "/spec/volumeName").empty())
     return false;
-  return text(claim, "/status/phase") != "Bound" && !storage_class(claim, storage_classes);
+  return text_at(claim, "/status/phase") != "Bound" && !storage_class(claim, storage_classes);
 }
 
 Diagnosis diagnose(const WorkloadState& state) {
-  std::string ns = text(state.deployment, "/metadata/namespace");
+  std::string ns = text_at(state.deployment, "/metadata/namespace");
   if (state.ns && is_terminating(*state.ns)) return {"namespace " + ns + " is being deleted", true};
   Diagnosis diagnosis;
   auto add = [&diagnosis](const std::string& cause) {
@@ -196,19 +185,21 @@ Diagnosis diagnose(const WorkloadState& state) {
     break;
   }
   for (const json& claim : state.claims) {
-    if (text(claim, "/status/phase") != "Bound") add(claim_cause(claim, state));
+    if (text_at(claim, "/status/phase") != "Bound") add(claim_cause(claim, state));
   }
   // No pod to speak of: the ReplicaSet says why it made none (a quota, an
   // admission refusal).
   if (state.pods.empty()) {
     for (const json& replica_set : state.replica_sets) {
       std::string cause;
-      for (const json& condition : array(replica_set, "/status/conditions")) {
-        if (text(condition, "/type") == "ReplicaFailure" && text(condition, "/status") == "True")
-          cause = joined(text(condition, "/reason"), text(condition, "/message"));
+      for (const json& condition : array_at(replica_set, "/status/conditions")) {
+        if (text_at(condition, "/type") == "ReplicaFailure" &&
+            text_at(condition, "/status") == "True")
+          cause = joined(text_at(condition, "/reason"), text_at(condition, "/message"));
       }
       if (cause.empty()) cause = latest_warning(state.events, replica_set);
-      if (!cause.empty()) add("ReplicaSet " + text(replica_set, "/metadata/name") + ": " + cause);
+      if (!cause.empty())
+        add("ReplicaSet " + text_at(replica_set, "/metadata/name") + ": " + cause);
     }
   }
   return diagnosis;

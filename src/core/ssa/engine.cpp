@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/kube/meta.h"
 #include "core/plural.h"
 #include "core/ssa/errors.h"
 #include "core/ssa/field_ownership.h"
@@ -44,11 +45,6 @@ std::string resource_version(const json& object) {
   return object.value("metadata", json::object()).value("resourceVersion", "");
 }
 
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 }  // namespace
 
 PruneAction prune_action(const std::optional<json>& live, const Owner& owner) {
@@ -59,10 +55,8 @@ PruneAction prune_action(const std::optional<json>& live, const Owner& owner) {
   for (const auto& [key, value] : owner) {
     if (!labels.is_object() || labels.value(key, "") != value) return PruneAction::Keep;
   }
-  if (annotations.is_object() &&
-      lowercase(annotations.value("fluxcd.controlplane.io/prune", "")) == "disabled") {
+  if (kube::any_in_metadata(*live, "fluxcd.controlplane.io/prune", "disabled"))
     return PruneAction::Keep;
-  }
   return PruneAction::Delete;
 }
 

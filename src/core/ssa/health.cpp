@@ -1,5 +1,6 @@
 #include "core/ssa/health.h"
 
+#include "core/kube/meta.h"
 #include "core/ssa/diagnosis.h"
 
 namespace fluxop::ssa {
@@ -19,16 +20,9 @@ const json* condition(const json& object, std::string_view type) {
   return nullptr;
 }
 
-std::int64_t number(const json& object, const char* pointer) {
-  json::json_pointer path(pointer);
-  return object.contains(path) && object.at(path).is_number_integer()
-             ? object.at(path).get<std::int64_t>()
-             : 0;
-}
-
 Health deployment_health(const json& deployment) {
-  std::int64_t generation = number(deployment, "/metadata/generation");
-  std::int64_t observed = number(deployment, "/status/observedGeneration");
+  std::int64_t generation = kube::integer_at(deployment, "/metadata/generation").value_or(0);
+  std::int64_t observed = kube::integer_at(deployment, "/status/observedGeneration").value_or(0);
   if (observed < generation) {
     return {false, false, "generation " + std::to_string(generation) + " not yet observed"};
   }
@@ -43,16 +37,15 @@ Health deployment_health(const json& deployment) {
     return {false, true,
             failure->value("reason", "ReplicaFailure") + ": " + failure->value("message", "")};
   }
-  if (json::json_pointer paused("/spec/paused");
-      deployment.contains(paused) && deployment.at(paused) == true) {
+  if (kube::true_at(deployment, "/spec/paused")) {
     return {false, true, "the rollout is paused (spec.paused)"};
   }
-  json::json_pointer replicas_path("/spec/replicas");
-  std::int64_t wanted =
-      deployment.contains(replicas_path) ? number(deployment, "/spec/replicas") : 1;
-  std::int64_t updated = number(deployment, "/status/updatedReplicas");
-  std::int64_t total = number(deployment, "/status/replicas");
-  std::int64_t available = number(deployment, "/status/availableReplicas");
+  std::int64_t wanted = kube::at(deployment, "/spec/replicas")
+                            ? kube::integer_at(deployment, "/spec/replicas").value_or(0)
+                            : 1;
+  std::int64_t updated = kube::integer_at(deployment, "/status/updatedReplicas").value_or(0);
+  std::int64_t total = kube::integer_at(deployment, "/status/replicas").value_or(0);
+  std::int64_t available = kube::integer_at(deployment, "/status/availableReplicas").value_or(0);
   if (updated < wanted) {
     return {false, false,
             "rollout: " + std::to_string(updated) + " of " + std::to_string(wanted) + " updated"};

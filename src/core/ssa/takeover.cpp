@@ -5,8 +5,11 @@
 #include <set>
 #include <string>
 
+#include "core/kube/meta.h"
+
 namespace fluxop::ssa {
 
+using kube::pointer_token;
 using nlohmann::json;
 
 namespace {
@@ -39,20 +42,6 @@ void add_fields(json& into, const json& fields) {
     if (!into.contains(key)) into[key] = json::object();
     add_fields(into[key], value);
   }
-}
-
-// RFC 6901 escaping of a map key in a path.
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
 }
 
 bool foreign_label(const std::string& key, const json& value) {

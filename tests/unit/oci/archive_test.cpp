@@ -165,8 +165,8 @@ struct Sandbox {
     extract_archive(layer.string(), dest.string(), kBlob, limits);
   }
   std::string refusal(std::string_view entry, std::string_view reason) const {
-    return std::string(kBlob) + ": entry " + std::string(entry) +
-           ": refused: " + std::string(reason);
+    return std::string(kBlob) + ": entry \"" + std::string(entry) +
+           "\": refused: " + std::string(reason);
   }
 };
 
@@ -284,16 +284,16 @@ TEST_CASE("archive: extract refuses links, devices and FIFOs") {
   box.dir.write("secret", "secret");
   SUBCASE("a symlink, and a file written through it") {
     TarBuilder(box.layer).symlink("link", box.outside.string()).file("link/x", "evil").close();
-    CHECK_THROWS_WITH_AS(box.extract(),
-                         box.refusal("link", "symbolic link to " + box.outside.string()).c_str(),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        box.extract(),
+        box.refusal("link", "symbolic link to \"" + box.outside.string() + "\"").c_str(), Error);
     CHECK_FALSE(fs::exists(fs::symlink_status(box.dest / "link")));
   }
   SUBCASE("a hard link") {
     std::string target = (box.dir.path() / "secret").string();
     TarBuilder(box.layer).hardlink("hard", target).close();
-    CHECK_THROWS_WITH_AS(box.extract(), box.refusal("hard", "hard link to " + target).c_str(),
-                         Error);
+    CHECK_THROWS_WITH_AS(box.extract(),
+                         box.refusal("hard", "hard link to \"" + target + "\"").c_str(), Error);
     CHECK(fs::hard_link_count(target) == 1);
   }
   SUBCASE("a FIFO") {

@@ -155,7 +155,7 @@ TEST_CASE("layer: gzip members, plain tars and long names") {
     // Cut within a file's data.
     const LayerFile& file = index.files.front();
     CHECK_THROWS_WITH_AS(index_layer(tar.substr(0, file.offset + 1), "blob"),
-                         ("blob: entry " + file.path + ": the archive ends within it").c_str(),
+                         ("blob: entry \"" + file.path + "\": the archive ends within it").c_str(),
                          Error);
   }
   SUBCASE("the tar split across gzip members, each a resume point") {

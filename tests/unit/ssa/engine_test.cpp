@@ -472,7 +472,7 @@ TEST_CASE("engine: live objects are read with one LIST per kind, by the owner's 
   CHECK(engine.read_live({fresh})[0]);
 }
 
-TEST_CASE("engine: prune deletes only what the owner labels and no annotation keeps") {
+TEST_CASE("engine: prune deletes only what the owner labels and no label or annotation keeps") {
   FakeCluster cluster;
   Owner owner = {{"fluxcd.controlplane.io/name", "flux"},
                  {"fluxcd.controlplane.io/namespace", "flux-system"}};
@@ -486,25 +486,31 @@ TEST_CASE("engine: prune deletes only what the owner labels and no annotation ke
   json kept = owned("kept");
   kept["metadata"]["annotations"] = {{"fluxcd.controlplane.io/prune", "Disabled"}};
   cluster.put(kept);
+  // As fluxcd/pkg's ssa excludes it: the label keeps it too.
+  json labelled = owned("labelled");
+  labelled["metadata"]["labels"]["fluxcd.controlplane.io/prune"] = "disabled";
+  cluster.put(labelled);
   std::vector<ObjectKey> stale;
-  for (const char* name : {"owned", "foreign", "kept", "gone"}) {
+  for (const char* name : {"owned", "foreign", "kept", "labelled", "gone"}) {
     stale.push_back({"", "v1", "ConfigMap", "flux-system", name});
   }
   Engine engine(cluster);
   std::vector<PlannedPrune> planned = engine.plan_prune(stale, owner);
-  REQUIRE(planned.size() == 4);
+  REQUIRE(planned.size() == 5);
   // In reverse order of the apply.
   CHECK(planned[0].key.name == "gone");
   CHECK(planned[0].action == PruneAction::Gone);
   CHECK(planned[1].action == PruneAction::Keep);
   CHECK(planned[2].action == PruneAction::Keep);
-  CHECK(planned[3].action == PruneAction::Delete);
+  CHECK(planned[3].action == PruneAction::Keep);
+  CHECK(planned[4].action == PruneAction::Delete);
 
   std::vector<Change> changes = engine.prune(stale, owner, nullptr);
-  REQUIRE(changes.size() == 3);
+  REQUIRE(changes.size() == 4);
   CHECK(changes[0].action == Action::Skipped);
   CHECK(changes[1].action == Action::Skipped);
-  CHECK(changes[2].action == Action::Deleted);
+  CHECK(changes[2].action == Action::Skipped);
+  CHECK(changes[3].action == Action::Deleted);
   CHECK(cluster.logged("DELETE") == std::vector<std::string>{"ConfigMap/flux-system/owned"});
   CHECK(cluster.objects.contains("ConfigMap/flux-system/kept"));
 }
