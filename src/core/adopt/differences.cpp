@@ -6,6 +6,7 @@
 
 #include "core/kustomize/resource.h"
 #include "core/reconcile/diff.h"
+#include "core/ssa/field_ownership.h"
 #include "core/yaml/json.h"
 
 namespace fluxop::adopt {
@@ -351,9 +352,13 @@ Comparison compare(const std::vector<yaml::Node>& installed,
         configured.push_back(change.path);
       }
     }
-    std::vector<reconcile::FieldChange> changes = whole_scalar_lists(
-        reconcile::field_changes(installed_object.object, rendered_object->second.object),
-        installed_object.object, rendered_object->second.object);
+    // A live object holds what the server made of its manifest: its
+    // defaults, its quantities' canonical form. Where it only did that, the
+    // installation is what the render writes.
+    json as_written = ssa::in_applied_form(installed_object.object, rendered_object->second.object);
+    std::vector<reconcile::FieldChange> changes =
+        whole_scalar_lists(reconcile::field_changes(as_written, rendered_object->second.object),
+                           as_written, rendered_object->second.object);
     if (changes.empty()) ++out.equal;
     for (reconcile::FieldChange& change : changes) {
       FieldDifference difference{installed_object.name,
@@ -366,8 +371,7 @@ Comparison compare(const std::vector<yaml::Node>& installed,
                                  std::move(change.after),
                                  std::nullopt,
                                  false};
-      difference.expected =
-          expected(difference, installed_object.object, rendered_object->second.object);
+      difference.expected = expected(difference, as_written, rendered_object->second.object);
       for (const std::string& path : configured) {
         if (overlaps(path, difference.path)) difference.configuration = true;
       }

@@ -257,6 +257,20 @@ void drop_unapplied(json& value, const json& fields, const json& ours) {
   }
 }
 
+void write_as_applied(json& live, const json& ours, std::string_view name) {
+  if (live == ours) return;
+  if (same_value(ours, live, name)) {
+    live = ours;
+  } else if (live.is_object() && ours.is_object()) {
+    for (auto& [key, value] : live.items()) {
+      if (auto applied = ours.find(key); applied != ours.end())
+        write_as_applied(value, *applied, key);
+    }
+  } else if (live.is_array() && ours.is_array() && live.size() == ours.size()) {
+    for (std::size_t i = 0; i < live.size(); ++i) write_as_applied(live[i], ours[i], name);
+  }
+}
+
 // `value` as far as `fields` names it; nullopt when it names none of it.
 std::optional<json> owned_value(const json& value, const json& fields) {
   json nodes = children(fields);
@@ -306,6 +320,11 @@ json owned_part(const json& live, const json& fields) {
     }
   }
   return out;
+}
+
+json in_applied_form(json live, const json& ours) {
+  write_as_applied(live, ours, "");
+  return live;
 }
 
 void merge_fields(json& into, const json& fields) {

@@ -25,6 +25,12 @@ nlohmann::json without_unapplied(nlohmann::json merged, const nlohmann::json& fi
 // namespace are kept.
 nlohmann::json owned_part(const nlohmann::json& live, const nlohmann::json& fields);
 
+// `live` with each value that is what the API server makes of the value
+// `ours` has there (an atomic struct's defaults filled in, a quantity in
+// canonical form: "1000m" is "1") written as ours writes it; the rest as
+// it is. What the two then differ in differs in meaning.
+nlohmann::json in_applied_form(nlohmann::json live, const nlohmann::json& ours);
+
 // The union of two fieldsV1 trees.
 void merge_fields(nlohmann::json& into, const nlohmann::json& fields);
 

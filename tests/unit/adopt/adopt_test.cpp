@@ -217,6 +217,66 @@ spec:
   CHECK(adoption.proof.installed_only.empty());
 }
 
+TEST_CASE("adopt: what the server made of the manifests is no difference") {
+  // A patch of the directory sets a CPU limit and an env var from a field;
+  // live, the server wrote the limit in canonical form and filled in the
+  // fieldRef's apiVersion (`adopt --from-cluster` reads them so).
+  testing::MemoryDir dir =
+      bootstrap_dir(bootstrap_components(), R"(apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- gotk-components.yaml
+patches:
+- patch: |
+    - op: add
+      path: /spec/template/spec/containers/0/resources
+      value: {limits: {cpu: 1000m}}
+    - op: add
+      path: /spec/template/spec/containers/0/env
+      value: [{name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}]
+  target:
+    kind: Deployment
+    name: helm-controller
+)");
+  Installation installation = read_directory(dir.str(), *dir.files(), nullptr);
+  bool found = false;
+  for (Node& object : installation.objects) {
+    if (object.string_at({"metadata", "name"}) != "helm-controller" ||
+        object.string_at({"kind"}) != "Deployment") {
+      continue;
+    }
+    Node& container = object.find({"spec", "template", "spec", "containers"})->items().front();
+    container.find({"resources", "limits"})->set("cpu", Node::string("1"));
+    container.get("env")
+        ->items()
+        .front()
+        .find({"valueFrom", "fieldRef"})
+        ->set("apiVersion", Node::string("v1"));
+    found = true;
+  }
+  REQUIRE(found);
+  Adoption adoption = adopt(installation, golden(), {});
+  CHECK(adoption.carried_patches == 1);
+  CHECK(adoption.generated_patches == 0);
+  CHECK(adoption.reproduced.empty());
+  CHECK(lost_fields(adoption).empty());
+
+  // A limit that differs in value is still reproduced.
+  for (Node& object : installation.objects) {
+    if (object.string_at({"metadata", "name"}) == "helm-controller" &&
+        object.string_at({"kind"}) == "Deployment") {
+      object.find({"spec", "template", "spec", "containers"})
+          ->items()
+          .front()
+          .find({"resources", "limits"})
+          ->set("cpu", Node::string("2"));
+    }
+  }
+  Adoption edited = adopt(installation, golden(), {});
+  REQUIRE(edited.reproduced.size() == 1);
+  CHECK(edited.reproduced[0].path == "/spec/template/spec/containers/0/resources/limits/cpu");
+}
+
 TEST_CASE("adopt: a patched field the render lacks is configuration, reproduced") {
   // A directory patch of a field that its carried copy cannot reach in the
   // render: the unpatched objects tell it from a hand edit.

@@ -172,5 +172,19 @@ TEST_CASE("field ownership: the owned part of a live object is what its managers
   CHECK(owned_part(theirs, both)["spec"]["selector"] == expected["spec"]["selector"]);
 }
 
+TEST_CASE("field ownership: live values the server only normalised, in the applied form") {
+  json theirs = live();
+  json owned = owned_part(theirs, fields(theirs));
+  // The fieldRef's defaulted apiVersion and the canonical "1" are ours.
+  CHECK(in_applied_form(owned, applied()) == applied());
+  // What differs in meaning stays as it is live.
+  container(owned)["resources"]["limits"]["cpu"] = "2";
+  container(owned)["env"][0]["valueFrom"]["fieldRef"]["apiVersion"] = "v2";
+  json kept = in_applied_form(owned, applied());
+  CHECK(container(kept)["resources"]["limits"]["cpu"] == "2");
+  CHECK(container(kept)["env"][0]["valueFrom"]["fieldRef"]["apiVersion"] == "v2");
+  CHECK(container(kept)["image"] == "source:v1");
+}
+
 }  // namespace
 }  // namespace fluxop::ssa
