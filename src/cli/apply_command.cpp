@@ -85,6 +85,7 @@ reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluste
   apply.preflight = true;
   apply.interruption = interruption;
   apply.on_progress = print_notice;
+  apply.wait_status = stderr_wait_status();
   apply.on_change = std::move(on_change);
   // A caller who may not create Events still applies: one warning says they
   // are missing. (The policy warns about a bad annotation; it is not said

@@ -65,6 +65,7 @@ void run_delete(const DeleteCommandOptions& options) {
   catch_interrupts();
   uninstall.interruption = interruption;
   uninstall.on_progress = print_notice;
+  uninstall.wait_status = stderr_wait_status();
   uninstall.confirm = confirmation(options, connected);
   ChangeSetOutput output(options.writes, /*verbose=*/false);
   uninstall.on_change = output.on_change();

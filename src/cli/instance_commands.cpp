@@ -314,7 +314,7 @@ std::string wait_for(const InstanceCommandOptions& options, kube::Cluster& clust
   run_interruptible([&] {
     ready = reconcile::wait_ready(cluster, ref, requested_at,
                                   std::chrono::steady_clock::now() + duration_flag(options.timeout),
-                                  interruption);
+                                  interruption, stderr_wait_status());
   });
   return ready;
 }

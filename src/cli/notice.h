@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/wait_status.h"
+
 namespace fluxop::cli {
 
 void print_notice(std::string_view line);
@@ -22,5 +24,11 @@ class NoticePrefix {
 
 // print_notice with "warning: " before it.
 void print_warning(std::string_view warning);
+
+// How the waits show they are alive on stderr (core/wait_status.h): a
+// status line redrawn in place on a terminal, lines in a log; a notice
+// printed meanwhile clears the status line first. None (null) on the
+// threads of a fleet, whose lines interleave.
+WaitStatus* stderr_wait_status();
 
 }  // namespace fluxop::cli

@@ -13,7 +13,10 @@
 #   states written by kwok (the pod-container-waiting stage of
 #   scripts/cluster.d/kwok-stages.yaml, asked for by a pod annotation);
 # - a ResourceQuota that refuses the pods: "exceeded quota", long before the
-#   timeout.
+#   timeout;
+# - the waits show they are alive: without a terminal, a line with the
+#   elapsed time when the cause changes; on one (script(1)), a status line
+#   redrawn in place and erased when the wait ends.
 #
 #   tests/e2e/wait_test.sh BIN ROOT
 #
@@ -140,6 +143,46 @@ check "the unbound claim fails the apply at the timeout, naming the scheduler's 
   'StorageClass "never", provisioner "example.com/never"'
 check "the cause is printed once, not on every poll" \
   test "$(grep -c 'Deployment/flux-system/source-controller pending' "$work/unbound.err")" -le 2
+check "without a terminal, the cause comes in a line with the elapsed time when it changes" grep -Eq \
+  '^\[[0-9]+s\] waiting for the components to roll out: Deployment/flux-system/source-controller pending \(.*\): .*unbound immediate PersistentVolumeClaims' \
+  "$work/unbound.err"
+
+# `wait` for an instance not created yet (in a namespace not there yet
+# either). Without a terminal: one line, its
+# cause never changing within the 30 s a line is repeated after.
+not_yet_logged() {
+  fx not-yet wait instance flux -n not-yet --timeout 3s --kubeconfig "$KUBECONFIG"
+  exit_is 1 || return 1
+  local lines
+  lines=$(grep -Ec '^\[[0-9]+s\] waiting for FluxInstance/not-yet/flux to be ready: not found$' "$work/not-yet.err")
+  [ "$lines" = 1 ] || { echo "$lines status lines, not 1:"; cat "$work/not-yet.err"; return 1; }
+}
+check "without a terminal, wait says its cause once, with the elapsed time" not_yet_logged
+# On a terminal (a pseudo-terminal from script(1)): one status line redrawn
+# in place (\r, then erased to the end of the line) as the seconds pass,
+# erased before the error.
+redrawn() {
+  local command
+  printf -v command '%q ' env TERM=xterm XDG_CACHE_HOME="$work/cache" "$bin" wait instance flux -n not-yet \
+    --timeout 4s --kubeconfig "$KUBECONFIG"
+  timeout -k 5 60 script -qec "$command" /dev/null </dev/null >"$work/tty.out" 2>&1
+  python3 - "$work/tty.out" <<'EOF'
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+draw = re.compile(r"\r\x1b\[K\[(\d+)s\] waiting for FluxInstance/not-yet/flux to be ready: not found")
+seconds = draw.findall(text)
+if len(set(seconds)) < 2:
+    sys.exit("the status line was not redrawn as the seconds passed (%d draws, at %s): %r" % (len(seconds), seconds, text[:300]))
+last = list(draw.finditer(text))[-1]
+if not re.match(r"\r\x1b\[K(\r?\n)?error: timeout waiting for FluxInstance/not-yet/flux", text[last.end():]):
+    sys.exit("the status line was not erased before the error: %r" % text[last.end():last.end() + 200])
+EOF
+}
+if command -v script >/dev/null; then
+  check "on a terminal, wait redraws its status line in place and erases it" redrawn
+else
+  skip "on a terminal, wait redraws its status line in place and erases it" "script(1) is not installed"
+fi
 
 # A StorageClass that does not exist: the claim would never bind. apply's
 # checks refuse the instance's own class before anything is written; a claim

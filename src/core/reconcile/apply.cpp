@@ -78,7 +78,7 @@ class InstanceApply {
         rendered_(rendered),
         options_(options),
         run_(cluster, instance_ref(flux.ns, flux.name), options.interruption, options.on_progress,
-             options.on_change),
+             options.on_change, options.wait_status),
         engine_(cluster, run_.engine_hooks(), owner_labels(instance_ref(flux.ns, flux.name))),
         objects_(rendered_json(rendered)),
         ref_(instance_ref(flux.ns, flux.name)),

@@ -24,6 +24,7 @@
 #include "core/render/render.h"
 #include "core/ssa/change_set.h"
 #include "core/ssa/engine.h"
+#include "core/wait_status.h"
 
 namespace fluxop::reconcile {
 
@@ -38,6 +39,7 @@ struct ApplyOptions {
   bool prune_crds = false;
   std::function<void(const ssa::Change&)> on_change;    // each change as it happens
   std::function<void(const std::string&)> on_progress;  // progress lines
+  WaitStatus* wait_status = nullptr;                    // told how each wait goes
   // What stopped the apply ("interrupted by SIGINT"); empty while it may go
   // on. Recorded as the failure's message, whatever request it cut short.
   std::function<std::string()> interruption;

@@ -207,8 +207,11 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
 std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
-                       const std::function<std::string()>& interruption) {
+                       const std::function<std::string()>& interruption, WaitStatus* status) {
   std::chrono::milliseconds poll = kFirstPoll;
+  WaitScope scope(status);
+  const std::string what =
+      display_name(ref) + (requested_at.empty() ? " to be ready" : " to be reconciled");
   for (;;) {
     if (std::string stopped = interruption ? interruption() : ""; !stopped.empty())
       throw Error(stopped);
@@ -223,6 +226,7 @@ std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
       throw Error("timeout waiting for " + display_name(ref) + " to be ready: " +
                   readiness.message + (components.empty() ? "" : "; not ready: " + components));
     }
+    if (status) status->waiting(what, "", readiness.message);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     std::this_thread::sleep_for(std::clamp(left, std::chrono::milliseconds(0), poll));

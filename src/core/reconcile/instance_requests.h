@@ -15,6 +15,7 @@
 
 #include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
+#include "core/wait_status.h"
 
 namespace fluxop::reconcile {
 
@@ -86,9 +87,10 @@ Readiness instance_readiness(const nlohmann::json& live, const std::string& requ
 // failed (thrown), or `deadline` passes: then throws naming what is not
 // ready, the instance's Ready condition and its components not rolled out.
 // An `interruption` ends the wait early (thrown, its words the message).
+// `status` (when not null) is told at each poll what the instance waits for.
 std::string wait_ready(kube::Cluster& cluster, const kube::ObjectKey& ref,
                        const std::string& requested_at,
                        std::chrono::steady_clock::time_point deadline,
-                       const std::function<std::string()>& interruption);
+                       const std::function<std::string()>& interruption, WaitStatus* status);
 
 }  // namespace fluxop::reconcile

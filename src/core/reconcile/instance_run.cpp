@@ -7,12 +7,13 @@ namespace fluxop::reconcile {
 InstanceRun::InstanceRun(kube::Cluster& cluster, kube::ObjectKey instance,
                          std::function<std::string()> interruption,
                          std::function<void(const std::string&)> on_progress,
-                         std::function<void(const ssa::Change&)> on_change)
+                         std::function<void(const ssa::Change&)> on_change, WaitStatus* wait_status)
     : cluster_(cluster),
       instance_(std::move(instance)),
       interruption_(std::move(interruption)),
       on_progress_(std::move(on_progress)),
-      on_change_(std::move(on_change)) {}
+      on_change_(std::move(on_change)),
+      wait_status_(wait_status) {}
 
 void InstanceRun::before_request() {
   if (std::string stopped = interruption(); !stopped.empty()) throw Error(stopped);
@@ -32,7 +33,8 @@ void InstanceRun::report(const ssa::Change& change) {
 
 ssa::EngineHooks InstanceRun::engine_hooks() {
   return {.before_request = [this] { before_request(); },
-          .on_progress = [this](const std::string& line) { progress(line); }};
+          .on_progress = [this](const std::string& line) { progress(line); },
+          .wait_status = wait_status_};
 }
 
 void InstanceRun::confirm_lock(bool now) {

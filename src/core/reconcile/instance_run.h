@@ -24,7 +24,7 @@ class InstanceRun {
   InstanceRun(kube::Cluster& cluster, kube::ObjectKey instance,
               std::function<std::string()> interruption,
               std::function<void(const std::string&)> on_progress,
-              std::function<void(const ssa::Change&)> on_change);
+              std::function<void(const ssa::Change&)> on_change, WaitStatus* wait_status);
   InstanceRun(const InstanceRun&) = delete;
   InstanceRun& operator=(const InstanceRun&) = delete;
 
@@ -56,6 +56,7 @@ class InstanceRun {
   std::function<std::string()> interruption_;
   std::function<void(const std::string&)> on_progress_;
   std::function<void(const ssa::Change&)> on_change_;
+  WaitStatus* wait_status_;
   std::vector<ssa::Change> changes_;
   std::optional<LeaseLock> lock_;
 };

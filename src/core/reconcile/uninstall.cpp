@@ -57,7 +57,8 @@ class Uninstall {
       : cluster_(cluster),
         ref_(ref),
         options_(options),
-        run_(cluster, ref, options.interruption, options.on_progress, options.on_change),
+        run_(cluster, ref, options.interruption, options.on_progress, options.on_change,
+             options.wait_status),
         engine_(cluster_, run_.engine_hooks(), owner_labels(ref)),
         started_(std::chrono::steady_clock::now()),
         deadline_(started_ + options.timeout) {}

@@ -18,6 +18,7 @@
 #include "core/kube/cluster.h"
 #include "core/reconcile/inventory.h"
 #include "core/ssa/change_set.h"
+#include "core/wait_status.h"
 
 namespace fluxop::reconcile {
 
@@ -47,6 +48,7 @@ struct UninstallOptions {
   bool behind_finalizer = false;
   std::function<void(const ssa::Change&)> on_change;
   std::function<void(const std::string&)> on_progress;
+  WaitStatus* wait_status = nullptr;          // told how each wait goes
   std::function<std::string()> interruption;  // as ApplyOptions::interruption
   // Asked, before anything is written, whether to go on, with what the
   // uninstall removes ("FluxInstance flux-system/flux and its inventory: 4

@@ -45,13 +45,17 @@ std::string resource_version(const json& object) {
   return object.value("metadata", json::object()).value("resourceVersion", "");
 }
 
+// After the one pending object a wait names: how many more there are.
+std::string and_others(std::size_t pending) {
+  return pending > 1 ? " and " + count_of(pending - 1, "other object") : "";
+}
+
 }  // namespace
 
 PruneAction prune_action(const std::optional<json>& live, const Owner& owner) {
   if (!live) return PruneAction::Gone;
   json metadata = live->value("metadata", json::object());
   json labels = metadata.value("labels", json::object());
-  json annotations = metadata.value("annotations", json::object());
   for (const auto& [key, value] : owner) {
     if (!labels.is_object() || labels.value(key, "") != value) return PruneAction::Keep;
   }
@@ -74,6 +78,11 @@ void Engine::before_request() const {
 
 void Engine::progress(const std::string& line) const {
   if (hooks_.on_progress) hooks_.on_progress(line);
+}
+
+void Engine::waiting(const std::string& what, const std::string& pending,
+                     const std::string& cause) const {
+  if (hooks_.wait_status) hooks_.wait_status->waiting(what, pending, cause);
 }
 
 bool Engine::namespace_exists(const std::string& ns) {
@@ -390,6 +399,7 @@ void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string&
                           std::chrono::steady_clock::time_point deadline) {
   std::vector<ObjectKey> pending = keys;
   std::chrono::milliseconds poll = kFirstPoll;
+  WaitScope scope(hooks_.wait_status);
   while (!pending.empty()) {
     before_request();
     std::vector<kube::ListQuery> queries;
@@ -398,14 +408,17 @@ void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string&
     }
     std::vector<std::vector<json>> found = cluster_.list_all(queries);
     std::vector<ObjectKey> still;
-    std::string message;
+    std::string message, first_hold;
     for (std::size_t i = 0; i < pending.size(); ++i) {
       if (found[i].empty()) continue;
       still.push_back(pending[i]);
-      message += " " + display_name(pending[i]) + " (" + held_by(found[i].front()) + ")";
+      std::string hold = held_by(found[i].front());
+      if (first_hold.empty()) first_hold = hold;
+      message += " " + display_name(pending[i]) + " (" + hold + ")";
     }
     pending = std::move(still);
     if (pending.empty()) break;
+    waiting(what, display_name(pending.front()) + and_others(pending.size()), first_hold);
     if (std::chrono::steady_clock::now() >= deadline)
       throw Error("timeout waiting for " + what + ":" + message);
     std::this_thread::sleep_for(poll);
@@ -569,6 +582,7 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
   }
   if (pending.empty()) return;
   progress("waiting for " + what + " (" + count_of(pending.size(), "object") + ")");
+  WaitScope scope(hooks_.wait_status);
   std::map<std::string, std::string> reasons;
   std::map<std::string, std::string> causes;  // the diagnoses last reported, by name
   auto next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;
@@ -612,12 +626,23 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
         std::string name = display_name(kube::object_key(pending_deployments[d]));
         const Diagnosis& diagnosis = diagnoses[d];
         if (diagnosis.permanent) throw Error(name + ": " + reasons[name] + ": " + diagnosis.cause);
-        if (!diagnosis.cause.empty() && diagnosis.cause != causes[name])
+        if (!hooks_.wait_status && !diagnosis.cause.empty() && diagnosis.cause != causes[name])
           progress(name + " pending (" + reasons[name] + "): " + diagnosis.cause);
         causes[name] = diagnosis.cause;
       }
       next_diagnosis = std::chrono::steady_clock::now() + kDiagnosisInterval;
     }
+    // The first pending object with a cause said, else the first.
+    std::string shown = display_name(kube::object_key(pending.front()));
+    for (const json& object : pending) {
+      std::string name = display_name(kube::object_key(object));
+      if (!causes[name].empty()) {
+        shown = name;
+        break;
+      }
+    }
+    waiting(what, shown + " pending (" + reasons[shown] + ")" + and_others(pending.size()),
+            causes[shown]);
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string message = "timeout waiting for";
       for (const json& object : pending) {
@@ -649,6 +674,7 @@ void Engine::wait_served(const std::vector<json>& crds, const std::string& what,
     }
   }
   std::chrono::milliseconds poll = kFirstPoll;
+  WaitScope scope(hooks_.wait_status);
   while (true) {
     std::string missing;
     for (const ObjectKey& kind : kinds) {
@@ -658,6 +684,7 @@ void Engine::wait_served(const std::vector<json>& crds, const std::string& what,
     if (missing.empty()) return;
     if (std::chrono::steady_clock::now() >= deadline)
       throw Error("timeout waiting for " + what + ": discovery does not serve" + missing);
+    waiting(what, "discovery does not serve" + missing, "");
     std::this_thread::sleep_for(poll);
     poll = std::min(poll * 2, kPollInterval);
     before_request();

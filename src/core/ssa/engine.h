@@ -22,6 +22,7 @@
 #include "core/kube/cluster.h"
 #include "core/ssa/change_set.h"
 #include "core/ssa/diagnosis.h"
+#include "core/wait_status.h"
 
 namespace fluxop::ssa {
 
@@ -65,6 +66,9 @@ struct EngineHooks {
   // to stop (an interruption, a lost lease).
   std::function<void()> before_request{};
   std::function<void(const std::string&)> on_progress{};
+  // Told at each poll of a wait what is pending and why; without it, a
+  // pending Deployment's cause is a progress line when it changes.
+  WaitStatus* wait_status = nullptr;
 };
 
 using Live = std::optional<nlohmann::json>;
@@ -132,6 +136,7 @@ class Engine {
  private:
   void before_request() const;
   void progress(const std::string& line) const;
+  void waiting(const std::string& what, const std::string& pending, const std::string& cause) const;
   bool namespace_exists(const std::string& ns);
   Applied recreate(const nlohmann::json& object);
   // Writes a CRD that is not established so that the API server queues it

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "../kube/fake_cluster.h"
+#include "../recording_wait_status.h"
 #include "core/error.h"
 #include "core/reconcile/instance_object.h"
 
@@ -88,10 +89,10 @@ TEST_CASE("requests: a wait ends ready, failed, or at its deadline naming what i
   cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
   auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(300); };
   cluster.put(instance("True"));
-  CHECK(wait_ready(cluster, kRef, "", soon(), {}) == "Reconciliation finished in 3s");
+  CHECK(wait_ready(cluster, kRef, "", soon(), {}, nullptr) == "Reconciliation finished in 3s");
 
   cluster.put(instance("False", "BuildFailed"));
-  CHECK_THROWS_WITH_AS(wait_ready(cluster, kRef, "", soon(), {}),
+  CHECK_THROWS_WITH_AS(wait_ready(cluster, kRef, "", soon(), {}, nullptr),
                        "FluxInstance/flux-system/flux: BuildFailed: Reconciliation finished in 3s",
                        Error);
 
@@ -105,11 +106,17 @@ TEST_CASE("requests: a wait ends ready, failed, or at its deadline naming what i
                {"spec", {{"replicas", 1}}},
                {"status", {{"replicas", 1}}}});
   std::string error;
+  testing::RecordingWaitStatus status;
   try {
-    wait_ready(cluster, kRef, "", soon(), {});
+    wait_ready(cluster, kRef, "", soon(), {}, &status);
   } catch (const Error& e) {
     error = e.what();
   }
+  // Each poll told the status what the instance waits for.
+  REQUIRE_FALSE(status.polls.empty());
+  CHECK(status.polls.back().what == "FluxInstance/flux-system/flux to be ready");
+  CHECK(status.polls.back().cause == "Progressing: Reconciliation finished in 3s");
+  CHECK(status.ended == 1);
   CHECK(
       error.starts_with("timeout waiting for FluxInstance/flux-system/flux to be ready: "
                         "Progressing: Reconciliation finished in 3s; not ready: "

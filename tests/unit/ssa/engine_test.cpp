@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "../kube/fake_cluster.h"
+#include "../recording_wait_status.h"
 #include "core/error.h"
 #include "core/ssa/errors.h"
 
@@ -614,6 +615,51 @@ TEST_CASE("engine: a pending Deployment's cause is reported once, and named at t
   REQUIRE(causes.size() == 1);
   CHECK(causes[0].starts_with(
       "Deployment/flux-system/d pending (0 of 1 replicas available): pod d-1: Unschedulable"));
+}
+
+TEST_CASE("engine: with a wait status, each poll tells it what is pending and the cause") {
+  FakeCluster cluster = unschedulable_cluster("never");
+  cluster.put(pending_deployment());
+  std::vector<std::string> lines;
+  testing::RecordingWaitStatus status;
+  Engine engine(cluster, {.on_progress = [&](const std::string& line) { lines.push_back(line); },
+                          .wait_status = &status});
+  auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(engine.wait({pending_deployment()}, "the components",
+                              started + std::chrono::milliseconds(2500)),
+                  Error);
+  REQUIRE(status.polls.size() > 2);
+  CHECK(status.polls.front().what == "the components");
+  CHECK(status.polls.front().pending ==
+        "Deployment/flux-system/d pending (0 of 1 replicas available)");
+  CHECK(status.polls.front().cause.empty());  // not diagnosed yet
+  CHECK(status.polls.back().cause.starts_with(
+      "pod d-1: Unschedulable: pod has unbound immediate PersistentVolumeClaims"));
+  CHECK(status.ended == 1);
+  // The cause is the status's to say, not a progress line too.
+  for (const std::string& line : lines) CHECK(line.find("pending (") == std::string::npos);
+}
+
+TEST_CASE("engine: a wait for deletions tells the status what holds the objects") {
+  FakeCluster cluster;
+  json held = json::parse(R"({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+    "name": "a", "namespace": "flux-system", "finalizers": ["example.com/hold"],
+    "deletionTimestamp": "2026-01-01T00:00:00Z"}})");
+  cluster.put(held);
+  json other = held;
+  other["metadata"]["name"] = "b";
+  cluster.put(other);
+  testing::RecordingWaitStatus status;
+  Engine engine(cluster, {.wait_status = &status});
+  CHECK_THROWS_AS(engine.wait_deleted(
+                      {kube::object_key(held), kube::object_key(other)}, "the objects to be gone",
+                      std::chrono::steady_clock::now() + std::chrono::milliseconds(300)),
+                  Error);
+  REQUIRE_FALSE(status.polls.empty());
+  CHECK(status.polls.back().what == "the objects to be gone");
+  CHECK(status.polls.back().pending == "ConfigMap/flux-system/a and 1 other object");
+  CHECK(status.polls.back().cause.find("example.com/hold") != std::string::npos);
+  CHECK(status.ended == 1);
 }
 
 TEST_CASE("engine: a claim whose StorageClass does not exist fails the wait at once") {
