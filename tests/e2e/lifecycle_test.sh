@@ -209,6 +209,10 @@ stuck() {
   [ "$(wc -l <"$work/stuck.err" | tr -d ' ')" -ge 1 ] || return 1
   grep -q '^error: timeout waiting for the deleted objects to be gone: .*ServiceAccount/flux-system/kustomize-controller (finalizers: example.com/hold)' "$work/stuck.err" ||
     { echo "the error does not name the held ServiceAccount and its finalizer"; return 1; }
+  # While it waited, it said so (no terminal here: a line, with the elapsed
+  # time, when what holds the first object left changed).
+  grep -Eq '^\[[0-9]+s\] waiting for the deleted objects to be gone: ServiceAccount/flux-system/kustomize-controller.*: finalizers: example.com/hold$' "$work/stuck.err" ||
+    { echo "no status line named the held ServiceAccount while waiting"; return 1; }
   exists -n "$ns" fluxinstance flux || { echo "the instance is gone: nothing to resume from"; return 1; }
 }
 check "a finalizer holding an object: the error names it, the instance stays" stuck
