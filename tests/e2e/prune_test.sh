@@ -240,9 +240,10 @@ case_terminating() {
 
   fx term-diff diff "$four" "${flags[@]}"
   check "terminating: diff names it" out_has term-diff \
-    '^terminating CustomResourceDefinition/helmreleases\.helm\.toolkit\.fluxcd\.io \(being deleted; .*\): apply fails until it is gone$'
-  apply term-apply "$four"
-  check "terminating: apply exits 1 naming it" exit_and_err 1 term-apply \
+    '^terminating CustomResourceDefinition/helmreleases\.helm\.toolkit\.fluxcd\.io \(being deleted; .*\): apply waits until it is gone, then applies it again$'
+  # Nothing releases it: apply waits for it to go until its timeout.
+  apply_timeout=20s apply term-apply "$four"
+  check "terminating: apply waits for it to go, at its timeout exits 1 naming it" exit_and_err 1 term-apply \
     '^error: .*being deleted.*CustomResourceDefinition/helmreleases\.helm\.toolkit\.fluxcd\.io'
 
   check "terminating: Ready=False HealthCheckFailed" ready_is False HealthCheckFailed

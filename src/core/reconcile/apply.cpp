@@ -50,22 +50,17 @@ bool force_requested(const instance::StringMap& annotations, const json& status)
   return !force.empty() && force != status.value("lastHandledForceAt", "");
 }
 
-// What of the applied objects is being deleted (a CRD pruned before, held
-// Terminating by its resources' finalizers), and why; empty when none is.
-// Applied or unchanged, such an object is going: the installation is not
-// healthy until it is gone and applied again. Not a claim: one pruned a
-// moment ago goes as soon as the pods that mount it are gone
-// (pvc-protection), which the rollout under way brings about.
-std::string terminating_objects(const std::vector<ssa::Applied>& applied) {
-  std::string names;
-  for (const ssa::Applied& one : applied) {
-    if (one.change.ref.kind == "PersistentVolumeClaim" || !ssa::is_terminating(one.object))
-      continue;
-    names += (names.empty() ? "" : ", ") + display_name(one.change.ref) + " (" +
-             ssa::held_by(one.object) + ")";
+// The applied objects being deleted (a claim pruned a moment ago, going as
+// soon as the pods that mount it are gone; a CRD pruned before, held
+// Terminating by its resources' finalizers). Applied or unchanged, such an
+// object is going: the installation is not healthy until it is gone and
+// applied again.
+std::vector<std::size_t> terminating_objects(const std::vector<ssa::Applied>& applied) {
+  std::vector<std::size_t> going;
+  for (std::size_t i = 0; i < applied.size(); ++i) {
+    if (ssa::is_terminating(applied[i].object)) going.push_back(i);
   }
-  if (names.empty()) return "";
-  return "being deleted, so not healthy until it is gone and applied again: " + names;
+  return going;
 }
 
 // One reconciliation: the state the steps share.
@@ -128,6 +123,12 @@ class InstanceApply {
   // the one rendered (ApplyOptions::generation): StaleRender.
   void refuse_stale_render(const ssa::Live& live) const;
   void refuse_dropped_versions(const std::vector<ssa::Live>& live) const;
+  // Waits, within the apply's timeout and saying on what, until the objects
+  // of `applied` at `going` (being deleted) are gone, then applies them
+  // again in their place.
+  void apply_again_once_gone(std::vector<ssa::Applied>& applied,
+                             const std::vector<std::size_t>& going,
+                             const std::function<void(const Change&)>& on_change);
   // An empty inventory while objects labelled the instance's are there (its
   // status was removed or rewritten): those objects, found by their labels.
   void rebuild_lost_inventory(const std::vector<ssa::Live>& live);
@@ -318,6 +319,32 @@ void InstanceApply::rebuild_lost_inventory(const std::vector<ssa::Live>& live) {
   previous_inventory_ = labelled_objects(cluster_, ref_);
   progress("warning: " + display_name(ref_) + " has no inventory, but objects labelled its: " +
            std::to_string(previous_inventory_.size()) + " found by their labels are its inventory");
+}
+
+void InstanceApply::apply_again_once_gone(std::vector<ssa::Applied>& applied,
+                                          const std::vector<std::size_t>& going,
+                                          const std::function<void(const Change&)>& on_change) {
+  std::vector<kube::ObjectKey> keys;
+  std::string names;
+  for (std::size_t i : going) {
+    keys.push_back(applied[i].change.ref);
+    names += (names.empty() ? "" : ", ") + display_name(applied[i].change.ref) + " (" +
+             ssa::held_by(applied[i].object) + ")";
+  }
+  const std::string what = "being deleted, so not healthy until it is gone and applied again";
+  // A dry run deletes nothing: what it waits on never goes.
+  if (cluster_.dry_run()) throw Error(what + ": " + names);
+  progress("waiting for what is " + what + ": " + names);
+  engine_.wait_deleted(keys, "what is " + what, deadline_);
+  std::vector<json> again;
+  for (const kube::ObjectKey& key : keys) {
+    again.push_back(*std::find_if(objects_.begin(), objects_.end(), [&key](const json& object) {
+      return kube::object_key(object) == key;
+    }));
+  }
+  std::vector<ssa::Applied> reapplied =
+      engine_.apply(again, std::vector<ssa::Live>(again.size()), on_change);
+  for (std::size_t i = 0; i < going.size(); ++i) applied[going[i]] = std::move(reapplied[i]);
 }
 
 // The API server refuses a CRD that no longer lists a version its objects
@@ -528,9 +555,10 @@ ApplyResult InstanceApply::run() {
       apply_new_instance(*new_crd, instance);
       instance_later = false;
     }
-    if (std::string terminating = terminating_objects(applied); !terminating.empty()) {
+    if (std::vector<std::size_t> going = terminating_objects(applied); !going.empty()) {
       failure = Failure::health_check;
-      throw Error(terminating);
+      apply_again_once_gone(applied, going, on_change);
+      failure = Failure::reconciliation;
     }
     if (flux_.migrate_resources && !cluster_.dry_run()) {
       std::vector<json> after;

@@ -126,11 +126,11 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
     ObjectDiff& object = result.objects.emplace_back(ObjectDiff{planned.key, planned.action, {}});
     std::string name = display_name(planned.key);
     if (!planned.live.is_null() && ssa::is_terminating(planned.live)) {
-      // Unchanged or not, it is going: apply fails until it is gone.
+      // Unchanged or not, it is going: apply waits until it is gone.
       object.terminating = ssa::held_by(planned.live);
       ++result.changed;
       result.text += "terminating " + name + " (being deleted; " + object.terminating +
-                     "): apply fails until it is gone\n";
+                     "): apply waits until it is gone, then applies it again\n";
     }
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;

@@ -362,7 +362,9 @@ CheckResult check_terminating(kube::Cluster& cluster, const RenderedInstance& in
   std::string names;
   for (const std::string& one : going) names += (names.empty() ? "" : ", ") + one;
   return result(name, CheckStatus::failed,
-                "being deleted, so apply fails until they are gone: " + names);
+                "being deleted, so not healthy: apply waits until they are gone, then applies "
+                "them again: " +
+                    names);
 }
 
 namespace {

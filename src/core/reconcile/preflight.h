@@ -72,7 +72,7 @@ CheckResult version_change_check(const std::optional<nlohmann::json>& live,
 CheckResult check_prunes(kube::Cluster& cluster, const RenderedInstance& instance,
                          const std::optional<nlohmann::json>& live, const PruneOptions& options);
 // The instance's objects being deleted (a CRD pruned and held Terminating):
-// failed, naming each and what holds it; apply fails until they are gone.
+// failed, naming each and what holds it; apply waits until they are gone.
 CheckResult check_terminating(kube::Cluster& cluster, const RenderedInstance& instance);
 
 // The checks that cost a request or two: the Kubernetes version, the

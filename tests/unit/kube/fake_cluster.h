@@ -49,7 +49,8 @@ class FakeCluster : public kube::Cluster {
   std::function<void()> on_refresh;           // what a refresh of discovery finds new
   bool establish = true;                      // whether applied CRDs are established at once
   std::function<void(const json&)> on_apply;  // after each apply, with the object applied
-  std::set<std::string> denied;               // access reviews answered no, by access()
+  std::function<void(const kube::ListQuery&)> on_list;  // before each list is answered
+  std::set<std::string> denied;                         // access reviews answered no, by access()
   std::vector<kube::AccessQuery> reviewed;
   std::set<std::string> stuck;  // by key(): deleted, they stay, terminating (a finalizer)
 
@@ -91,6 +92,7 @@ class FakeCluster : public kube::Cluster {
       kube::ObjectKey named = query.kind;
       named.name = query.name;
       log("LIST", named);
+      if (on_list) on_list(query);
       const kube::ObjectKey& kind = query.kind;
       if (auto refused = refuse_list.find(kind.group + "/" + kind.version + "/" + kind.kind);
           refused != refuse_list.end())

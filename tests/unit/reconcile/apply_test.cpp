@@ -1041,12 +1041,37 @@ TEST_CASE("policy: an applied object being deleted is not healthy: HealthCheckFa
       instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
   InstanceDiff diff = diff_instance(planned, flux, rendered());
   CHECK(diff.text.find("terminating Deployment/flux-system/source-controller (being deleted; "
-                       "finalizers: example.com/hold): apply fails until it is gone\n") !=
-        std::string::npos);
+                       "finalizers: example.com/hold): apply waits until it is gone, then "
+                       "applies it again\n") != std::string::npos);
   CHECK(prunes::diff_entry(diff_json(diff),
                            "Deployment/flux-system/source-controller")["terminating"] ==
         "finalizers: example.com/hold");
   CHECK(diff.changed > 0);
+}
+
+TEST_CASE("policy: an applied object being deleted is waited for until gone, then applied again") {
+  Run run;
+  run.apply("  wait: false\n");
+  const std::string name = "Deployment/flux-system/source-controller";
+  json& deployment = run.cluster.objects.at(name);
+  deployment["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  deployment["metadata"]["finalizers"] = {"kubernetes.io/example-protection"};
+  // Its finalizer let go while the apply waits: gone at the second look.
+  int looks = 0;
+  run.cluster.on_list = [&](const kube::ListQuery& query) {
+    if (query.kind.kind == "Deployment" && query.name == "source-controller" && ++looks == 2)
+      run.cluster.objects.erase(name);
+  };
+  ApplyResult result = run.apply("  wait: false\n");
+  CHECK(result.message.starts_with("Reconciliation finished in"));
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+  CHECK(
+      run.said("waiting for what is being deleted, so not healthy until it is gone and applied "
+               "again: Deployment/flux-system/source-controller (finalizers: "
+               "kubernetes.io/example-protection)"));
+  CHECK(looks >= 2);
+  REQUIRE(run.cluster.objects.contains(name));
+  CHECK_FALSE(run.cluster.objects.at(name)["metadata"].contains("deletionTimestamp"));
 }
 
 TEST_CASE("policy: diff refuses a downgrade in apply's words") {

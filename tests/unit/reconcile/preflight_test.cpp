@@ -342,7 +342,8 @@ TEST_CASE("check prune and terminating: a CRD kept with its resources, one being
   held["metadata"]["finalizers"] = {"customresourcecleanup.apiextensions.k8s.io"};
   CHECK(check_terminating(cluster, instance) ==
         CheckResult{"terminating", CheckStatus::failed,
-                    "being deleted, so apply fails until they are gone: "
+                    "being deleted, so not healthy: apply waits until they are gone, then applies "
+                    "them again: "
                     "CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io (finalizers: "
                     "customresourcecleanup.apiextensions.k8s.io)"});
   CHECK_FALSE(wrote(cluster));
