@@ -3,7 +3,8 @@
 # reconciler writes when it no longer may, on a local control plane
 # (scripts/cluster) of their own; every outcome is checked with kubectl.
 # Each case sets up what it needs (Flux installed by a one-shot apply, user
-# resources in the namespace apps) and can run alone:
+# resources in a namespace of its own) and can run alone, in any order, on
+# the one cluster they share:
 #   stale_render   the daemon (--from-cluster) waits for the Lease with a
 #                  render of four components while the instance goes to six:
 #                  once it has the Lease it renders again, and nothing of the
@@ -29,6 +30,10 @@
 #                  the daemon warns (log, Warning event) of an operator
 #                  Deployment beside it, and of its status written by another
 #                  controller during an apply
+#   unestablished  a CRD left Established=False by an API server stopped
+#                  before it established it (the state written into etcd
+#                  while it is down): apply names it and writes it again, it
+#                  is Established, the instance Ready
 #
 #   tests/e2e/contention_test.sh BIN ROOT [CASE...]
 #
@@ -64,7 +69,7 @@ on_exit cleanup
 e2e_require "$bin" "$dist"
 
 all_cases=(stale_render stolen_lease paused_writer no_reconciler file_requests force_failed
-  force_outage controller_beside namespace_deleted)
+  force_outage controller_beside namespace_deleted unestablished)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 for name in "${cases[@]}"; do
@@ -132,6 +137,8 @@ stop_daemon() {
   daemon=
 }
 logged() { grep -q -- "$1" "$log"; }
+# logged_more PATTERN N: the daemon's log has more than N lines matching.
+logged_more() { [ "$(grep -c -- "$1" "$log")" -gt "$2" ]; }
 # reconciled N: the daemon's log has N lines saying a reconcile finished.
 reconciled() { [ "$(grep -c 'Reconciliation finished in' "$log")" -ge "$1" ]; }
 request_reconcile() {
@@ -151,7 +158,12 @@ six=("${four[@]}" image-reflector-controller image-automation-controller)
 with_annotation() {
   sed "s|^  name: flux$|&\n  annotations:\n    $3: \"$4\"|" "$2" >"$work/$1.yaml"
 }
-user_namespace() { k create namespace apps --dry-run=client -o yaml | k apply -f - >/dev/null; }
+# user_namespace CASE: the namespace of CASE's user resources, $apps (one
+# per case: another case's, being deleted, takes nothing new).
+user_namespace() {
+  apps=${1//_/-}
+  k create namespace "$apps" --dry-run=client -o yaml | k apply -f - >/dev/null
+}
 # no_reconciler_left: no daemon, no Leases of one.
 clear_reconcilers() {
   stop_daemon
@@ -166,14 +178,14 @@ case_stale_render() {
   local name=stale_render reflector generation
   clear_reconcilers
   install "$name" "$instances/flux-2.9-six.yaml" || return
-  user_namespace
+  user_namespace "$name"
   local version
   version=$(k get crd imagerepositories.image.toolkit.fluxcd.io \
     -o jsonpath='{.spec.versions[?(@.storage==true)].name}')
   k apply -f - >/dev/null <<YAML
 apiVersion: image.toolkit.fluxcd.io/$version
 kind: ImageRepository
-metadata: {name: podinfo, namespace: apps}
+metadata: {name: podinfo, namespace: $apps}
 spec: {image: ghcr.io/stefanprodan/podinfo, interval: 1h}
 YAML
   reflector=$(uid_of deployment/image-reflector-controller)
@@ -199,8 +211,9 @@ YAML
   check "$name: image-reflector-controller was never deleted" \
     eval '[ "$(uid_of deployment/image-reflector-controller)" = "$reflector" ] || { echo "its uid changed: deleted and created again"; false; }'
   check "$name: the user's ImageRepository stays" \
-    eval 'k -n apps get imagerepository podinfo >/dev/null 2>&1 || { echo "ImageRepository apps/podinfo is gone"; false; }'
+    eval 'k -n "$apps" get imagerepository podinfo >/dev/null 2>&1 || { echo "ImageRepository $apps/podinfo is gone"; false; }'
   stop_daemon
+  k delete namespace "$apps" --wait=false >/dev/null
 }
 
 # ---------------------------------------------------------------------------
@@ -323,11 +336,11 @@ case_force_failed() {
   local name=force_failed
   clear_reconcilers
   install "$name" "$instances/flux-2.9-four.yaml" || return
-  user_namespace
-  k apply -f - >/dev/null <<'YAML'
+  user_namespace "$name"
+  k apply -f - >/dev/null <<YAML
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
-metadata: {name: frozen, namespace: apps}
+metadata: {name: frozen, namespace: $apps}
 spec: {url: https://example.com/repo, interval: 1h}
 ---
 apiVersion: admissionregistration.k8s.io/v1
@@ -336,6 +349,7 @@ metadata: {name: contention-frozen}
 spec:
   failurePolicy: Fail
   matchConstraints:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $apps}}
     resourceRules:
       - apiGroups: [source.toolkit.fluxcd.io]
         apiVersions: ["*"]
@@ -350,7 +364,7 @@ kind: ValidatingAdmissionPolicyBinding
 metadata: {name: contention-frozen}
 spec: {policyName: contention-frozen, validationActions: [Deny]}
 YAML
-  frozen() { ! k -n apps annotate gitrepository frozen contention/probe=1 --overwrite --dry-run=server >/dev/null 2>&1; }
+  frozen() { ! k -n "$apps" annotate gitrepository frozen contention/probe=1 --overwrite --dry-run=server >/dev/null 2>&1; }
   wait_until 60 frozen || { fail "$name" "the policy does not refuse updates"; return; }
   with_annotation forced "$instances/flux-2.9-four.yaml" reconcile.fluxcd.io/forceAt force-1
   apply "$name-refused" "$work/forced.yaml"
@@ -363,7 +377,7 @@ YAML
   apply "$name-again" "$work/forced.yaml"
   check "$name: the next apply migrates, exit 0" exit_is 0
   check "$name: then lastHandledForceAt is recorded" eval '[ "$(fi_get "{.status.lastHandledForceAt}")" = force-1 ]'
-  k -n apps delete gitrepository frozen --ignore-not-found >/dev/null
+  k delete namespace "$apps" --wait=false >/dev/null
 }
 
 # ---------------------------------------------------------------------------
@@ -372,7 +386,7 @@ case_force_outage() {
   local name=force_outage kind i
   clear_reconcilers
   install "$name" "$instances/flux-2.9-four.yaml" || return
-  user_namespace
+  user_namespace "$name"
   # 1,200 custom resources in three kinds, so that the outage comes while
   # the migration's patches are under way.
   for kind in GitRepository HelmRepository Bucket; do
@@ -386,7 +400,7 @@ case_force_outage() {
           HelmRepository) spec="{url: https://example.com/c$i, interval: 1h}" ;;
           Bucket) spec="{bucketName: b$i, endpoint: example.com, interval: 1h}" ;;
         esac
-        echo "- {apiVersion: source.toolkit.fluxcd.io/v1, kind: $kind, metadata: {name: o$i, namespace: apps}, spec: $spec}"
+        echo "- {apiVersion: source.toolkit.fluxcd.io/v1, kind: $kind, metadata: {name: o$i, namespace: $apps}, spec: $spec}"
       done
     } >"$work/$kind.yaml"
     timeout -k 5 600 kubectl apply --server-side -f "$work/$kind.yaml" >/dev/null 2>"$work/objects.err" ||
@@ -414,7 +428,7 @@ case_force_outage() {
     eval '! grep -q "rewind" "$work/outage.err" || { grep rewind "$work/outage.err"; false; }'
   check "$name: lastHandledForceAt recorded, Ready" \
     eval '[ "$(fi_get "{.status.lastHandledForceAt}")" = outage-1 ] && ready_current'
-  k delete namespace apps --wait=false >/dev/null
+  k delete namespace "$apps" --wait=false >/dev/null
 }
 
 # ---------------------------------------------------------------------------
@@ -428,7 +442,7 @@ case_controller_beside() {
     fail "$name" "the daemon did not reconcile the installed instance"
     return
   fi
-  k apply -f - >/dev/null <<YAML
+  k apply -f - >/dev/null 2>"$work/operator.err" <<YAML ||
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -443,6 +457,12 @@ spec:
     spec:
       containers: [{name: manager, image: ghcr.io/controlplaneio-fluxcd/flux-operator:v0.58.1}]
 YAML
+    {
+      show "$work/operator.err"
+      fail "$name" "kubectl created no operator Deployment"
+      stop_daemon
+      return
+    }
   request_reconcile
   check "$name: a Warning event names the operator Deployment beside the daemon" \
     wait_until 180 eval 'events ControllerConflict | grep -q "^Warning .*Deployment/$ns/flux-operator"'
@@ -450,13 +470,19 @@ YAML
   k -n "$ns" delete deployment flux-operator >/dev/null
   # Another controller writes the status while the daemon's apply waits for
   # a rollout (nodes cordoned, a pod template changed).
+  local waits
+  waits=$(grep -c "waiting for the components" "$log")
   cordon
   k -n "$ns" patch fluxinstance flux --type merge \
     -p '{"spec":{"kustomize":{"patches":[{"target":{"kind":"Deployment","name":"source-controller"},"patch":"- op: add\n  path: /spec/template/metadata/annotations/contention~1beside\n  value: \"1\"\n"}]}}}' >/dev/null
-  if wait_until 300 logged "waiting for the components"; then
-    k -n "$ns" patch fluxinstance flux --subresource status --type merge \
-      -p '{"status":{"lastAttemptedRevision":"written-by-another"}}' >/dev/null
+  if ! wait_until 300 logged_more "waiting for the components" "$waits"; then
+    uncordon
+    fail "$name" "the daemon's apply did not wait for the rollout"
+    stop_daemon
+    return
   fi
+  k -n "$ns" patch fluxinstance flux --subresource status --type merge \
+    -p '{"status":{"lastAttemptedRevision":"written-by-another"}}' >/dev/null
   uncordon
   check "$name: its status written by another during the apply: a Warning event" \
     wait_until 300 eval 'events ControllerConflict | grep -q "^Warning .*its status was written by another controller"'
@@ -470,8 +496,8 @@ case_namespace_deleted() {
   local name=namespace_deleted
   clear_reconcilers
   install "$name" "$instances/flux-2.9-four.yaml" || return
-  user_namespace
-  k -n apps create configmap kept --from-literal=a=b >/dev/null 2>&1
+  user_namespace "$name"
+  k -n "$apps" create configmap kept --from-literal=a=b >/dev/null 2>&1
   start_daemon "$name" --from-cluster -n "$ns"
   has_finalizer() { fi_get '{.metadata.finalizers}' | grep -q fluxcd.controlplane.io/finalizer; }
   if ! wait_until 300 eval 'reconciled 1 && has_finalizer'; then
@@ -484,8 +510,53 @@ case_namespace_deleted() {
     logged "is being deleted: uninstalled without taking the Lease"
   check "$name: the Flux CRDs are gone" \
     eval '[ -z "$(k get crd -o name | grep toolkit.fluxcd.io)" ] || { k get crd -o name | grep toolkit; false; }'
-  check "$name: the user's objects in other namespaces stay" eval 'k -n apps get configmap kept >/dev/null'
+  check "$name: the user's objects in other namespaces stay" eval 'k -n "$apps" get configmap kept >/dev/null'
   stop_daemon
+}
+
+# ---------------------------------------------------------------------------
+# unestablished (issue 40, point 8)
+# unestablish CRD: the CRD as the API server leaves it when it stops between
+# accepting a new CRD's names and establishing it (which it queues only when
+# the CRD is written): Established=False, "Installing". Written into etcd
+# (where CRDs are stored as JSON) while the API server is stopped.
+unestablish() {
+  local etcd_port
+  etcd_port=$(sed -n 's/^etcd_port="\{0,1\}\([0-9]*\)"\{0,1\}$/\1/p' "$FLUXOPCTL_CLUSTER_DIR/ports.env")
+  python3 - "http://127.0.0.1:$etcd_port" "/registry/apiextensions.k8s.io/customresourcedefinitions/$1" <<'PY'
+import base64, json, sys, urllib.request
+url, key = sys.argv[1], sys.argv[2]
+def call(path, body):
+    request = urllib.request.Request(url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(request, timeout=30))
+kv = call("/v3/kv/range", {"key": base64.b64encode(key.encode()).decode()})["kvs"][0]
+crd = json.loads(base64.b64decode(kv["value"]))
+for condition in crd["status"]["conditions"]:
+    if condition["type"] == "Established":
+        condition.update(status="False", reason="Installing", message="the initial names have been accepted")
+call("/v3/kv/put", {"key": kv["key"], "value": base64.b64encode(json.dumps(crd).encode()).decode()})
+PY
+}
+established() { k get crd "$1" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}'; }
+
+case_unestablished() {
+  local name=unestablished crd=buckets.source.toolkit.fluxcd.io
+  clear_reconcilers
+  install "$name" "$instances/flux-2.9-four.yaml" || return
+  "$cluster" stop-apiserver >/dev/null 2>"$work/stop.err" || { show "$work/stop.err"; fail "$name" "stop-apiserver failed"; return; }
+  unestablish "$crd" 2>"$work/unestablish.err"
+  local written=$?
+  "$cluster" start-apiserver >/dev/null 2>"$work/start.err" || { show "$work/start.err"; fail "$name" "start-apiserver failed"; return; }
+  if [ "$written" != 0 ] || [ "$(established "$crd")" != False ]; then
+    show "$work/unestablish.err"
+    fail "$name" "the CRD $crd could not be left Established=False (it is '$(established "$crd")')"
+    return
+  fi
+  apply "$name-repair" "$instances/flux-2.9-four.yaml"
+  check "$name: apply repairs the CRD, exit 0" exit_is 0
+  check "$name: apply names the CRD not established and writes it again" \
+    grep -q "CustomResourceDefinition/$crd is not established after .*written again to requeue it" "$work/$name-repair.err"
+  check "$name: the CRD is Established, the instance Ready" eval '[ "$(established "$crd")" = True ] && ready_current'
 }
 
 for name in "${cases[@]}"; do
