@@ -88,8 +88,9 @@ refused_with() {
 ended_within() {
   [ "$elapsed" -le "$1" ] || { echo "it took ${elapsed}s, not at most ${1}s"; return 1; }
 }
-# no_pvc: the claims .spec.storage made are gone. Nothing here runs the
-# controller that removes their kubernetes.io/pvc-protection finalizer.
+# no_pvc: the claims .spec.storage made are gone, released from their
+# kubernetes.io/pvc-protection finalizer first: at once, whatever pod still
+# mounts them.
 no_pvc() {
   local claim
   for claim in $(k -n "$ns" get pvc -o name); do
