@@ -552,7 +552,9 @@ case_unestablished() {
     fail "$name" "the CRD $crd could not be left Established=False (it is '$(established "$crd")')"
     return
   fi
-  apply "$name-repair" "$instances/flux-2.9-four.yaml"
+  # Within 2 minutes: the API server's informers resync every 5 minutes
+  # from its start, which queues the CRD too.
+  apply_timeout=2m apply "$name-repair" "$instances/flux-2.9-four.yaml"
   check "$name: apply repairs the CRD, exit 0" exit_is 0
   check "$name: apply names the CRD not established and writes it again" \
     grep -q "CustomResourceDefinition/$crd is not established after .*written again to requeue it" "$work/$name-repair.err"
