@@ -32,6 +32,19 @@ on_exit 'rm -rf "$work"'
 echo "== verifying $dist (fluxopctl $version)"
 # step NAME: whether RELEASE_VERIFY_ONLY lets step NAME run.
 step() { [ -z "${RELEASE_VERIFY_ONLY:-}" ] || [[ " $RELEASE_VERIFY_ONLY " == *" $1 "* ]]; }
+# verify NAME CASE...: CASE's ok/FAIL line, then its figures (what it
+# printed) and its time, whether it passed or not: the run is the proof
+# (harness.sh's check shows them only for a failure).
+verify() {
+  local name=$1 start=$SECONDS status
+  shift
+  "$@" >"$work/step.out" 2>&1
+  status=$?
+  if [ $status -eq 0 ]; then pass "$name"; else fail "$name" "$(head -n 1 "$work/step.out")"; fi
+  sed 's/^/  | /' "$work/step.out"
+  echo "  ($((SECONDS - start)) s)"
+  return $status
+}
 
 # The binaries as users get them: out of the tarballs.
 for arch in "${arches[@]}"; do
@@ -55,7 +68,7 @@ chroot_case() {
 step chroot && for arch in "${arches[@]}"; do
   how=
   [ "$arch" = amd64 ] || how=" under qemu-aarch64-static"
-  check "$arch: the chroot test$how" chroot_case "$arch"
+  verify "$arch: the chroot test$how" chroot_case "$arch"
 done
 
 image_case() {
@@ -89,7 +102,7 @@ print(f"  index {top['digest'][:23]}, platforms {sorted(seen)}")
 sys.exit(1 if problems else 0)
 PY
 }
-step image && check "image: each platform's binary is the tarball's (sha256)" image_case
+step image && verify "image: each platform's binary is the tarball's (sha256)" image_case
 
 lintian_case() {
   local arch out
@@ -99,7 +112,7 @@ lintian_case() {
     echo "  $arch: lintian: ${out:-nothing to report}"
   done
 }
-step lintian && check "lintian: nothing but the explained overrides" lintian_case
+step lintian && verify "lintian: nothing but the explained overrides" lintian_case
 
 # The README's Install section in a fresh Debian 13 root, as its user types it.
 debian13_case() {
@@ -140,7 +153,7 @@ EOF
   grep -q "completes 'fluxopctl completion ': bash zsh fish" "$work/debian13.out" ||
     { echo "the bash completion does not complete fluxopctl"; return 1; }
 }
-step debian13 && check "Debian 13 (mmdebstrap): SHA256SUMS, apt-get install ./fluxopctl_*.deb, version, man -w, bash completion, the tarball" debian13_case
+step debian13 && verify "Debian 13 (mmdebstrap): SHA256SUMS, apt-get install ./fluxopctl_*.deb, version, man -w, bash completion, the tarball" debian13_case
 
 reproducible_case() {
   local other=$work/second commit start=$SECONDS f differ=0
@@ -161,6 +174,6 @@ reproducible_case() {
   echo "  second build (from $other, libcurl rebuilt, no ccache): $((SECONDS - start)) s"
   [ $differ -eq 0 ]
 }
-step reproducible && check "reproducible: a second release of $(git -C "$root" rev-parse --short HEAD) in another directory, byte for byte" reproducible_case
+step reproducible && verify "reproducible: a second release of $(git -C "$root" rev-parse --short HEAD) in another directory, byte for byte" reproducible_case
 
 summary
