@@ -30,7 +30,11 @@ std::string created_now() {
 }
 
 Descriptor describe(std::string_view media_type, const std::string& bytes) {
-  return Descriptor{std::string(media_type), sha256_digest(bytes), bytes.size(), ""};
+  Descriptor descriptor;
+  descriptor.media_type = media_type;
+  descriptor.digest = sha256_digest(bytes);
+  descriptor.size = bytes.size();
+  return descriptor;
 }
 
 json descriptor_json(const Descriptor& descriptor) {

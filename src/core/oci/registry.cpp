@@ -46,6 +46,12 @@ Descriptor read_descriptor(const json& object, const std::string& where) {
   if (size == object.end() || !size->is_number_unsigned())
     throw Error(where + ".size: missing or not a size");
   descriptor.size = *size;
+  if (auto type = object.find("artifactType"); type != object.end() && type->is_string())
+    descriptor.artifact_type = *type;
+  if (auto annotations = object.find("annotations");
+      annotations != object.end() && annotations->is_object())
+    for (const auto& [key, value] : annotations->items())
+      if (value.is_string()) descriptor.annotations[key] = value;
   if (auto platform = object.find("platform"); platform != object.end() && platform->is_object()) {
     for (const char* field : {"os", "architecture", "variant"}) {
       auto part = platform->find(field);
@@ -70,19 +76,17 @@ std::string unrequested_encoding(const net::HttpResponse& response) {
          ", which fluxopctl does not ask for or decode";
 }
 
-// Writes a blob to a file, hashing and counting it as it streams.
-class VerifyingFileSink : public net::BodySink {
+}  // namespace
+
+// Receives a blob, hashing and counting it as it streams, and keeps its
+// bytes (a file, memory).
+class VerifyingSink : public net::BodySink {
  public:
-  VerifyingFileSink(std::string path, std::uint64_t max_bytes, std::string what)
-      : path_(std::move(path)), max_bytes_(max_bytes), what_(std::move(what)) {}
+  VerifyingSink(std::uint64_t max_bytes, std::string what)
+      : max_bytes_(max_bytes), what_(std::move(what)) {}
 
   void reset() override {
-    if (opened_) {
-      file_.restart();
-    } else {
-      file_.open(path_);
-      opened_ = true;
-    }
+    restart();
     hash_.finish();
     received_ = 0;
   }
@@ -92,23 +96,59 @@ class VerifyingFileSink : public net::BodySink {
       throw Error(what_ + ": larger than " + std::to_string(max_bytes_) + " bytes");
     }
     hash_.update(bytes);
-    file_.write(bytes);
+    keep(bytes);
   }
-  // The digest of what arrived; closes the file.
+  // The digest of what arrived, once it has all arrived.
   std::string finish() {
-    file_.close();
+    done();
     return hash_.finish();
   }
   std::uint64_t received() const { return received_; }
 
+ protected:
+  virtual void restart() = 0;  // a new attempt: what was kept goes
+  virtual void keep(std::string_view bytes) = 0;
+  virtual void done() {}
+
  private:
-  std::string path_;
   std::uint64_t max_bytes_;
   std::string what_;
-  FileWriter file_;
-  bool opened_ = false;
   Sha256 hash_;
   std::uint64_t received_ = 0;
+};
+
+namespace {
+
+class VerifyingFileSink final : public VerifyingSink {
+ public:
+  VerifyingFileSink(std::string path, std::uint64_t max_bytes, std::string what)
+      : VerifyingSink(max_bytes, std::move(what)), path_(std::move(path)) {}
+
+ private:
+  void restart() override {
+    if (opened_) {
+      file_.restart();
+    } else {
+      file_.open(path_);
+      opened_ = true;
+    }
+  }
+  void keep(std::string_view bytes) override { file_.write(bytes); }
+  void done() override { file_.close(); }
+
+  std::string path_;
+  FileWriter file_;
+  bool opened_ = false;
+};
+
+class VerifyingMemorySink final : public VerifyingSink {
+ public:
+  using VerifyingSink::VerifyingSink;
+  std::string bytes;
+
+ private:
+  void restart() override { bytes.clear(); }
+  void keep(std::string_view more) override { bytes += more; }
 };
 
 }  // namespace
@@ -358,15 +398,17 @@ Manifest RegistryClient::fetch_document(const Reference& ref, const std::string&
   return fetch_manifest_document(ref, digest, digest, kMaxIndexDepth + 1);
 }
 
-Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
-                                                 const std::string& identifier,
-                                                 const std::string& expected_digest, int indexes) {
+std::optional<Manifest> RegistryClient::get_document(const Reference& ref,
+                                                     const std::string& identifier,
+                                                     const std::string& expected_digest,
+                                                     bool missing_ok) {
   net::HttpRequest request;
   request.url = base_url(ref) + "/manifests/" + identifier;
   request.headers.push_back(accept_manifests());
   request.max_body = kMaxManifestBytes;
   net::HttpResponse response = send(ref, request, "pull");
   std::string what = ref.str() + ": manifest " + identifier;
+  if (missing_ok && response.status == 404) return std::nullopt;
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
   // Encoded, it can be neither digest-checked nor read.
   if (std::string encoding = unrequested_encoding(response); !encoding.empty())
@@ -381,8 +423,46 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
     throw Error(what + ": digest mismatch: the registry announced " + announced +
                 " and sent content with digest " + digest);
   }
-  Manifest manifest =
-      parse_manifest(std::move(response.body), response.header("content-type"), what);
+  return parse_manifest(std::move(response.body), response.header("content-type"), what);
+}
+
+std::optional<Manifest> RegistryClient::find_document(const Reference& ref) {
+  return get_document(ref, ref.identifier(), ref.digest, true);
+}
+
+std::optional<std::vector<Descriptor>> RegistryClient::fetch_referrers(const Reference& ref,
+                                                                       const std::string& digest) {
+  net::HttpRequest request;
+  request.url = base_url(ref) + "/referrers/" + digest;
+  request.headers.push_back("Accept: " + std::string(kOciIndex));
+  request.max_body = kMaxManifestBytes;
+  net::HttpResponse response = send(ref, request, "pull");
+  if (response.status == 404) return std::nullopt;
+  std::string what = ref.str() + ": referrers of " + digest;
+  if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
+  if (std::string encoding = unrequested_encoding(response); !encoding.empty())
+    throw Error(what + ": " + encoding);
+  std::string why;
+  json index = parse_peer_json(response.body, &why, {.max_depth = 16});
+  if (index.is_discarded()) throw Error(what + ": not JSON: " + why);
+  if (!index.is_object()) throw Error(what + ": not a JSON object");
+  std::vector<Descriptor> referrers;
+  auto manifests = index.find("manifests");
+  if (manifests == index.end()) return referrers;
+  if (!manifests->is_array()) throw Error(what + ": manifests: not an array");
+  if (manifests->size() > kMaxIndexManifests)
+    throw Error(what + ": more than " + std::to_string(kMaxIndexManifests) + " referrers");
+  for (std::size_t i = 0; i < manifests->size(); ++i)
+    referrers.push_back(
+        read_descriptor((*manifests)[i], what + ": manifests[" + std::to_string(i) + "]"));
+  return referrers;
+}
+
+Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
+                                                 const std::string& identifier,
+                                                 const std::string& expected_digest, int indexes) {
+  std::string what = ref.str() + ": manifest " + identifier;
+  Manifest manifest = *get_document(ref, identifier, expected_digest, false);
   // Past the depth an index is followed to: fetch_document's, as stored.
   if (!is_index(manifest.media_type) || indexes > kMaxIndexDepth) return manifest;
   if (indexes == kMaxIndexDepth) {
@@ -397,8 +477,9 @@ Manifest RegistryClient::fetch_manifest(const Reference& ref) {
   return fetch_manifest_document(ref, ref.identifier(), ref.digest, 0);
 }
 
-void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
-                                const std::string& path, std::uint64_t max_bytes) {
+void RegistryClient::receive_blob(const Reference& ref, const Descriptor& blob,
+                                  std::uint64_t max_bytes, VerifyingSink& sink,
+                                  std::string_view progress) {
   std::string what = ref.str() + ": blob " + blob.digest;
   if (blob.size > max_bytes) {
     throw Error(what + ": " + std::to_string(blob.size) + " bytes, more than the limit of " +
@@ -407,9 +488,7 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
   net::HttpRequest request;
   request.url = base_url(ref) + "/blobs/" + blob.digest;
   // Its errors reach the caller through reach(), which names the reference.
-  VerifyingFileSink sink(path, blob.size, "blob " + blob.digest);
-  net::HttpResponse response =
-      send(ref, request, "pull", &sink, "pulling " + blob.digest.substr(0, 19));
+  net::HttpResponse response = send(ref, request, "pull", &sink, progress);
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
   std::string digest = sink.finish();
   // A blob may be sent with a Content-Encoding that describes it (a .tar.gz
@@ -422,6 +501,19 @@ void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
   }
   if (digest != blob.digest)
     throw Error(what + ": digest mismatch: received content has " + digest + encoding);
+}
+
+void RegistryClient::fetch_blob(const Reference& ref, const Descriptor& blob,
+                                const std::string& path, std::uint64_t max_bytes) {
+  VerifyingFileSink sink(path, blob.size, "blob " + blob.digest);
+  receive_blob(ref, blob, max_bytes, sink, "pulling " + blob.digest.substr(0, 19));
+}
+
+std::string RegistryClient::fetch_blob_bytes(const Reference& ref, const Descriptor& blob,
+                                             std::uint64_t max_bytes) {
+  VerifyingMemorySink sink(blob.size, "blob " + blob.digest);
+  receive_blob(ref, blob, max_bytes, sink, {});
+  return std::move(sink.bytes);
 }
 
 bool RegistryClient::has(const Reference& ref, std::string_view kind, const std::string& digest) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,9 @@ struct Descriptor {
   std::string media_type;
   std::string digest;
   std::uint64_t size = 0;
-  std::string platform;  // an index's child: "os/architecture[/variant]", or empty
+  std::string platform;       // an index's child: "os/architecture[/variant]", or empty
+  std::string artifact_type;  // a referrer's (an index's child)
+  std::map<std::string, std::string> annotations;  // cosign's signature layers carry its proofs
 };
 
 struct Manifest {
@@ -63,6 +66,8 @@ struct RegistryOptions {
   std::function<bool()> cancelled;
 };
 
+class VerifyingSink;  // registry.cpp's: a blob received, checked as it streams
+
 class RegistryClient {
  public:
   explicit RegistryClient(RegistryOptions options);
@@ -74,11 +79,24 @@ class RegistryClient {
   // an index not followed, verified against the digest.
   Manifest fetch_document(const Reference& ref, const std::string& digest);
   bool has_manifest(const Reference& ref, const std::string& digest);
+  // The manifest or index the reference names (by tag or digest), as
+  // stored, an index not followed; nullopt when the registry has none (404).
+  std::optional<Manifest> find_document(const Reference& ref);
+  // The manifests in the reference's repository whose subject is `digest`
+  // (the referrers API); nullopt when the registry does not serve that API,
+  // which the referrers tag fallback (sha256-<hex>) stands in for.
+  std::optional<std::vector<Descriptor>> fetch_referrers(const Reference& ref,
+                                                         const std::string& digest);
 
   // Streams the blob into `path`, checking its size and digest as it arrives;
   // throws (leaving a partial file for the caller to remove) on a mismatch.
   void fetch_blob(const Reference& ref, const Descriptor& blob, const std::string& path,
                   std::uint64_t max_bytes);
+
+  // A small blob (a signature's payload, a bundle) in memory, at most
+  // `max_bytes`, checked against its size and digest.
+  std::string fetch_blob_bytes(const Reference& ref, const Descriptor& blob,
+                               std::uint64_t max_bytes);
 
   bool has_blob(const Reference& ref, const std::string& digest);
   void push_blob(const Reference& ref, const Descriptor& blob, const std::string& bytes);
@@ -109,10 +127,19 @@ class RegistryClient {
                         const std::string& scope);
   std::string fetch_token(const Reference& ref, const std::map<std::string, std::string>& params,
                           const std::string& scope, const Credential& credential);
+  // Receives the blob into `sink`, refusing it larger than `max_bytes`,
+  // then checks its size and digest.
+  void receive_blob(const Reference& ref, const Descriptor& blob, std::uint64_t max_bytes,
+                    VerifyingSink& sink, std::string_view progress);
   // A monolithic upload: a session, then `put` (its body set) to its location.
   void upload_blob(const Reference& ref, const Descriptor& blob, net::HttpRequest put);
   // HEAD of a "blob" or "manifest".
   bool has(const Reference& ref, std::string_view kind, const std::string& digest);
+  // The document `identifier` names, checked against `expected_digest`
+  // (when set) and the registry's Docker-Content-Digest; nullopt for a 404
+  // when `missing_ok`.
+  std::optional<Manifest> get_document(const Reference& ref, const std::string& identifier,
+                                       const std::string& expected_digest, bool missing_ok);
   // `indexes`: the indexes followed to reach it.
   Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
                                    const std::string& expected_digest, int indexes);
