@@ -227,13 +227,19 @@ _fluxopctl() {
     version) COMPREPLY=($(compgen -W "--client --insecure-skip-tls-verify -o --output -h --help" -- "$cur")) ;;
     export) COMPREPLY=($(compgen -W "report resource -h --help" -- "$cur")) ;;
     verify)
-      if [ "$prev" = --bundle ] || [ "$prev" = --key ] || [ "$prev" = --trusted-root ]; then
+      if [ "$prev" = --bundle ] || [ "$prev" = --key ] || [ "$prev" = --trusted-root ] ||
+        [ "$prev" = --ca-file ]; then
         COMPREPLY=($(compgen -f -- "$cur"))
+      elif [[ "$prev" == --variant ]]; then
+        COMPREPLY=($(compgen -W "upstream-alpine enterprise-alpine enterprise-distroless
+          enterprise-distroless-fips" -- "$cur"))
       elif [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--bundle --certificate-identity --certificate-identity-regexp
-          --certificate-oidc-issuer --certificate-oidc-issuer-regexp --key --trusted-root -h --help" -- "$cur"))
-      elif [[ " ${COMP_WORDS[*]} " != *" bundle "* ]]; then
-        COMPREPLY=($(compgen -W "bundle" -- "$cur"))
+          --certificate-oidc-issuer --certificate-oidc-issuer-regexp --key --trusted-root -f --filename
+          --distribution-artifact --version --variant -o --output --allow-unknown-fields --offline
+          --insecure-registry --ca-file --certs-dir --request-timeout -h --help" -- "$cur"))
+      elif [[ " ${COMP_WORDS[*]} " != *" bundle "* ]] && [ "$COMP_CWORD" -eq 2 ]; then
+        COMPREPLY=($(compgen -W "bundle" -- "$cur") $(compgen -f -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

@@ -117,6 +117,24 @@ std::string hex(std::string_view bytes) {
   return out;
 }
 
+std::optional<Bytes> unhex(std::string_view digits) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (digits.size() % 2 != 0) return std::nullopt;
+  Bytes bytes;
+  bytes.reserve(digits.size() / 2);
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    int high = nibble(digits[i]);
+    int low = nibble(digits[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes += static_cast<char>(high * 16 + low);
+  }
+  return bytes;
+}
+
 bool verify_signature(EVP_PKEY* key, std::string_view message, std::string_view signature,
                       HashAlgorithm algorithm) {
   DigestContext context(EVP_MD_CTX_new());

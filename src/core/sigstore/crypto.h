@@ -49,6 +49,8 @@ std::optional<HashAlgorithm> hash_algorithm(std::string_view name);
 Bytes hash(HashAlgorithm algorithm, std::string_view data);
 inline Bytes sha256(std::string_view data) { return hash(HashAlgorithm::sha256, data); }
 std::string hex(std::string_view bytes);
+// The bytes of lowercase hex digits; nullopt for anything else.
+std::optional<Bytes> unhex(std::string_view digits);
 
 // Whether `signature` is `key`'s over `message` (ECDSA and RSA PKCS#1 over
 // its `algorithm` hash, Ed25519 over the message itself).
