@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# `fluxopctl verify REF|FILE` against cosign, the oracle (scripts/lib/cosign.sh,
+# built once from the Go module proxy): cosign signs, with a key pair and no
+# transparency log, the small synthetic images of tests/mirror and a test
+# distribution pushed as an artifact into a local registry, Debian's
+# docker-registry (it has no referrers API, nor has distribution v3.0.0's:
+# the new bundle format goes under the referrers tag fallback). Then
+# `cosign verify --key` and `fluxopctl verify --key` must agree on every
+# case: signed (legacy `.sig` layout, and bundles as referrers), a changed
+# payload, a signature moved to another digest, another key, a missing
+# signature; and `fluxopctl verify FILE` verifies the artifact and each image
+# a FluxInstance installs, naming the one that is not signed.
+#
+#   tests/signatures/cosign_test.sh BIN ROOT
+#
+# One line per case (tests/lib/harness.sh); exit 0 when none failed, 1
+# otherwise, 77 when it cannot run (no Go to build cosign, no docker-registry).
+# SIGNATURES_TEST_TIMEOUT (120) bounds each command, seconds.
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BIN ROOT" >&2
+  exit 2
+fi
+root=$(cd "$2" && pwd) || exit 2
+bin=$1
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+cmd_timeout=${SIGNATURES_TEST_TIMEOUT:-120}
+
+# shellcheck source=tests/lib/harness.sh
+source "$root/tests/lib/harness.sh"
+# shellcheck source=scripts/lib/oci-registry.sh
+source "$root/scripts/lib/oci-registry.sh"
+# shellcheck source=scripts/lib/cosign.sh
+source "$root/scripts/lib/cosign.sh"
+# shellcheck source=tests/oci/lib.sh
+source "$root/tests/oci/lib.sh"
+# shellcheck source=tests/mirror/lib.sh
+source "$root/tests/mirror/lib.sh"
+
+registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
+# Built with the machine's Go caches, before HOME is the test's own.
+cosign_ensure_built || skip_test "cosign $cosign_version could not be built (above)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fluxopctl-signatures-test.XXXXXX") || exit 1
+cleanup() {
+  set +e
+  registry_stop_all
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Nothing from the machine's own configuration; cosign's key has no password.
+export HOME=$work/home DOCKER_CONFIG=$work/docker XDG_CACHE_HOME=$work/cache
+export COSIGN_PASSWORD='' COSIGN_YES=true TUF_ROOT=$work/tuf
+mkdir -p "$HOME" "$DOCKER_CONFIG"
+REASON=
+show "$work/err"
+
+cosign_run() { run "$cosign" "$@"; }
+
+# --- fixtures --------------------------------------------------------------------
+
+(cd "$work" && "$cosign" generate-key-pair --output-key-prefix signer >/dev/null 2>&1 &&
+  "$cosign" generate-key-pair --output-key-prefix other >/dev/null 2>&1) ||
+  abort "setup: cosign generate-key-pair failed"
+key=$work/signer.key pub=$work/signer.pub other_pub=$work/other.pub
+
+version=v2.9.0
+dist=$work/dist
+registry_start "$work/reg-legacy" || abort "setup: docker-registry did not start"
+registry_save legacy
+legacy=$REGISTRY_ADDR
+mirror_source_fixture "$root/tests/cli/distribution/flux/$version" "$version" "$dist" ||
+  abort "setup: the synthetic images or the test distribution"
+artifact_digest=$(registry_push_artifact flux-operator-manifests:v1 "$dist" flux flux-images) ||
+  abort "setup: pushing the test distribution failed"
+artifact="$legacy/flux-operator-manifests@$artifact_digest"
+# NAME@DIGEST of the four images, source-controller (an index) first.
+mapfile -t images < <(mirror_catalog_refs "$dist" "$version")
+[ ${#images[@]} -eq 4 ] || abort "setup: the catalog names ${#images[@]} images, not 4"
+
+for prefix in bundle tamper; do
+  timeout 120 python3 "$root/tests/mirror/synthetic_images.py" "$legacy" "$prefix" >/dev/null ||
+    abort "setup: the synthetic images under $prefix/"
+done
+# The same images under another prefix, by component (the bytes, and so the
+# digests, are the same).
+image_under() {
+  local image
+  for image in "${images[@]}"; do
+    [[ $image == */$2@* ]] && echo "$legacy/$1/$2@${image##*@}"
+  done
+}
+
+# sign REF [FLAG...]: cosign signs REF with the key, without a transparency log.
+sign() {
+  local ref=$1
+  shift
+  timeout -k 5 "$cmd_timeout" "$cosign" sign --key "$key" --tlog-upload=false --use-signing-config=false \
+    "$@" "$ref" >"$work/sign.out" 2>&1 ||
+    abort "setup: cosign sign $ref $*: $(tail -3 "$work/sign.out" | tr '\n' ' ')"
+}
+legacy_sign() { sign "$1" --new-bundle-format=false; }
+# fluxcd/: the artifact and three images in the legacy layout;
+# notification-controller stays unsigned.
+legacy_sign "$artifact"
+for image in "${images[@]:0:3}"; do legacy_sign "$image"; done
+# bundle/: kustomize-controller signed as a bundle only (docker-registry has
+# no referrers API: under the referrers tag fallback).
+bundle_image=$(image_under bundle kustomize-controller)
+sign "$bundle_image" --new-bundle-format=true
+# tamper/: source-controller and notification-controller in the legacy
+# layout, whose signatures the cases below change.
+legacy_sign "$(image_under tamper source-controller)"
+legacy_sign "$(image_under tamper notification-controller)"
+
+# --- cosign and fluxopctl agree ----------------------------------------------------
+
+# agree NAME WANT REF [ERE]: `cosign verify --key` and `fluxopctl verify --key`
+# ($verify_pub) both exit WANT (0 or 1) for REF; fluxopctl's one error line
+# then matches ERE after "error: REF: ".
+verify_pub=$pub
+agree() {
+  local want=$2 ref=$3 pattern=${4:-}
+  cosign_run verify --key "$verify_pub" --insecure-ignore-tlog=true --insecure-ignore-sct=true \
+    --allow-http-registry "$ref"
+  local cosign_rc=$rc
+  if { [ "$want" -eq 0 ] && [ $cosign_rc -ne 0 ]; } || { [ "$want" -ne 0 ] && [ $cosign_rc -eq 0 ]; }; then
+    because "cosign verify exits $cosign_rc, the case wants $want: $(first_err)"
+    return 1
+  fi
+  fx verify --key "$verify_pub" "oci://$ref"
+  if [ "$want" -eq 0 ]; then
+    succeeded "fluxopctl verify" || return 1
+    [ "$(lines "$work/out")" -eq 1 ] || { because "fluxopctl verify: $(lines "$work/out") lines, not 1"; return 1; }
+    grep -q "@${ref##*@} verified, signed by key $verify_pub" "$work/out" ||
+      because "fluxopctl verify: $(head -c 300 "$work/out")"
+  else
+    one_line_error "fluxopctl verify" "^error: oci://${ref%@*}@${ref##*@}: $pattern"
+  fi
+}
+
+t_artifact() { agree artifact 0 "$artifact"; }
+t_index() { agree "index" 0 "${images[0]}"; }
+t_image() { agree image 0 "${images[1]}"; }
+t_bundle_referrers_tag() { agree "bundle" 0 "$bundle_image"; }
+t_missing() { agree missing 1 "${images[3]}" "not signed"; }
+
+t_other_key() {
+  verify_pub=$other_pub
+  agree "other key" 1 "${images[1]}" "no signature verifies: .*signature: does not verify" &&
+    agree "other key, bundle" 1 "$bundle_image" "no signature verifies: .*signature"
+}
+
+# The signature manifest of REF copied, by python, to another tag with its
+# payload changed (a byte of the image's name) or as is.
+copy_signature() {
+  timeout 60 python3 - "$@" <<'PY'
+import hashlib, json, sys, urllib.request
+registry, repo, source_tag, target_tag, change = sys.argv[1:6]
+base = f"http://{registry}/v2/{repo}"
+accept = "application/vnd.oci.image.manifest.v1+json"
+def get(url):
+    req = urllib.request.Request(url, headers={"Accept": accept})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read()
+def put(url, data, content_type):
+    req = urllib.request.Request(url, data=data, method="PUT",
+                                 headers={"Content-Type": content_type})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.headers
+manifest = json.loads(get(f"{base}/manifests/{source_tag}"))
+if change == "payload":
+    layer = manifest["layers"][0]
+    # The same claims, and a field cosign did not sign.
+    payload = json.loads(get(f"{base}/blobs/{layer['digest']}"))
+    payload["optional"] = {"changed": "by the test"}
+    payload = json.dumps(payload).encode()
+    digest = "sha256:" + hashlib.sha256(payload).hexdigest()
+    req = urllib.request.Request(f"{base}/blobs/uploads/", data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        location = r.headers["Location"]
+    if location.startswith("/"):
+        location = f"http://{registry}{location}"
+    put(f"{location}{'&' if '?' in location else '?'}digest={digest}", payload,
+        "application/octet-stream")
+    layer["digest"], layer["size"] = digest, len(payload)
+put(f"{base}/manifests/{target_tag}", json.dumps(manifest).encode(), manifest["mediaType"])
+PY
+}
+
+sig_tag() { local d=${1##*@}; echo "${d/:/-}.sig"; }
+repo_of() { local r=${1%@*}; echo "${r#*/}"; }
+
+t_changed_payload() {
+  # notification-controller's signature, its payload changed, as its own.
+  local ref
+  ref=$(image_under tamper notification-controller)
+  copy_signature "$legacy" "$(repo_of "$ref")" "$(sig_tag "$ref")" "$(sig_tag "$ref")" payload ||
+    { because "rewriting the signature failed"; return 1; }
+  agree "changed payload" 1 "$ref" "no signature verifies: .*signature: does not verify"
+}
+
+t_other_digest() {
+  # source-controller's signature (of its index) put where the unsigned
+  # helm-controller's would be.
+  local from to
+  from=$(image_under tamper source-controller) to=$(image_under tamper helm-controller)
+  timeout 60 python3 - "$legacy" "$(repo_of "$from")" "$(repo_of "$to")" "$(sig_tag "$from")" \
+    "$(sig_tag "$to")" <<'PY' || { because "copying the signature failed"; return 1; }
+import json, sys, urllib.request
+registry, src, dst, src_tag, dst_tag = sys.argv[1:6]
+accept = "application/vnd.oci.image.manifest.v1+json"
+req = urllib.request.Request(f"http://{registry}/v2/{src}/manifests/{src_tag}",
+                             headers={"Accept": accept})
+with urllib.request.urlopen(req, timeout=30) as r:
+    manifest = json.loads(r.read())
+for blob in [manifest["config"]] + manifest["layers"]:
+    req = urllib.request.Request(
+        f"http://{registry}/v2/{dst}/blobs/uploads/?mount={blob['digest']}&from={src}",
+        data=b"", method="POST")
+    urllib.request.urlopen(req, timeout=30).close()
+req = urllib.request.Request(f"http://{registry}/v2/{dst}/manifests/{dst_tag}",
+                             data=json.dumps(manifest).encode(), method="PUT",
+                             headers={"Content-Type": manifest["mediaType"]})
+urllib.request.urlopen(req, timeout=30).close()
+PY
+  agree "another digest" 1 "$to" "no signature verifies: .*digest: the signature is of"
+}
+
+# --- verify FILE --------------------------------------------------------------------
+
+t_instance() {
+  cat >"$work/instance.yaml" <<YAML
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: "2.9.x"
+    registry: $legacy/fluxcd
+    variant: upstream-alpine
+    artifact: oci://$legacy/flux-operator-manifests:v1
+YAML
+  fx verify "$work/instance.yaml" --key "$pub"
+  [ $rc -eq 1 ] || { because "verify FILE: exit $rc (want 1: notification-controller is not signed)"; return 1; }
+  [ "$(lines "$work/out")" -eq 4 ] || { because "verify FILE: $(lines "$work/out") verified lines, not 4 (the artifact and 3 images)"; return 1; }
+  grep -q "^oci://$legacy/flux-operator-manifests@$artifact_digest verified" "$work/out" ||
+    { because "verify FILE: the artifact is not among the verified: $(head -c 300 "$work/out")"; return 1; }
+  [ "$(grep -c '^error:' "$work/err")" -eq 1 ] &&
+    grep -q "^error: oci://$legacy/fluxcd/notification-controller@${images[3]##*@}: not signed" "$work/err" ||
+    { because "verify FILE: stderr does not name notification-controller alone: $(first_err)"; return 1; }
+  # Without it (the instance's components), everything verifies; -o json lists the four.
+  cat >>"$work/instance.yaml" <<YAML
+  components: [source-controller, kustomize-controller, helm-controller]
+YAML
+  fx verify "$work/instance.yaml" --key "$pub" -o json
+  succeeded "verify FILE -o json, every image signed" || return 1
+  python3 - "$work/out" <<'PY' || { because "verify FILE -o json: $(head -c 300 "$work/out")"; return 1; }
+import json, sys
+verified = json.load(open(sys.argv[1]))
+assert len(verified) == 4, len(verified)
+assert all(v["digest"].startswith("sha256:") and v["signature"] for v in verified), verified
+PY
+}
+
+t_keyless_defaults() {
+  # Without --key: the default identities, which a key's signature is not.
+  fx verify "oci://${images[1]}"
+  one_line_error "verify without --key" "no signature verifies: .*signed by a key"
+}
+
+t_bad_flags() {
+  fx verify "oci://${images[1]}" --key "$pub" --certificate-identity x
+  [ $rc -eq 2 ] || { because "--key with --certificate-identity: exit $rc, not 2"; return 1; }
+  fx verify "oci://${images[1]}" --key "$work/missing.pub"
+  [ $rc -ne 0 ] && grep -q "missing.pub" "$work/err" || because "a missing --key file is not named: $(first_err)"
+}
+
+for name in artifact index image bundle_referrers_tag missing other_key \
+  changed_payload other_digest instance keyless_defaults bad_flags; do
+  verify_pub=$pub
+  if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi
+done
+
+summary
