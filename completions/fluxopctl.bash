@@ -80,7 +80,7 @@ _fluxopctl() {
     build)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact -o --output --output-dir
-          --operator --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -v --verbose
+          --operator --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root --request-timeout -v --verbose
           -h --help" -- "$cur"))
       else
         _fluxopctl_files
@@ -88,7 +88,7 @@ _fluxopctl() {
       ;;
     apply)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
+        COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --prune-crds --watch
           --from-cluster -n --namespace --metrics-addr --health-addr --log-format
@@ -188,7 +188,7 @@ _fluxopctl() {
       fi
       ;;
     pull)
-      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry --ca-file --certs-dir --request-timeout
+      COMPREPLY=($(compgen -W "--list --prune --older-than --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root --request-timeout
         -o --output
         -h --help" -- "$cur"))
       ;;
@@ -206,7 +206,7 @@ _fluxopctl() {
           enterprise-distroless-fips" -- "$cur"))
       elif [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant -o --output
-          --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout -h
+          --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root --request-timeout -h
           --help" -- "$cur"))
       else
         _fluxopctl_files
@@ -218,7 +218,7 @@ _fluxopctl() {
           enterprise-distroless-fips" -- "$cur"))
       elif [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "-f --filename --distribution-artifact --version --variant --platform
-          --dry-run --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --request-timeout
+          --dry-run --allow-unknown-fields --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root --request-timeout
           -h --help" -- "$cur"))
       else
         _fluxopctl_files

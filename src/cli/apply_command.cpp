@@ -231,6 +231,7 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
       "Install or upgrade Flux on a cluster from a FluxInstance: server-side apply in stages, "
       "pruning against the instance's inventory, health checks, status");
   add_instance_flags(*cmd, options->input);
+  add_artifact_verify_flags(*cmd, options->input.registry);
   options->input.mode = render::Mode::operator_controller;
   add_cluster_flags(*cmd, options->cluster);
   FleetFlags& fleet = options->fleet;

@@ -178,6 +178,7 @@ void add_build_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                          "`flux-operator build instance` does (or, with --operator, as the "
                          "in-cluster operator does)");
   add_instance_flags(*cmd, options->input);
+  add_artifact_verify_flags(*cmd, options->input.registry);
   add_upstream_spelling(*cmd, UpstreamName::none);
   add_operator_kind_refusals(*cmd);
   add_output_flag(*cmd, options->format);

@@ -58,6 +58,7 @@ void add_images_command(CLI::App& app) {
       "images",
       "List the images, by digest, that a FluxInstance (or a version range and variant) installs");
   add_image_selection_flags(*command, options->selection);
+  add_artifact_verify_flags(*command, options->selection.input.registry);
   command->add_option("-o,--output", options->output, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");

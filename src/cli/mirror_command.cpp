@@ -152,6 +152,7 @@ void add_mirror_command(CLI::App& app) {
       ->required()
       ->option_text(" ");
   add_image_selection_flags(*command, options->selection);
+  add_artifact_verify_flags(*command, options->selection.input.registry);
   command
       ->add_option("--platform", options->platforms,
                    "Copy only these platforms of a multi-platform image, e.g. linux/amd64 "

@@ -159,6 +159,7 @@ void add_pull_command(CLI::App& app) {
       ->check(duration_check("720h"))
       ->option_text("DURATION (default 720h)");
   add_registry_flags(*cmd, options->registry, /*offline=*/true);
+  add_artifact_verify_flags(*cmd, options->registry);
   add_output_flag(*cmd, options->format);
   CLI::Option* output = cmd->get_option("--output");
   cmd->callback([options, output] {

@@ -7,6 +7,7 @@
 
 #include "core/cache_root.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/net/trust.h"
 
 namespace fluxop::cli {
@@ -54,6 +55,40 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline) {
     command.add_flag("--offline", flags.offline,
                      "Use only fluxopctl's cache; a tag resolves to the digest it last had");
   }
+}
+
+void add_artifact_verify_flags(CLI::App& command, RegistryFlags& flags) {
+  reconcile::ArtifactVerification& verify = flags.verify;
+  CLI::Option* enabled = command.add_flag(
+      "--verify", verify.enabled,
+      "Verify the distribution artifact's Sigstore signature in its registry before it is pulled "
+      "(default signer: a GitHub Actions workflow of controlplaneio-fluxcd)");
+  command
+      .add_option("--certificate-identity-regexp", verify.identity_regexp,
+                  "(--verify) The signer's identity must match this RE2 regular expression")
+      ->option_text("RE")
+      ->needs(enabled);
+  command
+      .add_option("--certificate-oidc-issuer", verify.issuer,
+                  "(--verify) The OIDC issuer the certificate must name")
+      ->option_text("URL")
+      ->needs(enabled);
+  command
+      .add_option_function<std::string>(
+          "--key", [&verify](const std::string& path) { verify.key_pem = read_input_file(path); },
+          "(--verify) Signed with this PEM public key instead")
+      ->option_text("PEM")
+      ->needs(enabled);
+  command
+      .add_option_function<std::string>(
+          "--trusted-root",
+          [&verify](const std::string& path) {
+            verify.trusted_root = read_input_file(path);
+            verify.trusted_root_name = path;
+          },
+          "(--verify) A Sigstore trusted_root.json (default: the public-good instance's, built in)")
+      ->option_text("FILE")
+      ->needs(enabled);
 }
 
 std::string artifact_cache_root() { return oci::ArtifactCache::default_root(user_cache_root()); }

@@ -16,6 +16,11 @@ using RegistryFlags = reconcile::RegistrySettings;
 // when `offline` is set.
 void add_registry_flags(CLI::App& command, RegistryFlags& flags, bool offline);
 
+// --verify and who must have signed the artifact (--certificate-identity-regexp,
+// --certificate-oidc-issuer, or --key; --trusted-root): pull, build, apply,
+// images, mirror.
+void add_artifact_verify_flags(CLI::App& command, RegistryFlags& flags);
+
 // fluxopctl's artifact cache: oci/ under the user's cache root (core/cache_root.h).
 std::string artifact_cache_root();
 

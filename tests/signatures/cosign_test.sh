@@ -233,8 +233,12 @@ PY
 
 # --- verify FILE --------------------------------------------------------------------
 
-t_instance() {
-  cat >"$work/instance.yaml" <<YAML
+# write_instance FILE [LINE...]: a FluxInstance of the test distribution's
+# version, its images from the registry; each LINE added to .spec.distribution.
+write_instance() {
+  local file=$1 line
+  shift
+  cat >"$file" <<YAML
 apiVersion: fluxcd.controlplane.io/v1
 kind: FluxInstance
 metadata:
@@ -245,8 +249,12 @@ spec:
     version: "2.9.x"
     registry: $legacy/fluxcd
     variant: upstream-alpine
-    artifact: oci://$legacy/flux-operator-manifests:v1
 YAML
+  for line in "$@"; do echo "    $line" >>"$file"; done
+}
+
+t_instance() {
+  write_instance "$work/instance.yaml" "artifact: oci://$legacy/flux-operator-manifests:v1"
   fx verify "$work/instance.yaml" --key "$pub"
   [ $rc -eq 1 ] || { because "verify FILE: exit $rc (want 1: notification-controller is not signed)"; return 1; }
   [ "$(lines "$work/out")" -eq 4 ] || { because "verify FILE: $(lines "$work/out") verified lines, not 4 (the artifact and 3 images)"; return 1; }
@@ -269,6 +277,51 @@ assert all(v["digest"].startswith("sha256:") and v["signature"] for v in verifie
 PY
 }
 
+# --- --verify on the commands that pull -----------------------------------------
+
+# The signed artifact, and the same bytes in a repository where they are not signed.
+unsigned_artifact=oci://$legacy/unsigned-manifests:v1
+registry_push_artifact unsigned-manifests:v1 "$dist" flux flux-images >/dev/null ||
+  abort "setup: pushing the unsigned copy of the test distribution failed"
+
+t_pull_verify() {
+  fresh_cache
+  fx pull --verify --key "$pub" "oci://$legacy/flux-operator-manifests:v1"
+  succeeded "pull --verify" || return 1
+  grep -q "^verified the signature of oci://$legacy/flux-operator-manifests@$artifact_digest" "$work/err" ||
+    { because "pull --verify says nothing of the signature: $(first_err)"; return 1; }
+  # Another key, an unsigned artifact: refused, nothing written to the cache.
+  fresh_cache
+  fx pull --verify --key "$other_pub" "oci://$legacy/flux-operator-manifests:v1"
+  one_line_error "pull --verify, another key" "^error: oci://$legacy/flux-operator-manifests@$artifact_digest: no signature verifies: .*signature" || return 1
+  fx pull --verify --key "$pub" "$unsigned_artifact"
+  one_line_error "pull --verify, unsigned" "^error: oci://$legacy/unsigned-manifests@sha256:[0-9a-f]{64}: not signed" || return 1
+  [ -z "$(cache_listing)" ] ||
+    { because "a refused pull wrote to the cache: $(cache_listing | head -3 | tr '\n' ' ')"; return 1; }
+  fx pull --verify --offline --key "$pub" "oci://$legacy/flux-operator-manifests:v1"
+  one_line_error "pull --verify --offline" "--verify: .*--offline"
+}
+
+t_build_images_mirror_verify() {
+  fresh_cache
+  write_instance "$work/build.yaml"
+  fx build "$work/build.yaml" --verify --key "$pub" --distribution-artifact "oci://$legacy/flux-operator-manifests:v1"
+  succeeded "build --verify" || return 1
+  grep -q "kind: Deployment" "$work/out" || { because "build --verify rendered no Deployment"; return 1; }
+  fx build "$work/build.yaml" --verify --key "$pub" --distribution-artifact "$unsigned_artifact"
+  [ $rc -eq 1 ] && [ ! -s "$work/out" ] && grep -q "not signed" "$work/err" ||
+    { because "build --verify of the unsigned artifact: exit $rc: $(first_err)"; return 1; }
+  fx images "$work/build.yaml" --verify --key "$other_pub" --distribution-artifact "oci://$legacy/flux-operator-manifests:v1"
+  [ $rc -eq 1 ] && [ ! -s "$work/out" ] && grep -q "signature" "$work/err" ||
+    { because "images --verify with another key: exit $rc: $(first_err)"; return 1; }
+  fx mirror "oci://$legacy/mirrored" "$work/build.yaml" --dry-run --verify --key "$pub" \
+    --distribution-artifact "$unsigned_artifact"
+  [ $rc -eq 1 ] && [ ! -s "$work/out" ] && grep -q "not signed" "$work/err" ||
+    { because "mirror --verify of the unsigned artifact: exit $rc: $(first_err)"; return 1; }
+  fx build "$work/build.yaml" --key "$pub"
+  [ $rc -eq 2 ] || because "--key without --verify: exit $rc, not 2"
+}
+
 t_keyless_defaults() {
   # Without --key: the default identities, which a key's signature is not.
   fx verify "oci://${images[1]}"
@@ -283,7 +336,8 @@ t_bad_flags() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest instance keyless_defaults bad_flags; do
+  changed_payload other_digest instance pull_verify build_images_mirror_verify keyless_defaults \
+  bad_flags; do
   verify_pub=$pub
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi
 done

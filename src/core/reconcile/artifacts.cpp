@@ -5,6 +5,7 @@
 #include "core/net/trust.h"
 #include "core/oci/credentials.h"
 #include "core/oci/reference.h"
+#include "core/signatures/image_signatures.h"
 
 namespace fluxop::reconcile {
 
@@ -30,6 +31,33 @@ RegistryArtifacts::RegistryArtifacts(RegistrySettings settings, std::string cach
       cache_root_(std::move(cache_root)),
       notice_(std::move(notice)) {}
 
+namespace {
+
+// The digest `ref` names, once its signature verified as `verify` says;
+// throws fluxop::Error saying what failed.
+std::string verified_digest(const ArtifactVerification& verify, const oci::Reference& ref,
+                            const oci::RegistryOptions& options) {
+  sigstore::Policy policy;
+  if (!verify.key_pem.empty()) {
+    policy.public_key_pem = verify.key_pem;
+  } else {
+    policy = signatures::github_actions_signer(verify.identity_regexp.empty()
+                                                   ? signatures::kControlPlaneIdentity
+                                                   : std::string_view(verify.identity_regexp));
+    if (!verify.issuer.empty()) policy.issuer = sigstore::Expected{verify.issuer, false};
+  }
+  std::optional<sigstore::TrustedRoot> custom;
+  if (!verify.trusted_root.empty())
+    custom = sigstore::parse_trusted_root(verify.trusted_root, verify.trusted_root_name);
+  oci::RegistryClient client(options);
+  return signatures::verify_signature(client, ref, policy,
+                                      custom ? *custom : sigstore::public_good_trusted_root(),
+                                      std::time(nullptr))
+      .digest;
+}
+
+}  // namespace
+
 oci::ArtifactCache RegistryArtifacts::cache() const {
   if (cache_root_.empty())
     throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
@@ -44,7 +72,17 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
     options.registry = registry_options(settings_, credentials);
     options.offline = settings_.offline;
     options.waiting = notice_;
-    oci::PullResult result = oci::pull(artifacts, oci::Reference::parse(url), options);
+    oci::Reference ref = oci::Reference::parse(url);
+    if (settings_.verify.enabled) {
+      // Verified first, then pulled by the digest verified: nothing is
+      // written that was not verified.
+      if (settings_.offline)
+        throw Error(
+            "--verify: a signature is verified in the registry, which --offline does not reach");
+      ref.digest = verified_digest(settings_.verify, ref, options.registry);
+      if (notice_) notice_("verified the signature of " + ref.pinned(ref.digest));
+    }
+    oci::PullResult result = oci::pull(artifacts, ref, options);
     if (notice_ && !result.warning.empty()) notice_("warning: " + result.warning);
     if (notice_ && result.downloaded)
       notice_("pulled " + result.ref.pinned(result.artifact.digest));
@@ -63,6 +101,11 @@ PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_vie
 
 std::optional<PulledDistribution> RegistryArtifacts::pulled_default() {
   if (cache_root_.empty()) return std::nullopt;
+  if (settings_.verify.enabled)
+    throw Error(
+        "--verify: the default artifact as last pulled is in the cache, not verified: give "
+        "--distribution-artifact " +
+        std::string(distribution::kDefaultArtifact));
   oci::ArtifactCache artifacts(cache_root_);
   oci::Reference ref = oci::Reference::parse(distribution::kDefaultArtifact);
   if (!artifacts.resolve(ref)) return std::nullopt;

@@ -39,6 +39,17 @@ class ArtifactPort {
   virtual std::optional<PulledDistribution> pulled_default() = 0;
 };
 
+// --verify: the artifact's signature, checked in its registry before it is
+// pulled (signatures/image_signatures.h).
+struct ArtifactVerification {
+  bool enabled = false;
+  std::string identity_regexp;  // default: signatures::kControlPlaneIdentity
+  std::string issuer;           // default: signatures::kGitHubActionsIssuer
+  std::string key_pem;          // or a key's signature
+  std::string trusted_root;     // trusted_root.json; empty: the public-good instance's
+  std::string trusted_root_name;
+};
+
 // How registries are reached: the flags of every command that pulls.
 struct RegistrySettings {
   std::vector<std::string> insecure_registries;  // reached over plain HTTP
@@ -46,6 +57,7 @@ struct RegistrySettings {
   std::chrono::milliseconds request_timeout{30'000};
   std::string ca_pem;     // CAs trusted beside the system's (--ca-file), checked
   std::string certs_dir;  // a certs.d directory (net/trust.h); none when empty
+  ArtifactVerification verify;
 };
 
 oci::RegistryOptions registry_options(const RegistrySettings& settings,
