@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/oci/mirror.h"
 #include "core/oci/push.h"
+#include "core/signatures/image_signatures.h"
 
 namespace fluxop::cli {
 
@@ -91,6 +92,12 @@ void run_mirror(const MirrorCommandOptions& options) {
   mirror.registry.cancelled = interrupted;
   mirror.platforms = options.platforms;
   mirror.dry_run = options.dry_run;
+  // Their signatures go with them. The referrers tag fallback is an index
+  // of bundles, of no platform, which --platform would leave empty.
+  oci::RegistryClient source_client(mirror.registry);
+  for (oci::MirrorCopy& signature :
+       signatures::signature_copies(source_client, copies, options.platforms.empty()))
+    copies.push_back(std::move(signature));
   // A dry run's lines are its result, printed once it succeeded; a
   // mirror's, its progress.
   std::string planned;

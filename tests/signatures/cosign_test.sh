@@ -108,6 +108,8 @@ legacy_sign() { sign "$1" --new-bundle-format=false; }
 # notification-controller stays unsigned.
 legacy_sign "$artifact"
 for image in "${images[@]:0:3}"; do legacy_sign "$image"; done
+# helm-controller also as a bundle, which a mirror copies with its referrers tag.
+sign "${images[2]}" --new-bundle-format=true
 # bundle/: kustomize-controller signed as a bundle only (docker-registry has
 # no referrers API: under the referrers tag fallback).
 bundle_image=$(image_under bundle kustomize-controller)
@@ -322,6 +324,28 @@ t_build_images_mirror_verify() {
   [ $rc -eq 2 ] || because "--key without --verify: exit $rc, not 2"
 }
 
+t_mirror_signatures() {
+  # mirror copies the signatures with the images and the artifact: the
+  # mirror verifies as its source, notification-controller alone unsigned,
+  # and the bundle-only image through its copied referrers tag.
+  fresh_cache
+  write_instance "$work/source.yaml" "artifact: oci://$legacy/flux-operator-manifests:v1"
+  fx mirror "oci://$legacy/mirrored" "$work/source.yaml"
+  succeeded "mirror" || return 1
+  write_instance "$work/mirrored.yaml" "artifact: oci://$legacy/mirrored/flux-operator-manifests:v1"
+  sed -i "s|registry: $legacy/fluxcd|registry: $legacy/mirrored|" "$work/mirrored.yaml"
+  fx verify "$work/mirrored.yaml" --key "$pub"
+  [ $rc -eq 1 ] && [ "$(lines "$work/out")" -eq 4 ] && [ "$(grep -c '^error:' "$work/err")" -eq 1 ] &&
+    grep -q "^error: oci://$legacy/mirrored/notification-controller@.*: not signed" "$work/err" ||
+    { because "verify of the mirror: exit $rc, $(lines "$work/out") verified: $(grep '^error' "$work/err" | head -2 | tr '\n' ' ')"; return 1; }
+  grep -q "^oci://$legacy/mirrored/flux-operator-manifests@$artifact_digest verified" "$work/out" ||
+    { because "the mirrored artifact is not verified: $(head -c 300 "$work/out")"; return 1; }
+  # helm-controller's bundle went too, under its referrers tag.
+  local helm=${images[2]##*@}
+  curl -fsS -m 30 "http://$legacy/v2/mirrored/helm-controller/tags/list" | grep -q "\"${helm/:/-}\"" ||
+    { because "mirrored/helm-controller has no referrers tag ${helm/:/-}"; return 1; }
+}
+
 t_keyless_defaults() {
   # Without --key: the default identities, which a key's signature is not.
   fx verify "oci://${images[1]}"
@@ -336,7 +360,7 @@ t_bad_flags() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest instance pull_verify build_images_mirror_verify keyless_defaults \
+  changed_payload other_digest instance pull_verify build_images_mirror_verify mirror_signatures keyless_defaults \
   bad_flags; do
   verify_pub=$pub
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi

@@ -251,6 +251,25 @@ void check_simple_signing_payload(std::string_view payload, const std::string& d
                 ", not of " + digest);
 }
 
+std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
+                                              const std::vector<oci::MirrorCopy>& copies,
+                                              bool referrers_tags) {
+  std::vector<oci::MirrorCopy> signatures;
+  for (const oci::MirrorCopy& copy : copies) {
+    std::vector<std::string> tags{signature_tag(copy.source.digest)};
+    if (referrers_tags) tags.push_back(referrers_tag(copy.source.digest));
+    for (const std::string& tag : tags) {
+      oci::Reference source{copy.source.registry, copy.source.repository, tag, ""};
+      std::optional<oci::Manifest> found = client.find_document(source);
+      if (!found) continue;
+      source.digest = found->digest;
+      signatures.push_back(
+          {source, {copy.destination.registry, copy.destination.repository, tag, ""}});
+    }
+  }
+  return signatures;
+}
+
 VerifiedSignature verify_signature(oci::RegistryClient& client, const oci::Reference& ref,
                                    const sigstore::Policy& policy,
                                    const sigstore::TrustedRoot& root, std::int64_t now) {

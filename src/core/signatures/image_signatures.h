@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/oci/mirror.h"
 #include "core/oci/registry.h"
 #include "core/sigstore/verify.h"
 
@@ -51,6 +52,14 @@ inline constexpr std::string_view kFluxIdentity = "^https://github\\.com/fluxcd/
 std::string_view default_identity(std::string_view source);
 // The policy of a GitHub Actions workflow whose identity matches `identity_regexp`.
 sigstore::Policy github_actions_signer(std::string_view identity_regexp);
+
+// The signatures cosign stored beside each of `copies`' sources (the
+// `.sig` tag; the referrers tag fallback too with `referrers_tags`), each a
+// copy to the same destination repository under the same tag: a mirror then
+// verifies as its source does. A source without them adds nothing.
+std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
+                                              const std::vector<oci::MirrorCopy>& copies,
+                                              bool referrers_tags);
 
 // cosign's legacy signature tag for `digest` ("sha256:<hex>"): "sha256-<hex>.sig".
 std::string signature_tag(std::string_view digest);
