@@ -54,6 +54,7 @@ trap 'exit 143' TERM
 
 # Nothing from the machine's own configuration; cosign's key has no password.
 export HOME=$work/home DOCKER_CONFIG=$work/docker XDG_CACHE_HOME=$work/cache
+unset XDG_STATE_HOME
 export COSIGN_PASSWORD='' COSIGN_YES=true TUF_ROOT=$work/tuf
 mkdir -p "$HOME" "$DOCKER_CONFIG"
 REASON=
@@ -304,6 +305,35 @@ t_pull_verify() {
   one_line_error "pull --verify --offline" "--verify: .*--offline"
 }
 
+t_verified_remembered() {
+  # A signature verified online is remembered in the cache, sealed: --verify
+  # --offline then trusts it, and only it. A record rewritten by whoever can
+  # write the cache, or sealed under another key, does not open.
+  fresh_cache
+  local ref=oci://$legacy/flux-operator-manifests:v1 record
+  fx pull --verify --key "$pub" "$ref"
+  succeeded "pull --verify" || return 1
+  record=$(find "$(cache_root)/verified" -type f 2>/dev/null)
+  [ "$(grep -c '' <<<"$record")" -eq 1 ] && [ -n "$record" ] ||
+    { because "pull --verify left $(grep -c . <<<"$record") verified records, not 1"; return 1; }
+  fx pull --verify --offline --key "$pub" "$ref"
+  succeeded "pull --verify --offline, verified before" || return 1
+  write_instance "$work/remembered.yaml"
+  fx build "$work/remembered.yaml" --verify --offline --key "$pub" --distribution-artifact "$ref"
+  succeeded "build --verify --offline, verified before" || return 1
+  fx pull --verify --offline --key "$other_pub" "$ref"
+  one_line_error "pull --verify --offline, another key" "not verified online before" || return 1
+  printf 'hmac-sha256:%064d' 0 >"$record"
+  fx pull --verify --offline --key "$pub" "$ref"
+  one_line_error "pull --verify --offline, a forged record" "not verified online before" || return 1
+  # Verified again online, then the seal's key replaced (another machine's cache).
+  fx pull --verify --key "$pub" "$ref"
+  succeeded "pull --verify again" || return 1
+  rm -f "$HOME/.local/state/fluxopctl/cache.key"
+  fx pull --verify --offline --key "$pub" "$ref"
+  one_line_error "pull --verify --offline, another seal key" "not verified online before"
+}
+
 t_build_images_mirror_verify() {
   fresh_cache
   write_instance "$work/build.yaml"
@@ -360,7 +390,7 @@ t_bad_flags() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest instance pull_verify build_images_mirror_verify mirror_signatures keyless_defaults \
+  changed_payload other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures keyless_defaults \
   bad_flags; do
   verify_pub=$pub
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi

@@ -1,7 +1,9 @@
 #include "core/reconcile/artifacts.h"
 
+#include "core/digest.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/net/trust.h"
 #include "core/oci/credentials.h"
 #include "core/oci/reference.h"
@@ -33,10 +35,32 @@ RegistryArtifacts::RegistryArtifacts(RegistrySettings settings, std::string cach
 
 namespace {
 
+// A signature verified is remembered in the artifact cache by what it
+// proved: this statement, sealed under the user's key (core/cache_seal.h),
+// in verified/<sha256 of the statement>. Whoever can write the cache cannot
+// seal: a planted or altered record does not open, and the signature is
+// verified in the registry again (or, offline, refused).
+std::string verified_statement(const ArtifactVerification& verify, const oci::Reference& ref,
+                               const std::string& digest) {
+  return "fluxopctl verified signature 1\n" + ref.registry + "/" + ref.repository + "@" + digest +
+         "\nidentity " + verify.identity_regexp + "\nissuer " + verify.issuer + "\nkey " +
+         sha256_digest(verify.key_pem) + "\ntrusted root " + sha256_digest(verify.trusted_root) +
+         "\n";
+}
+
+std::string verified_record(const oci::ArtifactCache& cache, const std::string& statement) {
+  return cache.root() + "/verified/" + sha256_digest(statement).substr(7);
+}
+
+bool verified_before(const oci::ArtifactCache& cache, const std::string& statement) {
+  std::optional<std::string> seal = read_kept_file(verified_record(cache, statement), 128);
+  return seal && cache.seal().opens(statement, *seal);
+}
+
 // The digest `ref` names, once its signature verified as `verify` says;
 // throws fluxop::Error saying what failed.
-std::string verified_digest(const ArtifactVerification& verify, const oci::Reference& ref,
-                            const oci::RegistryOptions& options) {
+std::string verify_in_registry(const ArtifactVerification& verify, const oci::Reference& ref,
+                               oci::RegistryClient& client) {
   sigstore::Policy policy;
   if (!verify.key_pem.empty()) {
     policy.public_key_pem = verify.key_pem;
@@ -49,7 +73,6 @@ std::string verified_digest(const ArtifactVerification& verify, const oci::Refer
   std::optional<sigstore::TrustedRoot> custom;
   if (!verify.trusted_root.empty())
     custom = sigstore::parse_trusted_root(verify.trusted_root, verify.trusted_root_name);
-  oci::RegistryClient client(options);
   return signatures::verify_signature(client, ref, policy,
                                       custom ? *custom : sigstore::public_good_trusted_root(),
                                       std::time(nullptr))
@@ -64,6 +87,36 @@ oci::ArtifactCache RegistryArtifacts::cache() const {
   return oci::ArtifactCache(cache_root_);
 }
 
+std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
+                                               const oci::Reference& ref,
+                                               const oci::RegistryOptions& options) const {
+  const ArtifactVerification& verify = settings_.verify;
+  std::string digest = ref.digest;
+  std::optional<oci::RegistryClient> client;
+  if (digest.empty() && settings_.offline) {
+    if (std::optional<oci::RefRecord> record = cache.resolve(ref)) digest = record->digest;
+  } else if (digest.empty()) {
+    client.emplace(options);
+    std::optional<oci::Manifest> named = client->find_document(ref);
+    if (!named) throw Error(ref.str() + ": not found");
+    digest = named->digest;
+  }
+  std::string statement = verified_statement(verify, ref, digest);
+  if (!digest.empty() && verified_before(cache, statement)) return digest;
+  if (settings_.offline)
+    throw Error("--verify: " + ref.str() +
+                ": its signature was not verified online before, and --offline does not reach "
+                "the registry");
+  if (!client) client.emplace(options);
+  oci::Reference pinned = ref;
+  pinned.digest = digest;
+  verify_in_registry(verify, pinned, *client);
+  if (notice_) notice_("verified the signature of " + pinned.pinned(digest));
+  if (cache.seal().has_key())
+    write_file_atomically(verified_record(cache, statement), cache.seal().seal(statement), 0644);
+  return digest;
+}
+
 oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::string_view origin,
                                                  const RegistryCredentials& credentials) {
   try {
@@ -73,16 +126,17 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
     options.offline = settings_.offline;
     options.waiting = notice_;
     oci::Reference ref = oci::Reference::parse(url);
+    oci::Reference named = ref;
     if (settings_.verify.enabled) {
-      // Verified first, then pulled by the digest verified: nothing is
-      // written that was not verified.
-      if (settings_.offline)
-        throw Error(
-            "--verify: a signature is verified in the registry, which --offline does not reach");
-      ref.digest = verified_digest(settings_.verify, ref, options.registry);
-      if (notice_) notice_("verified the signature of " + ref.pinned(ref.digest));
+      // Verified first (or verified before, by the sealed record), then
+      // pulled by the digest verified alone: nothing unverified is written.
+      ref = {named.registry, named.repository, "",
+             verified_digest(artifacts, named, options.registry)};
     }
     oci::PullResult result = oci::pull(artifacts, ref, options);
+    // The tag resolved online, for --offline, as a pull by the tag records it.
+    if (ref.tag != named.tag && named.digest.empty() && !settings_.offline)
+      artifacts.record(named, ref.digest);
     if (notice_ && !result.warning.empty()) notice_("warning: " + result.warning);
     if (notice_ && result.downloaded)
       notice_("pulled " + result.ref.pinned(result.artifact.digest));

@@ -82,6 +82,11 @@ class RegistryArtifacts final : public ArtifactPort {
   oci::ArtifactCache cache() const;
 
  private:
+  // --verify: the digest `ref` names, its signature verified (or verified
+  // before: a sealed record in `cache`); throws fluxop::Error saying what failed.
+  std::string verified_digest(const oci::ArtifactCache& cache, const oci::Reference& ref,
+                              const oci::RegistryOptions& options) const;
+
   RegistrySettings settings_;
   std::string cache_root_;
   std::function<void(const std::string&)> notice_;
