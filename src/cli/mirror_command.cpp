@@ -92,9 +92,19 @@ void run_mirror(const MirrorCommandOptions& options) {
   mirror.registry.cancelled = interrupted;
   mirror.platforms = options.platforms;
   mirror.dry_run = options.dry_run;
+  // --verify: each image's signature too (the artifact's was, as it was
+  // pulled), before anything is copied.
+  oci::RegistryClient source_client(mirror.registry);
+  const reconcile::ArtifactVerification& verify = options.selection.input.registry.verify;
+  if (verify.enabled)
+    for (std::size_t i = selected.artifact_url.empty() ? 0 : 1; i < copies.size(); ++i) {
+      const oci::Reference& source = copies[i].source;
+      reconcile::verify_reference(
+          verify, source_client, source,
+          signatures::default_identity(source.registry + "/" + source.repository));
+    }
   // Their signatures go with them. The referrers tag fallback is an index
   // of bundles, of no platform, which --platform would leave empty.
-  oci::RegistryClient source_client(mirror.registry);
   for (oci::MirrorCopy& signature :
        signatures::signature_copies(source_client, copies, options.platforms.empty()))
     copies.push_back(std::move(signature));

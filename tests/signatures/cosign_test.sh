@@ -376,6 +376,22 @@ t_mirror_signatures() {
     { because "mirrored/helm-controller has no referrers tag ${helm/:/-}"; return 1; }
 }
 
+t_mirror_verify() {
+  # mirror --verify: the artifact and every image verified before anything
+  # is copied; notification-controller, unsigned, stops it with nothing copied.
+  fresh_cache
+  write_instance "$work/to-verify.yaml" "artifact: oci://$legacy/flux-operator-manifests:v1"
+  fx mirror "oci://$legacy/verified-mirror" "$work/to-verify.yaml" --verify --key "$pub"
+  [ $rc -eq 1 ] && [ ! -s "$work/out" ] && [ "$(grep -c '^error:' "$work/err")" -eq 1 ] &&
+    grep -q "^error: oci://$legacy/fluxcd/notification-controller@${images[3]##*@}: not signed" "$work/err" ||
+    { because "mirror --verify, an image unsigned: exit $rc: $(grep '^error' "$work/err")"; return 1; }
+  ! curl -fsS -m 30 "http://$legacy/v2/_catalog" | grep -q verified-mirror ||
+    { because "mirror --verify copied something before refusing"; return 1; }
+  echo "  components: [source-controller, kustomize-controller, helm-controller]" >>"$work/to-verify.yaml"
+  fx mirror "oci://$legacy/verified-mirror" "$work/to-verify.yaml" --verify --key "$pub"
+  succeeded "mirror --verify, every image signed"
+}
+
 t_keyless_defaults() {
   # Without --key: the default identities, which a key's signature is not.
   fx verify "oci://${images[1]}"
@@ -390,7 +406,7 @@ t_bad_flags() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures keyless_defaults \
+  changed_payload other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
   bad_flags; do
   verify_pub=$pub
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi

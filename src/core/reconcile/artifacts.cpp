@@ -57,16 +57,22 @@ bool verified_before(const oci::ArtifactCache& cache, const std::string& stateme
   return seal && cache.seal().opens(statement, *seal);
 }
 
-// The digest `ref` names, once its signature verified as `verify` says;
-// throws fluxop::Error saying what failed.
-std::string verify_in_registry(const ArtifactVerification& verify, const oci::Reference& ref,
-                               oci::RegistryClient& client) {
+}  // namespace
+
+oci::ArtifactCache RegistryArtifacts::cache() const {
+  if (cache_root_.empty())
+    throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
+  return oci::ArtifactCache(cache_root_);
+}
+
+std::string verify_reference(const ArtifactVerification& verify, oci::RegistryClient& client,
+                             const oci::Reference& ref, std::string_view default_identity) {
   sigstore::Policy policy;
   if (!verify.key_pem.empty()) {
     policy.public_key_pem = verify.key_pem;
   } else {
     policy = signatures::github_actions_signer(verify.identity_regexp.empty()
-                                                   ? signatures::kControlPlaneIdentity
+                                                   ? default_identity
                                                    : std::string_view(verify.identity_regexp));
     if (!verify.issuer.empty()) policy.issuer = sigstore::Expected{verify.issuer, false};
   }
@@ -77,14 +83,6 @@ std::string verify_in_registry(const ArtifactVerification& verify, const oci::Re
                                       custom ? *custom : sigstore::public_good_trusted_root(),
                                       std::time(nullptr))
       .digest;
-}
-
-}  // namespace
-
-oci::ArtifactCache RegistryArtifacts::cache() const {
-  if (cache_root_.empty())
-    throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
-  return oci::ArtifactCache(cache_root_);
 }
 
 std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
@@ -110,7 +108,7 @@ std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
   if (!client) client.emplace(options);
   oci::Reference pinned = ref;
   pinned.digest = digest;
-  verify_in_registry(verify, pinned, *client);
+  verify_reference(verify, *client, pinned, signatures::kControlPlaneIdentity);
   if (notice_) notice_("verified the signature of " + pinned.pinned(digest));
   if (cache.seal().has_key())
     write_file_atomically(verified_record(cache, statement), cache.seal().seal(statement), 0644);

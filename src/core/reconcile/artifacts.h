@@ -14,6 +14,7 @@
 #include "core/distribution/distribution.h"
 #include "core/oci/cache.h"
 #include "core/oci/pull.h"
+#include "core/oci/registry.h"
 
 namespace fluxop::reconcile {
 
@@ -49,6 +50,12 @@ struct ArtifactVerification {
   std::string trusted_root;     // trusted_root.json; empty: the public-good instance's
   std::string trusted_root_name;
 };
+
+// --verify's check of an image or artifact in its registry: signed as
+// `verify` says, else by `default_identity` through GitHub Actions. Returns
+// the digest verified; throws fluxop::Error saying what failed.
+std::string verify_reference(const ArtifactVerification& verify, oci::RegistryClient& client,
+                             const oci::Reference& ref, std::string_view default_identity);
 
 // How registries are reached: the flags of every command that pulls.
 struct RegistrySettings {
