@@ -89,7 +89,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kExample
      "  # the upstream CLI's spelling of report -o yaml\n"
      "  fluxopctl export report"},
     {"verify",
-     "  # a file against its Sigstore bundle, with a public key\n"
+     "  # the distribution artifact and every image an instance installs\n"
+     "  fluxopctl verify instance.yaml\n"
+     "  # an image signed with a key\n"
+     "  fluxopctl verify --key cosign.pub registry.example.com/app:v1\n"
+     "  # a file against its Sigstore bundle\n"
      "  fluxopctl verify bundle --bundle file.sigstore.json --key cosign.pub file"},
     {"create",
      "  # a Git token as the basic-auth Secret a sync names\n"
