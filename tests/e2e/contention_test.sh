@@ -70,11 +70,7 @@ e2e_require "$bin" "$dist"
 
 all_cases=(stale_render stolen_lease paused_writer no_reconciler file_requests force_failed
   force_outage controller_beside namespace_deleted unestablished)
-cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
-for name in "${cases[@]}"; do
-  [[ " ${all_cases[*]} " == *" $name "* ]] || abort "no case $name (cases: ${all_cases[*]})"
-done
+e2e_select_cases "$@"
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -561,10 +557,6 @@ case_unestablished() {
   check "$name: the CRD is Established, the instance Ready" eval '[ "$(established "$crd")" = True ] && ready_current'
 }
 
-for name in "${cases[@]}"; do
-  started=$SECONDS
-  "case_$name"
-  echo "# $name took $((SECONDS - started))s"
-done
+e2e_run_cases
 clear_reconcilers
 summary

@@ -18,6 +18,18 @@
 #                         the upstream Flux Operator's controller run out of
 #                         cluster (after sourcing scripts/lib/upstream-operator.sh)
 #
+#   e2e_select_cases ARG...
+#                         the cases to run, into `cases`: the ARGs, else
+#                         $CASES (space separated), else all of $all_cases;
+#                         aborts on a name that is not one of them
+#   e2e_run_cases         runs each: case_NAME (its name in $name), then
+#                         `# NAME took Ns`
+#
+# A suite's cases are functions case_NAME, listed in all_cases in the order
+# of a full run; each sets up the state it needs, from whatever state the
+# cluster is in, so that any of them runs alone and in any order:
+#   CASES="install upgrade" ctest --test-dir build -R '^e2e_apply$'
+#
 # The reporting (pass, fail, check, summary...), wait_until and stop_process
 # are tests/lib/harness.sh's. The checks use $work (the test's temporary
 # directory), $bin (fluxopctl), $dist (the distribution directory) and $ns.
@@ -328,4 +340,22 @@ e2e_require() {
   [ -x "$1" ] || abort "no fluxopctl at $1"
   command -v kubectl >/dev/null || skip_test "kubectl is not installed"
   [ -d "$2/flux" ] || skip_test "no Flux distribution at $2"
+}
+
+e2e_select_cases() {
+  cases=("$@")
+  [ ${#cases[@]} -gt 0 ] || read -r -a cases <<<"${CASES:-}"
+  [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
+  local name
+  for name in "${cases[@]}"; do
+    [[ " ${all_cases[*]} " == *" $name "* ]] || abort "no case $name (cases: ${all_cases[*]})"
+  done
+}
+e2e_run_cases() {
+  local name case_started
+  for name in "${cases[@]}"; do
+    case_started=$SECONDS
+    "case_$name"
+    echo "# $name took $((SECONDS - case_started))s"
+  done
 }

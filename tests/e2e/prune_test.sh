@@ -33,8 +33,6 @@ set -uo pipefail
 bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
 shift 2
-cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(crds terminating sync delete inventory labels downgrade)
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instances=$root/tests/e2e/instances
 work=$(mktemp -d)
@@ -52,6 +50,8 @@ cleanup() {
 on_exit cleanup
 
 e2e_require "$bin" "$dist"
+all_cases=(crds terminating sync delete inventory labels downgrade)
+e2e_select_cases "$@"
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -397,8 +397,5 @@ case_downgrade() {
   check "downgrade: check fails with apply's reason" exit_and_out 1 down-check "^failed +version +$reason\$"
 }
 
-for one in "${cases[@]}"; do
-  declare -F "case_$one" >/dev/null || abort "no case $one (cases: crds terminating sync delete inventory labels downgrade)"
-  "case_$one"
-done
+e2e_run_cases
 summary
