@@ -7,7 +7,7 @@
 # `flux-operator build instance` (the objects and images: an oracle
 # independent of fluxopctl; see e2e_upstream_render in tests/e2e/lib.sh).
 #
-#   tests/e2e/apply_test.sh [BIN [ROOT]]
+#   tests/e2e/apply_test.sh [BIN [ROOT [CASE...]]]
 #
 # BIN defaults to ROOT/build/fluxopctl, ROOT to this checkout. The Flux
 # distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
@@ -28,31 +28,35 @@
 # upstream CLI). A fluxopctl without apply or diff, or whose build fails, is
 # a failure.
 #
-# The cases, in the order they run (the order keeps the run short: each
-# starts from the state the previous one left):
-#   11a invalid instances on the empty cluster write nothing
-#   13a diff -o json on the empty cluster: every object to create, exit 1
-#   1   install Flux 2.8 with four controllers (and the operator's events)
-#   2   diff right after the install: nothing to change (-o json: unchanged)
-#   3   a re-apply rewrites nothing, in at most 20 API requests
-#   12  --dry-run=server prints the change set and what would change, and
-#       changes nothing; so does a bare --dry-run (client)
-#   10  a user without RBAC rights: forbidden, nothing changed
-#   11b invalid instances on the installed cluster write nothing
-#   4   removing helm-controller prunes its Deployment and CRDs (diff -o json first)
-#   5   the upgrade to Flux 2.9 (diff --version first, -o json too)
-#   13b a downgrade refused: a BuildFailed event on the instance
-#   7   two applies at once: the second waits for the first's Lease
-#   7b  an apply that cannot take the Lease gives up after --lock-timeout
-#   8   an apply killed with SIGKILL midway, then applied again
-#   14  a caller who may not create Events: the apply succeeds, one warning
-#   9   the API server stopped for 5 s midway: ridden out (own cluster only; nodes cordoned)
+# The cases, in the order of a full run (the CASE arguments, or $CASES, run
+# some of them: tests/e2e/lib.sh). Each starts by setting up the state it
+# needs (given, given_empty below): in a full run that is the state the
+# previous case left, and the set-up is a re-apply that changes nothing.
+#   invalid_empty      11a invalid instances on the empty cluster write nothing
+#   diff_empty         13a diff -o json on the empty cluster: every object to create, exit 1
+#   install            1   install Flux 2.8 with four controllers (and the operator's events)
+#   diff_clean         2   diff right after the install: nothing to change (-o json: unchanged)
+#   reapply            3   a re-apply rewrites nothing, in at most 20 API requests
+#   dry_run            12  --dry-run=server prints the change set and what would change, and
+#                          changes nothing; so does a bare --dry-run (client)
+#   unprivileged       10  a user without RBAC rights: forbidden, nothing changed
+#   invalid_installed  11b invalid instances on the installed cluster write nothing
+#   prune              4   removing helm-controller prunes its Deployment and CRDs (diff -o json first)
+#   upgrade            5   the upgrade to Flux 2.9 (diff --version first, -o json too)
+#   downgrade          13b a downgrade refused: a BuildFailed event on the instance
+#   concurrent         7   two applies at once: the second waits for the first's Lease
+#   lock_timeout       7b  an apply that cannot take the Lease gives up after --lock-timeout
+#   killed             8   an apply killed with SIGKILL midway, then applied again
+#   no_events          14  a caller who may not create Events: the apply succeeds, one warning
+#   outage             9   the API server stopped for 5 s midway: ridden out (own cluster only;
+#                          nodes cordoned)
 # The take-over of a kubectl-made installation (case 6) needs a cluster
 # without Flux: tests/e2e/takeover_test.sh.
 set -uo pipefail
 
 root=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${1:-$root/build/fluxopctl}
+shift $(($# < 2 ? $# : 2))
 instances=$root/tests/e2e/instances
 cluster=$root/scripts/cluster
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
@@ -62,6 +66,9 @@ apply_timeout=3m
 
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+all_cases=(invalid_empty diff_empty install diff_clean reapply dry_run unprivileged invalid_installed prune
+  upgrade downgrade concurrent lock_timeout killed no_events outage)
+e2e_select_cases "$@"
 
 own_cluster=0
 work=$(mktemp -d)
@@ -234,6 +241,29 @@ uninstall() {
   kwait 180 delete namespace "$ns" --ignore-not-found
 }
 
+# given_empty CASE: no Flux on the cluster (uninstalled when there is); CASE
+# fails when it cannot be removed.
+given_empty() {
+  nothing_installed >/dev/null 2>&1 && return 0
+  uninstall >"$work/uninstall.out" 2>&1 || { show "$work/uninstall.out"; fail "$1" "uninstalling Flux failed"; return 1; }
+}
+# given CASE FILE: FILE applied and Ready: an apply, which changes nothing
+# when FILE is what is installed; Flux is uninstalled first when the
+# installed minor version is newer than FILE's (apply refuses a downgrade).
+# CASE fails when the apply does.
+given() {
+  local installed want
+  installed=$(k -n "$ns" get fluxinstance flux -o jsonpath='{.status.lastAppliedRevision}' 2>/dev/null)
+  installed=$(sed -n 's/^v\([0-9]*\.[0-9]*\)\..*/\1/p' <<<"$installed")
+  want=$(sed -n 's/^ *version: *"\{0,1\}\([0-9]*\.[0-9]*\).*/\1/p' "$2" | head -n 1)
+  if [ -n "$installed" ] && [ "$installed" != "$want" ] &&
+    [ "$(printf '%s\n' "$installed" "$want" | sort -V | tail -n 1)" = "$installed" ]; then
+    given_empty "$1" || return 1
+  fi
+  apply "given-$(basename "$2" .yaml)" "$2"
+  [ "$rc" = 0 ] || { fail "$1" "setting up: apply $(basename "$2") exited $rc"; return 1; }
+}
+
 rendered=1
 for f in flux-2.8-four flux-2.8-no-helm flux-2.9-no-helm flux-2.9-four flux-2.9-six flux-2.9-four-medium; do
   render "$f" "$instances/$f.yaml" || rendered=0
@@ -266,20 +296,24 @@ invalid_writes_nothing() {
     grep -q . "$work/invalid.err" || { echo "no error on stderr for $(basename "$file")"; return 1; }
   done
 }
-if in_budget "11a invalid instances on an empty cluster"; then
+case_invalid_empty() {
+  in_budget "11a invalid instances on an empty cluster" || return
+  given_empty "11a invalid instances on an empty cluster" || return
   check "11a invalid instances on an empty cluster: exit 1, stdout empty, nothing written" invalid_writes_nothing
   check "11a no FluxInstance CRD and no $ns namespace after them" nothing_installed
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 13a. diff -o json on the empty cluster: every object, the FluxInstance
 # among them, to be created; exit 1 as for the text.
-if in_budget "13a diff -o json on an empty cluster"; then
+case_diff_empty() {
+  in_budget "13a diff -o json on an empty cluster" || return
+  given_empty "13a diff -o json on an empty cluster" || return
   diff_ diff-empty-json "$A" -o json
   check "13a diff -o json on an empty cluster: exit 1" exit_is 1
   check "13a diff -o json on an empty cluster: every object to create, the FluxInstance too" diff_json_holds \
     diff-empty-json 'actions == {"create"} and doc["changed"] == len(doc["objects"]) and obj("FluxInstance/flux-system/flux") and obj("Deployment/flux-system/source-controller")["fields"] == []'
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 1. Install Flux 2.8 with four controllers.
@@ -291,7 +325,9 @@ columns() {
   echo "$out" | grep -Eq '^flux .*True .*v2\.8\.' ||
     { echo "the row does not say True and v2.8:"; echo "$out"; return 1; }
 }
-if in_budget "1 install"; then
+case_install() {
+  in_budget "1 install" || return
+  given_empty "1 install" || return
   apply install "$A"
   check "1 install: apply exits 0" exit_is 0
   check "1 install: change set has the Deployments created" stdout_has install \
@@ -305,11 +341,13 @@ if in_budget "1 install"; then
   check "1 install: a ReconciliationSucceeded event" event_says ReconciliationSucceeded 'Reconciliation finished in '
   check "1 install: an OutdatedVersion event says Flux 2.8 is outdated" event_says OutdatedVersion \
     'Flux v2\.8\.[0-9]+ is outdated, the latest stable version is v'
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 2. diff right after: nothing to change.
-if in_budget "2 diff after install"; then
+case_diff_clean() {
+  in_budget "2 diff after install" || return
+  given "2 diff after install" "$A" || return
   diff_ diff-clean "$A"
   check "2 diff after install: exit 0" exit_is 0
   check "2 diff after install: stdout empty" stdout_empty diff-clean
@@ -317,7 +355,7 @@ if in_budget "2 diff after install"; then
   check "2 diff -o json after install: exit 0" exit_is 0
   check "2 diff -o json after install: every object unchanged, the FluxInstance too" diff_json_holds \
     diff-clean-json 'actions == {"unchanged"} and doc["changed"] == 0 and obj("FluxInstance/flux-system/flux")'
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 3. A re-apply rewrites nothing: no resourceVersion of an inventory object
@@ -338,7 +376,10 @@ only_unchanged() {
   stdout_has reapply '^Deployment/flux-system/source-controller unchanged$' || return 1
   ! grep -E ' (created|configured|deleted)$' "$work/reapply.out" || { echo "^ changes reported"; return 1; }
 }
-if in_budget "3 re-apply" && stable_snapshot "3 re-apply" "$work/settled.snap"; then
+case_reapply() {
+  in_budget "3 re-apply" || return
+  given "3 re-apply" "$A" || return
+  stable_snapshot "3 re-apply" "$work/settled.snap" || return
   live "$work/flux-2.8-four.yaml" >"$work/rv.before" 2>/dev/null
   apply reapply "$A" -v
   check "3 re-apply: apply -v exits 0" exit_is 0
@@ -348,7 +389,7 @@ if in_budget "3 re-apply" && stable_snapshot "3 re-apply" "$work/settled.snap"; 
   # round, the Lease, the objects' round, the status, the events.
   apply reapply-count "$A" --no-wait
   check "3 re-apply: at most 20 API requests" requests_at_most reapply-count 20
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 12. --dry-run=server: the change set, and nothing changes.
@@ -358,7 +399,10 @@ json_names() {
     { echo "stdout is not one JSON document:"; head -c 300 "$work/$1.out"; return 1; }
   grep -q "$2" "$work/$1.out" || { echo "the JSON does not name $2"; return 1; }
 }
-if in_budget "12 dry run" && stable_snapshot "12 dry run" "$work/before.snap"; then
+case_dry_run() {
+  in_budget "12 dry run" || return
+  given "12 dry run" "$A" || return
+  stable_snapshot "12 dry run" "$work/before.snap" || return
   apply dryrun "$B" --dry-run=server
   check "12 dry run: exit 0" exit_is 0
   check "12 dry run: the change set names helm-controller deleted" stdout_has dryrun \
@@ -371,12 +415,8 @@ if in_budget "12 dry run" && stable_snapshot "12 dry run" "$work/before.snap"; t
   # kubectl's bare --dry-run (client): the next argument is not its value.
   apply dryrun-json "$B" --dry-run -o json
   check "12 dry run: -o json is one JSON document naming helm-controller" json_names dryrun-json helm-controller
-  if ! check "12 dry run: nothing changed in the cluster" same_snapshot "$work/before.snap"; then
-    # Case 4 wants the objects the dry run should have left alone.
-    say "12: the dry run changed the cluster; applying $(basename "$A") again for case 4"
-    apply restore "$A"
-  fi
-fi
+  check "12 dry run: nothing changed in the cluster" same_snapshot "$work/before.snap"
+}
 
 # ---------------------------------------------------------------------------
 # 10. A user RBAC forbids everything: exit 1, `forbidden` naming an object,
@@ -385,27 +425,36 @@ forbidden_named() {
   grep -i forbidden "$work/forbidden.err" | grep -Eqi 'flux|controller|customresourcedefinition' ||
     { echo "no line on stderr says forbidden and names an object"; return 1; }
 }
-if [ ! -f "$unprivileged" ]; then
-  skip "10 unprivileged" "no $unprivileged"
-elif in_budget "10 unprivileged" && stable_snapshot "10 unprivileged" "$work/before.snap"; then
+case_unprivileged() {
+  if [ ! -f "$unprivileged" ]; then
+    skip "10 unprivileged" "no $unprivileged"
+    return
+  fi
+  in_budget "10 unprivileged" || return
+  given "10 unprivileged" "$A" || return
+  stable_snapshot "10 unprivileged" "$work/before.snap" || return
   fx forbidden apply "$B" --distribution-artifact "$dist" --kubeconfig "$unprivileged" --timeout "$apply_timeout"
   check "10 unprivileged: exit 1" exit_is 1
   check "10 unprivileged: stderr says forbidden and names an object" forbidden_named
   fx forbidden-diff diff "$B" --distribution-artifact "$dist" --kubeconfig "$unprivileged"
   check "10 unprivileged: diff exits 2 or more" exit_at_least 2
   check "10 unprivileged: nothing changed" same_snapshot "$work/before.snap"
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 11b. Invalid instances on the installed cluster change nothing.
-if in_budget "11b invalid instances on the installed cluster"; then
+case_invalid_installed() {
+  in_budget "11b invalid instances on the installed cluster" || return
+  given "11b invalid instances on the installed cluster" "$A" || return
   check "11b invalid instances on the installed cluster: exit 1, stdout empty, nothing written" invalid_writes_nothing
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 4. Without helm-controller: diff says so, apply prunes its Deployment and
 # its CRDs.
-if in_budget "4 prune"; then
+case_prune() {
+  in_budget "4 prune" || return
+  given "4 prune" "$A" || return
   diff_ diff-prune "$B"
   check "4 prune: diff exits 1" exit_is 1
   check "4 prune: diff mentions helm-controller" stdout_has diff-prune 'helm-controller'
@@ -421,7 +470,7 @@ if in_budget "4 prune"; then
   check "4 prune: CRD helmreleases.helm.toolkit.fluxcd.io is NotFound" \
     gone customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io
   check "4 prune: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.8-no-helm "$B"
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 5. The upgrade to Flux 2.9.
@@ -429,7 +478,9 @@ new_images() {
   [ "$(live_images)" = "$(images "$work/$1.yaml")" ] ||
     { echo "images are $(live_images | tr '\n' ' '), not $(images "$work/$1.yaml" | tr '\n' ' ')"; return 1; }
 }
-if in_budget "5 upgrade"; then
+case_upgrade() {
+  in_budget "5 upgrade" || return
+  given "5 upgrade" "$B" || return
   diff_ diff-upgrade "$B" --version 2.9.x
   new=$(images "$work/flux-2.9-no-helm.yaml" | grep source-controller)
   old=$(images "$work/flux-2.8-no-helm.yaml" | grep source-controller)
@@ -444,17 +495,19 @@ if in_budget "5 upgrade"; then
   check "5 upgrade: the Deployments run the 2.9 images" new_images flux-2.9-no-helm
   check "5 upgrade: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-no-helm "$C"
   check "5 upgrade: lastAppliedRevision v2.9.x@sha256" revision_is 2.9
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 13b. A failing apply records its failure as the operator does: a downgrade
 # to 2.8 is refused, a BuildFailed event on the instance says why.
-if in_budget "13b downgrade refused"; then
+case_downgrade() {
+  in_budget "13b downgrade refused" || return
+  given "13b downgrade refused" "$C" || return
   apply downgrade "$A"
   check "13b downgrade refused: apply exits 1" exit_is 1
   check "13b downgrade refused: a BuildFailed event says why" event_says BuildFailed \
     'build failed: downgrading from v2\.9\.[0-9]+ to v2\.8\.[0-9]+ is not supported'
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 7. Two applies at once: the second waits for the Lease the first holds,
@@ -486,7 +539,9 @@ handed_over() {
 both_succeeded() {
   [ "$e1" = 0 ] && [ "$e2" = 0 ] || { echo "exits $e1 and $e2"; tail -n 3 "$work/c1.err" "$work/c2.err"; return 1; }
 }
-if in_budget "7 concurrent applies"; then
+case_concurrent() {
+  in_budget "7 concurrent applies" || return
+  given "7 concurrent applies" "$C" || return
   mapfile -t flags < <(common_flags)
   timeout -k 5 600 kubectl -n "$ns" get lease "$lease" --watch -o jsonpath='{.spec.holderIdentity}{"\n"}' \
     >"$work/holders" 2>"$work/watch.err" &
@@ -517,7 +572,7 @@ if in_budget "7 concurrent applies"; then
   check "7 concurrent applies: both exit 0" both_succeeded
   check "7 concurrent applies: the Lease went from the first apply to the second" handed_over
   check "7 concurrent applies: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four "$D"
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 7b. The Lease held by an apply elsewhere that is still renewing it: an
@@ -542,7 +597,9 @@ lock_refused() {
   grep -qF "Lease/$ns/$lease: held by apply-test-elsewhere/1" "$work/lock-held.err" ||
     { echo "stderr does not name the Lease and its holder"; return 1; }
 }
-if in_budget "7b lock timeout"; then
+case_lock_timeout() {
+  in_budget "7b lock timeout" || return
+  given "7b lock timeout" "$D" || return
   if held_elsewhere | k apply --server-side --force-conflicts -f - >"$work/lease.out" 2>&1; then
     run_limit=60 apply lock-held "$D" --lock-timeout 3s
     check "7b lock timeout: Lease $lease held elsewhere: --lock-timeout 3s exits 1 within 60s naming the holder" lock_refused
@@ -551,7 +608,7 @@ if in_budget "7b lock timeout"; then
     show "$work/lease.out"
     fail "7b lock timeout" "kubectl could not take Lease $lease"
   fi
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 8. SIGKILL midway through an apply that adds the image automation
@@ -572,7 +629,9 @@ half_applied() {
 killed() {
   [ "$ek" = 137 ] || { echo "the apply exited $ek, not 137 (killed)"; return 1; }
 }
-if in_budget "8 SIGKILL midway"; then
+case_killed() {
+  in_budget "8 SIGKILL midway" || return
+  given "8 SIGKILL midway" "$D" || return
   mapfile -t flags < <(common_flags)
   cordon
   XDG_CACHE_HOME=$work/cache "$bin" apply "$E" "${flags[@]}" --timeout "$apply_timeout" \
@@ -597,7 +656,7 @@ if in_budget "8 SIGKILL midway"; then
   apply after-kill "$E"
   check "8 SIGKILL midway: the next apply exits 0" exit_is 0
   check "8 SIGKILL midway: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-six "$E"
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 14. A caller whose RBAC allows all an apply writes but Events (a service
@@ -637,7 +696,9 @@ warned_once() {
   [ "$(grep -c '^warning: events not recorded: .*forbidden' "$work/no-events.err")" = 1 ] ||
     { echo "not one warning that events are not recorded:"; grep -i event "$work/no-events.err" | head -n 3; return 1; }
 }
-if in_budget "14 no RBAC for Events"; then
+case_no_events() {
+  in_budget "14 no RBAC for Events" || return
+  given "14 no RBAC for Events" "$E" || return
   if ! no_events_user; then
     fail "14 no RBAC for Events" "the service account, its role or its token could not be made"
   else
@@ -645,7 +706,7 @@ if in_budget "14 no RBAC for Events"; then
     check "14 no RBAC for Events: apply exits 0" exit_is 0
     check "14 no RBAC for Events: one warning on stderr, naming the refusal" warned_once
   fi
-fi
+}
 
 # ---------------------------------------------------------------------------
 # 9. The API server stops for about 5 s midway through an apply (a restart):
@@ -658,9 +719,13 @@ fi
 # client's unit tests.)
 generation() { k -n "$ns" get deployment source-controller -o jsonpath='{.metadata.generation}' 2>/dev/null; }
 template_changed() { [ "$(generation)" != "$gen" ] || ! running "$po"; }
-if [ "$own_cluster" -eq 0 ]; then
-  skip "9 API server outage" "not our cluster"
-elif in_budget "9 API server outage"; then
+case_outage() {
+  if [ "$own_cluster" -eq 0 ]; then
+    skip "9 API server outage" "not our cluster"
+    return
+  fi
+  in_budget "9 API server outage" || return
+  given "9 API server outage" "$E" || return
   mapfile -t flags < <(common_flags)
   cordon
   t0=$SECONDS
@@ -686,7 +751,8 @@ elif in_budget "9 API server outage"; then
     check "9 API server outage: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four-medium "$M"
   fi
   say "9 took $((SECONDS - t0))s"
-fi
+}
 
+e2e_run_cases
 say "ran in $((SECONDS - started))s"
 summary
