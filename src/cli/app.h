@@ -1,0 +1,29 @@
+// The fluxopctl command line as a library: every command on one CLI11 app,
+// and a command line run on it to its exit code, each error one line on
+// stderr. main() adds only what belongs to the process (signals, stdout's
+// flush); the unit tests (tests/unit/cli) run command lines through the same
+// two functions.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "core/yaml/parse_cache.h"
+
+namespace fluxop::cli {
+
+// Names the app fluxopctl and registers the global flags, `--version` and
+// every command, each with its help's footer (its examples, the global
+// flags). The commands that parse manifests read through `parse_cache`.
+void add_commands(CLI::App& app, yaml::ParseCache& parse_cache);
+
+// Parses and runs the command line (argv[0] is the program) on `app`: 0, a
+// command's own code (diff's 1 and 2), 1 for an error, kExitUsage for a bad
+// flag or argument; each error is `error: <one line>` on stderr. The parse
+// cache is committed when the command read everything it parsed.
+int run(CLI::App& app, int argc, const char* const* argv, yaml::ParseCache& parse_cache);
+
+// Writes `error: <message, on one line>` to stderr; returns `code`.
+int error_line(const std::string& message, int code);
+
+}  // namespace fluxop::cli

@@ -1,0 +1,149 @@
+// Command lines run through the app main() runs (cli/app.h): exit codes,
+// the one error line, nothing on stdout for an error.
+#include "cli/app.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../shared_distribution.h"
+#include "../temp_dir.h"
+#include "cli/commands.h"
+
+namespace fluxop::cli {
+namespace {
+
+struct Ran {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+// Runs `fluxopctl ARGS...` on a new app, as main() does, with stdout and
+// stderr captured and a parse cache under `dir`.
+Ran fluxopctl(const testing::TempDir& dir, const std::vector<std::string>& args) {
+  yaml::ParseCache parse_cache(dir.path() / "parse-cache");
+  CLI::App app{"fluxopctl"};
+  add_commands(app, parse_cache);
+  std::vector<const char*> argv{"fluxopctl"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  std::streambuf* cout = std::cout.rdbuf(out.rdbuf());
+  std::streambuf* cerr = std::cerr.rdbuf(err.rdbuf());
+  int code = run(app, static_cast<int>(argv.size()), argv.data(), parse_cache);
+  std::cout.rdbuf(cout);
+  std::cerr.rdbuf(cerr);
+  return {code, out.str(), err.str()};
+}
+
+constexpr std::string_view kInstance = R"(apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: "2.9.x"
+    registry: ghcr.io/fluxcd
+  components:
+    - source-controller
+)";
+
+TEST_CASE("cli app: alone, fluxopctl prints its usage on stdout and succeeds") {
+  testing::TempDir dir;
+  Ran ran = fluxopctl(dir, {});
+  CHECK(ran.code == 0);
+  CHECK(ran.out.find("apply") != std::string::npos);
+  CHECK(ran.out.find("verify") != std::string::npos);
+  CHECK(ran.err.empty());
+}
+
+TEST_CASE("cli app: an unknown command or flag is a usage error (2) naming the closest") {
+  testing::TempDir dir;
+  Ran command = fluxopctl(dir, {"aply", "instance.yaml"});
+  CHECK(command.code == kExitUsage);
+  CHECK(command.err ==
+        "error: unknown command \"aply\" for \"fluxopctl\"; did you mean \"apply\"?\n");
+  CHECK(command.out.empty());
+  Ran flag = fluxopctl(dir, {"build", "--ouptut", "json", "instance.yaml"});
+  CHECK(flag.code == kExitUsage);
+  CHECK(flag.err == "error: unknown flag --ouptut; did you mean --output?\n");
+  CHECK(flag.out.empty());
+}
+
+TEST_CASE("cli app: a bad flag value is a usage error naming the flag, before anything runs") {
+  testing::TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"apply", "--dry-run=bogus", "instance.yaml"},
+        {"build", "-o=xml", "instance.yaml"},
+        {"apply", "--timeout", "soon", "instance.yaml"}}) {
+    CAPTURE(args[1]);
+    Ran ran = fluxopctl(dir, args);
+    CHECK(ran.code == kExitUsage);
+    std::string flag = args[1].substr(0, args[1].find('='));
+    if (flag == "-o") flag = "--output";
+    CHECK(ran.err.rfind("error: ", 0) == 0);
+    CHECK(ran.err.find(flag) != std::string::npos);
+    CHECK(std::count(ran.err.begin(), ran.err.end(), '\n') == 1);
+    CHECK(ran.out.empty());
+  }
+}
+
+TEST_CASE("cli app: a file that cannot be read is one error line naming it, exit 1") {
+  testing::TempDir dir;
+  std::string missing = (dir.path() / "missing.yaml").string();
+  Ran ran = fluxopctl(dir, {"build", missing});
+  CHECK(ran.code == 1);
+  CHECK(ran.err.rfind("error: " + missing + ": ", 0) == 0);
+  CHECK(std::count(ran.err.begin(), ran.err.end(), '\n') == 1);
+  CHECK(ran.out.empty());
+}
+
+TEST_CASE("cli app: an invalid instance names its file and field, exit 1, nothing on stdout") {
+  testing::TempDir dir;
+  std::string text(kInstance);
+  text.replace(text.find("\"2.9.x\""), 7, "\"two\"");
+  dir.write("instance.yaml", text);
+  std::string file = (dir.path() / "instance.yaml").string();
+  Ran ran = fluxopctl(dir, {"build", file});
+  CHECK(ran.code == 1);
+  CHECK(ran.err.rfind("error: " + file + ": .spec.distribution.version: ", 0) == 0);
+  CHECK(ran.out.empty());
+}
+
+TEST_CASE("cli app: build renders to stdout and commits the parse cache") {
+  if (!testing::have_shared_distribution()) return;
+  testing::TempDir dir;
+  dir.write("instance.yaml", kInstance);
+  Ran ran = fluxopctl(dir, {"build", (dir.path() / "instance.yaml").string(),
+                            "--distribution-artifact", testing::kSharedDistribution});
+  CHECK(ran.code == 0);
+  CHECK(ran.out.find("name: source-controller") != std::string::npos);
+  CHECK_FALSE(std::filesystem::is_empty(dir.path() / "parse-cache"));
+}
+
+TEST_CASE("cli app: version -o json is one JSON document with the version") {
+  testing::TempDir dir;
+  Ran ran = fluxopctl(dir, {"version", "-o", "json"});
+  CHECK(ran.code == 0);
+  nlohmann::json document = nlohmann::json::parse(ran.out);
+  CHECK(document.at("version").get<std::string>().find("fluxopctl") == std::string::npos);
+  CHECK_FALSE(document.at("version").get<std::string>().empty());
+}
+
+TEST_CASE("cli app: a command's help ends with its examples and the global flags") {
+  testing::TempDir dir;
+  Ran ran = fluxopctl(dir, {"build", "--help"});
+  CHECK(ran.code == 0);
+  CHECK(ran.out.find("Examples:\n") != std::string::npos);
+  CHECK(ran.out.find("see 'fluxopctl --help'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fluxop::cli
