@@ -10,6 +10,9 @@
 #                               returns 77 without Go, 1 when the build fails
 #                               (saying which on stderr)
 #
+#   registry_referrers_ensure_built
+#                               the same for $registry_referrers (--referrers)
+#
 #   registry_start WORKDIR [OPTION...]
 #                               starts a registry storing under WORKDIR/storage;
 #                               sets REGISTRY_ADDR (127.0.0.1:PORT, or HOST:PORT
@@ -39,6 +42,9 @@
 #                               first), which accepts an index whose children
 #                               are not all there: only those of these
 #                               platforms must be (a mirror --platform's)
+#     --referrers               go-containerregistry's registry, which serves
+#                               the referrers API (registry_referrers_ensure_built
+#                               first); in memory, plain HTTP, no auth
 #                               The registry dies with the shell that started it
 #                               (a parent-death signal, even when that shell is
 #                               SIGKILLed); call registry_start in that shell,
@@ -66,6 +72,9 @@
 #                               curl with the current registry's CA and
 #                               credentials (a bearer token for REPO with --token)
 
+# shellcheck source=scripts/lib/go-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-install.sh"
+
 REGISTRY_VARS=(REGISTRY_ADDR REGISTRY_URL REGISTRY_PID REGISTRY_DIR REGISTRY_STORAGE REGISTRY_CA
   REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_LOG REGISTRY_AUTH REGISTRY_CREDENTIALS REGISTRY_TOKEN_REALM REGISTRY_TOKEN_SERVICE)
 REGISTRY_ALL_PIDS=()
@@ -83,25 +92,8 @@ registry_v3=${FLUXOPCTL_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fluxopctl-te
 # modules, against 318 MB). With cold module and build caches, 1.8 CPU-minutes
 # (11 min at nice 10 on a 2-core machine three other builds kept busy).
 registry_v3_ensure_built() {
-  [ -x "$registry_v3" ] && return 0
-  local go
-  go=$(command -v go || echo /usr/local/go/bin/go)
-  if [ ! -x "$go" ]; then
-    echo "Go is not installed; it is needed once to build distribution $registry_v3_version's registry" >&2
-    return 77
-  fi
-  mkdir -p "${registry_v3%/*}" || return 1
-  (
-    # Two tests starting at once build it once.
-    exec 9>"$registry_v3.lock"
-    flock -w 1800 9 || { echo "another build of $registry_v3 did not end within 30 minutes" >&2; exit 1; }
-    [ -x "$registry_v3" ] && exit 0
-    echo "building distribution $registry_v3_version's registry from the Go module proxy (once, into ${registry_v3%/*})" >&2
-    work=$(mktemp -d "${registry_v3%/*}/.build-XXXXXX") || exit 1
-    trap 'rm -rf "$work"' EXIT
-    printf 'module fluxopctl.test/registry\n\ngo 1.24.0\n\nrequire github.com/distribution/distribution/v3 %s\n' \
-      "$registry_v3_version" >"$work/go.mod"
-    cat >"$work/main.go" <<'GO'
+  go_build_program "$registry_v3" "distribution $registry_v3_version's registry" \
+    github.com/distribution/distribution/v3 "$registry_v3_version" <<'GO'
 package main
 
 import (
@@ -113,12 +105,38 @@ import (
 
 func main() { _ = registry.RootCmd.Execute() }
 GO
-    cd "$work" &&
-      GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0 timeout 1800 nice -n 10 "$go" mod tidy &&
-      GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0 timeout 1800 nice -n 10 \
-        "$go" build -trimpath -ldflags='-s -w' -o "$work/registry" . &&
-      mv "$work/registry" "$registry_v3"
-  ) || { echo "building distribution $registry_v3_version's registry failed" >&2; return 1; }
+}
+
+# A registry that serves the OCI 1.1 referrers API (GET /v2/NAME/referrers/
+# DIGEST), which neither docker-registry nor distribution v3.0.0 does:
+# go-containerregistry's pkg/registry, in memory, on the address it is given.
+registry_referrers_version=v0.21.7
+registry_referrers=${FLUXOPCTL_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fluxopctl-test}/bin/registry-referrers-ggcr-$registry_referrers_version
+
+registry_referrers_ensure_built() {
+  go_build_program "$registry_referrers" "go-containerregistry $registry_referrers_version's registry" \
+    github.com/google/go-containerregistry "$registry_referrers_version" <<'GO'
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: registry-referrers HOST:PORT")
+		os.Exit(2)
+	}
+	handler := registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))
+	log.Fatal(http.ListenAndServe(os.Args[1], handler))
+}
+GO
 }
 
 registry_free_port() {
@@ -205,7 +223,7 @@ registry_start() {
   local dir=$1
   shift
   local htpasswd='' tls_host='' client_auth='' host='' token=() credentials='' access_log_disabled=true
-  local sparse_index='' server=(docker-registry serve)
+  local sparse_index='' referrers='' server=(docker-registry serve)
   while [ $# -gt 0 ]; do
     case $1 in
       --htpasswd) htpasswd=$2; credentials=$2; shift 2 ;;
@@ -216,6 +234,7 @@ registry_start() {
       --credentials) credentials=$2; shift 2 ;;
       --access-log) access_log_disabled=false; shift ;;
       --sparse-index) sparse_index=$2; server=("$registry_v3" serve); shift 2 ;;
+      --referrers) referrers=yes; shift ;;
       *) echo "registry_start: unknown option '$1'" >&2; return 2 ;;
     esac
   done
@@ -249,6 +268,12 @@ registry_start() {
     REGISTRY_CA=$dir/ca.pem scheme=https host=$tls_host
   fi
 
+  if [ -n "$referrers" ]; then
+    [ -x "$registry_referrers" ] || { echo "registry_start: no $registry_referrers (registry_referrers_ensure_built)" >&2; return 1; }
+    [ -z "$htpasswd$tls_host${token[*]}$sparse_index" ] ||
+      { echo "registry_start: --referrers serves plain HTTP, without auth" >&2; return 2; }
+  fi
+
   local validation='' platform
   if [ -n "$sparse_index" ]; then
     [ -x "$registry_v3" ] || { echo "registry_start: no $registry_v3 (registry_v3_ensure_built)" >&2; return 1; }
@@ -279,8 +304,10 @@ CONFIG
     # A killed caller cannot stop its registry: the kernel does (setpriv's
     # parent-death signal survives the exec, and timeout passes TERM on).
     # REGISTRY_LIFETIME (seconds) is a cap on top.
+    local command=("${server[@]}" "$dir/config.yml")
+    [ -z "$referrers" ] || command=("$registry_referrers" "127.0.0.1:$port")
     setpriv --pdeathsig TERM ${REGISTRY_LIFETIME:+timeout "$REGISTRY_LIFETIME"} \
-      "${server[@]}" "$dir/config.yml" >"$REGISTRY_LOG" 2>&1 &
+      "${command[@]}" >"$REGISTRY_LOG" 2>&1 &
     REGISTRY_PID=$!
     REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
     REGISTRY_ADDR=${host:-127.0.0.1}:$port
