@@ -116,8 +116,11 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
     content.envelope = &envelope;
   }
 
-  // When: the logs and the timestamp authorities.
-  if (keyless && bundle.tlog_entries.empty())
+  // When: the logs and the timestamp authorities. A keyless signature must
+  // be in a transparency log where the trusted root names one; a private
+  // Sigstore whose root names none (no Rekor) proves the time by its
+  // timestamp authorities alone, checked below.
+  if (keyless && bundle.tlog_entries.empty() && !root.transparency_logs.empty())
     throw Error("the bundle has no transparency log entry");
   for (const TransparencyLogEntry& entry : bundle.tlog_entries) {
     if (entry.integrated_time > now)
@@ -138,7 +141,9 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
   X509* issuer = nullptr;
   for (std::int64_t time : result.times)
     issuer = verify_chain(leaf.get(), root.certificate_authorities, time);
-  verify_embedded_scts(leaf.get(), issuer, root.ct_logs, now);
+  // Likewise SCTs: required where the trusted root names CT logs; a private
+  // CA whose root names none logs its certificates nowhere.
+  if (!root.ct_logs.empty()) verify_embedded_scts(leaf.get(), issuer, root.ct_logs, now);
   if (!certificate_signs_code(leaf.get())) throw Error("certificate: not for code signing");
   std::vector<std::string> identities = certificate_identities(leaf.get());
   for (const std::string& identity : identities)

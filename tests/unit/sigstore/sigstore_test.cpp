@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <openssl/evp.h>
+#include <openssl/x509.h>
 
 #include "core/base64.h"
 #include "core/error.h"
@@ -205,6 +206,47 @@ TEST_CASE(
   CHECK_NOTHROW(verify_bundle(dsse, Artifact::of_digest(sha256("artifact")), policy, root, 0));
   CHECK_THROWS_WITH_AS(verify_bundle(dsse, Artifact::of_bytes("another"), policy, root, 0),
                        doctest::Contains("the in-toto statement has no subject of digest"), Error);
+}
+
+// A certificate for `key` issued by another (a throwaway CA's), valid an hour.
+Bytes certificate_for(const KeyPair& key) {
+  KeyPair ca("EC");
+  Certificate certificate(X509_new());
+  REQUIRE(certificate);
+  X509_set_version(certificate.get(), 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(certificate.get()), 1);
+  X509_gmtime_adj(X509_getm_notBefore(certificate.get()), 0);
+  X509_gmtime_adj(X509_getm_notAfter(certificate.get()), 3600);
+  auto name = [](X509_NAME* name, const char* cn) {
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                               -1, -1, 0);
+  };
+  name(X509_get_subject_name(certificate.get()), "signer");
+  name(X509_get_issuer_name(certificate.get()), "ca");
+  REQUIRE(X509_set_pubkey(certificate.get(), key.key.get()) == 1);
+  REQUIRE(X509_sign(certificate.get(), ca.key.get(), EVP_sha256()) > 0);
+  return certificate_der(certificate.get());
+}
+
+TEST_CASE(
+    "sigstore: a keyless bundle without a log entry: refused where the trusted root names a "
+    "transparency log, left to the timestamp authorities where it names none") {
+  KeyPair key("EC");
+  Bundle bundle;
+  bundle.minor_version = 3;
+  bundle.certificates.push_back(certificate_for(key));
+  bundle.message_signature =
+      MessageSignature{HashAlgorithm::sha256, sha256("artifact"), key.sign("artifact")};
+  Policy keyless{Expected{"me"}, Expected{"issuer"}, std::nullopt};
+  CHECK_THROWS_WITH_AS(
+      verify_bundle(bundle, Artifact::of_bytes("artifact"), keyless, public_good_trusted_root(), 0),
+      "the bundle has no transparency log entry", Error);
+  // A private Sigstore without Rekor: the time must then come from a
+  // timestamp, and this bundle has none.
+  TrustedRoot without_logs;
+  CHECK_THROWS_WITH_AS(
+      verify_bundle(bundle, Artifact::of_bytes("artifact"), keyless, without_logs, 0),
+      doctest::Contains("nothing proves when it was signed"), Error);
 }
 
 }  // namespace
