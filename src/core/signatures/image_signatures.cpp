@@ -15,6 +15,7 @@ using nlohmann::json;
 
 constexpr std::string_view kSimpleSigning = "application/vnd.dev.cosign.simplesigning.v1+json";
 constexpr std::string_view kBundleMediaTypes = "application/vnd.dev.sigstore.bundle";
+constexpr std::string_view kEmptyConfig = "application/vnd.oci.empty.v1+json";
 constexpr std::string_view kSignatureAnnotation = "dev.cosignproject.cosign/signature";
 constexpr std::string_view kCertificateAnnotation = "dev.sigstore.cosign/certificate";
 constexpr std::string_view kRekorAnnotation = "dev.sigstore.cosign/bundle";
@@ -27,6 +28,14 @@ constexpr std::size_t kMaxSignaturesTried = 32;
 
 bool is_bundle_type(std::string_view media_type) {
   return media_type.rfind(kBundleMediaTypes, 0) == 0;
+}
+
+// A referrer that may be a Sigstore bundle: its artifact type says so, or is
+// the empty config's, which a registry listing a manifest's config media type
+// in place of its artifactType (go-containerregistry's) shows for cosign's
+// bundles; the manifest's layers then tell.
+bool may_be_bundle(const oci::Descriptor& referrer) {
+  return is_bundle_type(referrer.artifact_type) || referrer.artifact_type == kEmptyConfig;
 }
 
 const std::string* annotation(const oci::Descriptor& layer, std::string_view key) {
@@ -133,7 +142,7 @@ class SignatureSearch {
     if (!found) return std::nullopt;
     sigstore::Bytes image_digest = *sigstore::unhex(std::string_view(digest_).substr(7));
     for (const oci::Descriptor& referrer : *found) {
-      if (!is_bundle_type(referrer.artifact_type) || tried_ >= kMaxSignaturesTried) continue;
+      if (!may_be_bundle(referrer) || tried_ >= kMaxSignaturesTried) continue;
       std::string where = "referrer " + referrer.digest;
       ++tried_;
       try {
@@ -141,7 +150,11 @@ class SignatureSearch {
         auto layer =
             std::find_if(manifest.layers.begin(), manifest.layers.end(),
                          [](const oci::Descriptor& d) { return is_bundle_type(d.media_type); });
-        if (layer == manifest.layers.end()) throw Error("no Sigstore bundle layer");
+        if (layer == manifest.layers.end()) {
+          // Another artifact of an empty config (an SBOM, an attestation).
+          if (!is_bundle_type(referrer.artifact_type)) continue;
+          throw Error("no Sigstore bundle layer");
+        }
         std::string text = client_.fetch_blob_bytes(ref_, *layer, kMaxSignatureBlobBytes);
         sigstore::Bundle bundle = sigstore::parse_bundle(text, "bundle");
         sigstore::Verification verified = sigstore::verify_bundle(
@@ -266,6 +279,15 @@ std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
       signatures.push_back(
           {source, {copy.destination.registry, copy.destination.repository, tag, ""}});
     }
+    // The bundles the source's referrers API lists, by digest: a destination
+    // that serves the API lists them again (they name their subject).
+    oci::Reference source{copy.source.registry, copy.source.repository, "", ""};
+    if (auto referrers = client.fetch_referrers(source, copy.source.digest))
+      for (const oci::Descriptor& referrer : *referrers)
+        if (may_be_bundle(referrer))
+          signatures.push_back(
+              {{source.registry, source.repository, "", referrer.digest},
+               {copy.destination.registry, copy.destination.repository, "", referrer.digest}});
   }
   return signatures;
 }

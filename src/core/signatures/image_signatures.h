@@ -55,8 +55,9 @@ sigstore::Policy github_actions_signer(std::string_view identity_regexp);
 
 // The signatures cosign stored beside each of `copies`' sources (the
 // `.sig` tag; the referrers tag fallback too with `referrers_tags`), each a
-// copy to the same destination repository under the same tag: a mirror then
-// verifies as its source does. A source without them adds nothing.
+// copy to the same destination repository under the same tag, and the
+// bundles its referrers API lists, by digest: a mirror then verifies as its
+// source does. A source without them adds nothing.
 std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
                                               const std::vector<oci::MirrorCopy>& copies,
                                               bool referrers_tags);
