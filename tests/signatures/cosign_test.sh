@@ -10,6 +10,18 @@
 # payload, a signature moved to another digest, another key, a missing
 # signature; and `fluxopctl verify FILE` verifies the artifact and each image
 # a FluxInstance installs, naming the one that is not signed.
+# Keyless too, with a private Sigstore made here (tests/signatures/
+# private_sigstore.sh): a CA (root and intermediate) whose code-signing
+# certificates name a GitHub workflow and its OIDC issuer as Fulcio's do, a
+# timestamp authority, no transparency nor CT log, and the trusted_root.json
+# that describes them; `cosign verify --trusted-root` and `fluxopctl verify
+# --trusted-root` agree on the signature (legacy and bundle), another
+# identity, another issuer, a CA and a timestamp authority the trusted root
+# does not name, a signature moved to another digest.
+# And bundles through the referrers API, in a second registry that serves it
+# (go-containerregistry's, scripts/lib/oci-registry.sh --referrers; its cases
+# skip when it cannot be built): signed with the key and keyless, verified,
+# and mirrored so that the mirror verifies through the API too.
 #
 #   tests/signatures/cosign_test.sh BIN ROOT
 #
@@ -37,14 +49,18 @@ source "$root/scripts/lib/cosign.sh"
 source "$root/tests/oci/lib.sh"
 # shellcheck source=tests/mirror/lib.sh
 source "$root/tests/mirror/lib.sh"
+# shellcheck source=tests/signatures/private_sigstore.sh
+source "$root/tests/signatures/private_sigstore.sh"
 
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 # Built with the machine's Go caches, before HOME is the test's own.
 cosign_ensure_built || skip_test "cosign $cosign_version could not be built (above)"
+registry_referrers_ensure_built || echo "the referrers API cases will skip" >&2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fluxopctl-signatures-test.XXXXXX") || exit 1
 cleanup() {
   set +e
+  tsa_stop_all
   registry_stop_all
   rm -rf "$work"
 }
@@ -83,7 +99,7 @@ artifact="$legacy/flux-operator-manifests@$artifact_digest"
 mapfile -t images < <(mirror_catalog_refs "$dist" "$version")
 [ ${#images[@]} -eq 4 ] || abort "setup: the catalog names ${#images[@]} images, not 4"
 
-for prefix in bundle tamper; do
+for prefix in bundle tamper keyless keyless-moved; do
   timeout 120 python3 "$root/tests/mirror/synthetic_images.py" "$legacy" "$prefix" >/dev/null ||
     abort "setup: the synthetic images under $prefix/"
 done
@@ -96,50 +112,112 @@ image_under() {
   done
 }
 
-# sign REF [FLAG...]: cosign signs REF with the key, without a transparency log.
+# sign KEY REF [FLAG...]: cosign signs REF with KEY, without a transparency log.
 sign() {
-  local ref=$1
-  shift
-  timeout -k 5 "$cmd_timeout" "$cosign" sign --key "$key" --tlog-upload=false --use-signing-config=false \
+  local signing_key=$1 ref=$2
+  shift 2
+  timeout -k 5 "$cmd_timeout" "$cosign" sign --key "$signing_key" --tlog-upload=false --use-signing-config=false \
     "$@" "$ref" >"$work/sign.out" 2>&1 ||
     abort "setup: cosign sign $ref $*: $(tail -3 "$work/sign.out" | tr '\n' ' ')"
 }
-legacy_sign() { sign "$1" --new-bundle-format=false; }
+legacy_sign() { sign "$key" "$1" --new-bundle-format=false; }
 # fluxcd/: the artifact and three images in the legacy layout;
 # notification-controller stays unsigned.
 legacy_sign "$artifact"
 for image in "${images[@]:0:3}"; do legacy_sign "$image"; done
 # helm-controller also as a bundle, which a mirror copies with its referrers tag.
-sign "${images[2]}" --new-bundle-format=true
+sign "$key" "${images[2]}" --new-bundle-format=true
 # bundle/: kustomize-controller signed as a bundle only (docker-registry has
 # no referrers API: under the referrers tag fallback).
 bundle_image=$(image_under bundle kustomize-controller)
-sign "$bundle_image" --new-bundle-format=true
+sign "$key" "$bundle_image" --new-bundle-format=true
 # tamper/: source-controller and notification-controller in the legacy
 # layout, whose signatures the cases below change.
 legacy_sign "$(image_under tamper source-controller)"
 legacy_sign "$(image_under tamper notification-controller)"
 
+# The private Sigstore: its CA and timestamp authority, and another CA and
+# timestamp authority, not in its trusted root, that sign the same identity.
+pki=$work/pki
+identity=https://github.com/example/app/.github/workflows/release.yml@refs/heads/main
+oidc_issuer=https://token.actions.githubusercontent.com
+mkdir -p "$pki" && (
+  cd "$pki" &&
+    pki_ca "$pki" root "private Sigstore root" && pki_ca "$pki" intermediate "private Sigstore intermediate" root &&
+    pki_signer "$pki" signer intermediate "$identity" "$oidc_issuer" &&
+    pki_ca "$pki" rogue-root "rogue root" && pki_signer "$pki" rogue-signer rogue-root "$identity" "$oidc_issuer" &&
+    pki_ca "$pki" tsa-root "private Sigstore timestamping root" && pki_tsa "$pki" tsa tsa-root &&
+    pki_ca "$pki" rogue-tsa-root "rogue timestamping root" && pki_tsa "$pki" rogue-tsa rogue-tsa-root &&
+    cat intermediate.pem root.pem >ca-chain.pem && cat tsa.pem tsa-root.pem >tsa-trusted.pem &&
+    "$cosign" import-key-pair --key signer.key --output-key-prefix signer-cosign >/dev/null 2>&1 &&
+    "$cosign" import-key-pair --key rogue-signer.key --output-key-prefix rogue-signer-cosign >/dev/null 2>&1
+) || abort "setup: the private Sigstore's certificates (openssl) or cosign import-key-pair"
+trusted_root=$pki/trusted_root.json
+trusted_root_json "$pki/ca-chain.pem" "$pki/tsa-trusted.pem" >"$trusted_root" ||
+  abort "setup: the private Sigstore's trusted root"
+tsa_start "$pki" tsa || abort "setup: the timestamp authority"
+tsa_url=$TSA_URL
+tsa_start "$pki" rogue-tsa || abort "setup: the rogue timestamp authority"
+rogue_tsa_url=$TSA_URL
+
+# keyless_sign SIGNER TSA_URL REF [FLAG...]: cosign signs REF with SIGNER's
+# certificate (the chain in the legacy layout), timestamped by TSA_URL.
+keyless_sign() {
+  local signer=$1 tsa=$2 ref=$3
+  shift 3
+  sign "$pki/$signer-cosign.key" "$ref" --certificate "$pki/$signer.pem" \
+    --timestamp-server-url "$tsa" "$@"
+}
+# In the legacy layout, with the chain up to the root; a bundle holds the
+# signer's certificate alone (cosign v3 verifies no v0.3 bundle with a chain).
+keyless_legacy_sign() {
+  keyless_sign "$1" "$2" "$3" --certificate-chain "$4" --new-bundle-format=false
+}
+cat "$pki/rogue-root.pem" >"$pki/rogue-chain.pem"
+# keyless/: source-controller in the legacy layout, kustomize-controller as a
+# bundle, both by the private Sigstore; helm-controller by the rogue CA;
+# notification-controller timestamped by the rogue timestamp authority.
+keyless_legacy_sign signer "$tsa_url" "$(image_under keyless source-controller)" "$pki/ca-chain.pem"
+keyless_bundle_image=$(image_under keyless kustomize-controller)
+keyless_sign signer "$tsa_url" "$keyless_bundle_image" --new-bundle-format=true
+keyless_legacy_sign rogue-signer "$tsa_url" "$(image_under keyless helm-controller)" "$pki/rogue-chain.pem"
+keyless_legacy_sign signer "$rogue_tsa_url" "$(image_under keyless notification-controller)" "$pki/ca-chain.pem"
+
 # --- cosign and fluxopctl agree ----------------------------------------------------
 
-# agree NAME WANT REF [ERE]: `cosign verify --key` and `fluxopctl verify --key`
-# ($verify_pub) both exit WANT (0 or 1) for REF; fluxopctl's one error line
+# The signer a case asks for, as cosign's and fluxopctl's verify flags, and
+# what fluxopctl then says signed. policy_key PUB: a key, no transparency log.
+# policy_keyless IDENTITY ISSUER: the private Sigstore's trusted root; cosign
+# is told what fluxopctl reads from that root (no log, no CT log: the time
+# from the timestamp authority).
+policy_key() {
+  cosign_policy=(--key "$1" --insecure-ignore-tlog=true --insecure-ignore-sct=true)
+  fx_policy=(--key "$1")
+  signed_by="key $1"
+}
+policy_keyless() {
+  cosign_policy=(--trusted-root "$trusted_root" --certificate-identity "$1" --certificate-oidc-issuer "$2"
+    --use-signed-timestamps --insecure-ignore-tlog=true --insecure-ignore-sct=true)
+  fx_policy=(--trusted-root "$trusted_root" --certificate-identity "$1" --certificate-oidc-issuer "$2")
+  signed_by="$1 (issuer $2)"
+}
+
+# agree NAME WANT REF [ERE]: `cosign verify` and `fluxopctl verify` with the
+# case's policy both exit WANT (0 or 1) for REF; fluxopctl's one error line
 # then matches ERE after "error: REF: ".
-verify_pub=$pub
 agree() {
   local want=$2 ref=$3 pattern=${4:-}
-  cosign_run verify --key "$verify_pub" --insecure-ignore-tlog=true --insecure-ignore-sct=true \
-    --allow-http-registry "$ref"
+  cosign_run verify "${cosign_policy[@]}" --allow-http-registry "$ref"
   local cosign_rc=$rc
   if { [ "$want" -eq 0 ] && [ $cosign_rc -ne 0 ]; } || { [ "$want" -ne 0 ] && [ $cosign_rc -eq 0 ]; }; then
     because "cosign verify exits $cosign_rc, the case wants $want: $(first_err)"
     return 1
   fi
-  fx verify --key "$verify_pub" "oci://$ref"
+  fx verify "${fx_policy[@]}" "oci://$ref"
   if [ "$want" -eq 0 ]; then
     succeeded "fluxopctl verify" || return 1
     [ "$(lines "$work/out")" -eq 1 ] || { because "fluxopctl verify: $(lines "$work/out") lines, not 1"; return 1; }
-    grep -q "@${ref##*@} verified, signed by key $verify_pub" "$work/out" ||
+    grep -qF "@${ref##*@} verified, signed by $signed_by" "$work/out" ||
       because "fluxopctl verify: $(head -c 300 "$work/out")"
   else
     one_line_error "fluxopctl verify" "^error: oci://${ref%@*}@${ref##*@}: $pattern"
@@ -153,7 +231,7 @@ t_bundle_referrers_tag() { agree "bundle" 0 "$bundle_image"; }
 t_missing() { agree missing 1 "${images[3]}" "not signed"; }
 
 t_other_key() {
-  verify_pub=$other_pub
+  policy_key "$other_pub"
   agree "other key" 1 "${images[1]}" "no signature verifies: .*signature: does not verify" &&
     agree "other key, bundle" 1 "$bundle_image" "no signature verifies: .*signature"
 }
@@ -207,13 +285,11 @@ t_changed_payload() {
   agree "changed payload" 1 "$ref" "no signature verifies: .*signature: does not verify"
 }
 
-t_other_digest() {
-  # source-controller's signature (of its index) put where the unsigned
-  # helm-controller's would be.
-  local from to
-  from=$(image_under tamper source-controller) to=$(image_under tamper helm-controller)
-  timeout 60 python3 - "$legacy" "$(repo_of "$from")" "$(repo_of "$to")" "$(sig_tag "$from")" \
-    "$(sig_tag "$to")" <<'PY' || { because "copying the signature failed"; return 1; }
+# move_signature FROM TO: FROM's legacy signature (NAME@DIGEST) put where TO's
+# would be, in another repository.
+move_signature() {
+  timeout 60 python3 - "$legacy" "$(repo_of "$1")" "$(repo_of "$2")" "$(sig_tag "$1")" \
+    "$(sig_tag "$2")" <<'PY'
 import json, sys, urllib.request
 registry, src, dst, src_tag, dst_tag = sys.argv[1:6]
 accept = "application/vnd.oci.image.manifest.v1+json"
@@ -231,7 +307,129 @@ req = urllib.request.Request(f"http://{registry}/v2/{dst}/manifests/{dst_tag}",
                              headers={"Content-Type": manifest["mediaType"]})
 urllib.request.urlopen(req, timeout=30).close()
 PY
+}
+
+t_other_digest() {
+  # source-controller's signature (of its index) put where the unsigned
+  # helm-controller's would be.
+  local to
+  to=$(image_under tamper helm-controller)
+  move_signature "$(image_under tamper source-controller)" "$to" ||
+    { because "copying the signature failed"; return 1; }
   agree "another digest" 1 "$to" "no signature verifies: .*digest: the signature is of"
+}
+
+# --- keyless, the private Sigstore ----------------------------------------------------
+
+t_keyless() {
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "keyless" 0 "$(image_under keyless source-controller)" &&
+    agree "keyless, bundle" 0 "$keyless_bundle_image"
+}
+
+t_keyless_regexp() {
+  policy_keyless '^https://github\.com/example/' '^https://token\.actions\.githubusercontent\.com$'
+  cosign_policy=("${cosign_policy[@]/#--certificate-identity/--certificate-identity-regexp}")
+  cosign_policy=("${cosign_policy[@]/#--certificate-oidc-issuer/--certificate-oidc-issuer-regexp}")
+  fx_policy=("${fx_policy[@]/#--certificate-identity/--certificate-identity-regexp}")
+  fx_policy=("${fx_policy[@]/#--certificate-oidc-issuer/--certificate-oidc-issuer-regexp}")
+  signed_by="$identity (issuer $oidc_issuer)"
+  agree "keyless, by regexp" 0 "$keyless_bundle_image"
+}
+
+t_keyless_other_identity() {
+  policy_keyless https://github.com/example/other/.github/workflows/release.yml@refs/heads/main "$oidc_issuer"
+  agree "another identity" 1 "$(image_under keyless source-controller)" "no signature verifies: .*certificate: signed by" &&
+    agree "another identity, bundle" 1 "$keyless_bundle_image" "no signature verifies: .*certificate: signed by"
+}
+
+t_keyless_other_issuer() {
+  policy_keyless "$identity" https://accounts.google.com
+  agree "another issuer" 1 "$(image_under keyless source-controller)" "no signature verifies: .*certificate: issued by" &&
+    agree "another issuer, bundle" 1 "$keyless_bundle_image" "no signature verifies: .*certificate: issued by"
+}
+
+t_keyless_untrusted_ca() {
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "a CA not in the trusted root" 1 "$(image_under keyless helm-controller)" "no signature verifies: .*certificate chain"
+}
+
+t_keyless_untrusted_tsa() {
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "a timestamp authority not in the trusted root" 1 "$(image_under keyless notification-controller)" \
+    "no signature verifies: .*timestamp at .*: not signed by a timestamp authority of the trusted root"
+}
+
+t_keyless_other_digest() {
+  # The private Sigstore's signature of source-controller (its index) where
+  # keyless-moved/helm-controller's would be.
+  local to
+  to=$(image_under keyless-moved helm-controller)
+  move_signature "$(image_under keyless source-controller)" "$to" ||
+    { because "copying the signature failed"; return 1; }
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "keyless, another digest" 1 "$to" "no signature verifies: .*digest: the signature is of"
+}
+
+# --- bundles through the referrers API -----------------------------------------------
+
+# A registry that serves the referrers API (go-containerregistry's; neither
+# docker-registry nor distribution v3.0.0 does), with its own copy of the
+# synthetic images and the test distribution; cosign (v3 pushes a bundle as
+# a referrer, and writes no referrers tag where the API is served) signs
+# kustomize-controller with the key and helm-controller with the private
+# Sigstore's certificate. Empty when it could not be built (the cases skip).
+api=
+if registry_referrers_ensure_built; then
+  registry_start "$work/reg-api" --referrers || abort "setup: the referrers API registry did not start"
+  api=$REGISTRY_ADDR
+  api_dist=$work/api-dist
+  mirror_source_fixture "$root/tests/cli/distribution/flux/$version" "$version" "$api_dist" ||
+    abort "setup: the synthetic images or the test distribution, in the referrers API registry"
+  registry_push_artifact flux-operator-manifests:v1 "$api_dist" flux flux-images >/dev/null ||
+    abort "setup: pushing the test distribution to the referrers API registry failed"
+  mapfile -t api_images < <(mirror_catalog_refs "$api_dist" "$version")
+  sign "$key" "${api_images[1]}" --new-bundle-format=true
+  keyless_sign signer "$tsa_url" "${api_images[2]}" --new-bundle-format=true
+  registry_use legacy
+fi
+
+# api_only REF: REF's signatures are found through the referrers API alone:
+# it lists one, and no tag of its repository holds any.
+api_only() {
+  local ref=$1 digest=${1##*@} repo
+  repo=$(repo_of "$ref")
+  curl -fsS -m 30 "http://$api/v2/$repo/referrers/$digest" | grep -q '"digest"' ||
+    { because "the referrers API lists nothing for $ref"; return 1; }
+  ! curl -fsS -m 30 "http://$api/v2/$repo/tags/list" | grep -q "sha256-" ||
+    { because "$repo has a signature tag: $(curl -fsS -m 30 "http://$api/v2/$repo/tags/list")"; return 1; }
+}
+
+t_bundle_referrers_api() {
+  api_only "${api_images[1]}" && api_only "${api_images[2]}" || return 1
+  agree "bundle, referrers API" 0 "${api_images[1]}" || return 1
+  policy_key "$other_pub"
+  agree "bundle, referrers API, another key" 1 "${api_images[1]}" "no signature verifies: .*signature" || return 1
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "keyless bundle, referrers API" 0 "${api_images[2]}" || return 1
+  policy_keyless "$identity" https://accounts.google.com
+  agree "keyless bundle, referrers API, another issuer" 1 "${api_images[2]}" "no signature verifies: .*certificate: issued by"
+}
+
+t_mirror_referrers_api() {
+  # mirror copies the bundles the referrers API lists: the mirror, in a
+  # registry that serves the API, verifies through it as its source does.
+  fresh_cache
+  write_instance "$work/api-source.yaml" "artifact: oci://$api/flux-operator-manifests:v1"
+  sed -i "s|registry: $legacy/fluxcd|registry: $api/fluxcd|" "$work/api-source.yaml"
+  fx mirror "oci://$api/mirrored" "$work/api-source.yaml"
+  succeeded "mirror" || return 1
+  local kustomize=$api/mirrored/kustomize-controller@${api_images[1]##*@}
+  local helm=$api/mirrored/helm-controller@${api_images[2]##*@}
+  api_only "$kustomize" && api_only "$helm" || return 1
+  agree "the mirror's bundle, referrers API" 0 "$kustomize" || return 1
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "the mirror's keyless bundle, referrers API" 0 "$helm"
 }
 
 # --- verify FILE --------------------------------------------------------------------
@@ -406,9 +604,14 @@ t_bad_flags() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
-  bad_flags; do
-  verify_pub=$pub
+  changed_payload other_digest keyless keyless_regexp keyless_other_identity keyless_other_issuer \
+  keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
+  bad_flags bundle_referrers_api mirror_referrers_api; do
+  policy_key "$pub"
+  if [[ $name == *referrers_api ]] && [ -z "$api" ]; then
+    skip "$name" "go-containerregistry's registry (the referrers API) could not be built"
+    continue
+  fi
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi
 done
 
