@@ -65,6 +65,14 @@ reconcile::ApplyOptions apply_options(const ApplyCommandOptions& options) {
   return apply;
 }
 
+// What every apply renders, once or in the loop: with --verify, the images
+// the instance installs are verified too, before anything is written.
+reconcile::RenderRequest apply_render_request(const ApplyCommandOptions& options) {
+  reconcile::RenderRequest request = render_request(options.input, /*revision=*/true);
+  request.verify_images = options.input.registry.verify.enabled;
+  return request;
+}
+
 // Until when an apply of `flux` may wait for an API server that restarts
 // mid-apply: what is applied so far must not be left half-done for a blip.
 std::chrono::steady_clock::time_point retry_until(const ApplyCommandOptions& options,
@@ -123,8 +131,7 @@ void run_fleet_apply(const ApplyCommandOptions& options, const std::vector<std::
   instance::FluxInstance flux = load_input(options.input);
   std::chrono::steady_clock::time_point deadline = retry_until(options, flux);
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
-  reconcile::SharedRender render(artifacts, std::move(flux),
-                                 render_request(options.input, /*revision=*/true),
+  reconcile::SharedRender render(artifacts, std::move(flux), apply_render_request(options),
                                  say_distribution);
   std::vector<std::string> revisions(contexts.size());
   std::vector<std::vector<ssa::Change>> changes(contexts.size());
@@ -185,8 +192,7 @@ void run_apply(const ApplyCommandOptions& options) {
   output.run([&] {
     run_interruptible([&] {
       reconcile::RegistryArtifacts artifacts = registry_artifacts(options.input.registry);
-      reconcile::SharedRender render(artifacts, std::move(flux),
-                                     render_request(options.input, /*revision=*/true));
+      reconcile::SharedRender render(artifacts, std::move(flux), apply_render_request(options));
       reconcile::ApplyResult result =
           apply_on(options, *connected.cluster, render, output.on_change(),
                    [&](const RenderedInstance& instance) {
@@ -209,7 +215,7 @@ void run_watch(const ApplyCommandOptions& options) {
     watch.file = options.input.filename.empty() ? options.input.file : options.input.filename;
   watch.load.allow_unknown_fields = options.input.allow_unknown_fields;
   watch.ns = flags.ns;
-  watch.render = render_request(options.input, /*revision=*/true);
+  watch.render = apply_render_request(options);
   watch.apply = apply_options(options);
   watch.metrics_addr = flags.metrics_addr;
   watch.health_addr = flags.health_addr;

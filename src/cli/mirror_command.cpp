@@ -94,15 +94,13 @@ void run_mirror(const MirrorCommandOptions& options) {
   mirror.dry_run = options.dry_run;
   // --verify: each image's signature too (the artifact's was, as it was
   // pulled), before anything is copied.
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(options.selection.input.registry);
+  for (std::size_t i = selected.artifact_url.empty() ? 0 : 1; i < copies.size(); ++i) {
+    const oci::Reference& source = copies[i].source;
+    artifacts.verify_image(source,
+                           signatures::default_identity(source.registry + "/" + source.repository));
+  }
   oci::RegistryClient source_client(mirror.registry);
-  const reconcile::ArtifactVerification& verify = options.selection.input.registry.verify;
-  if (verify.enabled)
-    for (std::size_t i = selected.artifact_url.empty() ? 0 : 1; i < copies.size(); ++i) {
-      const oci::Reference& source = copies[i].source;
-      reconcile::verify_reference(
-          verify, source_client, source,
-          signatures::default_identity(source.registry + "/" + source.repository));
-    }
   // Their signatures go with them. The referrers tag fallback is an index
   // of bundles, of no platform, which --platform would leave empty.
   for (oci::MirrorCopy& signature :

@@ -62,7 +62,8 @@ void add_artifact_verify_flags(CLI::App& command, RegistryFlags& flags) {
   CLI::Option* enabled = command.add_flag(
       "--verify", verify.enabled,
       "Verify the distribution artifact's Sigstore signature in its registry before it is pulled "
-      "(default signer: a GitHub Actions workflow of controlplaneio-fluxcd)");
+      "(default signer: a GitHub Actions workflow of controlplaneio-fluxcd) and, for apply and "
+      "mirror, every image installed or copied (by its publisher's)");
   command
       .add_option("--certificate-identity-regexp", verify.identity_regexp,
                   "(--verify) The signer's identity must match this RE2 regular expression")

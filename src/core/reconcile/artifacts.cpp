@@ -36,18 +36,10 @@ RegistryArtifacts::RegistryArtifacts(RegistrySettings settings, std::string cach
 namespace {
 
 // A signature verified is remembered in the artifact cache by what it
-// proved: this statement, sealed under the user's key (core/cache_seal.h),
+// proved: its statement, sealed under the user's key (core/cache_seal.h),
 // in verified/<sha256 of the statement>. Whoever can write the cache cannot
 // seal: a planted or altered record does not open, and the signature is
 // verified in the registry again (or, offline, refused).
-std::string verified_statement(const ArtifactVerification& verify, const oci::Reference& ref,
-                               const std::string& digest) {
-  return "fluxopctl verified signature 1\n" + ref.registry + "/" + ref.repository + "@" + digest +
-         "\nidentity " + verify.identity_regexp + "\nissuer " + verify.issuer + "\nkey " +
-         sha256_digest(verify.key_pem) + "\ntrusted root " + sha256_digest(verify.trusted_root) +
-         "\n";
-}
-
 std::string verified_record(const oci::ArtifactCache& cache, const std::string& statement) {
   return cache.root() + "/verified/" + sha256_digest(statement).substr(7);
 }
@@ -65,29 +57,37 @@ oci::ArtifactCache RegistryArtifacts::cache() const {
   return oci::ArtifactCache(cache_root_);
 }
 
-std::string verify_reference(const ArtifactVerification& verify, oci::RegistryClient& client,
-                             const oci::Reference& ref, std::string_view default_identity) {
+sigstore::Policy verification_policy(const ArtifactVerification& verify,
+                                     std::string_view default_identity) {
   sigstore::Policy policy;
   if (!verify.key_pem.empty()) {
     policy.public_key_pem = verify.key_pem;
-  } else {
-    policy = signatures::github_actions_signer(verify.identity_regexp.empty()
-                                                   ? default_identity
-                                                   : std::string_view(verify.identity_regexp));
-    if (!verify.issuer.empty()) policy.issuer = sigstore::Expected{verify.issuer, false};
+    return policy;
   }
-  std::optional<sigstore::TrustedRoot> custom;
-  if (!verify.trusted_root.empty())
-    custom = sigstore::parse_trusted_root(verify.trusted_root, verify.trusted_root_name);
-  return signatures::verify_signature(client, ref, policy,
-                                      custom ? *custom : sigstore::public_good_trusted_root(),
-                                      std::time(nullptr))
-      .digest;
+  policy = signatures::github_actions_signer(
+      verify.identity_regexp.empty() ? default_identity : std::string_view(verify.identity_regexp));
+  if (!verify.issuer.empty()) policy.issuer = sigstore::Expected{verify.issuer, false};
+  return policy;
+}
+
+std::string verified_statement(const ArtifactVerification& verify, const sigstore::Policy& policy,
+                               const oci::Reference& ref, const std::string& digest) {
+  // Each expectation with its kind: a value and a regexp that read the same
+  // are different policies.
+  auto expected = [](const std::optional<sigstore::Expected>& value) {
+    if (!value) return std::string("none");
+    return (value->regexp ? "regexp " : "value ") + value->value;
+  };
+  return "fluxopctl verified signature 2\n" + ref.registry + "/" + ref.repository + "@" + digest +
+         "\nidentity " + expected(policy.identity) + "\nissuer " + expected(policy.issuer) +
+         "\nkey " + (policy.public_key_pem ? sha256_digest(*policy.public_key_pem) : "none") +
+         "\ntrusted root " + sha256_digest(verify.trusted_root) + "\n";
 }
 
 std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
                                                const oci::Reference& ref,
-                                               const oci::RegistryOptions& options) const {
+                                               const oci::RegistryOptions& options,
+                                               std::string_view default_identity) const {
   const ArtifactVerification& verify = settings_.verify;
   std::string digest = ref.digest;
   std::optional<oci::RegistryClient> client;
@@ -99,7 +99,8 @@ std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
     if (!named) throw Error(ref.str() + ": not found");
     digest = named->digest;
   }
-  std::string statement = verified_statement(verify, ref, digest);
+  sigstore::Policy policy = verification_policy(verify, default_identity);
+  std::string statement = verified_statement(verify, policy, ref, digest);
   if (!digest.empty() && verified_before(cache, statement)) return digest;
   if (settings_.offline)
     throw Error("--verify: " + ref.str() +
@@ -108,7 +109,12 @@ std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
   if (!client) client.emplace(options);
   oci::Reference pinned = ref;
   pinned.digest = digest;
-  verify_reference(verify, *client, pinned, signatures::kControlPlaneIdentity);
+  std::optional<sigstore::TrustedRoot> custom;
+  if (!verify.trusted_root.empty())
+    custom = sigstore::parse_trusted_root(verify.trusted_root, verify.trusted_root_name);
+  signatures::verify_signature(*client, pinned, policy,
+                               custom ? *custom : sigstore::public_good_trusted_root(),
+                               std::time(nullptr));
   if (notice_) notice_("verified the signature of " + pinned.pinned(digest));
   if (cache.seal().has_key())
     write_file_atomically(verified_record(cache, statement), cache.seal().seal(statement), 0644);
@@ -128,8 +134,9 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
     if (settings_.verify.enabled) {
       // Verified first (or verified before, by the sealed record), then
       // pulled by the digest verified alone: nothing unverified is written.
-      ref = {named.registry, named.repository, "",
-             verified_digest(artifacts, named, options.registry)};
+      ref = {
+          named.registry, named.repository, "",
+          verified_digest(artifacts, named, options.registry, signatures::kControlPlaneIdentity)};
     }
     oci::PullResult result = oci::pull(artifacts, ref, options);
     // The tag resolved online, for --offline, as a pull by the tag records it.
@@ -143,6 +150,12 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
     if (origin.empty()) throw;
     throw Error(std::string(origin) + ": " + e.what());
   }
+}
+
+std::optional<std::string> RegistryArtifacts::verify_image(const oci::Reference& image,
+                                                           std::string_view default_identity) {
+  if (!settings_.verify.enabled) return std::nullopt;
+  return verified_digest(cache(), image, registry_options(settings_, {}), default_identity);
 }
 
 PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_view origin,

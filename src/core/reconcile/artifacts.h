@@ -15,6 +15,7 @@
 #include "core/oci/cache.h"
 #include "core/oci/pull.h"
 #include "core/oci/registry.h"
+#include "core/sigstore/verify.h"
 
 namespace fluxop::reconcile {
 
@@ -38,6 +39,16 @@ class ArtifactPort {
   // distribution::kDefaultArtifact as `fluxopctl pull` last fetched it, from the
   // cache alone; nothing when it was never pulled.
   virtual std::optional<PulledDistribution> pulled_default() = 0;
+  // --verify: the digest of `image` whose signature is verified (or was, by
+  // the record the cache keeps), signed as the flags say, else by
+  // `default_identity` through GitHub Actions; nothing without --verify.
+  // Throws fluxop::Error saying what failed.
+  virtual std::optional<std::string> verify_image(const oci::Reference& image,
+                                                  std::string_view default_identity) {
+    (void)image;
+    (void)default_identity;
+    return std::nullopt;
+  }
 };
 
 // --verify: the artifact's signature, checked in its registry before it is
@@ -51,11 +62,18 @@ struct ArtifactVerification {
   std::string trusted_root_name;
 };
 
-// --verify's check of an image or artifact in its registry: signed as
-// `verify` says, else by `default_identity` through GitHub Actions. Returns
-// the digest verified; throws fluxop::Error saying what failed.
-std::string verify_reference(const ArtifactVerification& verify, oci::RegistryClient& client,
-                             const oci::Reference& ref, std::string_view default_identity);
+// What --verify checks a signature against: `verify`'s key, or its
+// identity and issuer, each defaulting to `default_identity` and the GitHub
+// Actions issuer.
+sigstore::Policy verification_policy(const ArtifactVerification& verify,
+                                     std::string_view default_identity);
+
+// What a verified signature proved, as the cache remembers it (sealed): the
+// repository and digest, the policy in effect (the default identity too,
+// when the flags name none) and the trusted root. A record made under one
+// policy opens for no other.
+std::string verified_statement(const ArtifactVerification& verify, const sigstore::Policy& policy,
+                               const oci::Reference& ref, const std::string& digest);
 
 // How registries are reached: the flags of every command that pulls.
 struct RegistrySettings {
@@ -81,6 +99,8 @@ class RegistryArtifacts final : public ArtifactPort {
   PulledDistribution pull(std::string_view url, std::string_view origin,
                           const RegistryCredentials& credentials) override;
   std::optional<PulledDistribution> pulled_default() override;
+  std::optional<std::string> verify_image(const oci::Reference& image,
+                                          std::string_view default_identity) override;
 
   // The pull itself, for `fluxopctl pull`.
   oci::PullResult pull_artifact(std::string_view url, std::string_view origin,
@@ -89,10 +109,12 @@ class RegistryArtifacts final : public ArtifactPort {
   oci::ArtifactCache cache() const;
 
  private:
-  // --verify: the digest `ref` names, its signature verified (or verified
-  // before: a sealed record in `cache`); throws fluxop::Error saying what failed.
+  // --verify: the digest `ref` names, its signature verified (signed by
+  // `default_identity` unless the flags say; or verified before: a sealed
+  // record in `cache`); throws fluxop::Error saying what failed.
   std::string verified_digest(const oci::ArtifactCache& cache, const oci::Reference& ref,
-                              const oci::RegistryOptions& options) const;
+                              const oci::RegistryOptions& options,
+                              std::string_view default_identity) const;
 
   RegistrySettings settings_;
   std::string cache_root_;

@@ -1,12 +1,17 @@
 #include "core/reconcile/pipeline.h"
 
+#include <map>
 #include <optional>
+#include <utility>
 
 #include "core/distribution/crd_versions.h"
+#include "core/distribution/image_catalog.h"
 #include "core/distribution/resolve.h"
+#include "core/oci/reference.h"
 #include "core/reconcile/preflight.h"
 #include "core/reconcile/pull_secret.h"
 #include "core/reconcile/status.h"
+#include "core/signatures/image_signatures.h"
 
 namespace fluxop::reconcile {
 
@@ -65,6 +70,79 @@ distribution::Distribution locate_distribution(ArtifactPort& artifacts,
   return distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
 }
 
+namespace {
+
+// Who publishes each component's image, by the instance's image catalog:
+// component -> default signer. Empty when the instance names no variant a
+// catalog exists for (a registry of one's own without .spec.distribution.variant).
+std::map<std::string, std::string_view> catalog_signers(
+    const instance::FluxInstance& flux, const distribution::Distribution& distribution,
+    const render::Rendered& rendered) {
+  std::map<std::string, std::string_view> signers;
+  std::optional<distribution::Version> version = distribution::parse_version(rendered.version);
+  if (!version) return signers;
+  try {
+    std::string variant =
+        distribution::catalog_variant(flux.distribution.registry, flux.distribution.variant);
+    for (const distribution::CatalogImage& image :
+         distribution::catalog_entries(distribution, *version, variant, {}))
+      signers[distribution::catalog_component(image)] = signatures::default_identity(image.name);
+  } catch (const Error&) {
+    // No catalog to say: each image's own name does.
+  }
+  return signers;
+}
+
+}  // namespace
+
+void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstance& flux,
+                             const distribution::Distribution& distribution,
+                             render::Rendered& rendered) {
+  std::map<std::string, std::string_view> signers;
+  bool signers_read = false;
+  std::map<std::string, std::string> verified;  // image -> digest
+  bool pinned = false;
+  for (yaml::Node& object : rendered.objects) {
+    if (object.string_at({"kind"}) != "Deployment") continue;
+    std::string where = "Deployment " + object.string_at({"metadata", "namespace"}) + "/" +
+                        object.string_at({"metadata", "name"});
+    for (std::string_view list : {"containers", "initContainers"}) {
+      yaml::Node* containers = object.find({"spec", "template", "spec", list});
+      if (!containers || !containers->is_sequence()) continue;
+      for (yaml::Node& container : containers->items()) {
+        yaml::Node* image = container.is_map() ? container.get("image") : nullptr;
+        if (!image || !image->is_string()) continue;
+        std::string name = image->text();
+        auto known = verified.find(name);
+        if (known == verified.end()) {
+          try {
+            oci::Reference ref = oci::Reference::parse("oci://" + name);
+            if (!std::exchange(signers_read, true))
+              signers = catalog_signers(flux, distribution, rendered);
+            std::string_view component = ref.repository.substr(ref.repository.rfind('/') + 1);
+            auto signer = signers.find(std::string(component));
+            std::optional<std::string> digest = artifacts.verify_image(
+                ref, signer != signers.end()
+                         ? signer->second
+                         : signatures::default_identity(ref.registry + "/" + ref.repository));
+            if (!digest) return;  // no --verify
+            known = verified.emplace(name, *digest).first;
+          } catch (const Error& e) {
+            throw ReconcileError(Failure::artifact,
+                                 "--verify: " + where + ": image " + name + ": " + e.what());
+          }
+        }
+        if (name.find('@') == std::string::npos) {
+          *image = yaml::Node::string(name + "@" + known->second);
+          pinned = true;
+        }
+      }
+    }
+  }
+  if (pinned && !rendered.revision.empty())
+    rendered.revision = render::revision_of(rendered.version, rendered.objects);
+}
+
 RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
                                  const RenderRequest& request,
                                  const RegistryCredentials& credentials) {
@@ -87,6 +165,7 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
     if (request.notice) {
       for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
     }
+    if (request.verify_images) verify_installed_images(artifacts, flux, dist, rendered);
     if (request.parse_cache) request.parse_cache->commit();
     return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
   } catch (const ReconcileError&) {

@@ -31,6 +31,9 @@ struct RenderRequest {
   std::string version;
   render::Mode mode = render::Mode::operator_controller;
   bool revision = true;  // compute the revision (it reads every object)
+  // --verify on apply and the daemon: the signatures of the images the
+  // rendered Deployments run (verify_installed_images), besides the artifact's.
+  bool verify_images = false;
   distribution::Environment environment;
   // The render's warnings ("warning: ..."), what was pulled.
   std::function<void(const std::string&)> notice;
@@ -68,9 +71,22 @@ distribution::Distribution locate_distribution(ArtifactPort& artifacts,
                                                const RegistryCredentials& credentials,
                                                std::string& artifact_digest);
 
+// --verify: the signature of every image the rendered Deployments run
+// (containers and init containers), each by its publisher's default signer
+// (the image catalog's name of its component, else its own; see
+// signatures::default_identity) unless the flags name one, through
+// `artifacts` (which remembers what it verified). An image named by a tag
+// alone is pinned to the digest verified, and the revision computed again:
+// the cluster runs what was verified, not what the tag names when a node
+// pulls it. Throws ReconcileError ArtifactFailed naming the Deployment, the
+// image and what failed. Nothing without --verify.
+void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstance& flux,
+                             const distribution::Distribution& distribution,
+                             render::Rendered& rendered);
+
 // Locates the instance's distribution (pulling it through `artifacts`) and
-// renders it. Throws ReconcileError: ArtifactFailed when the artifact could
-// not be read, BuildFailed when the instance does not render.
+// renders it (and, when `request` says, verifies its images). Throws ReconcileError: ArtifactFailed
+// when the artifact could not be read, BuildFailed when the instance does not render.
 RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
                                  const RenderRequest& request,
                                  const RegistryCredentials& credentials = {});

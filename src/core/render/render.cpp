@@ -211,6 +211,10 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
 
 }  // namespace
 
+std::string revision_of(const std::string& version, const std::vector<yaml::Node>& objects) {
+  return version + "@" + sha256_digest(yaml::emit_stream(objects));
+}
+
 Rendered render(const instance::FluxInstance& flux, const distribution::Distribution& dist,
                 const RenderOptions& options) {
   distribution::Version version;
@@ -239,7 +243,7 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
     rendered.objects.push_back(std::move(resource.object()));
   }
   if (options.revision) {
-    rendered.revision = version.original + "@" + sha256_digest(yaml::emit_stream(rendered.objects));
+    rendered.revision = revision_of(version.original, rendered.objects);
   }
 
   sort_for_apply(rendered.objects);

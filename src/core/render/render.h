@@ -44,6 +44,10 @@ struct RenderOptions {
   yaml::ParseCache* parse_cache = nullptr;
 };
 
+// "<version>@sha256:<hex>": the revision of `objects` rendered for `version`,
+// the digest of their YAML stream.
+std::string revision_of(const std::string& version, const std::vector<yaml::Node>& objects);
+
 // Throws fluxop::Error naming the instance file and field on any problem
 // (no matching version, component not in that version, patch that does not
 // apply, ...).

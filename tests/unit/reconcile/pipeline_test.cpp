@@ -13,6 +13,7 @@
 #include "core/base64.h"
 #include "core/reconcile/shared_render.h"
 #include "core/reconcile/status.h"
+#include "core/signatures/image_signatures.h"
 
 namespace fluxop::reconcile {
 namespace {
@@ -43,6 +44,21 @@ class FakeArtifacts final : public ArtifactPort {
   std::optional<PulledDistribution> pulled_default() override {
     if (!default_digest) return std::nullopt;
     return PulledDistribution{distribution::Distribution(kDistribution), *default_digest};
+  }
+
+  // --verify when set: oci://repository -> the digest its signature is of;
+  // a repository not there has no signature.
+  std::optional<std::map<std::string, std::string>> signed_images;
+  std::vector<std::string> verified;  // "oci://... <default identity>"
+  std::optional<std::string> verify_image(const oci::Reference& image,
+                                          std::string_view default_identity) override {
+    if (!signed_images) return std::nullopt;
+    verified.push_back(image.str() + " " + std::string(default_identity));
+    auto found = signed_images->find("oci://" + image.registry + "/" + image.repository);
+    if (found == signed_images->end())
+      throw Error(image.str() + ": no signature (expected identity " +
+                  std::string(default_identity) + ")");
+    return found->second;
   }
 };
 
@@ -243,6 +259,57 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
   }
   CHECK(cluster.objects.count("FluxInstance/flux-system/flux") == 0);
   CHECK(cluster.objects.count("Namespace//flux-system") == 0);
+}
+
+std::string image_of(const FakeCluster& cluster, const std::string& deployment) {
+  return cluster.objects.at("Deployment/flux-system/" +
+                            deployment)["spec"]["template"]["spec"]["containers"][0]["image"];
+}
+
+TEST_CASE("--verify: every image installed is verified before the apply, a tag pinned") {
+  FakeCluster cluster;
+  serve_flux_kinds(cluster);
+  FakeArtifacts artifacts;
+  RenderRequest verifying = request();
+  Reconciliation unverified =
+      reconcile_instance(cluster, artifacts, flux_instance(), verifying, quick(), {});
+  std::string tagged = image_of(cluster, "source-controller");
+  REQUIRE(tagged.find('@') == std::string::npos);
+
+  verifying.verify_images = true;
+  std::string source_digest = "sha256:" + std::string(64, '1');
+  artifacts.signed_images = {
+      {"oci://ghcr.io/fluxcd/source-controller", source_digest},
+      {"oci://ghcr.io/fluxcd/kustomize-controller", "sha256:" + std::string(64, '2')}};
+  SUBCASE("signed: each image verified once, by the upstream signer; the digest installed") {
+    Reconciliation run =
+        reconcile_instance(cluster, artifacts, flux_instance(), verifying, quick(),
+                           [&](const RenderedInstance&) { CHECK(artifacts.verified.size() == 2); });
+    CHECK(artifacts.verified ==
+          std::vector<std::string>{"oci://ghcr.io/fluxcd/source-controller:v1.9.0 " +
+                                       std::string(signatures::kFluxIdentity),
+                                   "oci://ghcr.io/fluxcd/kustomize-controller:v1.9.0 " +
+                                       std::string(signatures::kFluxIdentity)});
+    CHECK(image_of(cluster, "source-controller") == tagged + "@" + source_digest);
+    CHECK(run.result.revision != unverified.result.revision);
+    CHECK(run.result.revision.starts_with("v2.9.0@sha256:"));
+  }
+  SUBCASE("one image unsigned: ArtifactFailed naming it, and nothing applied") {
+    artifacts.signed_images->erase("oci://ghcr.io/fluxcd/kustomize-controller");
+    try {
+      reconcile_instance(cluster, artifacts, flux_instance(), verifying, quick(),
+                         [](const RenderedInstance&) { FAIL("rendered"); });
+      FAIL("no error");
+    } catch (const ReconcileError& e) {
+      CHECK(e.failure() == Failure::artifact);
+      CHECK(std::string(e.what()) ==
+            "--verify: Deployment flux-system/kustomize-controller: image "
+            "ghcr.io/fluxcd/kustomize-controller:v1.9.0: "
+            "oci://ghcr.io/fluxcd/kustomize-controller:v1.9.0: no signature (expected identity " +
+                std::string(signatures::kFluxIdentity) + ")");
+    }
+    CHECK(image_of(cluster, "source-controller") == tagged);
+  }
 }
 
 TEST_CASE(
