@@ -9,7 +9,9 @@
 # its own. Each case runs alone, in any order:
 #   mirror_apply    the source registry stopped, `apply --verify --key` from
 #                   the mirror alone: the artifact and the four images are
-#                   verified there, the Deployments run the mirrored digests
+#                   verified there, the Deployments run the mirrored digests;
+#                   then the mirror stopped too, `apply --verify --offline`
+#                   trusts the sealed records of what it verified
 #   unsigned_image  kustomize-controller's tag in the mirror moved to a
 #                   digest nobody signed (an instance that names the tags: a
 #                   registry of one's own without a variant): apply --verify
@@ -174,10 +176,12 @@ print("sha256:" + hashlib.sha256(body).hexdigest())
 PY
 }
 
-# apply_verify NAME FILE: apply --verify --key of FILE, its artifact the
-# instance's (not the e2e's usual --distribution-artifact).
+# apply_verify NAME FILE [FLAG...]: apply --verify --key of FILE, its
+# artifact the instance's (not the e2e's usual --distribution-artifact).
 apply_verify() {
-  fx "$1" apply "$2" --verify --key "$pub" --kubeconfig "$KUBECONFIG" --timeout 3m
+  local name=$1 file=$2
+  shift 2
+  fx "$name" apply "$file" --verify --key "$pub" --kubeconfig "$KUBECONFIG" --timeout 3m "$@"
 }
 # deployment_images: "NAME IMAGE" of each Deployment in $ns, sorted.
 deployment_images() {
@@ -227,6 +231,15 @@ t_mirror_apply() {
     deployment_images | grep -qx "$component $mirror/flux/$component:v[^@]*@$digest" ||
       { echo "the Deployment $component does not run $mirror/flux/$component@$digest: $(deployment_images | tr '\n' ' ')"; return 1; }
   done < <(mirror_catalog_refs "$work/$c/dist" "$newest")
+  # Warm: every digest verified is remembered, sealed; with the mirror gone
+  # too, apply --verify --offline verifies the artifact and the images by
+  # those records alone.
+  registry_use ${c}_mirror
+  registry_stop
+  apply_verify $c-warm "$work/$c/mirror.yaml" --offline
+  [ "$rc" = 0 ] || { echo "apply --verify --offline, verified before: exit $rc: $(tail -1 "$work/$c-warm.err")"; return 1; }
+  ! grep -q "^verified the signature" "$work/$c-warm.err" ||
+    { echo "apply --verify --offline verified again: $(grep -m1 '^verified' "$work/$c-warm.err")"; return 1; }
 }
 
 t_unsigned_image() {
