@@ -58,7 +58,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-oid
 complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l certificate-oidc-issuer-regexp -x -d 'An RE2 regular expression it must match'
 complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l key -r -F -d 'Verify with this PEM public key'
 complete -c fluxopctl -n "__fish_seen_subcommand_from verify" -l trusted-root -r -F -d 'A Sigstore trusted_root.json'
-complete -c fluxopctl -n "__fish_seen_subcommand_from pull build apply images mirror" -l verify -d "Verify the artifact's signature before it is pulled"
+complete -c fluxopctl -n "__fish_seen_subcommand_from pull build apply images mirror" -l verify -d "Verify the artifact's signature before it is pulled (apply, mirror: every image's too)"
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull build apply images mirror" -l certificate-identity-regexp -x -d "(--verify) The signer's identity must match"
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull build apply images mirror" -l certificate-oidc-issuer -x -d '(--verify) The OIDC issuer the certificate must name'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull build apply images mirror" -l key -r -F -d '(--verify) Signed with this PEM public key'
