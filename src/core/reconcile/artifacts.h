@@ -43,10 +43,8 @@ class ArtifactPort {
   // the record the cache keeps), signed as the flags say, else by
   // `default_identity` through GitHub Actions; nothing without --verify.
   // Throws fluxop::Error saying what failed.
-  virtual std::optional<std::string> verify_image(const oci::Reference& image,
-                                                  std::string_view default_identity) {
-    (void)image;
-    (void)default_identity;
+  virtual std::optional<std::string> verify_image(const oci::Reference& /*image*/,
+                                                  std::string_view /*default_identity*/) {
     return std::nullopt;
   }
 };
