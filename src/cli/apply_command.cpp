@@ -115,7 +115,7 @@ reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluste
   std::optional<std::string> outdated = reconcile::outdated_version(instance);
   reconcile::ApplyResult result = reconcile::apply_rendered(cluster, instance, apply);
   // Once the instance and its namespace are there to hold it.
-  if (outdated && !cluster.dry_run()) apply.on_event({false, "OutdatedVersion", *outdated, ""});
+  if (outdated && !cluster.dry_run()) apply.on_event({Reason::outdated_version, *outdated, ""});
   // A dry run reconciled nothing: it says what would change.
   if (cluster.dry_run()) result.message = dry_run_summary(result.changes);
   print_notice(result.message + " (" + count_of(cluster.requests(), "API request") + ")");

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+using fluxop::Reason;
 using fluxop::daemon::InstanceInfo;
 using fluxop::daemon::Metrics;
 
@@ -132,7 +133,7 @@ InstanceInfo flux_instance() {
   info.name = "flux";
   info.ns = "flux-system";
   info.ready = "True";
-  info.reason = "ReconciliationSucceeded";
+  info.reason = Reason::reconciliation_succeeded;
   info.registry = "ghcr.io/fluxcd";
   info.revision = "v2.3.0@sha256:75aa209c6a2e25b97114ccf092246d02ab4363bc136edefc239d2a88da882b63";
   return info;
@@ -183,7 +184,7 @@ TEST_CASE("daemon metrics: flux_instance_info with upstream's labels, replaced a
 
   InstanceInfo failing = flux_instance();
   failing.ready = "False";
-  failing.reason = "BuildFailed";
+  failing.reason = Reason::build_failed;
   failing.suspended = true;
   failing.registry = "registry.example.com/\"mirror\"\\flux\nnext";
   metrics.set_instance(failing);

@@ -90,8 +90,9 @@ void Daemon::observe() {
   if (observed_.deleting && change != Observation::unchanged) {
     log_.info("the FluxInstance is being deleted: uninstalling");
   } else if (change == Observation::disabled) {
-    log_.error("can't reconcile instance", "Reconciliation is disabled", {});
-    actions_.event(observed_, {true, "ReconciliationDisabled", "Reconciliation is disabled", ""});
+    log_.error("can't reconcile instance", message(Reason::reconciliation_disabled), {});
+    actions_.event(observed_,
+                   {Reason::reconciliation_disabled, message(Reason::reconciliation_disabled), ""});
     actions_.disabled(observed_);
   } else if (change == Observation::enabled) {
     log_.info("Reconciliation is enabled");
@@ -100,7 +101,7 @@ void Daemon::observe() {
   } else if (change == Observation::first) {
     log_.info("reconciling the FluxInstance");
   }
-  if (disabled) export_instance("", "");
+  if (disabled) export_instance("", std::nullopt);
 }
 
 void Daemon::uninstall() {
@@ -126,15 +127,15 @@ void Daemon::reconcile() {
     outcome = Outcome::succeeded;
     metrics_.observe_reconcile(intervals_.every.count() > 0 ? "requeue_after" : "success",
                                Clock::now() - started);
-    export_instance("True", "ReconciliationSucceeded");
+    export_instance("True", Reason::reconciliation_succeeded);
     next_report_ = Clock::now();  // what it changed, reported at once
     log_.info("Reconciliation finished in " + seconds_text(Clock::now() - started),
               {{"revision", applied_.revision}, {"requests", applied_.requests}});
   } catch (const reconcile::ReconcileError& e) {
     outcome = stopping_() ? Outcome::interrupted : failure_outcome(e.failure());
     metrics_.observe_reconcile("error", Clock::now() - started);
-    export_instance("False", std::string(e.reason()));
-    log_.error("Reconciler error", e.what(), {{"reason", std::string(e.reason())}});
+    export_instance("False", e.reason());
+    log_.error("Reconciler error", e.what(), {{"reason", std::string(name(e.reason()))}});
   } catch (const reconcile::StaleRender& e) {
     // Another apply changed the instance while this one waited for the
     // lock: it is read again below, and reconciled at once when the watch
@@ -170,7 +171,7 @@ void Daemon::check_artifact() {
   } catch (const std::exception& e) {
     std::string message = std::string("fetch failed: ") + e.what();
     log_.error("artifact check failed", message);
-    actions_.event(observed_, {true, "ArtifactFailed", message, ""});
+    actions_.event(observed_, {Reason::artifact_failed, message, ""});
     result = ArtifactCheck::failed;
   }
   schedule_.artifact_checked(result, Clock::now());
@@ -200,7 +201,7 @@ void Daemon::wait() {
   if (!stopping_()) observe();
 }
 
-void Daemon::export_instance(const std::string& ready, const std::string& reason) {
+void Daemon::export_instance(const std::string& ready, std::optional<Reason> reason) {
   if (!observed_.flux) return;
   const instance::FluxInstance& flux = *observed_.flux;
   InstanceInfo info;

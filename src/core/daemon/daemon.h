@@ -74,7 +74,7 @@ class Daemon {
   // Waits until the source changes (and settles), the next deadline, or a stop.
   void wait();
   // flux_instance_info; an empty `ready` keeps the last Ready status.
-  void export_instance(const std::string& ready, const std::string& reason);
+  void export_instance(const std::string& ready, std::optional<Reason> reason);
 
   InstanceSource& source_;
   DaemonActions actions_;
@@ -90,7 +90,7 @@ class Daemon {
   Intervals intervals_;
   Reconciled applied_;                      // by the last successful reconcile
   std::string exported_ready_ = "Unknown";  // flux_instance_info's as last exported
-  std::string exported_reason_;
+  std::optional<Reason> exported_reason_;
   std::chrono::steady_clock::time_point next_report_{};  // the epoch: at once
   std::atomic<bool> started_{false};
 };

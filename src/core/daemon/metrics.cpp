@@ -284,7 +284,7 @@ std::string Metrics::render() const {
                   {"kind", instance->kind},
                   {"name", instance->name},
                   {"ready", instance->ready},
-                  {"reason", instance->reason},
+                  {"reason", instance->reason ? std::string(name(*instance->reason)) : ""},
                   {"registry", instance->registry},
                   {"revision", instance->revision},
                   {"suspended", instance->suspended ? "True" : "False"},

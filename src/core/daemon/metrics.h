@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/reason.h"
 #include "core/report/report.h"
 
 namespace fluxop::daemon {
@@ -22,11 +23,11 @@ struct InstanceInfo {
   std::string uid;
   std::string kind = "FluxInstance";
   std::string name;
-  std::string ns;        // the exported_namespace label
-  std::string ready;     // the Ready condition's status: "True", "False" or "Unknown"
-  std::string reason;    // the Ready condition's reason
-  std::string registry;  // .spec.distribution.registry
-  std::string revision;  // .status.lastAppliedRevision
+  std::string ns;                // the exported_namespace label
+  std::string ready;             // the Ready condition's status: "True", "False" or "Unknown"
+  std::optional<Reason> reason;  // the Ready condition's; none before the first reconcile
+  std::string registry;          // .spec.distribution.registry
+  std::string revision;          // .status.lastAppliedRevision
   bool suspended = false;
 };
 

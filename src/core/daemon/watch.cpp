@@ -181,7 +181,7 @@ class DaemonCluster {
     std::optional<std::string> message = reconcile::outdated_version(instance);
     if (!message) return;
     log_.info(*message);
-    record(observed, {false, "OutdatedVersion", *message, ""});
+    record(observed, {Reason::outdated_version, *message, ""});
   }
 
   // An operator reconciling the same instance beside this daemon, neither
@@ -207,7 +207,7 @@ class DaemonCluster {
                           "): both reconcile FluxInstance/" + observed.flux->ns +
                           "/flux and write its status; scale one of them to zero";
     log_.error("another controller reconciles the instance", message);
-    record(observed, {true, "ControllerConflict", message, ""});
+    record(observed, {Reason::controller_conflict, message, ""});
   }
 
   // What the pipeline renders, its notices in the log.

@@ -34,8 +34,6 @@ using ssa::Change;
 
 constexpr std::chrono::minutes kDefaultTimeout{5};
 constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout";
-// The reason of the Warning event of a CRD a prune kept (prune.h).
-constexpr std::string_view kPruneSkipped = "PruneSkipped";
 
 std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 
@@ -86,10 +84,9 @@ class InstanceApply {
  private:
   void progress(const std::string& line) const { run_.progress(line); }
   void report(const Change& change) { run_.report(change); }
-  void event(bool warning, std::string_view reason, const std::string& message,
-             const std::string& revision) const {
+  void event(Reason reason, const std::string& message, const std::string& revision) const {
     if (options_.on_event && !cluster_.dry_run())
-      options_.on_event({warning, std::string(reason), message, revision, uid_});
+      options_.on_event({reason, message, revision, uid_});
   }
 
   // What the apply starts from, read together.
@@ -421,7 +418,7 @@ void InstanceApply::write_status(const std::function<void(json&)>& edit) {
                           ": its status was written by another controller during this apply: "
                           "an operator may reconcile it too, each writing over the other";
     progress("warning: " + message);
-    event(true, "ControllerConflict", message, "");
+    event(Reason::controller_conflict, message, "");
   }
   resource_version_ = kube::resource_version(*live);
   resource_version_ =
@@ -438,15 +435,15 @@ void InstanceApply::fail(Failure failure, const std::string& message) {
   } catch (const Error&) {
     return;
   }
-  event(true, reason(failure), message, status_.value("lastAttemptedRevision", ""));
+  event(reason(failure), message, status_.value("lastAttemptedRevision", ""));
   try {
     write_status([&](json& status) {
       std::string now = now_rfc3339();
       mark_failed(status, failure, message, generation_, now);
       mark_handled(status, requests_, migrated_);
-      record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
-                              std::string(reason(failure)), rendered_.version, now,
-                              std::chrono::steady_clock::now() - started_});
+      record_history(status,
+                     {rendered_.revision.substr(rendered_.revision.find('@') + 1), reason(failure),
+                      rendered_.version, now, std::chrono::steady_clock::now() - started_});
     });
   } catch (const Error&) {
     // The cluster may be what failed; the error that ends the apply says it.
@@ -514,7 +511,7 @@ ApplyResult InstanceApply::run() {
   rebuild_lost_inventory(live);
   std::string attempted = status_.value("lastAttemptedRevision", "");
   if (attempted != rendered_.revision) {
-    event(false, kProgressing,
+    event(Reason::progressing,
           (attempted.empty() ? "Installing revision " : "Upgrading to revision ") +
               rendered_.revision,
           "");
@@ -536,11 +533,10 @@ ApplyResult InstanceApply::run() {
   if (changes_ahead && !instance_later)
     write_status([&](json& status) {
       std::string now = now_rfc3339();
-      set_condition(
-          status, {"Reconciling", "True", std::string(kProgressing), "Reconciliation in progress"},
-          generation_, now);
       set_condition(status,
-                    {"Ready", "Unknown", std::string(kProgressing), "Reconciliation in progress"},
+                    {"Reconciling", "True", Reason::progressing, "Reconciliation in progress"},
+                    generation_, now);
+      set_condition(status, {"Ready", "Unknown", Reason::progressing, "Reconciliation in progress"},
                     generation_, now);
       status["lastAttemptedRevision"] = rendered_.revision;
       status["inventory"] = inventory_json(tracking);
@@ -605,13 +601,14 @@ ApplyResult InstanceApply::run() {
 
   auto elapsed = std::chrono::steady_clock::now() - started_;
   result_.revision = rendered_.revision;
-  result_.message = "Reconciliation finished in " +
-                    format_go_duration(std::chrono::duration_cast<std::chrono::seconds>(elapsed));
+  result_.message =
+      message(Reason::reconciliation_succeeded,
+              {format_go_duration(std::chrono::duration_cast<std::chrono::seconds>(elapsed))});
   for (const std::string& kept : kept_) result_.message += "; " + kept;
   write_status([&](json& status) {
     std::string now = now_rfc3339();
-    set_condition(status, {"Ready", "True", std::string(kSucceeded), result_.message}, generation_,
-                  now);
+    set_condition(status, {"Ready", "True", Reason::reconciliation_succeeded, result_.message},
+                  generation_, now);
     remove_condition(status, "Reconciling");
     remove_condition(status, "Stalled");
     status["inventory"] = inventory_json(current);
@@ -624,12 +621,12 @@ ApplyResult InstanceApply::run() {
     status["components"] = components_status(objects_, flux_.components);
     mark_handled(status, requests_, migrated_ || !flux_.migrate_resources);
     record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
-                            std::string(kSucceeded), rendered_.version, now, elapsed});
+                            Reason::reconciliation_succeeded, rendered_.version, now, elapsed});
   });
   if (LeaseLock* lock = run_.held_lock()) lock->release();
   result_.changes = run_.changes();
-  for (const std::string& kept : kept_) event(true, kPruneSkipped, kept, rendered_.revision);
-  event(false, kSucceeded, result_.message, rendered_.revision);
+  for (const std::string& kept : kept_) event(Reason::prune_skipped, kept, rendered_.revision);
+  event(Reason::reconciliation_succeeded, result_.message, rendered_.revision);
   return result_;
 }
 

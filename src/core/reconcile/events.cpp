@@ -82,15 +82,19 @@ void EventRecorder::record(const kube::ObjectKey& ref, std::string uid,
 }
 
 void EventRecorder::record(const InvolvedObject& object, const InstanceEvent& event) {
+  if (event_type(event.reason) == EventType::none) {
+    on_error_("event " + std::string(name(event.reason)) + ": a condition's reason only");
+    return;
+  }
   std::chrono::system_clock::time_point now = clock_();
   std::string timestamp = seconds_timestamp(now);
   std::string ns = object.ns.empty() ? "default" : object.ns;
-  std::string type = event.warning ? "Warning" : "Normal";
+  std::string type(name(event_type(event.reason)));
   json written = {{"apiVersion", "v1"},
                   {"kind", "Event"},
                   {"metadata", {{"name", event_name(object.name, now)}, {"namespace", ns}}},
                   {"involvedObject", involved_object(object, ns)},
-                  {"reason", event.reason},
+                  {"reason", name(event.reason)},
                   {"message", redact_secrets(event.message)},
                   {"type", type},
                   {"source", {{"component", kComponent}}},
@@ -105,8 +109,8 @@ void EventRecorder::record(const InvolvedObject& object, const InstanceEvent& ev
   // Events alike but for their message are "similar"; the same message too
   // makes them the same event. The resourceVersion, which every status
   // write changes, is in neither.
-  std::string similar_key =
-      ns + "\n" + object.name + "\n" + object.uid + "\n" + type + "\n" + event.reason + "\n";
+  std::string similar_key = ns + "\n" + object.name + "\n" + object.uid + "\n" + type + "\n" +
+                            std::string(name(event.reason)) + "\n";
   Similar& similar = similar_[similar_key];
   if (now - similar.last > kSimilarWindow) similar = {};
   similar.messages.insert(event.message);

@@ -22,7 +22,7 @@ std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
 // which does not go away by retrying: only a new spec helps.
 void mark_failed(json& status, Failure failure, const std::string& message, std::int64_t generation,
                  const std::string& now) {
-  std::string why(reason(failure));
+  Reason why = reason(failure);
   set_condition(status, {"Ready", "False", why, message}, generation, now);
   remove_condition(status, "Reconciling");
   if (failure == Failure::build)
@@ -40,7 +40,7 @@ void write_failure(kube::Cluster& cluster, const json& live, const instance::Flu
   json status = live.value("status", json::object());
   std::int64_t generation =
       live.value("metadata", json::object()).value("generation", std::int64_t{0});
-  if (on_event) on_event({true, std::string(reason(failure)), message, ""});
+  if (on_event) on_event({reason(failure), message, ""});
   std::string now = now_rfc3339();
   mark_failed(status, failure, message, generation, now);
   mark_handled(status, flux ? flux->annotations : annotations_of(live), /*migrated=*/false);
@@ -48,7 +48,7 @@ void write_failure(kube::Cluster& cluster, const json& live, const instance::Flu
   // there being no revision.
   if (failure == Failure::build) {
     json spec = flux ? instance_object(*flux)["spec"] : live.value("spec", json::object());
-    record_history(status, {sha256_digest(spec.dump()), std::string(reason(failure)), "", now,
+    record_history(status, {sha256_digest(spec.dump()), reason(failure), "", now,
                             std::chrono::nanoseconds(0)});
   }
   // Onto the instance as read: a concurrent apply's status is not overwritten.
@@ -94,10 +94,10 @@ void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux)
     }
     std::int64_t generation =
         live->value("metadata", json::object()).value("generation", std::int64_t{0});
-    set_condition(
-        status,
-        {"Ready", "True", "ReconciliationDisabled", "Initialized with reconciliation suspended"},
-        generation, now_rfc3339());
+    set_condition(status,
+                  {"Ready", "True", Reason::reconciliation_disabled,
+                   "Initialized with reconciliation suspended"},
+                  generation, now_rfc3339());
     mark_handled(status, flux.annotations, /*migrated=*/false);
     cluster.apply_status(ref, status);
   } catch (const Error&) {

@@ -16,10 +16,10 @@
 
 namespace fluxop::reconcile {
 
-// A Kubernetes Event on the instance, as the operator records them.
+// A Kubernetes Event on the instance, as the operator records them; its
+// type is its reason's (event_type).
 struct InstanceEvent {
-  bool warning = false;  // type Warning, else Normal
-  std::string reason;    // Progressing, ReconciliationSucceeded, the failure reasons
+  Reason reason;  // Progressing, ReconciliationSucceeded, the failure reasons...
   std::string message;
   std::string revision;  // the fluxcd.controlplane.io/revision annotation; may be empty
   // The instance's, once the apply has read it: its events do not read it
@@ -33,7 +33,7 @@ class ReconcileError : public Error {
  public:
   ReconcileError(Failure failure, const std::string& message) : Error(message), failure_(failure) {}
   Failure failure() const { return failure_; }
-  std::string_view reason() const { return reconcile::reason(failure_); }
+  Reason reason() const { return reconcile::reason(failure_); }
 
  private:
   Failure failure_;

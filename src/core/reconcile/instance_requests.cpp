@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/kube/lease.h"
 #include "core/kube/meta.h"
+#include "core/reason.h"
 #include "core/reconcile/instance_object.h"
 #include "core/ssa/health.h"
 
@@ -199,7 +200,7 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
   std::string reason = ready->value("reason", "");
   std::string message = ready->value("message", "");
   if (status == "True") return {State::ready, message};
-  if (status == "False" && reason != "HealthCheckCanceled")
+  if (status == "False" && reason != fluxop::name(Reason::health_check_canceled))
     return {State::failed, reason + ": " + message};
   return {State::waiting, (reason.empty() ? "" : reason + ": ") + message};
 }

@@ -20,8 +20,7 @@ std::optional<std::string> outdated_version(const RenderedInstance& instance) {
     std::string latest =
         "v" + distribution::to_string(distribution::resolve_version(instance.distribution, "2.x"));
     if (latest == instance.rendered.version) return std::nullopt;
-    return "Flux " + instance.rendered.version + " is outdated, the latest stable version is " +
-           latest;
+    return message(Reason::outdated_version, {instance.rendered.version, latest});
   } catch (const Error&) {
     // A distribution without a 2.x version has nothing newer to say.
     return std::nullopt;

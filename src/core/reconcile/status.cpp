@@ -7,20 +7,20 @@
 
 namespace fluxop::reconcile {
 
-std::string_view reason(Failure failure) {
+Reason reason(Failure failure) {
   switch (failure) {
     case Failure::disabled:
-      return "ReconciliationDisabled";
+      return Reason::reconciliation_disabled;
     case Failure::reconciliation:
-      return "ReconciliationFailed";
+      return Reason::reconciliation_failed;
     case Failure::health_check:
-      return "HealthCheckFailed";
+      return Reason::health_check_failed;
     case Failure::build:
-      return "BuildFailed";
+      return Reason::build_failed;
     case Failure::artifact:
-      return "ArtifactFailed";
+      return Reason::artifact_failed;
   }
-  return "ReconciliationFailed";
+  return Reason::reconciliation_failed;
 }
 
 using nlohmann::json;
@@ -72,7 +72,7 @@ void set_condition(json& status, const Condition& condition, std::int64_t genera
   json& conditions = array_field(status, "conditions");
   json entry = {{"type", condition.type},           {"status", condition.status},
                 {"observedGeneration", generation}, {"lastTransitionTime", now},
-                {"reason", condition.reason},       {"message", redact_secrets(condition.message)}};
+                {"reason", name(condition.reason)}, {"message", redact_secrets(condition.message)}};
   for (json& existing : conditions) {
     if (existing.value("type", "") != condition.type) continue;
     if (existing.value("status", "") == condition.status && existing.contains("lastTransitionTime"))
@@ -98,12 +98,12 @@ void record_history(json& status, const Attempt& attempt) {
                 {"firstReconciled", attempt.finished},
                 {"lastReconciled", attempt.finished},
                 {"lastReconciledDuration", duration},
-                {"lastReconciledStatus", attempt.reason},
+                {"lastReconciledStatus", name(attempt.reason)},
                 {"totalReconciliations", 1},
                 {"metadata", {{"flux", attempt.flux_version}}}};
   for (auto it = history.begin(); it != history.end(); ++it) {
     if (it->value("digest", "") != attempt.digest ||
-        it->value("lastReconciledStatus", "") != attempt.reason)
+        it->value("lastReconciledStatus", "") != name(attempt.reason))
       continue;
     entry["firstReconciled"] = it->value("firstReconciled", attempt.finished);
     entry["totalReconciliations"] = it->value("totalReconciliations", 0) + 1;

@@ -8,11 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace fluxop::reconcile {
+#include "core/reason.h"
 
-// Upstream's condition reasons.
-inline constexpr std::string_view kSucceeded = "ReconciliationSucceeded";
-inline constexpr std::string_view kProgressing = "Progressing";
+namespace fluxop::reconcile {
 
 // Why a reconciliation failed.
 enum class Failure {
@@ -25,12 +23,12 @@ enum class Failure {
 
 // The Ready condition's reason for it: ReconciliationDisabled,
 // ReconciliationFailed, HealthCheckFailed, BuildFailed, ArtifactFailed.
-std::string_view reason(Failure failure);
+Reason reason(Failure failure);
 
 struct Condition {
   std::string type;    // Ready, Reconciling, Stalled
   std::string status;  // "True", "False", "Unknown"
-  std::string reason;
+  Reason reason;
   std::string message;
 };
 
@@ -43,7 +41,7 @@ void remove_condition(nlohmann::json& status, std::string_view type);
 // One reconciliation, for .status.history.
 struct Attempt {
   std::string digest;        // of the applied configuration
-  std::string reason;        // the Ready reason it ended with
+  Reason reason;             // the Ready reason it ended with
   std::string flux_version;  // "v2.9.4"
   std::string finished;      // RFC 3339
   std::chrono::nanoseconds duration{};

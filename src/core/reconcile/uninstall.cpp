@@ -85,7 +85,7 @@ class Uninstall {
   // deletes (not those annotated prune: disabled, not the CRDs and Flux
   // objects --keep-crds keeps); none on a dry-run cluster.
   std::vector<std::string> remaining();
-  // Ready=False, kUninstalling, for the instance's generation.
+  // Ready=False, Reason::uninstalling, for the instance's generation.
   void mark_uninstalling(const json& live);
 
   kube::Cluster& cluster_;
@@ -184,7 +184,7 @@ std::vector<std::string> Uninstall::remaining() {
 void Uninstall::mark_uninstalling(const json& live) {
   json status = live.value("status", json::object());
   set_condition(status,
-                {"Ready", "False", std::string(kUninstalling),
+                {"Ready", "False", Reason::uninstalling,
                  "Uninstallation in progress: `fluxopctl delete` completes one that stopped"},
                 live.value("metadata", json::object()).value("generation", std::int64_t{0}),
                 utc_rfc3339(std::time(nullptr)));

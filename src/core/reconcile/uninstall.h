@@ -25,12 +25,6 @@ namespace fluxop::reconcile {
 // The FluxInstance finalizer, the operator's.
 inline constexpr std::string_view kInstanceFinalizer = "fluxcd.controlplane.io/finalizer";
 
-// The Ready reason of an instance `fluxopctl delete` is uninstalling,
-// written before anything is deleted: one interrupted or failed half-way is
-// not Ready, and says how to finish it. The operator needs none: it
-// uninstalls an instance being deleted, which its deletionTimestamp says.
-inline constexpr std::string_view kUninstalling = "Uninstalling";
-
 struct UninstallOptions {
   // Keep the CRDs and the Flux custom resources (with their finalizers), so
   // that a reinstall resumes where it stopped.
@@ -69,7 +63,7 @@ struct UninstallResult {
 // rewritten). Throws fluxop::Error naming the object that blocks (unless
 // behind_finalizer), or the objects labelled its still there once done;
 // nothing is then lost: the instance and its inventory stay for the next
-// attempt, its Ready condition False with kUninstalling. Never says
+// attempt, its Ready condition False with Reason::uninstalling. Never says
 // complete while such objects remain.
 UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options);

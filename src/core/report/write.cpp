@@ -1,6 +1,7 @@
 #include "core/report/write.h"
 
 #include "core/duration.h"
+#include "core/reason.h"
 #include "core/share.h"
 #include "core/ssa/engine.h"
 #include "core/yaml/json.h"
@@ -58,7 +59,7 @@ std::vector<ssa::Change> write(kube::Cluster& cluster, const ReportSpec& spec,
   json condition = {
       {"type", "Ready"},
       {"status", "True"},
-      {"reason", "ReconciliationSucceeded"},
+      {"reason", name(Reason::reconciliation_succeeded)},
       {"message", "Reporting finished in " + took_text(timing.took)},
       {"observedGeneration", applied.value("metadata", json::object()).value("generation", 0)},
       {"lastTransitionTime", timing.now}};

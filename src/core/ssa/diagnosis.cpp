@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/kube/meta.h"
+#include "core/reason.h"
 
 namespace fluxop::ssa {
 
@@ -27,7 +28,7 @@ std::string latest_warning(const std::vector<json>& events, const json& object) 
   std::string latest_time;
   for (const json& event : events) {
     if (text_at(event, "/involvedObject/uid") != uid) continue;
-    if (text_at(event, "/type") != "Warning") continue;
+    if (text_at(event, "/type") != name(EventType::warning)) continue;
     // RFC 3339 times in UTC compare as text.
     std::string time = text_at(event, "/lastTimestamp");
     if (time.empty()) time = text_at(event, "/eventTime");

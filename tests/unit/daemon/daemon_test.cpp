@@ -119,7 +119,7 @@ struct Harness {
     actions.artifact_digest = [](const instance::FluxInstance&) { return std::string(); };
     actions.event = [this](const Observed&, const reconcile::InstanceEvent& event) {
       std::lock_guard lock(mutex);
-      events.push_back(event.reason + ": " + event.message);
+      events.push_back(std::string(name(event.reason)) + ": " + event.message);
     };
     actions.unreadable = [this](const Observed& observed) {
       std::lock_guard lock(mutex);

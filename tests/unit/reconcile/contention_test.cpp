@@ -87,7 +87,7 @@ spec:
   }
   bool event(std::string_view reason) const {
     return std::any_of(events.begin(), events.end(),
-                       [&](const InstanceEvent& e) { return e.reason == reason; });
+                       [&](const InstanceEvent& e) { return name(e.reason) == reason; });
   }
 };
 
@@ -172,7 +172,7 @@ TEST_CASE("contention: a Lease held elsewhere is said on the instance: who and s
   std::string message = daemon.instance()["status"]["conditions"].dump();
   CHECK(message.find("held by thief/1 since") != std::string::npos);
   REQUIRE(daemon.event("ReconciliationFailed"));
-  CHECK(daemon.events.back().warning);
+  CHECK(event_type(daemon.events.back().reason) == EventType::warning);
   CHECK(daemon.events.back().message.find("held by thief/1 since") != std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 
 #include "../kube/fake_cluster.h"
 
+using fluxop::Reason;
 using fluxop::reconcile::EventRecorder;
 using fluxop::reconcile::InstanceEvent;
 using fluxop::reconcile::InvolvedObject;
@@ -26,8 +27,7 @@ const std::chrono::system_clock::time_point t0 =
 const InvolvedObject flux{
     .name = "flux", .ns = "flux-system", .uid = "0b9d-42", .resource_version = "1001"};
 
-const InstanceEvent succeeded{.warning = false,
-                              .reason = "ReconciliationSucceeded",
+const InstanceEvent succeeded{.reason = Reason::reconciliation_succeeded,
                               .message = "Reconciliation finished in 2s",
                               .revision = "v2.7.0@sha256:abc"};
 
@@ -61,7 +61,7 @@ json as_written(json object) {
 }
 
 InstanceEvent failed(const std::string& message) {
-  return {.warning = true, .reason = "HealthCheckFailed", .message = message, .revision = ""};
+  return {.reason = Reason::health_check_failed, .message = message, .revision = ""};
 }
 
 }  // namespace
@@ -141,15 +141,16 @@ TEST_CASE("events: the same event again is counted on the Event first written") 
   CHECK(recording.errors.empty());
 }
 
-TEST_CASE("events: another message, type, reason or object is another Event") {
+TEST_CASE(
+    "events: another message, reason (of the same type or another) or object is another Event") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   recording.now += 1s;
-  recording.recorder.record(flux, {false, succeeded.reason, "Reconciliation finished in 3s", ""});
+  recording.recorder.record(flux, {succeeded.reason, "Reconciliation finished in 3s", ""});
   recording.now += 1s;
-  recording.recorder.record(flux, {true, succeeded.reason, succeeded.message, ""});
+  recording.recorder.record(flux, {Reason::health_check_failed, succeeded.message, ""});
   recording.now += 1s;
-  recording.recorder.record(flux, {false, "Progressing", succeeded.message, ""});
+  recording.recorder.record(flux, {Reason::progressing, succeeded.message, ""});
   recording.now += 1s;
   InvolvedObject recreated = flux;
   recreated.uid = "77aa-01";
@@ -213,7 +214,7 @@ TEST_CASE("events: combined events keep no revision annotation") {
   Recording recording;
   for (int i = 1; i <= 10; ++i) {
     recording.recorder.record(
-        flux, {false, "ReconciliationSucceeded",
+        flux, {Reason::reconciliation_succeeded,
                "Reconciliation finished in " + std::to_string(i) + "s", "v2.7.0@sha256:abc"});
     recording.now += 1s;
   }
@@ -266,7 +267,7 @@ TEST_CASE("events: an Event name taken is reported") {
   Recording recording;
   recording.recorder.record(flux, succeeded);
   // Another event in the same nanosecond would have the same name.
-  recording.recorder.record(flux, {false, "Progressing", "Installing revision v2.7.0", ""});
+  recording.recorder.record(flux, {Reason::progressing, "Installing revision v2.7.0", ""});
   CHECK(recording.errors ==
         std::vector<std::string>{"event Progressing: flux.18eabd1c65b1eb15 already exists"});
 }

@@ -234,7 +234,7 @@ TEST_CASE("the pipeline classifies what fails before the apply, and writes nothi
           from_instance, quick(), {});
       FAIL("no error");
     } catch (const ReconcileError& e) {
-      CHECK(e.reason() == "ArtifactFailed");
+      CHECK(name(e.reason()) == "ArtifactFailed");
       CHECK(std::string(e.what()).find("Secret/flux-system/absent") != std::string::npos);
     }
   }

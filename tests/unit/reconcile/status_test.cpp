@@ -9,15 +9,15 @@ using nlohmann::json;
 
 TEST_CASE("status: conditions keep their transition time while their status holds") {
   json status = json::object();
-  set_condition(status, {"Ready", "Unknown", std::string(kProgressing), "in progress"}, 1, "t1");
-  set_condition(status, {"Ready", "Unknown", std::string(kProgressing), "still"}, 1, "t2");
+  set_condition(status, {"Ready", "Unknown", Reason::progressing, "in progress"}, 1, "t1");
+  set_condition(status, {"Ready", "Unknown", Reason::progressing, "still"}, 1, "t2");
   REQUIRE(status["conditions"].size() == 1);
   CHECK(status["conditions"][0]["lastTransitionTime"] == "t1");
   CHECK(status["conditions"][0]["message"] == "still");
-  set_condition(status, {"Ready", "True", std::string(kSucceeded), "done"}, 2, "t3");
+  set_condition(status, {"Ready", "True", Reason::reconciliation_succeeded, "done"}, 2, "t3");
   CHECK(status["conditions"][0]["lastTransitionTime"] == "t3");
   CHECK(status["conditions"][0]["observedGeneration"] == 2);
-  set_condition(status, {"Reconciling", "True", std::string(kProgressing), "x"}, 2, "t3");
+  set_condition(status, {"Reconciling", "True", Reason::progressing, "x"}, 2, "t3");
   CHECK(status["conditions"].size() == 2);
   remove_condition(status, "Reconciling");
   CHECK(status["conditions"].size() == 1);
@@ -27,24 +27,24 @@ TEST_CASE("status: conditions keep their transition time while their status hold
 
 TEST_CASE("status: history deduplicates by digest and reason, newest first, five at most") {
   json status = json::object();
-  auto attempt = [](std::string digest, std::string_view reason, std::string when) {
-    return Attempt{std::move(digest), std::string(reason), "v2.9.4", std::move(when),
+  auto attempt = [](std::string digest, Reason reason, std::string when) {
+    return Attempt{std::move(digest), reason, "v2.9.4", std::move(when),
                    std::chrono::milliseconds(2500)};
   };
-  record_history(status, attempt("sha256:a", kSucceeded, "t1"));
-  record_history(status, attempt("sha256:a", kSucceeded, "t2"));
+  record_history(status, attempt("sha256:a", Reason::reconciliation_succeeded, "t1"));
+  record_history(status, attempt("sha256:a", Reason::reconciliation_succeeded, "t2"));
   REQUIRE(status["history"].size() == 1);
   CHECK(status["history"][0]["totalReconciliations"] == 2);
   CHECK(status["history"][0]["firstReconciled"] == "t1");
   CHECK(status["history"][0]["lastReconciled"] == "t2");
   CHECK(status["history"][0]["lastReconciledDuration"] == "2.5s");
   CHECK(status["history"][0]["metadata"]["flux"] == "v2.9.4");
-  std::string health_check(reason(Failure::health_check));
-  record_history(status, attempt("sha256:a", health_check, "t3"));
+  record_history(status, attempt("sha256:a", reason(Failure::health_check), "t3"));
   CHECK(status["history"].size() == 2);
   CHECK(status["history"][0]["lastReconciledStatus"] == "HealthCheckFailed");
   for (int i = 0; i < 6; ++i)
-    record_history(status, attempt("sha256:" + std::to_string(i), kSucceeded, "t"));
+    record_history(status,
+                   attempt("sha256:" + std::to_string(i), Reason::reconciliation_succeeded, "t"));
   CHECK(status["history"].size() == 5);
   CHECK(status["history"][0]["digest"] == "sha256:5");
 }

@@ -201,7 +201,7 @@ TEST_CASE("uninstall: marked not Ready before anything is deleted, and a failure
       installed.cluster.objects.at("FluxInstance/flux-system/flux")["status"]["conditions"][0];
   CHECK(ready["type"] == "Ready");
   CHECK(ready["status"] == "False");
-  CHECK(ready["reason"] == kUninstalling);
+  CHECK(ready["reason"] == "Uninstalling");
   CHECK(ready["observedGeneration"] == 3);
   CHECK(ready["message"].get<std::string>().find("fluxopctl delete") != std::string::npos);
 
