@@ -105,17 +105,10 @@ reconcile::ApplyResult apply_on(const ApplyCommandOptions& options, kube::Cluste
   const RenderedInstance& instance = render.get([&]() -> kube::Cluster& { return cluster; });
   rendered(instance);
   kube::ObjectKey ref = reconcile::instance_ref(instance.flux.ns, instance.flux.name);
-  // The instance's uid once the apply has said it: a later event (the
-  // outdated version's) does not read the instance for it.
-  std::string uid;
   apply.on_event = [&](const reconcile::InstanceEvent& event) {
-    if (!event.uid.empty()) uid = event.uid;
-    events.record(ref, uid, event);
+    events.record(ref, event.uid, event);
   };
-  std::optional<std::string> outdated = reconcile::outdated_version(instance);
   reconcile::ApplyResult result = reconcile::apply_rendered(cluster, instance, apply);
-  // Once the instance and its namespace are there to hold it.
-  if (outdated && !cluster.dry_run()) apply.on_event({Reason::outdated_version, *outdated, ""});
   // A dry run reconciled nothing: it says what would change.
   if (cluster.dry_run()) result.message = dry_run_summary(result.changes);
   print_notice(result.message + " (" + count_of(cluster.requests(), "API request") + ")");

@@ -94,6 +94,8 @@ class DaemonCluster {
     std::string uid = observed.uid;
     apply.on_event = [&](const reconcile::InstanceEvent& event) {
       if (!event.uid.empty()) uid = event.uid;
+      // In the log too, as the operator's.
+      if (event.reason == Reason::outdated_version) log_.info(event.message);
       record(observed, event);
     };
     // A connection per reconcile: an API server outage is retried until the
@@ -107,7 +109,6 @@ class DaemonCluster {
           *connected.cluster, artifacts_, flux, render_request(), apply,
           [&](const reconcile::RenderedInstance& instance) {
             log_.info("building", {{"revision", instance.rendered.revision}});
-            say_outdated(observed, instance);
           });
       return {run.result.revision, run.instance.artifact_digest, uid,
               connected.cluster->requests()};
@@ -176,14 +177,6 @@ class DaemonCluster {
   }
 
  private:
-  // The operator's OutdatedVersion, in the log and as an event.
-  void say_outdated(const Observed& observed, const reconcile::RenderedInstance& instance) {
-    std::optional<std::string> message = reconcile::outdated_version(instance);
-    if (!message) return;
-    log_.info(*message);
-    record(observed, {Reason::outdated_version, *message, ""});
-  }
-
   // An operator reconciling the same instance beside this daemon, neither
   // knowing of the other (without leader election, or on another Lease):
   // each writes over what the other applied and reported. Said in the log

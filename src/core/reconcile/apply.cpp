@@ -4,6 +4,7 @@
 #include <exception>
 #include <iterator>
 #include <set>
+#include <utility>
 
 #include "core/distribution/version.h"
 #include "core/duration.h"
@@ -84,9 +85,15 @@ class InstanceApply {
  private:
   void progress(const std::string& line) const { run_.progress(line); }
   void report(const Change& change) { run_.report(change); }
-  void event(Reason reason, const std::string& message, const std::string& revision) const {
-    if (options_.on_event && !cluster_.dry_run())
-      options_.on_event({reason, message, revision, uid_});
+  // Held while the instance is not created yet (its CRD new), so that each
+  // names it by its uid, as the operator's do.
+  void event(Reason reason, const std::string& message, const std::string& revision) {
+    if (!options_.on_event || cluster_.dry_run()) return;
+    if (hold_events_) {
+      held_events_.push_back({reason, message, revision});
+      return;
+    }
+    options_.on_event({reason, message, revision, uid_});
   }
 
   // What the apply starts from, read together.
@@ -158,6 +165,8 @@ class InstanceApply {
   // the file an `apply --watch FILE` reads).
   instance::StringMap requests_;
   std::vector<std::string> kept_;  // what the prune kept, said (kept_messages)
+  bool hold_events_ = false;       // until the new instance is applied
+  std::vector<InstanceEvent> held_events_;
   ApplyResult result_;
 };
 
@@ -257,6 +266,9 @@ std::optional<json> InstanceApply::ensure_instance_crd(const std::optional<json>
 void InstanceApply::apply_new_instance(const json& crd, const json& instance) {
   engine_.wait_served({crd}, "the FluxInstance CRD", deadline_);
   apply_instance_object(instance, std::nullopt);
+  hold_events_ = false;
+  for (const InstanceEvent& held : std::exchange(held_events_, {}))
+    event(held.reason, held.message, held.revision);
 }
 
 std::vector<ssa::Live> InstanceApply::read_live_but(const std::vector<json>& objects,
@@ -494,6 +506,7 @@ ApplyResult InstanceApply::run() {
   // keep, so it goes once the objects are applied, and the CRD is
   // established meanwhile.
   bool instance_later = new_crd && !live_instance;
+  hold_events_ = instance_later;
   bool instance_changed = false;
   if (options_.instance_from_cluster) {
     // Its users own it; only its status is written.
@@ -509,6 +522,7 @@ ApplyResult InstanceApply::run() {
   }
   refuse_downgrade();
   rebuild_lost_inventory(live);
+  if (options_.outdated_version) event(Reason::outdated_version, *options_.outdated_version, "");
   std::string attempted = status_.value("lastAttemptedRevision", "");
   if (attempted != rendered_.revision) {
     event(Reason::progressing,

@@ -55,6 +55,11 @@ struct ApplyOptions {
   // (.status.lastArtifactRevision, as the operator records it); empty when
   // the distribution was a directory.
   std::string artifact_revision;
+  // "Flux vX is outdated, ..." when the render is an older minor than the
+  // distribution's newest (outdated_version): an OutdatedVersion event,
+  // recorded as the operator does while it builds, before the revision's
+  // Progressing.
+  std::optional<std::string> outdated_version;
   // The Flux version, before the one applied, whose CRD `crd` serves all
   // of `api_versions` ("" when none is known): named when objects are
   // stored in a version the rendered CRD no longer serves.

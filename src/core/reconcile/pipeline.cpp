@@ -203,6 +203,7 @@ ApplyResult apply_rendered(kube::Cluster& cluster, const RenderedInstance& insta
                            ApplyOptions apply) {
   if (apply.preflight) require_cheap_checks(cluster, instance, apply.on_progress);
   apply.artifact_revision = instance.artifact_digest;
+  apply.outdated_version = outdated_version(instance);
   apply.intermediate_version = [&instance](const std::string& crd,
                                            const std::vector<std::string>& api_versions) {
     std::optional<distribution::Version> target =

@@ -660,7 +660,17 @@ TEST_CASE("policy: a first install applies the instance after the objects, its C
         json::array({{{"type", "Established"}, {"status", "True"}}});
     run.cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
   };
+  // Its events are told once it exists, in their order, so that each names
+  // it (by its uid in a real cluster).
+  run.options.outdated_version = "Flux v2.8.0 is outdated, the latest stable version is v2.9.0";
+  std::vector<std::string> events;  // "<reason> <instance there>"
+  run.options.on_event = [&](const InstanceEvent& event) {
+    bool there = run.cluster.objects.count("FluxInstance/flux-system/flux") == 1;
+    events.push_back(std::string(name(event.reason)) + (there ? " there" : " missing"));
+  };
   run.apply("  wait: false\n");
+  CHECK(events == std::vector<std::string>{"OutdatedVersion there", "Progressing there",
+                                           "ReconciliationSucceeded there"});
   std::vector<std::string> applied = run.cluster.logged("APPLY");
   auto at = [&](const std::string& name) {
     return std::find(applied.begin(), applied.end(), name) - applied.begin();

@@ -127,6 +127,51 @@ TEST_CASE("the pipeline renders a directory distribution and applies it") {
   CHECK_FALSE(status.contains("lastArtifactRevision"));
 }
 
+TEST_CASE("the pipeline records its events in the operator's order, the outdated version first") {
+  FakeCluster cluster;
+  serve_flux_kinds(cluster);
+  FakeArtifacts artifacts;
+  RenderedInstance instance = render_instance(artifacts, flux_instance(), request());
+  const render::Rendered newest = instance.rendered;  // v2.9.0, the distribution's newest
+  // What an instance pinned to an older minor renders.
+  auto render_older = [&] {
+    instance.rendered.version = "v2.8.0";
+    instance.rendered.revision = "v2.8.0" + newest.revision.substr(newest.revision.find('@'));
+  };
+  render_older();
+  std::vector<std::string> events;  // "<type> <reason>: <message>"
+  ApplyOptions apply = quick();
+  apply.on_event = [&](const InstanceEvent& event) {
+    events.push_back(std::string(name(event_type(event.reason))) + " " +
+                     std::string(name(event.reason)) + ": " + event.message);
+  };
+  std::string finished = apply_rendered(cluster, instance, apply).message;
+  std::vector<std::string> first = {
+      "Normal OutdatedVersion: Flux v2.8.0 is outdated, the latest stable version is v2.9.0",
+      "Normal Progressing: Installing revision " + instance.rendered.revision,
+      "Normal ReconciliationSucceeded: " + finished};
+  CHECK(events == first);
+  // The same revision again: outdated still, nothing in progress.
+  events.clear();
+  finished = apply_rendered(cluster, instance, apply).message;
+  CHECK(events ==
+        std::vector<std::string>{first[0], "Normal ReconciliationSucceeded: " + finished});
+  // The newest minor: not outdated.
+  events.clear();
+  instance.rendered = newest;
+  finished = apply_rendered(cluster, instance, apply).message;
+  CHECK(events ==
+        std::vector<std::string>{"Normal Progressing: Upgrading to revision " + newest.revision,
+                                 "Normal ReconciliationSucceeded: " + finished});
+  // A dry run records none.
+  FakeCluster dry_run(/*dry_run=*/true);
+  serve_flux_kinds(dry_run);
+  events.clear();
+  render_older();
+  apply_rendered(dry_run, instance, apply);
+  CHECK(events.empty());
+}
+
 TEST_CASE("the pipeline pulls an oci:// artifact with the instance's pull secret") {
   FakeCluster cluster;
   serve_flux_kinds(cluster);
