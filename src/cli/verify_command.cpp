@@ -29,6 +29,14 @@ struct SignerFlags {
   std::string trusted_root;
 };
 
+// "logged at TIME" or "timestamped at TIME": when it was signed, as the
+// transparency log or the timestamp authority that proves it says.
+std::string proven_at(const sigstore::ProvenTime& time) {
+  bool timestamped = time.source == sigstore::ProvenTime::Source::timestamp_authority;
+  return std::string(timestamped ? "timestamped at " : "logged at ") +
+         utc_rfc3339(static_cast<std::time_t>(time.seconds));
+}
+
 struct VerifyBundleOptions {
   std::string bundle;
   SignerFlags signer;
@@ -147,8 +155,7 @@ void run_verify_bundle(const VerifyBundleOptions& options) {
               << printable(verified.issuer) << ")";
   else
     std::cout << ", signed by " << options.signer.key;
-  if (!verified.times.empty())
-    std::cout << " at " << utc_rfc3339(static_cast<std::time_t>(verified.times.front()));
+  if (auto time = sigstore::earliest(verified.times)) std::cout << ", " << proven_at(*time);
   std::cout << "\n";
 }
 
@@ -221,21 +228,28 @@ void run_verify(const VerifyOptions& options) {
       failed = true;
       continue;
     }
-    std::string time = signature.time ? utc_rfc3339(static_cast<std::time_t>(*signature.time)) : "";
     std::string signer =
         signature.identity.empty() ? "key " + options.signer.key : signature.identity;
     if (json) {
+      std::string time, source;
+      if (signature.time) {
+        time = utc_rfc3339(static_cast<std::time_t>(signature.time->seconds));
+        source = signature.time->source == sigstore::ProvenTime::Source::timestamp_authority
+                     ? "timestampAuthority"
+                     : "transparencyLog";
+      }
       verified.push_back({{"reference", signature.reference},
                           {"digest", signature.digest},
                           {"identity", signature.identity},
                           {"issuer", signature.issuer},
                           {"time", time},
+                          {"timeSource", source},
                           {"signature", signature.found_in}});
       continue;
     }
     std::cout << printable(signature.reference) << " verified, signed by " << printable(signer);
     if (!signature.issuer.empty()) std::cout << " (issuer " << printable(signature.issuer) << ")";
-    std::cout << (time.empty() ? ", in no log" : ", logged at " + time) << "\n";
+    std::cout << ", " << (signature.time ? proven_at(*signature.time) : "in no log") << "\n";
   }
   if (failed) throw ExitStatus{1};
   if (json) std::cout << render_document(verified, OutputFormat::Json);

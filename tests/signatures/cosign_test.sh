@@ -186,20 +186,22 @@ keyless_legacy_sign signer "$rogue_tsa_url" "$(image_under keyless notification-
 # --- cosign and fluxopctl agree ----------------------------------------------------
 
 # The signer a case asks for, as cosign's and fluxopctl's verify flags, and
-# what fluxopctl then says signed. policy_key PUB: a key, no transparency log.
+# what fluxopctl then says signed, and who proves when (neither a log nor a
+# timestamp authority for a key: "in no log"; the timestamp authority, for
+# the private Sigstore: "timestamped at"). policy_key PUB: a key, no transparency log.
 # policy_keyless IDENTITY ISSUER: the private Sigstore's trusted root; cosign
 # is told what fluxopctl reads from that root (no log, no CT log: the time
 # from the timestamp authority).
 policy_key() {
   cosign_policy=(--key "$1" --insecure-ignore-tlog=true --insecure-ignore-sct=true)
   fx_policy=(--key "$1")
-  signed_by="key $1"
+  signed_by="key $1, in no log"
 }
 policy_keyless() {
   cosign_policy=(--trusted-root "$trusted_root" --certificate-identity "$1" --certificate-oidc-issuer "$2"
     --use-signed-timestamps --insecure-ignore-tlog=true --insecure-ignore-sct=true)
   fx_policy=(--trusted-root "$trusted_root" --certificate-identity "$1" --certificate-oidc-issuer "$2")
-  signed_by="$1 (issuer $2)"
+  signed_by="$1 (issuer $2), timestamped at"
 }
 
 # agree NAME WANT REF [ERE]: `cosign verify` and `fluxopctl verify` with the
@@ -333,7 +335,7 @@ t_keyless_regexp() {
   cosign_policy=("${cosign_policy[@]/#--certificate-oidc-issuer/--certificate-oidc-issuer-regexp}")
   fx_policy=("${fx_policy[@]/#--certificate-identity/--certificate-identity-regexp}")
   fx_policy=("${fx_policy[@]/#--certificate-oidc-issuer/--certificate-oidc-issuer-regexp}")
-  signed_by="$identity (issuer $oidc_issuer)"
+  signed_by="$identity (issuer $oidc_issuer), timestamped at"
   agree "keyless, by regexp" 0 "$keyless_bundle_image"
 }
 

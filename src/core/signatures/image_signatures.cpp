@@ -180,11 +180,12 @@ class SignatureSearch {
 
  private:
   VerifiedSignature result(const sigstore::Verification& verified, std::string where) const {
-    VerifiedSignature signature{ref_.pinned(digest_), digest_,      verified.identity,
-                                verified.issuer,      std::nullopt, std::move(where)};
-    if (!verified.times.empty())
-      signature.time = *std::min_element(verified.times.begin(), verified.times.end());
-    return signature;
+    return {ref_.pinned(digest_),
+            digest_,
+            verified.identity,
+            verified.issuer,
+            sigstore::earliest(verified.times),
+            std::move(where)};
   }
 
   oci::RegistryClient& client_;

@@ -23,8 +23,9 @@ struct VerifiedSignature {
   std::string digest;     // the manifest's (an index's, for a multi-platform image)
   std::string identity;   // the certificate's; empty when a key signed
   std::string issuer;
-  std::optional<std::int64_t> time;  // the earliest a log or timestamp authority proves
-  std::string found_in;              // the tag or referrer manifest that held the signature
+  // The earliest a log or timestamp authority proves, and which proves it.
+  std::optional<sigstore::ProvenTime> time;
+  std::string found_in;  // the tag or referrer manifest that held the signature
 };
 
 // Verifies that `ref` (its digest; a tag is resolved) is signed as `policy`

@@ -1,6 +1,7 @@
 #include "core/sigstore/verify.h"
 
 #include <re2/re2.h>
+#include <algorithm>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -59,6 +60,14 @@ Artifact Artifact::of_digest(Bytes sha256) {
   Artifact artifact;
   artifact.sha256 = std::move(sha256);
   return artifact;
+}
+
+std::optional<ProvenTime> earliest(const std::vector<ProvenTime>& times) {
+  if (times.empty()) return std::nullopt;
+  return *std::min_element(
+      times.begin(), times.end(), [](const ProvenTime& a, const ProvenTime& b) {
+        return a.seconds < b.seconds || (a.seconds == b.seconds && a.source < b.source);
+      });
 }
 
 Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const Policy& policy,
@@ -127,11 +136,12 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
       throw Error("log entry: integrated in the future, at " +
                   utc_rfc3339(static_cast<std::time_t>(entry.integrated_time)));
     if (auto time = verify_log_entry(entry, bundle.minor_version, root, content))
-      result.times.push_back(*time);
+      result.times.push_back({*time, ProvenTime::Source::transparency_log});
   }
   for (const Bytes& timestamp : bundle.timestamps)
     result.times.push_back(
-        verify_timestamp(timestamp, content.signature, root.timestamp_authorities));
+        {verify_timestamp(timestamp, content.signature, root.timestamp_authorities),
+         ProvenTime::Source::timestamp_authority});
   if (!keyless) return result;
 
   // Who: the certificate, valid at every time proven, and what it names.
@@ -139,8 +149,8 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
     throw Error(
         "nothing proves when it was signed: no signed entry timestamp nor RFC 3161 timestamp");
   X509* issuer = nullptr;
-  for (std::int64_t time : result.times)
-    issuer = verify_chain(leaf.get(), root.certificate_authorities, time);
+  for (const ProvenTime& time : result.times)
+    issuer = verify_chain(leaf.get(), root.certificate_authorities, time.seconds);
   // Likewise SCTs: required where the trusted root names CT logs; a private
   // CA whose root names none logs its certificates nowhere.
   if (!root.ct_logs.empty()) verify_embedded_scts(leaf.get(), issuer, root.ct_logs, now);

@@ -39,11 +39,22 @@ struct Policy {
   std::optional<std::string> public_key_pem;
 };
 
+// A time the signature is proven to have existed at, and who proves it.
+struct ProvenTime {
+  enum class Source { transparency_log, timestamp_authority };
+  std::int64_t seconds = 0;
+  Source source = Source::transparency_log;
+};
+
 struct Verification {
   std::string identity;  // empty for a key
   std::string issuer;
-  std::vector<std::int64_t> times;  // proven by the logs and timestamp authorities
+  std::vector<ProvenTime> times;  // proven by the logs and timestamp authorities
 };
+
+// The earliest of `times` (a log's before a timestamp authority's at the
+// same second); nullopt when there is none.
+std::optional<ProvenTime> earliest(const std::vector<ProvenTime>& times);
 
 // Throws fluxop::Error naming what failed (the signature, the log entry,
 // the timestamp, the chain, the SCT, the identity).

@@ -120,6 +120,19 @@ TEST_CASE(
                   Error);
 }
 
+TEST_CASE("sigstore: the earliest time proven, and who proves it") {
+  using Source = ProvenTime::Source;
+  CHECK_FALSE(earliest({}));
+  auto first = earliest({{300, Source::transparency_log}, {200, Source::timestamp_authority}});
+  REQUIRE(first);
+  CHECK(first->seconds == 200);
+  CHECK(first->source == Source::timestamp_authority);
+  // The same second from both: the log's.
+  auto tie = earliest({{200, Source::timestamp_authority}, {200, Source::transparency_log}});
+  REQUIRE(tie);
+  CHECK(tie->source == Source::transparency_log);
+}
+
 TEST_CASE("sigstore: the built-in trusted root, and a key trusted from no time refused") {
   const TrustedRoot& root = public_good_trusted_root();
   CHECK_FALSE(root.transparency_logs.empty());
