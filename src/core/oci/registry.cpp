@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/net/text.h"
+#include "core/oci/referrers.h"
 #include "core/peer_json.h"
 
 namespace fluxop::oci {
@@ -437,7 +438,7 @@ std::optional<std::vector<Descriptor>> RegistryClient::fetch_referrers(const Ref
   request.headers.push_back("Accept: " + std::string(kOciIndex));
   request.max_body = kMaxManifestBytes;
   net::HttpResponse response = send(ref, request, "pull");
-  if (response.status == 404) return std::nullopt;
+  if (referrers_api_not_served(response.status)) return std::nullopt;
   std::string what = ref.str() + ": referrers of " + digest;
   if (!is_success(response.status)) throw Error(what + ": " + describe_failure(response));
   if (std::string encoding = unrequested_encoding(response); !encoding.empty())

@@ -5,6 +5,7 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "core/oci/referrers.h"
 #include "core/peer_json.h"
 
 namespace fluxop::signatures {
@@ -136,7 +137,7 @@ class SignatureSearch {
   std::optional<VerifiedSignature> referrers() {
     std::optional<std::vector<oci::Descriptor>> found = client_.fetch_referrers(ref_, digest_);
     if (!found) {
-      oci::Reference tag{ref_.registry, ref_.repository, referrers_tag(digest_), ""};
+      oci::Reference tag{ref_.registry, ref_.repository, oci::referrers_tag(digest_), ""};
       if (std::optional<oci::Manifest> index = client_.find_document(tag)) found = index->manifests;
     }
     if (!found) return std::nullopt;
@@ -213,13 +214,7 @@ sigstore::Policy github_actions_signer(std::string_view identity_regexp) {
   return policy;
 }
 
-std::string signature_tag(std::string_view digest) { return referrers_tag(digest) + ".sig"; }
-
-std::string referrers_tag(std::string_view digest) {
-  std::string tag(digest);
-  if (auto colon = tag.find(':'); colon != std::string::npos) tag[colon] = '-';
-  return tag;
-}
+std::string signature_tag(std::string_view digest) { return oci::referrers_tag(digest) + ".sig"; }
 
 sigstore::Bundle legacy_signature_bundle(const oci::Descriptor& layer, const std::string& payload) {
   sigstore::Bundle bundle;
@@ -271,7 +266,7 @@ std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
   std::vector<oci::MirrorCopy> signatures;
   for (const oci::MirrorCopy& copy : copies) {
     std::vector<std::string> tags{signature_tag(copy.source.digest)};
-    if (referrers_tags) tags.push_back(referrers_tag(copy.source.digest));
+    if (referrers_tags) tags.push_back(oci::referrers_tag(copy.source.digest));
     for (const std::string& tag : tags) {
       oci::Reference source{copy.source.registry, copy.source.repository, tag, ""};
       std::optional<oci::Manifest> found = client.find_document(source);

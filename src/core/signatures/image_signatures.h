@@ -65,8 +65,6 @@ std::vector<oci::MirrorCopy> signature_copies(oci::RegistryClient& client,
 
 // cosign's legacy signature tag for `digest` ("sha256:<hex>"): "sha256-<hex>.sig".
 std::string signature_tag(std::string_view digest);
-// The referrers tag fallback: "sha256-<hex>".
-std::string referrers_tag(std::string_view digest);
 
 // A layer of a `.sig` manifest (its annotations) as the bundle it amounts to:
 // a message signature over the payload, the certificate (keyless) or a key,

@@ -6,6 +6,7 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "core/oci/referrers.h"
 #include "core/signatures/image_signatures.h"
 
 namespace fluxop::signatures {
@@ -22,7 +23,7 @@ std::string payload_of(const std::string& digest) {
 TEST_CASE("the tags cosign stores signatures under") {
   CHECK(signature_tag(kDigest) ==
         "sha256-4fcfa45a9bccb47f7d20476e9dad5e7fe31b46246c165cef2ebbdefcaf16ac1d.sig");
-  CHECK(referrers_tag(kDigest) ==
+  CHECK(oci::referrers_tag(kDigest) ==
         "sha256-4fcfa45a9bccb47f7d20476e9dad5e7fe31b46246c165cef2ebbdefcaf16ac1d");
 }
 
