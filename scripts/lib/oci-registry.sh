@@ -42,6 +42,9 @@
 #                               first), which accepts an index whose children
 #                               are not all there: only those of these
 #                               platforms must be (a mirror --platform's)
+#     --distribution-v3         distribution v3's registry (registry_v3_ensure_built
+#                               first), as it is: no referrers API, so that a
+#                               client keeps the referrers tag schema
 #     --referrers               go-containerregistry's registry, which serves
 #                               the referrers API (registry_referrers_ensure_built
 #                               first); in memory, plain HTTP, no auth
@@ -234,6 +237,7 @@ registry_start() {
       --credentials) credentials=$2; shift 2 ;;
       --access-log) access_log_disabled=false; shift ;;
       --sparse-index) sparse_index=$2; server=("$registry_v3" serve); shift 2 ;;
+      --distribution-v3) server=("$registry_v3" serve); shift ;;
       --referrers) referrers=yes; shift ;;
       *) echo "registry_start: unknown option '$1'" >&2; return 2 ;;
     esac
@@ -274,9 +278,12 @@ registry_start() {
       { echo "registry_start: --referrers serves plain HTTP, without auth" >&2; return 2; }
   fi
 
+  if [ "${server[0]}" = "$registry_v3" ] && [ ! -x "$registry_v3" ]; then
+    echo "registry_start: no $registry_v3 (registry_v3_ensure_built)" >&2
+    return 1
+  fi
   local validation='' platform
   if [ -n "$sparse_index" ]; then
-    [ -x "$registry_v3" ] || { echo "registry_start: no $registry_v3 (registry_v3_ensure_built)" >&2; return 1; }
     validation=$'validation:\n  manifests:\n    indexes:\n      platforms: list\n      platformlist:'
     for platform in ${sparse_index//,/ }; do
       validation+=$'\n        - os: '${platform%%/*}$'\n          architecture: '${platform#*/}

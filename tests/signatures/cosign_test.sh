@@ -21,7 +21,9 @@
 # And bundles through the referrers API, in a second registry that serves it
 # (go-containerregistry's, scripts/lib/oci-registry.sh --referrers; its cases
 # skip when it cannot be built): signed with the key and keyless, verified,
-# and mirrored so that the mirror verifies through the API too.
+# and mirrored so that the mirror verifies through the API too; and mirrored
+# to distribution v3.0.0's registry, which serves no API, where mirror keeps
+# the referrers tag (the referrers tag schema) so that it verifies there too.
 #
 #   tests/signatures/cosign_test.sh BIN ROOT
 #
@@ -56,6 +58,7 @@ registry_ensure_installed || skip_test "the Debian package docker-registry is no
 # Built with the machine's Go caches, before HOME is the test's own.
 cosign_ensure_built || skip_test "cosign $cosign_version could not be built (above)"
 registry_referrers_ensure_built || echo "the referrers API cases will skip" >&2
+registry_v3_ensure_built || echo "the case mirroring to distribution v3 will skip" >&2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fluxopctl-signatures-test.XXXXXX") || exit 1
 cleanup() {
@@ -381,7 +384,7 @@ t_keyless_other_digest() {
 # a referrer, and writes no referrers tag where the API is served) signs
 # kustomize-controller with the key and helm-controller with the private
 # Sigstore's certificate. Empty when it could not be built (the cases skip).
-api=
+api= plain=
 if registry_referrers_ensure_built; then
   registry_start "$work/reg-api" --referrers || abort "setup: the referrers API registry did not start"
   api=$REGISTRY_ADDR
@@ -393,6 +396,12 @@ if registry_referrers_ensure_built; then
   mapfile -t api_images < <(mirror_catalog_refs "$api_dist" "$version")
   sign "$key" "${api_images[1]}" --new-bundle-format=true
   keyless_sign signer "$tsa_url" "${api_images[2]}" --new-bundle-format=true
+  # And distribution v3.0.0's, which serves no referrers API, to mirror them
+  # to. Empty when it could not be built (its case skips).
+  if [ -x "$registry_v3" ]; then
+    registry_start "$work/reg-plain" --distribution-v3 || abort "setup: distribution v3's registry did not start"
+    plain=$REGISTRY_ADDR
+  fi
   registry_use legacy
 fi
 
@@ -418,20 +427,66 @@ t_bundle_referrers_api() {
   agree "keyless bundle, referrers API, another issuer" 1 "${api_images[2]}" "no signature verifies: .*certificate: issued by"
 }
 
-t_mirror_referrers_api() {
-  # mirror copies the bundles the referrers API lists: the mirror, in a
-  # registry that serves the API, verifies through it as its source does.
+# mirror_from_api DEST: mirrors the instance of the referrers API registry
+# to oci://DEST/mirrored; sets kustomize and helm (the caller's locals) to
+# its two signed images there.
+mirror_from_api() {
   fresh_cache
   write_instance "$work/api-source.yaml" "artifact: oci://$api/flux-operator-manifests:v1"
   sed -i "s|registry: $legacy/fluxcd|registry: $api/fluxcd|" "$work/api-source.yaml"
-  fx mirror "oci://$api/mirrored" "$work/api-source.yaml"
-  succeeded "mirror" || return 1
-  local kustomize=$api/mirrored/kustomize-controller@${api_images[1]##*@}
-  local helm=$api/mirrored/helm-controller@${api_images[2]##*@}
+  fx mirror "oci://$1/mirrored" "$work/api-source.yaml"
+  succeeded "mirror to $1" || return 1
+  kustomize=$1/mirrored/kustomize-controller@${api_images[1]##*@}
+  helm=$1/mirrored/helm-controller@${api_images[2]##*@}
+}
+
+t_mirror_referrers_api() {
+  # mirror copies the bundles the referrers API lists: the mirror, in a
+  # registry that serves the API, verifies through it as its source does.
+  local kustomize helm
+  mirror_from_api "$api" || return 1
   api_only "$kustomize" && api_only "$helm" || return 1
   agree "the mirror's bundle, referrers API" 0 "$kustomize" || return 1
   policy_keyless "$identity" "$oidc_issuer"
   agree "the mirror's keyless bundle, referrers API" 0 "$helm"
+}
+
+# tag_lists REF: the referrers tag of REF (in the plain registry) lists a
+# Sigstore bundle, once, with the descriptor fields the referrers tag schema
+# asks for; and the registry serves no referrers API.
+tag_lists() {
+  local ref=$1 digest=${1##*@} repo code
+  repo=$(repo_of "$ref")
+  code=$(curl -s -o /dev/null -w '%{http_code}' -m 30 "http://$plain/v2/$repo/referrers/$digest")
+  [ "$code" = 404 ] || { because "$plain serves the referrers API after all (HTTP $code)"; return 1; }
+  curl -fsS -m 30 -H "Accept: application/vnd.oci.image.index.v1+json" \
+    "http://$plain/v2/$repo/manifests/${digest/:/-}" >"$work/tag.json" ||
+    { because "$repo has no referrers tag ${digest/:/-}"; return 1; }
+  python3 - "$work/tag.json" <<'PY' || { because "the referrers tag of $ref: $(head -c 400 "$work/tag.json")"; return 1; }
+import json, sys
+index = json.load(open(sys.argv[1]))
+assert index["mediaType"] == "application/vnd.oci.image.index.v1+json", index
+bundles = [m for m in index["manifests"] if m["artifactType"].startswith("application/vnd.dev.sigstore.bundle")]
+assert len(bundles) == 1, bundles
+assert len({m["digest"] for m in index["manifests"]}) == len(index["manifests"]), "a duplicate"
+assert bundles[0]["mediaType"] == "application/vnd.oci.image.manifest.v1+json" and bundles[0]["size"] > 0, bundles
+assert bundles[0]["annotations"], bundles
+PY
+}
+
+t_mirror_referrers_api_to_tag() {
+  # mirror from a registry serving the referrers API to one serving none:
+  # each bundle copied is added to its subject's referrers tag there, so
+  # that cosign and fluxopctl find it in the mirror as in the source.
+  local kustomize helm
+  mirror_from_api "$plain" || return 1
+  tag_lists "$kustomize" && tag_lists "$helm" || return 1
+  # Again, everything there: the tags list each bundle still once.
+  mirror_from_api "$plain" || return 1
+  tag_lists "$kustomize" && tag_lists "$helm" || return 1
+  agree "the mirror's bundle, referrers tag" 0 "$kustomize" || return 1
+  policy_keyless "$identity" "$oidc_issuer"
+  agree "the mirror's keyless bundle, referrers tag" 0 "$helm"
 }
 
 # --- verify FILE --------------------------------------------------------------------
@@ -608,10 +663,14 @@ t_bad_flags() {
 for name in artifact index image bundle_referrers_tag missing other_key \
   changed_payload other_digest keyless keyless_regexp keyless_other_identity keyless_other_issuer \
   keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
-  bad_flags bundle_referrers_api mirror_referrers_api; do
+  bad_flags bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag; do
   policy_key "$pub"
-  if [[ $name == *referrers_api ]] && [ -z "$api" ]; then
+  if [[ $name == *referrers_api* ]] && [ -z "$api" ]; then
     skip "$name" "go-containerregistry's registry (the referrers API) could not be built"
+    continue
+  fi
+  if [[ $name == *_to_tag ]] && [ -z "$plain" ]; then
+    skip "$name" "distribution v3's registry could not be built"
     continue
   fi
   if "t_$name"; then pass "$name"; else fail "$name" "$REASON"; fi

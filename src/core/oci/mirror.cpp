@@ -112,6 +112,12 @@ class Copier {
     const std::string& digest = copy.source.digest;
     std::string line = copy.source.str() + " -> " + copy.destination.str();
     if (client_.has_manifest(copy.destination, digest)) {
+      // A copy by digest is a referrer (a signature's bundle): there, it may
+      // still be missing from its subject's referrers tag (a mirror stopped
+      // between the two pushes, or made before fluxopctl kept the tag).
+      if (copy.destination.tag.empty() && !options_.dry_run)
+        client_.list_in_referrers_tag(copy.destination,
+                                      client_.fetch_document(copy.destination, digest));
       totals.images_present = 1;
       shared_.add(totals);
       shared_.say("present " + line);

@@ -1,5 +1,6 @@
 #include "core/oci/registry.h"
 
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -359,6 +360,16 @@ Manifest parse_manifest(std::string bytes, std::string_view content_type, const 
   manifest.media_type = bare_media_type(content_type);
   if (auto it = document.find("mediaType"); it != document.end() && it->is_string())
     manifest.media_type = *it;
+  if (auto annotations = document.find("annotations");
+      annotations != document.end() && annotations->is_object()) {
+    for (const auto& [key, value] : annotations->items()) {
+      if (value.is_string()) manifest.annotations[key] = value;
+    }
+  }
+  if (auto type = document.find("artifactType"); type != document.end() && type->is_string())
+    manifest.artifact_type = *type;
+  if (auto subject = document.find("subject"); subject != document.end())
+    manifest.subject = read_descriptor(*subject, what + ": subject");
 
   if (is_index(manifest.media_type)) {
     auto manifests = document.find("manifests");
@@ -385,12 +396,6 @@ Manifest parse_manifest(std::string bytes, std::string_view content_type, const 
   for (std::size_t i = 0; i < layers->size(); ++i) {
     manifest.layers.push_back(
         read_descriptor((*layers)[i], what + ": layers[" + std::to_string(i) + "]"));
-  }
-  if (auto annotations = document.find("annotations");
-      annotations != document.end() && annotations->is_object()) {
-    for (const auto& [key, value] : annotations->items()) {
-      if (value.is_string()) manifest.annotations[key] = value;
-    }
   }
   return manifest;
 }
@@ -600,7 +605,26 @@ std::string RegistryClient::push_manifest(const Reference& ref, const std::strin
     throw Error(ref.str() + ": the registry stored the manifest as " + announced + ", expected " +
                 digest);
   }
+  if (response.header("oci-subject").empty())
+    list_in_referrers_tag(ref, parse_manifest(bytes, media_type, ref.str()));
   return digest;
+}
+
+void RegistryClient::list_in_referrers_tag(const Reference& ref, const Manifest& manifest) {
+  if (!manifest.subject) return;
+  const std::string& subject = manifest.subject->digest;
+  // A registry that lists referrers without saying so as they are pushed
+  // (go-containerregistry's) needs no tag.
+  if (fetch_referrers(ref, subject)) return;
+  // The tag is read, added to and written back: the mirror's workers, each
+  // with a client of its own, take turns, so that none drops another's
+  // referrer. (Another process writing the same tag at once still can.)
+  static std::mutex tag_updates;
+  std::lock_guard<std::mutex> held(tag_updates);
+  Reference tag{ref.registry, ref.repository, referrers_tag(subject), ""};
+  std::optional<std::string> index = referrers_index_adding(
+      find_document(tag), referrer_descriptor(manifest), tag.str() + ": referrers tag");
+  if (index) push_manifest(tag, *index, kOciIndex);
 }
 
 }  // namespace fluxop::oci

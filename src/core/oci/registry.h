@@ -54,6 +54,8 @@ struct Manifest {
   std::vector<Descriptor> layers;
   std::vector<Descriptor> manifests;  // an index's children
   std::map<std::string, std::string> annotations;
+  std::string artifact_type;          // an artifact's (OCI 1.1)
+  std::optional<Descriptor> subject;  // what a referrer (a signature, an SBOM) refers to
 };
 
 struct RegistryOptions {
@@ -107,9 +109,18 @@ class RegistryClient {
   // does not have the blob there, or does not mount).
   bool mount_blob(const Reference& ref, const std::string& digest,
                   const std::string& from_repository);
-  // Puts the manifest under the reference's tag; returns its digest.
+  // Puts the manifest under the reference's tag (or digest); returns its
+  // digest. A referrer (a manifest with a subject) pushed to a registry that
+  // does not list it through the referrers API (its answer has no
+  // OCI-Subject, and the API is not served) is added to the subject's
+  // referrers tag, as the OCI distribution spec asks of the client.
   std::string push_manifest(const Reference& ref, const std::string& bytes,
                             std::string_view media_type);
+
+  // Lists `manifest`, a referrer in the reference's repository (it has a
+  // subject; else nothing to do), in its subject's referrers tag, unless the
+  // registry serves the referrers API or the tag lists it already.
+  void list_in_referrers_tag(const Reference& ref, const Manifest& manifest);
 
   int requests_sent() const { return http_.requests_sent(); }
 
