@@ -180,9 +180,6 @@ stdout_has() {
     }
   done
 }
-stdout_empty() {
-  [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
-}
 # diff_json_holds NAME CONDITION: $work/NAME.out is one `diff -o json`
 # document for which the Python expression CONDITION holds; in it, `doc` is
 # the document, `obj(NAME)` the entry of the object NAME (None when absent),
@@ -517,7 +514,6 @@ case_downgrade() {
 # the nodes are uncordoned once it says it waits. A watch on the Lease
 # records every holder in turn.
 lease=fluxopctl-flux
-lease_holder() { k -n "$ns" get lease "$lease" -o jsonpath='{.spec.holderIdentity}'; }
 # says FILE TEXT PID: FILE has a line with TEXT, or the process PID is over.
 says() { grep -qF -- "$2" "$1" || ! running "$3"; }
 first_holds() {

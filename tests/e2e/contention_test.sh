@@ -75,37 +75,13 @@ e2e_select_cases "$@"
 # ---------------------------------------------------------------------------
 # Helpers
 
-micro_time() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
-# set_lease NAME HOLDER RENEWED DURATION: the Lease NAME in $ns as kubectl
-# writes it, RENEWED as `date -d` reads it.
-set_lease() {
-  local renewed
-  renewed=$(micro_time "$3")
-  k apply --server-side --force-conflicts -f - >"$work/lease.err" 2>&1 <<YAML
-apiVersion: coordination.k8s.io/v1
-kind: Lease
-metadata: {name: $1, namespace: $ns}
-spec:
-  holderIdentity: "$2"
-  leaseDurationSeconds: $4
-  acquireTime: $renewed
-  renewTime: $renewed
-YAML
-}
-lease_get() { k -n "$ns" get lease "$lease" -o jsonpath="$1" 2>/dev/null; }
 ready_status() { fi_get '{.status.conditions[?(@.type=="Ready")].status}'; }
-ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
 # ready_current: Ready=True for the instance's current generation.
 ready_current() {
   [ "$(ready_status)" = True ] &&
     [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].observedGeneration}')" = "$(fi_get '{.metadata.generation}')" ]
 }
-events() { # events REASON: the messages of the instance's events with REASON
-  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
-    -o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
-}
 uid_of() { k -n "$ns" get "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
-instance_version() { fi_get '{.metadata.resourceVersion}'; }
 inventory_count() { inventory | grep -c .; }
 
 # install CASE FILE: a one-shot apply of FILE, Ready; the case fails (and
@@ -132,7 +108,6 @@ stop_daemon() {
   wait "$daemon" 2>/dev/null
   daemon=
 }
-logged() { grep -q -- "$1" "$log"; }
 # logged_more PATTERN N: the daemon's log has more than N lines matching.
 logged_more() { [ "$(grep -c -- "$1" "$log")" -gt "$2" ]; }
 # reconciled N: the daemon's log has N lines saying a reconcile finished.

@@ -18,6 +18,12 @@
 #                         the upstream Flux Operator's controller run out of
 #                         cluster (after sourcing scripts/lib/upstream-operator.sh)
 #
+#   e2e_cleanup           what ends every suite (`on_exit e2e_cleanup`):
+#                         e2e_cleanup_hook when the suite defines one (what
+#                         else it started), every background job stopped,
+#                         the registries stopped, the cluster down, $work
+#                         removed (kept, and said, with E2E_KEEP=1)
+#
 #   e2e_select_cases ARG...
 #                         the cases to run, into `cases`: the ARGs, else
 #                         $CASES (space separated), else all of $all_cases;
@@ -30,8 +36,10 @@
 # cluster is in, so that any of them runs alone and in any order:
 #   CASES="install upgrade" ctest --test-dir build -R '^e2e_apply$'
 #
-# The reporting (pass, fail, check, summary...), wait_until and stop_process
-# are tests/lib/harness.sh's. The checks use $work (the test's temporary
+# A check is `check "CASE: what holds" FUNCTION ARGS...`, FUNCTION one of the
+# helpers below (exit_is, out_has, ready_is...) or the suite's, printing why
+# it fails. The reporting (pass, fail, check, summary...), wait_until and
+# stop_process are tests/lib/harness.sh's. The checks use $work (the test's temporary
 # directory), $bin (fluxopctl), $dist (the distribution directory) and $ns.
 
 # shellcheck source=tests/lib/harness.sh
@@ -42,6 +50,8 @@ source "$root/scripts/lib/upstream-cli.sh"
 declare -F registry_start >/dev/null || source "$root/scripts/lib/oci-registry.sh"
 
 ns=flux-system
+# The Lease a one-shot apply takes.
+lease=fluxopctl-flux
 # The hard limit on one fluxopctl run (fx).
 run_limit=${run_limit:-300}
 
@@ -63,6 +73,20 @@ e2e_cluster_add() {
     sed 's/^/  | /' "$FLUXOPCTL_CLUSTER_DIR.add.err" >&2
     abort "scripts/cluster add-apiserver $1"
   }
+}
+
+e2e_cleanup() {
+  trap - EXIT INT TERM
+  if declare -F e2e_cleanup_hook >/dev/null; then e2e_cleanup_hook; fi
+  # A job stopped (SIGSTOP) is continued so that SIGTERM reaches it.
+  local pid
+  for pid in $(jobs -p); do
+    kill -CONT "$pid" 2>/dev/null
+    stop_process "$pid"
+  done
+  registry_stop_all
+  e2e_cluster_down
+  if [ "${E2E_KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 
 # Only what e2e_cluster_up started: never a cluster $FLUXOPCTL_CLUSTER_DIR
@@ -247,9 +271,81 @@ metadata:
 provisioner: example.com/none
 EOF
 }
+# install FILE [FLAGS...]: FILE applied, exit 0, from whatever the cluster
+# holds: a newer Flux, which apply refuses to downgrade, is deleted first
+# (fluxopctl delete). Prints why it fails.
+install() {
+  local name
+  name=install-$(basename "$1" .yaml)
+  apply "$name" "$@"
+  if [ "$rc" = 1 ] && grep -q 'downgrading from .* is not supported' "$work/$name.err"; then
+    fx "$name-delete" delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 3m --yes
+    [ "$rc" = 0 ] || { echo "deleting the newer Flux exits $rc: $(tail -n 1 "$work/$name-delete.err")"; return 1; }
+    apply "$name" "$@"
+  fi
+  [ "$rc" = 0 ] || { echo "apply $(basename "$1") exits $rc: $(tail -n 1 "$work/$name.err")"; return 1; }
+}
+
+# ---------------------------------------------------------------------------
+# The checks a case makes of a run (fx's NAME) and of the cluster; each
+# prints why it fails.
+
+# exit_is CODE: the last fx exited CODE.
 exit_is() {
   [ "$rc" = "$1" ] || { echo "exit $rc, not $1"; return 1; }
 }
+# lines_match FILE REGEX...: each REGEX matches a line of FILE; out_has /
+# err_has NAME REGEX...: of $work/NAME.out / .err.
+lines_match() {
+  local file=$1 re
+  shift
+  for re; do
+    grep -Eq -- "$re" "$file" || { echo "${file##*/} has no line matching '$re':"; head -n 20 "$file"; return 1; }
+  done
+}
+out_has() { lines_match "$work/$1.out" "${@:2}"; }
+err_has() { lines_match "$work/$1.err" "${@:2}"; }
+stdout_empty() {  # NAME
+  [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
+}
+# exists ARGS...: kubectl get ARGS finds it.
+exists() { k get "$@" -o name >/dev/null 2>&1; }
+# ready_is STATUS REASON: the FluxInstance's Ready condition.
+ready_is() {
+  local got
+  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
+  [ "$got" = "$1 $2" ] || { echo "Ready is '$got', not '$1 $2'"; return 1; }
+}
+ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
+instance_version() { fi_get '{.metadata.resourceVersion}'; }
+# events REASON: "TYPE MESSAGE" of each of the instance's Events with REASON.
+events() {
+  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
+    -o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
+}
+# logged PATTERN: a line of $log (a daemon's log) matches.
+logged() { grep -q -- "$1" "$log"; }
+
+# The Lease: micro_time DATE (as `date -d` reads it) in the Lease's format;
+# set_lease NAME HOLDER RENEWED DURATION writes the Lease NAME in $ns as
+# kubectl would (RENEWED's time in $lease_renewed, kubectl's stderr in
+# $work/lease.err); lease_get JSONPATH / lease_holder read $lease.
+micro_time() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
+set_lease() {
+  lease_renewed=$(micro_time "$3")
+  k apply --server-side --force-conflicts -f - >"$work/lease.err" 2>&1 <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $1, namespace: $ns}
+spec:
+  holderIdentity: "$2"
+  leaseDurationSeconds: $4
+  acquireTime: $lease_renewed
+  renewTime: $lease_renewed
+YAML
+}
+lease_get() { k -n "$ns" get lease "$lease" -o jsonpath="$1" 2>/dev/null; }
+lease_holder() { lease_get '{.spec.holderIdentity}'; }
 
 # state_is NAME FILE: the cluster holds exactly what $work/NAME.yaml renders:
 # every object exists, the inventory lists them and nothing else, every

@@ -57,7 +57,6 @@ e2e_select_cases "$@"
 # Helpers
 
 mapfile -t flags < <(common_flags)
-exists() { k get "$@" -o name >/dev/null 2>&1; }
 not_terminating() {  # RESOURCE NAME [-n NS]: exists, without a deletionTimestamp
   local at
   at=$(k get "$@" -o jsonpath='{.metadata.deletionTimestamp}' 2>&1) || { echo "$* does not exist: $at"; return 1; }
@@ -65,13 +64,6 @@ not_terminating() {  # RESOURCE NAME [-n NS]: exists, without a deletionTimestam
 }
 terminating() { [ -n "$(k get "$@" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ]; }
 absent_now() { ! k get "$@" >/dev/null 2>&1; }
-err_has() {  # NAME REGEX...: each REGEX matches a line of $work/NAME.err
-  local name=$1 re
-  shift
-  for re; do
-    grep -Eq -- "$re" "$work/$name.err" || { echo "stderr has no line matching '$re':"; head -n 12 "$work/$name.err"; return 1; }
-  done
-}
 exit_and_err() {  # CODE NAME REGEX: exit CODE, and a stderr line matching
   exit_is "$1" || return 1
   err_has "$2" "$3"
@@ -79,13 +71,6 @@ exit_and_err() {  # CODE NAME REGEX: exit CODE, and a stderr line matching
 exit_and_out() {  # CODE NAME REGEX: exit CODE, and a stdout line matching
   exit_is "$1" || return 1
   out_has "$2" "$3"
-}
-out_has() {  # NAME REGEX...: each REGEX matches a line of $work/NAME.out
-  local name=$1 re
-  shift
-  for re; do
-    grep -Eq -- "$re" "$work/$name.out" || { echo "stdout has no line matching '$re':"; head -n 20 "$work/$name.out"; return 1; }
-  done
 }
 # json_holds NAME EXPR: a Python expression over `doc` ($work/NAME.out as
 # JSON) and obj(NAME), the entry of that object, holds.
@@ -104,11 +89,6 @@ if not eval(sys.argv[2]):
     sys.exit(1)
 PY
 }
-ready_is() {
-  local got
-  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
-  [ "$got" = "$1 $2" ] || { echo "Ready is '$got', not '$1 $2'"; return 1; }
-}
 ready_message_has() {
   local got
   got=$(fi_get '{.status.conditions[?(@.type=="Ready")].message}')
@@ -121,12 +101,6 @@ event_has() {  # REASON REGEX: an Event on the instance with the reason and a me
   grep -Eq -- "$2" <<<"$got" || { echo "no $1 event matching '$2'; they are: $got"; return 1; }
 }
 
-# install FILE: the instance applied (from whatever is there), Ready; a
-# failure ends the case that needs it.
-install() {
-  apply "install-$(basename "$1" .yaml)" "$1"
-  [ "$rc" = 0 ] || { echo "apply $(basename "$1") exits $rc"; return 1; }
-}
 # The user's resources, each held by its controller's finalizer (nothing
 # runs the controllers here: the finalizers stay until removed).
 user_namespaces() { printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n' apps team-b | k apply -f - >/dev/null; }
