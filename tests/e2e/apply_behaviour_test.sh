@@ -1,59 +1,60 @@
 #!/usr/bin/env bash
 # End-to-end tests of what `fluxopctl apply` and `diff` promise beyond the
 # ordinary install and upgrade, on a local control plane (scripts/cluster) of
-# their own; every outcome is checked with kubectl. The cases, in the order
-# they run (each starts from the state the previous one left):
-#   1 diff and apply on errors: an invalid instance (diff exit 2, nothing on
-#     stdout, one error line); an unreachable API server (diff exit 2, apply
-#     exit 1, both within a bound)
-#   2 a resource migration the API server refuses (a ValidatingAdmissionPolicy
-#     freezes Receivers): apply exits 1 naming the object, storedVersions
-#     stay; without the policy the next apply migrates
-#   3 an apply the API server rejects midway (a Deployment with replicas -1)
-#     prunes nothing, and the stale objects stay in the inventory
-#   4 pruning spares what is not the instance's: an object annotated
-#     fluxcd.controlplane.io/prune: disabled, one whose instance labels were
-#     removed, one of the same name made by kubectl; the others are deleted
-#   5 the Lease: an expired one held elsewhere and one whose holder died on
-#     this host are taken at once; live holders are not
-#   6 the Lease taken by someone else while an apply waits for a rollout
-#     (nodes cordoned): the apply fails saying so, and writes nothing more
+# their own; every outcome is checked with kubectl. Each case sets up what
+# it needs from whatever state the cluster is in, so that any of them runs
+# alone:
+#   errors      diff and apply on errors: an invalid instance (diff exit 2,
+#               nothing on stdout, one error line); an unreachable API server
+#               (diff exit 2, apply exit 1, both within a bound)
+#   migration   a resource migration the API server refuses (a
+#               ValidatingAdmissionPolicy freezes Receivers): apply exits 1
+#               naming the object, storedVersions stay; without the policy
+#               the next apply migrates
+#   rejected    an apply the API server rejects midway (a Deployment with
+#               replicas -1) prunes nothing, and the stale objects stay in
+#               the inventory
+#   prune       pruning spares what is not the instance's: an object
+#               annotated fluxcd.controlplane.io/prune: disabled, one whose
+#               instance labels were removed, one of the same name made by
+#               kubectl; the others are deleted
+#   lease       the Lease: an expired one held elsewhere and one whose holder
+#               died on this host are taken at once; live holders are not
+#   lease_lost  the Lease taken by someone else while an apply waits for a
+#               rollout (nodes cordoned): the apply fails saying so, and
+#               writes nothing more
 #
-#   tests/e2e/apply_behaviour_test.sh BIN ROOT
+#   tests/e2e/apply_behaviour_test.sh BIN ROOT [CASE...]
 #
 # The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
 # flux-distribution. Prints `ok NAME` / `FAIL NAME: reason` and closes with
 # `N passed, M failed`. A skip (exit 77, a failure when CI=true) only when
 # kubectl, the distribution or the cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
-root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instances=$root/tests/e2e/instances
 work=$(mktemp -d)
 run_limit=240
 apply_timeout=3m
-lease=fluxopctl-flux
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 
-background=
-cleanup() {
-  [ -z "$background" ] || kill "$background" 2>/dev/null
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
+all_cases=(errors migration rejected prune lease lease_lost)
+e2e_select_cases "$@"
 
 # ---------------------------------------------------------------------------
 # Instances and objects
 
-# instance NAME BASE [COMPONENT]: $work/NAME.yaml, the instance file BASE
+# patched_instance NAME BASE [COMPONENT]: $work/NAME.yaml, the instance file BASE
 # with COMPONENT added after helm-controller, and the kustomize patch on
 # stdin appended.
-instance() {
+patched_instance() {
   sed "s/^    - helm-controller$/&${3:+\\n    - $3}/" "$instances/$2" >"$work/$1.yaml"
   cat >>"$work/$1.yaml"
 }
@@ -75,21 +76,15 @@ lines_are() {  # NAME COUNT: $work/NAME.err has COUNT non-empty lines
   [ "$n" = "$2" ] || { echo "stderr has $n lines, not $2"; return 1; }
 }
 
-exists() { k -n "$ns" get "$@" -o name >/dev/null 2>&1; }
 still_there() {  # RESOURCE/NAME...: each exists (namespaced ones in $ns)
   local missing=
   for object; do
     case $object in
       customresourcedefinition/*) k get "$object" >/dev/null 2>&1 ;;
-      *) exists "$object" ;;
+      *) exists -n "$ns" "$object" ;;
     esac || missing+=" $object"
   done
   [ -z "$missing" ] || { echo "gone:$missing"; return 1; }
-}
-ready_is() {  # STATUS REASON: the FluxInstance's Ready condition
-  local got
-  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
-  [ "$got" = "$1 $2" ] || { echo "Ready is '$got', not '$1 $2'"; return 1; }
 }
 # stderr_ends NAME REGEX: the last line of $work/NAME.err is an error
 # matching REGEX, and the only error line.
@@ -100,33 +95,27 @@ stderr_ends() {
     { echo "the last stderr line is not an error matching '$2': $last"; return 1; }
   [ "$(grep -c '^error' "$work/$1.err")" = 1 ] || { echo "more than one error line"; return 1; }
 }
-stdout_empty() {
-  [ ! -s "$work/$1.out" ] || { echo "stdout is not empty:"; head -n 5 "$work/$1.out"; return 1; }
-}
-stdout_has() {  # NAME LINE...: each LINE is a line of $work/NAME.out
-  local name=$1 line
-  shift
-  for line; do
-    grep -qxF -- "$line" "$work/$name.out" || { echo "stdout has no line '$line'; it is:"; head -n 20 "$work/$name.out"; return 1; }
-  done
-}
 # failed_in_time: the run ended by itself (not killed by timeout) with $1.
 failed_in_time() {
   [ "$rc" != 124 ] || { echo "still running after ${run_limit}s"; return 1; }
   exit_is "$1"
 }
 
-# ---------------------------------------------------------------------------
-# 1. Errors before anything is written: diff exits 2, apply 1.
+# cluster_state: the namespaces, and the FluxInstance and Leases in $ns,
+# each with its resourceVersion: what a refused run must leave as it was.
+cluster_state() {
+  k get namespaces -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.resourceVersion}{"\n"}{end}'
+  k -n "$ns" get fluxinstances,leases -o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.resourceVersion}{"\n"}{end}' 2>/dev/null
+}
+wrote_nothing() {  # STATE: cluster_state is still STATE
+  [ "$(cluster_state)" = "$1" ] || { echo "the cluster changed (< before, > after):"; diff <(echo "$1") <(cluster_state) | grep '^[<>]'; return 1; }
+}
 
 e2e_cluster_up "$work/cluster"
 mapfile -t flags < <(common_flags)
 
-fx diff-invalid diff "$instances/invalid-unknown-field.yaml" "${flags[@]}"
-check "1 diff of an invalid instance: exit 2" exit_is 2
-check "1 diff of an invalid instance: nothing on stdout" stdout_empty diff-invalid
-check "1 diff of an invalid instance: one error line naming the field" stderr_ends diff-invalid 'versoin'
-check "1 diff of an invalid instance: stderr is that line alone" lines_are diff-invalid 1
+# ---------------------------------------------------------------------------
+# Errors before anything is written: diff exits 2, apply 1.
 
 # A kubeconfig whose server is a closed port of 127.0.0.1.
 closed_port() {
@@ -136,20 +125,30 @@ closed_port() {
   done
   return 1
 }
-port=$(closed_port)
-sed "s|server: https://127.0.0.1:[0-9]*|server: https://127.0.0.1:$port|" "$KUBECONFIG" >"$work/closed.kubeconfig"
-unreachable=(--kubeconfig "$work/closed.kubeconfig" --distribution-artifact "$dist")
-fx diff-unreachable diff "$instances/flux-2.9-no-helm.yaml" "${unreachable[@]}"
-check "1 diff, API server unreachable: exit 2 by itself" failed_in_time 2
-check "1 diff, API server unreachable: nothing on stdout" stdout_empty diff-unreachable
-check "1 diff, API server unreachable: one error line naming the server" stderr_ends diff-unreachable "127\.0\.0\.1:$port"
-fx apply-unreachable apply "$instances/flux-2.9-no-helm.yaml" "${unreachable[@]}"
-check "1 apply, API server unreachable: exit 1 by itself" failed_in_time 1
-check "1 apply, API server unreachable: one error line naming the server" stderr_ends apply-unreachable "127\.0\.0\.1:$port"
-check "1 the errors wrote nothing: no namespace $ns" gone "namespace/$ns"
+case_errors() {
+  local before port unreachable
+  before=$(cluster_state)
+  fx diff-invalid diff "$instances/invalid-unknown-field.yaml" "${flags[@]}"
+  check "errors: diff of an invalid instance: exit 2" exit_is 2
+  check "errors: diff of an invalid instance: nothing on stdout" stdout_empty diff-invalid
+  check "errors: diff of an invalid instance: one error line naming the field" stderr_ends diff-invalid 'versoin'
+  check "errors: diff of an invalid instance: stderr is that line alone" lines_are diff-invalid 1
+
+  port=$(closed_port)
+  sed "s|server: https://127.0.0.1:[0-9]*|server: https://127.0.0.1:$port|" "$KUBECONFIG" >"$work/closed.kubeconfig"
+  unreachable=(--kubeconfig "$work/closed.kubeconfig" --distribution-artifact "$dist")
+  fx diff-unreachable diff "$instances/flux-2.9-no-helm.yaml" "${unreachable[@]}"
+  check "errors: diff, API server unreachable: exit 2 by itself" failed_in_time 2
+  check "errors: diff, API server unreachable: nothing on stdout" stdout_empty diff-unreachable
+  check "errors: diff, API server unreachable: one error line naming the server" stderr_ends diff-unreachable "127\.0\.0\.1:$port"
+  fx apply-unreachable apply "$instances/flux-2.9-no-helm.yaml" "${unreachable[@]}"
+  check "errors: apply, API server unreachable: exit 1 by itself" failed_in_time 1
+  check "errors: apply, API server unreachable: one error line naming the server" stderr_ends apply-unreachable "127\.0\.0\.1:$port"
+  check "errors: the errors wrote nothing (namespaces, the FluxInstance, Leases)" wrote_nothing "$before"
+}
 
 # ---------------------------------------------------------------------------
-# 2. A migration the API server refuses. Flux 2.8 serves Receivers as v1
+# A migration the API server refuses. Flux 2.8 serves Receivers as v1
 # (storage) and v1beta2; storedVersions listing both is what an upgrade from
 # an older Flux leaves, so apply migrates. A ValidatingAdmissionPolicy
 # refuses every update of a Receiver, the migration's rewrite included.
@@ -198,49 +197,45 @@ spec:
   secretRef: {name: behaviour}
 YAML
 }
-
-apply install-2.8 "$instances/flux-2.8-four.yaml"
-if ! check "2 install Flux 2.8: exit 0" exit_is 0; then
-  echo "nothing more can be tested without an installation"
-  summary
-  exit 1
-fi
-if receiver | k apply -f - >"$work/setup.err" 2>&1 &&
-  k patch crd "$crd" --subresource=status --type=merge -p '{"status":{"storedVersions":["v1beta2","v1"]}}' \
-    >>"$work/setup.err" 2>&1 && policy | k apply -f - >>"$work/setup.err" 2>&1 &&
-  wait_until 60 frozen; then
+case_migration() {
+  local before
+  check "migration: install Flux 2.8" install "$instances/flux-2.8-four.yaml" ||
+    { fail "migration" "nothing to migrate without an installation"; return; }
+  if ! { receiver | k apply -f - >"$work/setup.err" 2>&1 &&
+    k patch crd "$crd" --subresource=status --type=merge -p '{"status":{"storedVersions":["v1beta2","v1"]}}' \
+      >>"$work/setup.err" 2>&1 && policy | k apply -f - >>"$work/setup.err" 2>&1 &&
+    wait_until 60 frozen; }; then
+    show "$work/setup.err"
+    fail "migration: refused" "could not set up the Receiver, its storedVersions and the policy"
+    return
+  fi
   before=$(receiver_version)
   apply migrate-refused "$instances/flux-2.8-four.yaml"
-  check "2 migration refused: exit 1" exit_is 1
-  check "2 migration refused: the error names the Receiver and the policy's message" \
+  check "migration: refused: exit 1" exit_is 1
+  check "migration: refused: the error names the Receiver and the policy's message" \
     stderr_ends migrate-refused 'Receiver/flux-system/behaviour: .*receivers are frozen'
-  check "2 migration refused: storedVersions stay [v1beta2, v1]" stored_is '["v1beta2","v1"]'
-  check "2 migration refused: Ready=False ReconciliationFailed" ready_is False ReconciliationFailed
+  check "migration: refused: storedVersions stay [v1beta2, v1]" stored_is '["v1beta2","v1"]'
+  check "migration: refused: Ready=False ReconciliationFailed" ready_is False ReconciliationFailed
   k delete -f <(policy) >"$work/setup.err" 2>&1
-  if wait_until 60 not frozen >/dev/null; then
-    apply migrate "$instances/flux-2.8-four.yaml"
-    check "2 migration allowed again: exit 0" exit_is 0
-    check "2 migration allowed again: stderr says 1 object migrated" \
-      grep -q "$crd: migrated 1 objects to v1" "$work/migrate.err"
-    check "2 migration allowed again: storedVersions trimmed to [v1]" stored_is '["v1"]'
-    check "2 migration allowed again: the Receiver was written again" test "$(receiver_version)" != "$before"
-  else
+  if ! wait_until 60 not frozen >/dev/null; then
     show "$work/setup.err"
-    fail "2 migration allowed again" "the policy still refuses updates 60 s after its deletion"
+    fail "migration: allowed again" "the policy still refuses updates 60 s after its deletion"
+    return
   fi
-else
-  show "$work/setup.err"
-  fail "2 migration refused" "could not set up the Receiver, its storedVersions and the policy"
-fi
+  apply migrate "$instances/flux-2.8-four.yaml"
+  check "migration: allowed again: exit 0" exit_is 0
+  check "migration: allowed again: stderr says 1 object migrated" \
+    err_has migrate "$crd: migrated 1 objects to v1"
+  check "migration: allowed again: storedVersions trimmed to [v1]" stored_is '["v1"]'
+  check "migration: allowed again: the Receiver was written again" test "$(receiver_version)" != "$before"
+}
 
 # ---------------------------------------------------------------------------
-# 3. Flux 2.9 with helm-controller and image-reflector-controller; its
+# Flux 2.9 with helm-controller and image-reflector-controller; its
 # helm-controller Deployment annotated prune: disabled (by the instance's
-# patch). Then the upgrade to the instance without them, with a
-# source-controller the API server rejects: the apply stops there.
-instance five flux-2.9-four.yaml image-reflector-controller < <(deployment_patch helm-controller \
+# patch): five.yaml.
+patched_instance five flux-2.9-four.yaml image-reflector-controller < <(deployment_patch helm-controller \
   '  annotations:\n    fluxcd.controlplane.io/prune: disabled')
-instance rejected flux-2.9-no-helm.yaml < <(deployment_patch source-controller 'spec:\n  replicas: -1')
 stale=(customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io
   customresourcedefinition/imagerepositories.image.toolkit.fluxcd.io
   customresourcedefinition/imagepolicies.image.toolkit.fluxcd.io
@@ -252,77 +247,76 @@ in_inventory() {  # COUNT: that many inventory entries are the stale objects
   n=$(inventory | grep -Ec "$stale_ids")
   [ "$n" = "$1" ] || { echo "$n inventory entries are helm's or image-reflector's, not $1"; inventory | grep -E "$stale_ids"; return 1; }
 }
+prune_disabled() {
+  local value
+  value=$(k -n "$ns" get deployment helm-controller -o jsonpath='{.metadata.annotations.fluxcd\.controlplane\.io/prune}')
+  [ "$value" = disabled ] || { echo "the annotation prune is '$value'"; return 1; }
+}
 
-apply upgrade "$work/five.yaml"
-check "3 upgrade to Flux 2.9 with helm and image-reflector: exit 0" exit_is 0
-check "3 the helm-controller Deployment is annotated prune: disabled" test \
-  "$(k -n "$ns" get deployment helm-controller -o jsonpath='{.metadata.annotations.fluxcd\.controlplane\.io/prune}')" = disabled
-apply rejected "$work/rejected.yaml"
-check "3 rejected midway: exit 1" exit_is 1
-check "3 rejected midway: the error names source-controller" stderr_ends rejected 'Deployment/flux-system/source-controller: .*replicas'
-check "3 rejected midway: no deletion reported" not grep -q ' deleted$' "$work/rejected.out"
-check "3 rejected midway: nothing was pruned" still_there "${stale[@]}"
-check "3 rejected midway: the inventory still lists the ${#stale[@]} stale objects" in_inventory "${#stale[@]}"
-check "3 rejected midway: Ready=False ReconciliationFailed" ready_is False ReconciliationFailed
+# The upgrade to the instance without helm and image-reflector, with a
+# source-controller the API server rejects: the apply stops there.
+case_rejected() {
+  patched_instance rejected flux-2.9-no-helm.yaml < <(deployment_patch source-controller 'spec:\n  replicas: -1')
+  check "rejected: Flux 2.9 with helm and image-reflector installed: exit 0" install "$work/five.yaml" ||
+    { fail "rejected" "no installation"; return; }
+  check "rejected: the helm-controller Deployment is annotated prune: disabled" prune_disabled
+  apply rejected "$work/rejected.yaml"
+  check "rejected: exit 1" exit_is 1
+  check "rejected: the error names source-controller" stderr_ends rejected 'Deployment/flux-system/source-controller: .*replicas'
+  check "rejected: no deletion reported" not grep -q ' deleted$' "$work/rejected.out"
+  check "rejected: nothing was pruned" still_there "${stale[@]}"
+  check "rejected: the inventory still lists the ${#stale[@]} stale objects" in_inventory "${#stale[@]}"
+  check "rejected: Ready=False ReconciliationFailed" ready_is False ReconciliationFailed
+}
 
 # ---------------------------------------------------------------------------
-# 4. The next apply, without the rejected patch, prunes the stale objects
-# that are the instance's; it spares the helm-controller Deployment
-# (annotated), the image-reflector-controller ServiceAccount (its instance
-# labels removed) and a helm-controller ServiceAccount made by kubectl.
+# From five.yaml, the apply without helm and image-reflector prunes the
+# stale objects that are the instance's; it spares the helm-controller
+# Deployment (annotated), the image-reflector-controller ServiceAccount (its
+# instance labels removed) and a helm-controller ServiceAccount made by
+# kubectl.
 labels_gone() {
   k -n "$ns" label serviceaccount image-reflector-controller \
     fluxcd.controlplane.io/name- fluxcd.controlplane.io/namespace- >"$work/setup.err" 2>&1 &&
     k -n "$ns" delete serviceaccount helm-controller >>"$work/setup.err" 2>&1 &&
     k -n "$ns" create serviceaccount helm-controller >>"$work/setup.err" 2>&1
 }
-if labels_gone; then
+case_prune() {
+  check "prune: Flux 2.9 with helm and image-reflector installed" install "$work/five.yaml" ||
+    { fail "prune" "no installation"; return; }
+  check "prune: the ${#stale[@]} objects to prune are in the inventory" in_inventory "${#stale[@]}"
+  if ! labels_gone; then
+    show "$work/setup.err"
+    fail "prune" "kubectl could not relabel or recreate the ServiceAccounts"
+    return
+  fi
   apply prune "$instances/flux-2.9-no-helm.yaml"
-  check "4 prune: exit 0" exit_is 0
-  check "4 prune: the stale objects of the instance are deleted" gone \
+  check "prune: exit 0" exit_is 0
+  check "prune: the stale objects of the instance are deleted" gone \
     customresourcedefinition/helmreleases.helm.toolkit.fluxcd.io \
     customresourcedefinition/imagerepositories.image.toolkit.fluxcd.io \
     customresourcedefinition/imagepolicies.image.toolkit.fluxcd.io \
     deployment/image-reflector-controller
-  check "4 prune: the annotated and unlabelled ones and kubectl's are left" still_there \
+  check "prune: the annotated and unlabelled ones and kubectl's are left" still_there \
     deployment/helm-controller serviceaccount/image-reflector-controller serviceaccount/helm-controller
-  check "4 prune: the change set says which were skipped and deleted" stdout_has prune \
-    'Deployment/flux-system/helm-controller skipped' 'ServiceAccount/flux-system/helm-controller skipped' \
-    'ServiceAccount/flux-system/image-reflector-controller skipped' \
-    'Deployment/flux-system/image-reflector-controller deleted' \
-    'CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io deleted'
-  check "4 prune: the inventory no longer lists any of them" in_inventory 0
-  check "4 prune: Ready=True" ready_is True ReconciliationSucceeded
-else
-  show "$work/setup.err"
-  fail "4 prune" "kubectl could not relabel or recreate the ServiceAccounts"
-fi
+  check "prune: the change set says which were skipped and deleted" out_has prune \
+    '^Deployment/flux-system/helm-controller skipped$' '^ServiceAccount/flux-system/helm-controller skipped$' \
+    '^ServiceAccount/flux-system/image-reflector-controller skipped$' \
+    '^Deployment/flux-system/image-reflector-controller deleted$' \
+    '^CustomResourceDefinition/helmreleases\.helm\.toolkit\.fluxcd\.io deleted$'
+  check "prune: the inventory no longer lists any of them" in_inventory 0
+  check "prune: Ready=True" ready_is True ReconciliationSucceeded
+}
 
 # ---------------------------------------------------------------------------
-# 5. The Lease fluxopctl-flux set by kubectl, then an apply with
+# The Lease fluxopctl-flux set by kubectl, then an apply with
 # --lock-timeout 0s: it takes the Lease at once or fails.
-micro_time() { date -u -d "$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
-# set_lease HOLDER RENEWED DURATION: RENEWED as `date -d` reads it; the time
-# written in $lease_renewed.
-set_lease() {
-  lease_renewed=$(micro_time "$2")
-  k apply --server-side --force-conflicts -f - >"$work/setup.err" 2>&1 <<YAML
-apiVersion: coordination.k8s.io/v1
-kind: Lease
-metadata: {name: $lease, namespace: $ns}
-spec:
-  holderIdentity: $1
-  leaseDurationSeconds: $3
-  acquireTime: $lease_renewed
-  renewTime: $lease_renewed
-YAML
-}
-lease_get() { k -n "$ns" get lease "$lease" -o jsonpath="$1"; }
+
 # taken_and_released: the apply took the Lease and released it: no holder,
 # renewed after kubectl set it (MicroTimes, in one format, sort as text).
 taken_and_released() {
   local holder renewed
-  holder=$(lease_get '{.spec.holderIdentity}')
+  holder=$(lease_holder)
   renewed=$(lease_get '{.spec.renewTime}')
   [ -z "$holder" ] || { echo "the Lease is held by $holder"; return 1; }
   [[ $renewed > $lease_renewed ]] ||
@@ -330,29 +324,28 @@ taken_and_released() {
 }
 held_by() {
   local holder
-  holder=$(lease_get '{.spec.holderIdentity}')
+  holder=$(lease_holder)
   [ "$holder" = "$1" ] || { echo "the Lease is held by '$holder', not $1"; return 1; }
 }
-# lease_case NAME HOLDER RENEWED DURATION TAKEN(yes|no)
+# lease_case NAME HOLDER RENEWED DURATION TAKEN(taken|refused)
 lease_case() {
   local name=$1 holder=$2
-  if ! set_lease "$holder" "$3" "$4"; then
-    show "$work/setup.err"
-    fail "5 $name" "kubectl could not set the Lease"
+  if ! set_lease "$lease" "$holder" "$3" "$4"; then
+    show "$work/lease.err"
+    fail "lease: $name" "kubectl could not set the Lease"
     return
   fi
   apply "lease-$5" "$instances/flux-2.9-no-helm.yaml" --no-wait --lock-timeout 0s
   show "$work/lease-$5.err"
   if [ "$5" = taken ]; then
-    check "5 $name: apply takes it, exit 0" exit_is 0
-    check "5 $name: the Lease was taken and released" taken_and_released
+    check "lease: $name: apply takes it, exit 0" exit_is 0
+    check "lease: $name: the Lease was taken and released" taken_and_released
   else
-    check "5 $name: apply exits 1" exit_is 1
-    check "5 $name: the error names the holder" stderr_ends "lease-$5" "held by $holder"
-    check "5 $name: the Lease is untouched" held_by "$holder"
+    check "lease: $name: apply exits 1" exit_is 1
+    check "lease: $name: the error names the holder" stderr_ends "lease-$5" "held by $holder"
+    check "lease: $name: the Lease is untouched" held_by "$holder"
   fi
 }
-here=$(hostname)
 dead_pid() {  # a pid that no process has
   local pid
   sleep 0 &
@@ -361,49 +354,55 @@ dead_pid() {  # a pid that no process has
   kill -0 "$pid" 2>/dev/null && return 1
   echo "$pid"
 }
-lease_case "a Lease held elsewhere, renewed now" elsewhere/1 now 300 refused
-lease_case "a Lease held elsewhere, expired" elsewhere/1 "10 minutes ago" 30 taken
-lease_case "a Lease held on this host by a live process" "$here/$$" now 300 refused
-lease_case "a Lease held on this host by a dead process" "$here/$(dead_pid)" now 300 taken
+case_lease() {
+  local here
+  here=$(hostname)
+  k create namespace "$ns" --dry-run=client -o yaml | k apply -f - >"$work/setup.err" 2>&1 ||
+    { show "$work/setup.err"; fail "lease" "kubectl could not create the namespace $ns"; return; }
+  lease_case "a Lease held elsewhere, renewed now" elsewhere/1 now 300 refused
+  lease_case "a Lease held elsewhere, expired" elsewhere/1 "10 minutes ago" 30 taken
+  lease_case "a Lease held on this host by a live process" "$here/$$" now 300 refused
+  lease_case "a Lease held on this host by a dead process" "$here/$(dead_pid)" now 300 taken
+}
 
 # ---------------------------------------------------------------------------
-# 6. The Lease lost during an apply: nodes cordoned, the apply changes
-# source-controller's pod template and waits for a rollout that cannot
-# happen; once it waits, kubectl takes the Lease (for 1 s, so that the next
-# apply need not wait). Within the renewal period (10 s) the apply finds
-# out: exit 1 saying so, the thief's Lease and the FluxInstance untouched.
-instance template flux-2.9-no-helm.yaml < <(deployment_patch source-controller \
-  'spec:\n  template:\n    metadata:\n      annotations:\n        behaviour/renew: lost')
-waiting() { grep -q 'waiting for the components' "$work/renew.err" || ! kill -0 "$background" 2>/dev/null; }
-instance_version() { k -n "$ns" get fluxinstance flux -o jsonpath='{.metadata.resourceVersion}'; }
+# The Lease lost during an apply: nodes cordoned, the apply changes
+# source-controller's pod template (an annotation of this run's) and waits
+# for a rollout that cannot happen; once it waits, kubectl takes the Lease
+# (for 1 s, so that the next apply need not wait). Within the renewal
+# period (10 s) the apply finds out: exit 1 saying so, the thief's Lease and
+# the FluxInstance untouched.
 untouched() {
   [ "$(instance_version)" = "$1" ] || { echo "the FluxInstance was written after the Lease was lost"; return 1; }
 }
-mapfile -t nodes < <(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
-k cordon "${nodes[@]}" >/dev/null
-XDG_CACHE_HOME=$work/cache timeout -k 5 "$run_limit" "$bin" apply "$work/template.yaml" "${flags[@]}" \
-  --timeout "$apply_timeout" >"$work/renew.out" 2>"$work/renew.err" &
-background=$!
-show "$work/renew.err"
-if wait_until 120 waiting && kill -0 "$background" 2>/dev/null; then
-  version=$(instance_version)
-  set_lease thief/1 now 1
-  rc=0
-  wait "$background" || rc=$?
-  background=
-  check "6 Lease lost: the apply exits 1 by itself" failed_in_time 1
-  check "6 Lease lost: the error says the Lease was lost" stderr_ends renew "Lease/flux-system/$lease: lost"
-  check "6 Lease lost: the thief still holds it" held_by thief/1
-  check "6 Lease lost: the FluxInstance was not written after" untouched "$version"
-else
-  fail "6 Lease lost" "the apply did not wait for the rollout (it ended or took over 120 s)"
-  kill "$background" 2>/dev/null
-  wait "$background"
-  background=
-fi
-k uncordon "${nodes[@]}" >/dev/null
-apply after-lost "$instances/flux-2.9-no-helm.yaml"
-check "6 Lease lost: the next apply exits 0" exit_is 0
-check "6 Lease lost: then Ready=True" ready_is True ReconciliationSucceeded
+case_lease_lost() {
+  local background version
+  patched_instance template flux-2.9-no-helm.yaml < <(deployment_patch source-controller \
+    "spec:\n  template:\n    metadata:\n      annotations:\n        behaviour/renew: lost-$(date +%s%N)")
+  waiting() { grep -q 'waiting for the components' "$work/renew.err" || ! running "$background"; }
+  cordon
+  XDG_CACHE_HOME=$work/cache timeout -k 5 "$run_limit" "$bin" apply "$work/template.yaml" "${flags[@]}" \
+    --timeout "$apply_timeout" >"$work/renew.out" 2>"$work/renew.err" &
+  background=$!
+  show "$work/renew.err"
+  if wait_until 120 waiting && running "$background"; then
+    version=$(instance_version)
+    set_lease "$lease" thief/1 now 1
+    rc=0
+    wait "$background" || rc=$?
+    check "lease_lost: the apply exits 1 by itself" failed_in_time 1
+    check "lease_lost: the error says the Lease was lost" stderr_ends renew "Lease/flux-system/$lease: lost"
+    check "lease_lost: the thief still holds it" held_by thief/1
+    check "lease_lost: the FluxInstance was not written after" untouched "$version"
+  else
+    fail "lease_lost" "the apply did not wait for the rollout (it ended or took over 120 s)"
+    stop_process "$background"
+  fi
+  uncordon
+  apply after-lost "$instances/flux-2.9-no-helm.yaml"
+  check "lease_lost: the next apply exits 0" exit_is 0
+  check "lease_lost: then Ready=True" ready_is True ReconciliationSucceeded
+}
 
+e2e_run_cases
 summary
