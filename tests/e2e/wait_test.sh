@@ -18,35 +18,36 @@
 #   elapsed time when the cause changes; on one (script(1)), a status line
 #   redrawn in place and erased when the wait ends.
 #
-#   tests/e2e/wait_test.sh BIN ROOT
+# The cases (each installs the four-controller instance first, without a
+# quota or the claims another left, so that any of them runs alone):
+#   unbound, wait_status, missing_class, containers, quota
+#
+#   tests/e2e/wait_test.sh BIN ROOT [CASE...]
 #
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
 # cluster or no distribution to test with.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
-root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
-apply_pid=
-cleanup() {
-  stop_process "$apply_pid"
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
-[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+e2e_require "$bin" "$dist"
+all_cases=(unbound wait_status missing_class containers quota)
+e2e_select_cases "$@"
 e2e_cluster_up "$work/cluster"
 
-# instance NAME [LINES...]: the four-controller instance with the extra
+four=$root/tests/e2e/instances/flux-2.8-four.yaml
+# instance_with NAME [LINES...]: the four-controller instance with the extra
 # spec LINES, in $work/NAME.yaml.
-instance() {
+instance_with() {
   local name=$1
   shift
-  cp "$root/tests/e2e/instances/flux-2.8-four.yaml" "$work/$name.yaml"
+  cp "$four" "$work/$name.yaml"
   printf '%s\n' "$@" >>"$work/$name.yaml"
 }
 # wait_apply NAME TIMEOUT: fluxopctl apply of $work/NAME.yaml with --timeout
@@ -58,7 +59,6 @@ wait_apply() {
   elapsed=$((SECONDS - started))
   echo "  apply $1 (--timeout $2) ended after ${elapsed}s"
 }
-ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
 # failed_with NAME TEXT...: the apply NAME exited 1 with each TEXT in its
 # error line, and the FluxInstance's Ready condition is False naming each.
 failed_with() {
@@ -98,10 +98,27 @@ no_pvc() {
       k -n "$ns" delete "$claim" --wait=false >/dev/null || return 1
   done
 }
+# given_four CASE: the four-controller instance installed and Ready, without
+# the quota or the claims a case leaves (a Deployment keeps the quota's
+# ReplicaFailure until its ReplicaSet next creates a pod: the install's
+# rollout). False (the case failed) when it cannot be.
+given_four() {
+  k -n "$ns" delete quota no-pods --ignore-not-found >/dev/null 2>&1
+  check "$1: no claims left" no_pvc &&
+    check "$1: the four-controller instance installed" install "$four" ||
+    { fail "$1" "no installation to start from"; return 1; }
+}
 
 # A StorageClass whose provisioner never comes: the claim stays unbound, the
 # scheduler says so of the source-controller's pod.
-k apply -f - >/dev/null <<'EOF'
+said_unbound() { grep -q 'pending (.*unbound immediate PersistentVolumeClaims' "$work/unbound.err" 2>/dev/null; }
+pod_pending() {
+  [ -n "$(k -n "$ns" get pods -l app=source-controller --field-selector=status.phase=Pending -o name 2>/dev/null)" ]
+}
+case_unbound() {
+  local started first_pod seconds apply_pid
+  given_four unbound || return
+  k apply -f - >/dev/null <<'EOF'
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
@@ -109,44 +126,40 @@ metadata:
 provisioner: example.com/never
 volumeBindingMode: Immediate
 EOF
-instance unbound '  storage:' '    class: never' '    size: 1Gi'
-started=$SECONDS
-(
-  apply_timeout=45s apply unbound "$work/unbound.yaml"
-  exit "$rc"
-) &
-apply_pid=$!
-said_unbound() { grep -q 'pending (.*unbound immediate PersistentVolumeClaims' "$work/unbound.err" 2>/dev/null; }
-pod_pending() {
-  [ -n "$(k -n "$ns" get pods -l app=source-controller --field-selector=status.phase=Pending -o name 2>/dev/null)" ]
-}
-# Counted from the first pending pod, as seen here (a little after it is
-# created), and shown from the start of the apply too.
-if wait_until 45 pod_pending; then
-  first_pod=$SECONDS
-  if wait_until 45 said_unbound; then
-    seconds=$((SECONDS - first_pod))
-    echo "  the scheduler's reason printed ${seconds}s after the first pending pod," \
-      "$((SECONDS - started))s after the apply began:"
-    grep -m 1 'pending (' "$work/unbound.err" | sed 's/^/  | /'
-    check "the unbound claim's cause is printed within 15 s" test "$seconds" -le 15
+  instance_with unbound '  storage:' '    class: never' '    size: 1Gi'
+  started=$SECONDS
+  (
+    apply_timeout=45s apply unbound "$work/unbound.yaml"
+    exit "$rc"
+  ) &
+  apply_pid=$!
+  # Counted from the first pending pod, as seen here (a little after it is
+  # created), and shown from the start of the apply too.
+  if wait_until 45 pod_pending; then
+    first_pod=$SECONDS
+    if wait_until 45 said_unbound; then
+      seconds=$((SECONDS - first_pod))
+      echo "  the scheduler's reason printed ${seconds}s after the first pending pod," \
+        "$((SECONDS - started))s after the apply began:"
+      grep -m 1 'pending (' "$work/unbound.err" | sed 's/^/  | /'
+      check "unbound: the unbound claim's cause is printed within 15 s" test "$seconds" -le 15
+    else
+      fail "unbound: the unbound claim's cause is printed within 15 s" "not printed: $(tail -n 3 "$work/unbound.err")"
+    fi
   else
-    fail "the unbound claim's cause is printed within 15 s" "not printed: $(tail -n 3 "$work/unbound.err")"
+    fail "unbound: the unbound claim's cause is printed within 15 s" "no pending pod of source-controller"
   fi
-else
-  fail "the unbound claim's cause is printed within 15 s" "no pending pod of source-controller"
-fi
-wait "$apply_pid"
-rc=$?
-apply_pid=
-check "the unbound claim fails the apply at the timeout, naming the scheduler's reason" \
-  failed_with unbound "unbound immediate PersistentVolumeClaims" \
-  'StorageClass "never", provisioner "example.com/never"'
-check "the cause is printed once, not on every poll" \
-  test "$(grep -c 'Deployment/flux-system/source-controller pending' "$work/unbound.err")" -le 2
-check "without a terminal, the cause comes in a line with the elapsed time when it changes" grep -Eq \
-  '^\[[0-9]+s\] waiting for the components to roll out: Deployment/flux-system/source-controller pending \(.*\): .*unbound immediate PersistentVolumeClaims' \
-  "$work/unbound.err"
+  wait "$apply_pid"
+  rc=$?
+  check "unbound: the unbound claim fails the apply at the timeout, naming the scheduler's reason" \
+    failed_with unbound "unbound immediate PersistentVolumeClaims" \
+    'StorageClass "never", provisioner "example.com/never"'
+  check "unbound: the cause is printed once, not on every poll" \
+    test "$(grep -c 'Deployment/flux-system/source-controller pending' "$work/unbound.err")" -le 2
+  check "unbound: without a terminal, the cause comes in a line with the elapsed time when it changes" grep -Eq \
+    '^\[[0-9]+s\] waiting for the components to roll out: Deployment/flux-system/source-controller pending \(.*\): .*unbound immediate PersistentVolumeClaims' \
+    "$work/unbound.err"
+}
 
 # `wait` for an instance not created yet (in a namespace not there yet
 # either). Without a terminal: one line, its
@@ -158,7 +171,7 @@ not_yet_logged() {
   lines=$(grep -Ec '^\[[0-9]+s\] waiting for FluxInstance/not-yet/flux to be ready: not found$' "$work/not-yet.err")
   [ "$lines" = 1 ] || { echo "$lines status lines, not 1:"; cat "$work/not-yet.err"; return 1; }
 }
-check "without a terminal, wait says its cause once, with the elapsed time" not_yet_logged
+
 # On a terminal (a pseudo-terminal from script(1)): one status line redrawn
 # in place (\r, then erased to the end of the line) as the seconds pass,
 # erased before the error.
@@ -179,62 +192,72 @@ if not re.match(r"\r\x1b\[K(\r?\n)?error: timeout waiting for FluxInstance/not-y
     sys.exit("the status line was not erased before the error: %r" % text[last.end():last.end() + 200])
 EOF
 }
-if command -v script >/dev/null; then
-  check "on a terminal, wait redraws its status line in place and erases it" redrawn
-else
-  skip "on a terminal, wait redraws its status line in place and erases it" "script(1) is not installed"
-fi
+case_wait_status() {
+  check "wait_status: without a terminal, wait says its cause once, with the elapsed time" not_yet_logged
+  if command -v script >/dev/null; then
+    check "wait_status: on a terminal, wait redraws its status line in place and erases it" redrawn
+  else
+    skip "wait_status: on a terminal, wait redraws its status line in place and erases it" "script(1) is not installed"
+  fi
+}
 
 # A StorageClass that does not exist: the claim would never bind. apply's
 # checks refuse the instance's own class before anything is written; a claim
 # a patch moves to one is found by the wait, which fails at once.
-check "the claims are removed by hand" no_pvc
-instance nowhere '  storage:' '    class: nowhere' '    size: 1Gi'
-ready_before=$(ready_message)
-wait_apply nowhere 2m
-check "a StorageClass that does not exist is refused before the apply" \
-  refused_with nowhere 'StorageClass "nowhere" (.spec.storage.class) does not exist'
-check "a StorageClass that does not exist is refused at once" ended_within 60
-instance patched '  storage:' '    class: never' '    size: 1Gi' '  kustomize:' '    patches:' \
-  '      - target: {kind: PersistentVolumeClaim}' \
-  '        patch: |' \
-  '          - {op: replace, path: /spec/storageClassName, value: nowhere}'
-wait_apply patched 2m
-check "a claim patched onto a StorageClass that does not exist fails the wait" \
-  failed_with patched 'StorageClass "nowhere" does not exist'
-check "a claim patched onto a StorageClass that does not exist fails at once" ended_within 60
+case_missing_class() {
+  given_four missing_class || return
+  instance_with nowhere '  storage:' '    class: nowhere' '    size: 1Gi'
+  ready_before=$(ready_message)
+  wait_apply nowhere 2m
+  check "missing_class: a StorageClass that does not exist is refused before the apply" \
+    refused_with nowhere 'StorageClass "nowhere" (.spec.storage.class) does not exist'
+  check "missing_class: a StorageClass that does not exist is refused at once" ended_within 60
+  instance_with patched '  storage:' '    class: never' '    size: 1Gi' '  kustomize:' '    patches:' \
+    '      - target: {kind: PersistentVolumeClaim}' \
+    '        patch: |' \
+    '          - {op: replace, path: /spec/storageClassName, value: nowhere}'
+  wait_apply patched 2m
+  check "missing_class: a claim patched onto a StorageClass that does not exist fails the wait" \
+    failed_with patched 'StorageClass "nowhere" does not exist'
+  check "missing_class: a claim patched onto a StorageClass that does not exist fails at once" ended_within 60
+}
 
 # Containers that wait: an image that cannot be pulled, a crash loop.
-check "the claims are removed by hand" no_pvc
-instance containers '  kustomize:' '    patches:' \
-  '      - target: {kind: Deployment, name: kustomize-controller}' \
-  '        patch: |' \
-  '          - op: add' \
-  '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
-  '            value: ErrImagePull' \
-  '      - target: {kind: Deployment, name: helm-controller}' \
-  '        patch: |' \
-  '          - op: add' \
-  '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
-  '            value: CrashLoopBackOff'
-wait_apply containers 30s
-check "an image that cannot be pulled is named" failed_with containers "container manager: ErrImagePull"
-check "a crash loop is named with how the container last ended" \
-  failed_with containers "container manager: CrashLoopBackOff" "(last terminated: Error, exit code 1)"
+case_containers() {
+  given_four containers || return
+  instance_with containers '  kustomize:' '    patches:' \
+    '      - target: {kind: Deployment, name: kustomize-controller}' \
+    '        patch: |' \
+    '          - op: add' \
+    '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
+    '            value: ErrImagePull' \
+    '      - target: {kind: Deployment, name: helm-controller}' \
+    '        patch: |' \
+    '          - op: add' \
+    '            path: /spec/template/metadata/annotations/container-waiting.e2e.fluxopctl.dev' \
+    '            value: CrashLoopBackOff'
+  wait_apply containers 30s
+  check "containers: an image that cannot be pulled is named" failed_with containers "container manager: ErrImagePull"
+  check "containers: a crash loop is named with how the container last ended" \
+    failed_with containers "container manager: CrashLoopBackOff" "(last terminated: Error, exit code 1)"
+}
 
-# A quota of no pods: the ReplicaSets cannot create any. Last: a
-# Deployment keeps its ReplicaFailure condition until its ReplicaSet next
-# creates a pod, well after the quota is gone.
-# Every pod template changed, so that each Deployment needs new pods.
-k -n "$ns" create quota no-pods --hard=pods=0 >/dev/null
-instance quota '  kustomize:' '    patches:' \
-  '      - target: {kind: Deployment}' \
-  '        patch: |' \
-  '          - op: add' \
-  '            path: /spec/template/metadata/annotations/quota.e2e.fluxopctl.dev' \
-  '            value: "no-pods"'
-wait_apply quota 2m
-check "a quota that refuses the pods is named" failed_with quota "exceeded quota"
-check "the quota's refusal ends the wait at once" ended_within 60
+# A quota of no pods: the ReplicaSets cannot create any (given_four removes
+# it, and the ReplicaFailure it leaves). Every pod template changed, so that
+# each Deployment needs new pods.
+case_quota() {
+  given_four quota || return
+  k -n "$ns" create quota no-pods --hard=pods=0 >/dev/null
+  instance_with quota '  kustomize:' '    patches:' \
+    '      - target: {kind: Deployment}' \
+    '        patch: |' \
+    '          - op: add' \
+    '            path: /spec/template/metadata/annotations/quota.e2e.fluxopctl.dev' \
+    '            value: "no-pods"'
+  wait_apply quota 2m
+  check "quota: a quota that refuses the pods is named" failed_with quota "exceeded quota"
+  check "quota: the quota's refusal ends the wait at once" ended_within 60
+}
 
+e2e_run_cases
 summary
