@@ -76,11 +76,6 @@ e2e_select_cases "$@"
 # Helpers
 
 ready_status() { fi_get '{.status.conditions[?(@.type=="Ready")].status}'; }
-# ready_current: Ready=True for the instance's current generation.
-ready_current() {
-  [ "$(ready_status)" = True ] &&
-    [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].observedGeneration}')" = "$(fi_get '{.metadata.generation}')" ]
-}
 uid_of() { k -n "$ns" get "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
 inventory_count() { inventory | grep -c .; }
 

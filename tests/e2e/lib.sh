@@ -290,9 +290,19 @@ install() {
 # The checks a case makes of a run (fx's NAME) and of the cluster; each
 # prints why it fails.
 
-# exit_is CODE: the last fx exited CODE.
+# exit_is CODE [NAME]: the last fx (NAME) exited CODE; the reason it did
+# not ends with the last line of its stderr.
 exit_is() {
-  [ "$rc" = "$1" ] || { echo "exit $rc, not $1"; return 1; }
+  [ "$rc" = "$1" ] || { echo "exit $rc, not $1${2:+: $(tail -n 1 "$work/$2.err")}"; return 1; }
+}
+# usage_error NAME WORD: the fx NAME was refused as usage: exit 2, nothing
+# on stdout, stderr one error line naming WORD.
+usage_error() {
+  [ "$rc" = 2 ] || { echo "exit $rc, not 2"; return 1; }
+  [ ! -s "$work/$1.out" ] || { echo "stdout is not empty"; return 1; }
+  grep -qF -- "$2" "$work/$1.err" || { echo "stderr does not name $2: $(head -n 1 "$work/$1.err")"; return 1; }
+  [ "$(wc -l <"$work/$1.err")" = 1 ] && grep -q '^error: ' "$work/$1.err" ||
+    { echo "stderr is not one error line:"; cat "$work/$1.err"; return 1; }
 }
 # lines_match FILE REGEX...: each REGEX matches a line of FILE; out_has /
 # err_has NAME REGEX...: of $work/NAME.out / .err.
@@ -317,6 +327,20 @@ ready_is() {
   [ "$got" = "$1 $2" ] || { echo "Ready is '$got', not '$1 $2'"; return 1; }
 }
 ready_message() { fi_get '{.status.conditions[?(@.type=="Ready")].message}'; }
+# ready_current [STATUS REASON]: Ready for the instance's current generation,
+# with STATUS and REASON (by default: True, whatever the reason).
+ready_current() {
+  local got observed
+  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')
+  if [ $# = 2 ]; then
+    [ "$got" = "$1 $2" ] || { echo "Ready is '$got', not '$1 $2'"; return 1; }
+  else
+    [ "${got%% *}" = True ] || { echo "Ready is '$got', not True"; return 1; }
+  fi
+  observed=$(fi_get '{.status.conditions[?(@.type=="Ready")].observedGeneration}')
+  [ "$observed" = "$(fi_get '{.metadata.generation}')" ] ||
+    { echo "Ready for generation $observed, not $(fi_get '{.metadata.generation}')"; return 1; }
+}
 instance_version() { fi_get '{.metadata.resourceVersion}'; }
 # events REASON: "TYPE MESSAGE" of each of the instance's Events with REASON.
 events() {
