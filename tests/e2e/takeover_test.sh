@@ -5,7 +5,7 @@
 # are cluster-scoped, the controllers watch every namespace), so the
 # take-over needs a cluster where no other apply installed Flux before.
 #
-#   tests/e2e/takeover_test.sh BIN ROOT
+#   tests/e2e/takeover_test.sh BIN ROOT [takeover]
 #
 # After the take-over: kubectl's field manager owns no field, no pod template
 # changed (same ReplicaSets), and the cluster holds what fluxopctl and the
@@ -13,22 +13,20 @@
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when it cannot run (no
 # kubectl, no cluster binaries, no distribution, no upstream CLI).
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
-root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instance=$root/tests/e2e/instances/flux-2.9-four.yaml
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
-cleanup() {
-  e2e_upstream_stop
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
-[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+e2e_require "$bin" "$dist"
+# One case: the take-over needs a cluster no apply installed Flux on.
+all_cases=(takeover)
+e2e_select_cases "$@"
 
 render flux-2.9-four "$instance" || { summary; exit; }
 e2e_upstream_stop
@@ -65,15 +63,19 @@ kubectl_install() {
   done
 }
 
-if ! kubectl_install >"$work/kubectl-install.out" 2>&1; then
-  show "$work/kubectl-install.out"
-  fail "take-over" "kubectl apply --server-side of the build output, or its rollout, failed"
-else
+case_takeover() {
+  if ! kubectl_install >"$work/kubectl-install.out" 2>&1; then
+    show "$work/kubectl-install.out"
+    fail "take-over" "kubectl apply --server-side of the build output, or its rollout, failed"
+    return
+  fi
   replicasets >"$work/rs.before"
   apply takeover "$instance"
   check "take-over: apply exits 0" exit_is 0
   check "take-over: the kubectl field manager owns no field any more, but of the shared Namespace" kubectl_owns_nothing
   check "take-over: no pod template changed (same ReplicaSets)" same_replicasets
   check "take-over: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.9-four "$instance"
-fi
+}
+
+e2e_run_cases
 summary
