@@ -6,29 +6,29 @@
 # prefix: no controllers, so what is applied there never rolls out) and one
 # that is unreachable (a closed port). A cluster that fails does not stop the
 # others; the exit codes say it; a canary rollout in batches of one stops at
-# the batch that does not become Ready.
+# the batch that does not become Ready. The cases, each from whatever the
+# clusters hold (given_applied applies the instance where it needs it):
+#   contexts, check, diff, apply, get, suspend_resume, report, canary
 #
-#   tests/e2e/fleet_test.sh BIN ROOT
+#   tests/e2e/fleet_test.sh BIN ROOT [CASE...]
 #
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
 # cluster or no distribution to test with.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
-root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instance=$root/tests/e2e/instances/flux-2.9-four.yaml
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
-cleanup() {
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
-[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+e2e_require "$bin" "$dist"
 command -v python3 >/dev/null || skip_test "python3 is not installed"
+all_cases=(contexts check diff apply get suspend_resume report canary)
+e2e_select_cases "$@"
 e2e_cluster_up "$work/cluster"
 main_config=$KUBECONFIG
 e2e_cluster_add east
@@ -70,89 +70,131 @@ exit_and() {  # CODE FUNCTION ARGS...
   shift
   exit_is "$code" && "$@"
 }
-err_has() { grep -qE -- "$2" "$work/$1.err" || { echo "no '$2' in:"; tail -n 20 "$work/$1.err"; return 1; }; }
-out_has() { grep -qE -- "$2" "$work/$1.out" || { echo "no '$2' in:"; tail -n 20 "$work/$1.out"; return 1; }; }
 annotation() {
   k --context "$1" -n "$ns" get fluxinstance flux -o jsonpath='{.metadata.annotations.fluxcd\.controlplane\.io/reconcile}'
 }
+# given_applied: the instance applied to the two reachable clusters (no
+# wait: the second never rolls out), and Ready on the local one.
+given_applied() {
+  fleet given-apply apply "$instance" --context "$main" --context east --no-wait --timeout 3m
+  exit_is 0 given-apply || return 1
+  kwait 240 --context "$main" -n "$ns" wait fluxinstance flux --for=condition=Ready >/dev/null 2>&1 ||
+    fx main-ready apply "$instance" --context "$main" --distribution-artifact "$dist" --timeout 4m
+}
+
+# changed_instance NAME: $work/NAME.yaml, the instance with a label of this
+# run's on every object: a change on every reachable cluster, whatever they
+# hold.
+changed_instance() {
+  sed "s/^spec:$/&\n  commonMetadata:\n    labels:\n      fleet-change: run-$(date +%s%N)/" "$instance" >"$work/$1.yaml"
+}
 
 # --- contexts -------------------------------------------------------------
-fx contexts-none get --all-contexts --context-selector 'qa-*'
-check "--context-selector matching nothing is an error naming the flag" exit_and 1 \
-  err_has contexts-none '^error: --context-selector: no context matches "qa-\*"$'
-fx contexts-unknown get --context "$main" --context nowhere
-check "an unknown --context is an error naming it" exit_and 1 \
-  err_has contexts-unknown '^error: --context: no context named "nowhere" in the kubeconfig$'
-fx contexts-delete delete "$instance" --context "$main" --context east
-check "delete refuses several --context" exit_and 1 err_has contexts-delete '^error: --context: given 2 times'
+case_contexts() {
+  fx contexts-none get --all-contexts --context-selector 'qa-*'
+  check "contexts: --context-selector matching nothing is an error naming the flag" exit_and 1 \
+    err_has contexts-none '^error: --context-selector: no context matches "qa-\*"$'
+  fx contexts-unknown get --context "$main" --context nowhere
+  check "contexts: an unknown --context is an error naming it" exit_and 1 \
+    err_has contexts-unknown '^error: --context: no context named "nowhere" in the kubeconfig$'
+  fx contexts-delete delete "$instance" --context "$main" --context east
+  check "contexts: delete refuses several --context" exit_and 1 err_has contexts-delete '^error: --context: given 2 times'
+}
 
 # --- check: one table with a CLUSTER column, the unreachable one failed ---
-fleet check check "$instance" --all-contexts
-check "check --all-contexts: the unreachable cluster fails, exit 1" exit_and 1 \
-  row check gone 'failed +'
-check "check: the local cluster's checks pass" row check "$main" 'ok +'
-check "check: the second cluster's checks in the table" \
-  out_has check '^east +ok +permissions '
-check "check: the distribution rendered once for the fleet" \
-  test "$(grep -c '^using distribution ' "$work/check.err")" = 1
+case_check() {
+  fleet check check "$instance" --all-contexts
+  check "check: check --all-contexts: the unreachable cluster fails, exit 1" exit_and 1 \
+    row check gone 'failed +'
+  check "check: the local cluster's checks pass" row check "$main" 'ok +'
+  check "check: the second cluster's checks in the table" \
+    out_has check '^east +ok +permissions '
+  check "check: the distribution rendered once for the fleet" \
+    test "$(grep -c '^using distribution ' "$work/check.err")" = 1
+}
 
 # --- diff: blocks by context, the summary, -o json keyed by context -------
-fleet diff diff "$instance" "${three[@]}"
-check "diff: 2 when a cluster failed" exit_is 2
-check "diff: the block of each reachable cluster" out_has diff "^# east$"
-check "diff: the summary's changed clusters" row diff east 'changed +[0-9]+ objects would change'
-check "diff: the unreachable cluster failed, naming why" row diff gone 'failed +.*127\.0\.0\.1:1'
-check "diff: the progress prefixed by context" err_has diff '^gone: error: '
-fleet diff-json diff "$instance" "${three[@]}" -o json
-check "diff -o json: one object keyed by context" exit_and 2 json_keys diff-json "$main" east gone
+# Of changed_instance: a change on every reachable cluster.
+case_diff() {
+  changed_instance changed
+  fleet diff diff "$work/changed.yaml" "${three[@]}"
+  check "diff: 2 when a cluster failed" exit_is 2
+  check "diff: the block of each reachable cluster" out_has diff "^# east$"
+  check "diff: the summary's changed clusters" row diff east 'changed +[0-9]+ objects would change'
+  check "diff: the unreachable cluster failed, naming why" row diff gone 'failed +.*127\.0\.0\.1:1'
+  check "diff: the progress prefixed by context" err_has diff '^gone: error: '
+  fleet diff-json diff "$work/changed.yaml" "${three[@]}" -o json
+  check "diff: diff -o json: one object keyed by context" exit_and 2 json_keys diff-json "$main" east gone
+}
 
 # --- apply to all three, without waiting ---------------------------------
-fleet apply apply "$instance" "${three[@]}" --no-wait --timeout 3m
-check "apply: exit 1 as one cluster failed" exit_is 1
-check "apply: the others applied" row apply east 'ok +'
-check "apply: the local cluster applied" row apply "$main" 'ok +'
-check "apply: the unreachable one failed" row apply gone 'failed +'
-check "apply: progress lines prefixed by context" err_has apply '^east: Namespace/flux-system created'
-check "apply: the instance on the second cluster" \
-  test -n "$(k --context east -n "$ns" get fluxinstance flux -o name 2>/dev/null)"
+case_apply() {
+  local file=$instance progress='^east: Namespace/flux-system created'
+  # On a second cluster an earlier case applied to, the progress of what
+  # changes there: the objects, given a label of this run's.
+  if k --context east get namespace "$ns" >/dev/null 2>&1; then
+    changed_instance changed-apply
+    file=$work/changed-apply.yaml progress='^east: Deployment/flux-system/source-controller configured'
+  fi
+  fleet apply apply "$file" "${three[@]}" --no-wait --timeout 3m
+  check "apply: exit 1 as one cluster failed" exit_is 1
+  check "apply: the others applied" row apply east 'ok +'
+  check "apply: the local cluster applied" row apply "$main" 'ok +'
+  check "apply: the unreachable one failed" row apply gone 'failed +'
+  check "apply: progress lines prefixed by context" err_has apply "$progress"
+  check "apply: the instance on the second cluster" \
+    test -n "$(k --context east -n "$ns" get fluxinstance flux -o name 2>/dev/null)"
 
-# --- diff of what is applied: nothing would change -----------------------
-fleet diff-same diff "$instance" --all-contexts --context-selector '[fe]*'
-check "diff --context-selector: nothing changes on the applied clusters, exit 0" \
-  exit_and 0 row diff-same east 'ok +0 objects would change'
+  # --- diff of what is applied: nothing would change -----------------------
+  fleet diff-same diff "$file" --all-contexts --context-selector '[fe]*'
+  check "apply: diff --context-selector: nothing changes on the applied clusters, exit 0" \
+    exit_and 0 row diff-same east 'ok +0 objects would change'
+}
 
 # --- get: one table with a CLUSTER column ---------------------------------
-kwait 240 --context "$main" -n "$ns" wait fluxinstance flux --for=condition=Ready >/dev/null 2>&1 ||
-  fx main-ready apply "$instance" --context "$main" --distribution-artifact "$dist" --timeout 4m
-fx get get --all-contexts
-check "get: exit 1 as one cluster is unreachable" exit_is 1
-check "get: the header" out_has get '^CLUSTER +READY +FLUX +REVISION +LAST RECONCILED +MESSAGE$'
-check "get: the local cluster's instance, Ready with its Flux version" row get "$main" 'True +v2\.9\.[0-9]+ +v2\.9'
-check "get: the unreachable cluster's row says why" row get gone '- +- +- +- +.*127\.0\.0\.1:1'
-fx get-json get "${three[@]}" -o json
-check "get -o json: one object keyed by context" exit_and 1 json_keys get-json "$main" east gone
+case_get() {
+  check "get: the instance applied" given_applied || return
+  fx get get --all-contexts
+  check "get: exit 1 as one cluster is unreachable" exit_is 1
+  check "get: the header" out_has get '^CLUSTER +READY +FLUX +REVISION +LAST RECONCILED +MESSAGE$'
+  check "get: the local cluster's instance, Ready with its Flux version" row get "$main" 'True +v2\.9\.[0-9]+ +v2\.9'
+  check "get: the unreachable cluster's row says why" row get gone '- +- +- +- +.*127\.0\.0\.1:1'
+  fx get-json get "${three[@]}" -o json
+  check "get: get -o json: one object keyed by context" exit_and 1 json_keys get-json "$main" east gone
+}
 
 # --- suspend, resume, wait ------------------------------------------------
-fx suspend suspend --context "$main" --context east
-check "suspend: both clusters, exit 0" exit_and 0 row suspend east 'ok +.*reconciliation suspended'
-check "suspend: the annotation on the second cluster" test "$(annotation east)" = disabled
-fx resume resume --context "$main" --context east --no-wait
-check "resume --no-wait: both, exit 0" exit_and 0 row resume "$main" 'ok +.*reconciliation resumed at'
-check "resume: the annotation on the second cluster" test "$(annotation east)" = enabled
-fx wait wait --context "$main" --timeout 4m
-check "wait on one context: as before" exit_and 0 err_has wait '^waiting for .*flux to be ready$'
+case_suspend_resume() {
+  check "suspend_resume: the instance applied" given_applied || return
+  fx suspend suspend --context "$main" --context east
+  check "suspend_resume: suspend: both clusters, exit 0" exit_and 0 row suspend east 'ok +.*reconciliation suspended'
+  check "suspend_resume: suspend: the annotation on the second cluster" test "$(annotation east)" = disabled
+  fx resume resume --context "$main" --context east --no-wait
+  check "suspend_resume: resume --no-wait: both, exit 0" exit_and 0 row resume "$main" 'ok +.*reconciliation resumed at'
+  check "suspend_resume: resume: the annotation on the second cluster" test "$(annotation east)" = enabled
+  fx wait wait --context "$main" --timeout 4m
+  check "suspend_resume: wait on one context: as before" exit_and 0 err_has wait '^waiting for .*flux to be ready$'
+}
 
 # --- report -----------------------------------------------------------------
-fx report report "${three[@]}" -o json
-check "report -o json: one object keyed by context, exit 1" exit_and 1 json_keys report "$main" east gone
+case_report() {
+  check "report: the instance applied" given_applied || return
+  fx report report "${three[@]}" -o json
+  check "report: report -o json: one object keyed by context, exit 1" exit_and 1 json_keys report "$main" east gone
+}
 
 # --- a canary rollout in batches of one -----------------------------------
 # The local cluster becomes Ready; the second never does (no controllers):
 # the rollout stops there, the unreachable one is never tried.
-fleet canary apply "$instance" "${three[@]}" --batch-size 1 --stop-on-failure --timeout 20s
-check "canary: exit 1" exit_is 1
-check "canary: the first batch Ready" row canary "$main" 'ok +'
-check "canary: the second batch failed its wait" row canary east 'failed +'
-check "canary: no batch after the failed one" row canary gone 'skipped +'
-check "canary: the third cluster was not reached" bash -c "! grep -q '^gone: ' '$work/canary.err'"
+case_canary() {
+  check "canary: the instance applied" given_applied || return
+  fleet canary apply "$instance" "${three[@]}" --batch-size 1 --stop-on-failure --timeout 20s
+  check "canary: exit 1" exit_is 1
+  check "canary: the first batch Ready" row canary "$main" 'ok +'
+  check "canary: the second batch failed its wait" row canary east 'failed +'
+  check "canary: no batch after the failed one" row canary gone 'skipped +'
+  check "canary: the third cluster was not reached" bash -c "! grep -q '^gone: ' '$work/canary.err'"
+}
+
+e2e_run_cases
 summary
