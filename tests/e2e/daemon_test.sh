@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end tests of `fluxopctl apply --watch`, the daemon, on a local
 # control plane (scripts/cluster) of their own and a local registry; every
-# outcome is checked with kubectl, curl and the daemon's logs. In order:
-#   1 from a file: installs it and says so (events, OutdatedVersion among
+# outcome is checked with kubectl, curl and the daemon's logs. The cases,
+# each from whatever the cluster holds:
+#   file        from a file: installs it and says so (events, OutdatedVersion among
 #     them, status, /metrics, /healthz, /readyz); an edit of the file starts
 #     a reconcile within 5 s and is applied; so is a ConfigMap
 #     volume's update (its ..data symlink swapped); a deleted Deployment is
@@ -10,7 +11,7 @@
 #     (an event says so, flux_instance_info says suspended) and `enabled`
 #     resumes it; a file that no longer parses is logged, and nothing
 #     changes; SIGTERM: exit 0 within 10 s
-#   2 from the cluster (--from-cluster, -n): disabled before any reconcile,
+#   cluster     from the cluster (--from-cluster, -n): disabled before any reconcile,
 #     the status says so (as the operator initializes it), enabled it is
 #     reconciled; a `kubectl patch` of the spec is
 #     applied at once and the instance's spec is never written by the daemon;
@@ -23,47 +24,42 @@
 #     watch reconnects);
 #     --log-format json lines; SIGINT: exit 0 within 10 s; the CRD refuses
 #     an unknown component; a spec it lets through that does not load is
-#     Ready=False BuildFailed with an event, `wait` fails; a second instance
-#     (team-a) is refused on itself (Ready=False, an event naming the owner)
-#   3 two replicas with --enable-leader-election: one leads (the Lease
+#     Ready=False BuildFailed with an event, `wait` fails
+#   second_instance
+#               a second instance (team-a) is refused on itself (Ready=False,
+#               an event naming the owner)
+#   leader      two replicas with --enable-leader-election: one leads (the Lease
 #     flux-operator) and reconciles, the other does not, and neither logged
 #     an ERROR while starting; the leader killed,
 #     the standby takes over; SIGTERM releases the Lease at once
-#   4 usage: --watch with neither FILE nor --from-cluster, --from-cluster
+#   usage       --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
 #
-#   tests/e2e/daemon_test.sh BIN ROOT
+# From the cluster, the instance's distribution is an artifact in a local
+# registry (given_artifact), pushed once per run.
+#
+#   tests/e2e/daemon_test.sh BIN ROOT [CASE...]
 #
 # The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
 # flux-distribution. Closes with `N passed, M failed`; a skip (exit 77, a
 # failure when CI=true) only when kubectl, curl, the distribution, the
 # registry or the cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
-root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
 dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 work=$(mktemp -d)
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
 
 daemon=
-cleanup() {
-  [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null
-  for pid in ${replica_1:-} ${replica_2:-}; do kill -9 "$pid" 2>/dev/null; done
-  registry_stop_all
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
-if [ ! -x "$bin" ]; then
-  echo "FAIL no fluxopctl at $bin"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
+e2e_require "$bin" "$dist"
 command -v curl >/dev/null || skip_test "curl is not installed"
-[ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
+all_cases=(file cluster second_instance leader usage)
+e2e_select_cases "$@"
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 
 # ---------------------------------------------------------------------------
@@ -101,24 +97,16 @@ stopped_cleanly() {
 metrics() { curl -sf --max-time 10 "http://127.0.0.1:$metrics_port/metrics"; }
 probe() { curl -sf --max-time 10 "http://127.0.0.1:$health_port/$1" >/dev/null; }
 
-ready_at() { # ready_at REVISION: the instance is Ready with that applied revision
-  [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')" = True ] &&
-    [ "$(fi_get '{.status.lastAppliedRevision}')" = "$1" ]
-}
 ready() { [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 deployment_label() { k -n "$ns" get deployment "$1" -o jsonpath="{.metadata.labels.$2}" 2>/dev/null; }
 label_is() { [ "$(deployment_label "$1" "$2")" = "$3" ]; }
 deployment_exists() { k -n "$ns" get deployment "$1" >/dev/null 2>&1; }
-events() { # events REASON: the messages of the instance's events with REASON
-  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
-    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
-}
 has_event() { [ -n "$(events "$1")" ]; }
-logged() { grep -q -- "$1" "$log"; }
 
-# instance FILE [ANNOTATIONS_YAML] [PATCH_LABEL]: Flux 2.8 with four
-# controllers; the label test/edit=PATCH_LABEL on every Deployment when given.
-instance() {
+# daemon_instance FILE [ANNOTATIONS_YAML] [PATCH_LABEL]: Flux 2.8 with four
+# controllers (its distribution $artifact when set); the label
+# test/edit=PATCH_LABEL on every Deployment when given.
+daemon_instance() {
   local file=$1 annotations=${2:-} label=${3:-}
   {
     printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: %s\n' "$ns"
@@ -133,28 +121,48 @@ instance() {
   } >"$file"
 }
 
+# no_instance: no FluxInstance in $ns (nor a daemon's finalizer on one:
+# no daemon runs to honour it); the installation stays, for the next daemon
+# to take over.
+no_instance() {
+  exists crd fluxinstances.fluxcd.controlplane.io || return 0
+  k -n "$ns" patch fluxinstance flux --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  kwait 60 -n "$ns" delete fluxinstance flux --ignore-not-found >/dev/null
+}
+# given_artifact: $artifact, a distribution of the one 2.8 version in a
+# local registry ($small, to be changed and pushed again; the version in
+# $version); pushed once per run.
+given_artifact() {
+  [ -z "${artifact:-}" ] || return 0
+  local revision
+  daemon_instance "$work/version.yaml"
+  revision=$(XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build --operator "$work/version.yaml" -v \
+    --distribution-artifact "$dist" 2>&1 >/dev/null | sed -n 's/^revision: //p')
+  version=$(sed -n 's/^v\([0-9.]*\)@.*/\1/p' <<<"$revision")
+  [ -n "$version" ] || { echo "fluxopctl build -v names no revision"; return 1; }
+  registry_start "$work/registry" >/dev/null || { echo "the local registry did not start"; return 1; }
+  small=$work/small
+  mkdir -p "$small/flux" "$small/flux-images"
+  cp -r "$dist/flux/v$version" "$small/flux/" && cp -r "$dist/flux-images/v$version" "$small/flux-images/"
+  registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
+    { echo "pushing the distribution failed"; return 1; }
+  artifact=oci://$REGISTRY_ADDR/flux-manifests:latest
+}
+# kubectl_applies FILE: kubectl (the user, kubectl-user) applies the instance.
+kubectl_applies() {
+  k apply --server-side --field-manager=kubectl-user -f "$1" >"$work/kubectl.out" 2>&1 ||
+    { head -n 1 "$work/kubectl.out"; return 1; }
+}
+
 # ---------------------------------------------------------------------------
 e2e_cluster_up "$work/cluster"
 k create namespace "$ns" >/dev/null
 
-# --- 1 from a file -----------------------------------------------------------
+# --- from a file -------------------------------------------------------------
 # The file is what a ConfigMap volume mounts: DIR/instance.yaml ->
 # ..data/instance.yaml, ..data -> ..v1.
-volume=$work/volume
-mkdir -p "$volume/..v1"
-every='    fluxcd.controlplane.io/reconcileEvery: "10s"'
-instance "$volume/..v1/instance.yaml" "$every" one
-ln -s ..v1 "$volume/..data"
-ln -s ..data/instance.yaml "$volume/instance.yaml"
-start_daemon file "$volume/instance.yaml" --distribution-artifact "$dist"
-
 installed() { ready && label_is source-controller test/edit one; }
-check "file: the instance is installed and Ready" wait_until 300 installed
-revision=$(fi_get '{.status.lastAppliedRevision}')
-check "file: an event says it was installed" has_event ReconciliationSucceeded
-outdated() { events OutdatedVersion | grep -q "^Flux v2\.8\.[0-9]* is outdated, the latest stable version is v"; }
-check "file: an event says Flux 2.8 is outdated" outdated
-check "file: /healthz and /readyz answer" eval 'probe healthz && probe readyz'
+outdated() { events OutdatedVersion | grep -q "^Normal Flux v2\.8\.[0-9]* is outdated, the latest stable version is v"; }
 instance_metrics() {
   local out
   out=$(metrics) || { echo "GET /metrics failed"; return 1; }
@@ -169,39 +177,13 @@ instance_metrics() {
     { echo "no successful reconcile counted"; grep reconcile_total <<<"$out"; return 1; }
   grep -q '^process_start_time_seconds ' <<<"$out" || { echo "no process metrics"; return 1; }
 }
-check "file: /metrics exports the instance and its reconciles" instance_metrics
-
-# An edit in place: its reconcile starts within 5 s (the daemon's part;
-# the apply's own time is the cluster's) and applies it.
 changes_seen() { grep -c "the FluxInstance changed" "$log"; }
-before=$(changes_seen)
 first_reading() {
   [ "$before" = 0 ] || { echo "the start was logged as a change"; return 1; }
   grep -q "reconciling the FluxInstance" "$log" || { echo "no first reconcile logged"; return 1; }
   ! grep -q "controllerGroup=" "$log" || { echo "the text log repeats the constant fields"; return 1; }
 }
-check "file: the start is no change, the text log without constant fields" first_reading
-instance "$volume/..v1/instance.yaml" "$every" two
-check "file: an edit starts a reconcile within 5 s" wait_until 5 eval '[ "$(changes_seen)" -gt "$before" ]'
-check "file: an edit of the file is applied" wait_until 120 label_is source-controller test/edit two
-
-# A ConfigMap update: a new directory, the ..data symlink swapped.
-mkdir -p "$volume/..v2"
-instance "$volume/..v2/instance.yaml" "$every" three
-ln -s ..v2 "$volume/..data_tmp" && mv -T "$volume/..data_tmp" "$volume/..data"
-check "file: a ConfigMap volume's symlink swap is applied" wait_until 120 label_is source-controller test/edit three
-
-# Drift: a deleted Deployment comes back at the next reconcile (10 s).
-k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
-check "file: a deleted Deployment is restored" wait_until 120 deployment_exists helm-controller
-
-# Disabled: nothing is reconciled, an event and the metrics say so.
-instance "$volume/..v2/instance.yaml" "$every
-    fluxcd.controlplane.io/reconcile: disabled" three
-check "file: reconcile disabled is recorded as an event" wait_until 60 has_event ReconciliationDisabled
 suspended() { metrics | grep -q '^flux_instance_info{.*suspended="True"'; }
-check "file: flux_instance_info says suspended" wait_until 30 suspended
-k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
 # An absence can only be watched for a while: three reconcile intervals.
 stays_deleted() {
   local deadline=$((SECONDS + 30))
@@ -210,68 +192,75 @@ stays_deleted() {
     sleep 1
   done
 }
-check "file: while disabled, drift is left alone" stays_deleted
-instance "$volume/..v2/instance.yaml" "$every" three
-check "file: enabled again, the drift is corrected" wait_until 120 deployment_exists helm-controller
+case_file() {
+  local volume=$work/volume every='    fluxcd.controlplane.io/reconcileEvery: "10s"' before artifact=
+  check "file: no instance in the cluster to start from" no_instance || return
+  rm -rf "$volume"
+  mkdir -p "$volume/..v1"
+  daemon_instance "$volume/..v1/instance.yaml" "$every" one
+  ln -s ..v1 "$volume/..data"
+  ln -s ..data/instance.yaml "$volume/instance.yaml"
+  start_daemon file "$volume/instance.yaml" --distribution-artifact "$dist"
 
-# A file that does not parse: logged, nothing applied, the last state kept.
-echo "spec: [" >"$volume/..v2/instance.yaml"
-check "file: an unreadable file is logged" wait_until 30 logged "cannot read the FluxInstance"
-check "file: the daemon keeps running" running "$daemon"
-instance "$volume/..v2/instance.yaml" "$every" four
-check "file: a fixed file is applied" wait_until 120 label_is source-controller test/edit four
-stop_daemon TERM
-check "file: SIGTERM ends it with exit 0 within 10 s" stopped_cleanly
+  check "file: the instance is installed and Ready" wait_until 300 installed
+  check "file: an event says it was installed" has_event ReconciliationSucceeded
+  check "file: an event says Flux 2.8 is outdated" outdated
+  check "file: /healthz and /readyz answer" eval 'probe healthz && probe readyz'
+  check "file: /metrics exports the instance and its reconciles" instance_metrics
 
-# The instance object the file's daemon applied goes; the next daemon
-# takes the installation over from the cluster's own instance.
-k -n "$ns" delete fluxinstance flux >/dev/null
+  # An edit in place: its reconcile starts within 5 s (the daemon's part;
+  # the apply's own time is the cluster's) and applies it.
+  before=$(changes_seen)
+  check "file: the start is no change, the text log without constant fields" first_reading
+  daemon_instance "$volume/..v1/instance.yaml" "$every" two
+  check "file: an edit starts a reconcile within 5 s" wait_until 5 eval '[ "$(changes_seen)" -gt "$before" ]'
+  check "file: an edit of the file is applied" wait_until 120 label_is source-controller test/edit two
 
-# --- 2 from the cluster --------------------------------------------------------
-registry_start "$work/registry" >/dev/null || abort "registry: the local registry did not start"
-# A distribution of one version, to be changed and pushed again.
-version=$(sed -n 's/^v\([0-9.]*\)@.*/\1/p' <<<"$revision")
-small=$work/small
-mkdir -p "$small/flux" "$small/flux-images"
-cp -r "$dist/flux/v$version" "$small/flux/" && cp -r "$dist/flux-images/v$version" "$small/flux-images/"
-registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
-  abort "registry: pushing the distribution failed"
-artifact=oci://$REGISTRY_ADDR/flux-manifests:latest
-# Disabled before any reconcile: the status says so, as the operator
-# initializes it; enabled, it is reconciled.
-instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"
-    fluxcd.controlplane.io/reconcile: disabled' five
-k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.yaml" >"$work/kubectl.out" 2>&1 ||
-  fail "cluster: kubectl apply of the instance" "$(head -n 1 "$work/kubectl.out")"
-start_daemon cluster --from-cluster -n "$ns" --log-format json
+  # A ConfigMap update: a new directory, the ..data symlink swapped.
+  mkdir -p "$volume/..v2"
+  daemon_instance "$volume/..v2/instance.yaml" "$every" three
+  ln -s ..v2 "$volume/..data_tmp" && mv -T "$volume/..data_tmp" "$volume/..data"
+  check "file: a ConfigMap volume's symlink swap is applied" wait_until 120 label_is source-controller test/edit three
+
+  # Drift: a deleted Deployment comes back at the next reconcile (10 s).
+  k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
+  check "file: a deleted Deployment is restored" wait_until 120 deployment_exists helm-controller
+
+  # Disabled: nothing is reconciled, an event and the metrics say so.
+  daemon_instance "$volume/..v2/instance.yaml" "$every
+    fluxcd.controlplane.io/reconcile: disabled" three
+  check "file: reconcile disabled is recorded as an event" wait_until 60 has_event ReconciliationDisabled
+  check "file: flux_instance_info says suspended" wait_until 30 suspended
+  k -n "$ns" delete deployment helm-controller --wait=false >/dev/null
+  check "file: while disabled, drift is left alone" stays_deleted
+  daemon_instance "$volume/..v2/instance.yaml" "$every" three
+  check "file: enabled again, the drift is corrected" wait_until 120 deployment_exists helm-controller
+
+  # A file that does not parse: logged, nothing applied, the last state kept.
+  echo "spec: [" >"$volume/..v2/instance.yaml"
+  check "file: an unreadable file is logged" wait_until 30 logged "cannot read the FluxInstance"
+  check "file: the daemon keeps running" running "$daemon"
+  daemon_instance "$volume/..v2/instance.yaml" "$every" four
+  check "file: a fixed file is applied" wait_until 120 label_is source-controller test/edit four
+  stop_daemon TERM
+  check "file: SIGTERM ends it with exit 0 within 10 s" stopped_cleanly
+}
+
+# --- from the cluster ----------------------------------------------------------
 initialized_disabled() {
   [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].reason}')" = ReconciliationDisabled ] &&
     [ "$(fi_get '{.status.conditions[?(@.type=="Ready")].message}')" = "Initialized with reconciliation suspended" ]
 }
-check "cluster: disabled before any reconcile, the status says so" wait_until 60 initialized_disabled
-instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
-k apply --server-side --field-manager=kubectl-user -f "$work/cluster-instance.yaml" >"$work/kubectl.out" 2>&1 ||
-  fail "cluster: kubectl apply of the instance" "$(head -n 1 "$work/kubectl.out")"
-check "cluster: the instance in the cluster is applied" wait_until 300 label_is source-controller test/edit five
-
 relabel() { # relabel VALUE: the instance's patch sets test/edit=VALUE
   k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
     -p '[{"op":"replace","path":"/spec/kustomize/patches/0/patch","value":"- op: add\n  path: /metadata/labels/test~1edit\n  value: \"'"$1"'\"\n"}]' >/dev/null
 }
-relabel six
-check "cluster: a patch of the instance is applied" wait_until 120 label_is source-controller test/edit six
 # (The daemon writes the status, and the finalizer in the metadata.)
 spec_managers() {
   k -n "$ns" get fluxinstance flux -o json --show-managed-fields |
     python3 -c 'import json,sys; print("\n".join(sorted({m["manager"] for m in json.load(sys.stdin)["metadata"]["managedFields"] if "f:spec" in m.get("fieldsV1", {})})))'
 }
-check "cluster: the daemon never writes the instance's spec" eval '[ "$(spec_managers)" = kubectl-user ] || { spec_managers; false; }'
-
-requested=$(date +%s)
-k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
-handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ]; }
-check "cluster: requestedAt is handled" wait_until 120 handled
-
+request_handled() { [ "$(fi_get '{.status.lastHandledReconcileAt}')" = "$requested" ]; }
 # An unknown component: the CRD refuses it, as the operator's does.
 unknown_refused() {
   if k -n "$ns" patch fluxinstance flux --type=merge \
@@ -281,35 +270,12 @@ unknown_refused() {
   fi
   grep -q foo-controller "$work/patch.out" || { head -n 1 "$work/patch.out"; return 1; }
 }
-check "cluster: the CRD refuses an unknown component" unknown_refused
-# A spec the CRD lets through but that does not load (a component listed
-# twice): not Ready for its generation, BuildFailed, an event, and `wait`
-# fails naming it; fixed, it is reconciled.
-k -n "$ns" patch fluxinstance flux --type=merge --field-manager=kubectl-user \
-  -p '{"spec":{"components":["source-controller","source-controller"]}}' >/dev/null
-ready_is() { # ready_is STATUS REASON: Ready, for the current generation
-  local got
-  got=$(fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].observedGeneration}')
-  [ "$got" = "$1 $2 $(fi_get '{.metadata.generation}')" ] || { echo "Ready: $got"; return 1; }
-}
-check "cluster: an instance that does not load is Ready=False BuildFailed" wait_until 60 ready_is False BuildFailed
 duplicate_event() { events BuildFailed | grep -q "duplicate source-controller"; }
-check "cluster: an event says why it does not load" wait_until 30 duplicate_event
 wait_fails() { # wait_fails WORD: `fluxopctl wait` fails at once, naming WORD
   fx wait wait -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 60s
   [ "$rc" != 0 ] && grep -q -- "$1" "$work/wait.err" || { echo "exit $rc: $(head -n 1 "$work/wait.err")"; return 1; }
 }
-check "cluster: wait fails naming BuildFailed" wait_fails BuildFailed
-k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
-  -p '[{"op":"remove","path":"/spec/components"}]' >/dev/null
-check "cluster: fixed, the instance is reconciled" wait_until 120 ready_is True ReconciliationSucceeded
-
-# The registry down: the artifact check fails (an ArtifactFailed event) and
-# is retried; once it is back (same port, same storage), a new artifact is
-# found without anyone acting.
-registry_stop
 artifact_failed() { events ArtifactFailed | grep -q "fetch failed"; }
-check "cluster: a registry down is an ArtifactFailed event" wait_until 60 artifact_failed
 # Each failed check again is the same event: one Event, its count grown.
 artifact_failed_counted() {
   local counts
@@ -318,67 +284,126 @@ artifact_failed_counted() {
   [ "$(grep -c . <<<"$counts")" = 1 ] && [ "$counts" -ge 2 ] ||
     { echo "the ArtifactFailed Events' counts: $(tr '\n' ' ' <<<"$counts")"; events ArtifactFailed | head -n 3; return 1; }
 }
-check "cluster: the failing checks are counted on one ArtifactFailed Event" wait_until 120 artifact_failed_counted
-check "cluster: the daemon keeps running while the registry is down" running "$daemon"
-setpriv --pdeathsig TERM docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_LOG" 2>&1 &
-REGISTRY_PID=$!
-REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
-wait_until 60 eval 'curl -sf -o /dev/null --max-time 5 "$REGISTRY_URL/v2/"' || fail "registry" "did not start again"
-
-# A new artifact: a label added to source-controller's manifest.
-manifest=$small/flux/v$version/source-controller.yaml
-chmod -R u+w "$small"
-python3 - "$manifest" <<'PY'
+json_log() { python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$log" 2>&1; }
+# new_artifact: a label added to source-controller's manifest, pushed.
+new_artifact() {
+  chmod -R u+w "$small"
+  python3 - "$small/flux/v$version/source-controller.yaml" <<'ENDOFPY'
 import re, sys
 text = open(sys.argv[1]).read()
 # The Deployment's labels get one more.
 text = re.sub(r"(kind: Deployment\nmetadata:\n  labels:\n)", r"\1    test/artifact: new\n", text, count=1)
 open(sys.argv[1], "w").write(text)
-PY
-registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null ||
-  fail "cluster: pushing the new artifact" "failed"
-check "cluster: a new artifact digest is rolled out, the registry back" wait_until 180 label_is source-controller test/artifact new
-# An API server outage of 30 s: the watch reconnects (with its backoff)
-# and a change made after it is applied.
-if "$root/scripts/cluster" stop-apiserver >/dev/null 2>"$work/stop.err"; then
-  sleep 30 # the outage itself, not a wait for a condition
-  "$root/scripts/cluster" start-apiserver >/dev/null 2>"$work/start.err" ||
-    fail "cluster: start-apiserver" "$(tail -n 1 "$work/start.err")"
-  wait_until 120 eval 'k get namespace "$ns" >/dev/null 2>&1' || fail "cluster: the API server" "not back"
-  relabel seven
-  check "cluster: after an API server outage, a change is applied" wait_until 180 label_is source-controller test/edit seven
-  check "cluster: the daemon ran through the outage" running "$daemon"
-else
-  fail "cluster: stop-apiserver" "$(tail -n 1 "$work/stop.err")"
-fi
-json_log() { python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$log" 2>&1; }
-check "cluster: --log-format json logs JSON lines" json_log
-stop_daemon INT
-check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
+ENDOFPY
+  registry_push_artifact flux-manifests:latest "$small" flux flux-images >/dev/null
+}
+case_cluster() {
+  local requested
+  given "cluster: the distribution in a local registry" given_artifact || return
+  # The instance the file's daemon (or another case) applied goes; the
+  # daemon takes the installation over from the cluster's own instance.
+  check "cluster: no instance in the cluster to start from" no_instance || return
+  # Disabled before any reconcile: the status says so, as the operator
+  # initializes it; enabled, it is reconciled.
+  daemon_instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"
+    fluxcd.controlplane.io/reconcile: disabled' five
+  check "cluster: kubectl apply of the instance, disabled" kubectl_applies "$work/cluster-instance.yaml"
+  start_daemon cluster --from-cluster -n "$ns" --log-format json
+  check "cluster: disabled before any reconcile, the status says so" wait_until 60 initialized_disabled
+  daemon_instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+  check "cluster: kubectl apply of the instance, enabled" kubectl_applies "$work/cluster-instance.yaml"
+  check "cluster: the instance in the cluster is applied" wait_until 300 label_is source-controller test/edit five
 
-# A second instance, in team-a: its daemon refuses it, and says so on it
-# (Ready=False, an event), naming the instance that owns the cluster, which
-# it leaves alone.
-owner_version=$(fi_get '{.metadata.resourceVersion}')
-k create namespace team-a >/dev/null
-sed "s/namespace: $ns/namespace: team-a/" "$work/cluster-instance.yaml" >"$work/team-a.yaml"
-k apply --server-side --field-manager=kubectl-user -f "$work/team-a.yaml" >/dev/null
-start_daemon team-a --from-cluster -n team-a
-refused() {
+  relabel six
+  check "cluster: a patch of the instance is applied" wait_until 120 label_is source-controller test/edit six
+  check "cluster: the daemon never writes the instance's spec" eval '[ "$(spec_managers)" = kubectl-user ] || { spec_managers; false; }'
+
+  requested=$(date +%s)
+  k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+  check "cluster: requestedAt is handled" wait_until 120 request_handled
+
+  check "cluster: the CRD refuses an unknown component" unknown_refused
+  # A spec the CRD lets through but that does not load (a component listed
+  # twice): not Ready for its generation, BuildFailed, an event, and `wait`
+  # fails naming it; fixed, it is reconciled.
+  k -n "$ns" patch fluxinstance flux --type=merge --field-manager=kubectl-user \
+    -p '{"spec":{"components":["source-controller","source-controller"]}}' >/dev/null
+  check "cluster: an instance that does not load is Ready=False BuildFailed" wait_until 60 ready_current False BuildFailed
+  check "cluster: an event says why it does not load" wait_until 30 duplicate_event
+  check "cluster: wait fails naming BuildFailed" wait_fails BuildFailed
+  k -n "$ns" patch fluxinstance flux --type=json --field-manager=kubectl-user \
+    -p '[{"op":"remove","path":"/spec/components"}]' >/dev/null
+  check "cluster: fixed, the instance is reconciled" wait_until 120 ready_current True ReconciliationSucceeded
+
+  # The registry down: the artifact check fails (an ArtifactFailed event) and
+  # is retried; once it is back (same port, same storage), a new artifact is
+  # found without anyone acting.
+  registry_stop
+  check "cluster: a registry down is an ArtifactFailed event" wait_until 60 artifact_failed
+  check "cluster: the failing checks are counted on one ArtifactFailed Event" wait_until 120 artifact_failed_counted
+  check "cluster: the daemon keeps running while the registry is down" running "$daemon"
+  setpriv --pdeathsig TERM docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_LOG" 2>&1 &
+  REGISTRY_PID=$!
+  REGISTRY_ALL_PIDS+=("$REGISTRY_PID")
+  wait_until 60 eval 'curl -sf -o /dev/null --max-time 5 "$REGISTRY_URL/v2/"' || fail "cluster: registry" "did not start again"
+  new_artifact || fail "cluster: pushing the new artifact" "failed"
+  check "cluster: a new artifact digest is rolled out, the registry back" wait_until 180 label_is source-controller test/artifact new
+  # An API server outage of 30 s: the watch reconnects (with its backoff)
+  # and a change made after it is applied.
+  if "$root/scripts/cluster" stop-apiserver >/dev/null 2>"$work/stop.err"; then
+    sleep 30 # the outage itself, not a wait for a condition
+    "$root/scripts/cluster" start-apiserver >/dev/null 2>"$work/start.err" ||
+      fail "cluster: start-apiserver" "$(tail -n 1 "$work/start.err")"
+    wait_until 120 eval 'k get namespace "$ns" >/dev/null 2>&1' || fail "cluster: the API server" "not back"
+    relabel seven
+    check "cluster: after an API server outage, a change is applied" wait_until 180 label_is source-controller test/edit seven
+    check "cluster: the daemon ran through the outage" running "$daemon"
+  else
+    fail "cluster: stop-apiserver" "$(tail -n 1 "$work/stop.err")"
+  fi
+  check "cluster: --log-format json logs JSON lines" json_log
+  stop_daemon INT
+  check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
+}
+
+# given_owner: an instance in $ns, whose distribution is the registry's
+# artifact: the one there, else one installed by apply.
+given_owner() {
+  given_artifact || return 1
+  [ "$(fi_get '{.spec.distribution.artifact}')" = "$artifact" ] && return 0
+  no_instance || return 1
+  daemon_instance "$work/owner.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+  install "$work/owner.yaml"
+}
+
+# --- a second instance -------------------------------------------------------------
+# In team-a: its daemon refuses it, and says so on it (Ready=False, an
+# event), naming the instance that owns the cluster, which it leaves alone.
+second_refused() {
   local got
   got=$(ns=team-a fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}')
   [ "$got" = "False ReconciliationFailed: FluxInstance $ns/flux already manages Flux on this cluster; there can be only one (delete it first, or apply it instead)" ] ||
     { echo "Ready: $got"; return 1; }
 }
-check "cluster: a second instance refused is Ready=False, naming the owner" wait_until 60 refused
 refused_event() { ns=team-a events ReconciliationFailed | grep -q "FluxInstance $ns/flux already manages Flux"; }
-check "cluster: an event on the second instance says why" wait_until 30 refused_event
-check "cluster: the instance that owns the cluster is not touched" \
-  eval '[ "$(fi_get "{.metadata.resourceVersion}")" = "$owner_version" ]'
-stop_daemon TERM
-k -n team-a delete fluxinstance flux >/dev/null
+case_second_instance() {
+  local owner_version
+  given "second_instance: an instance in $ns owns the cluster" given_owner || return
+  owner_version=$(instance_version)
+  k create namespace team-a --dry-run=client -o yaml | k apply -f - >/dev/null
+  daemon_instance "$work/second.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
+  sed "s/namespace: $ns$/namespace: team-a/" "$work/second.yaml" >"$work/team-a.yaml"
+  check "second_instance: kubectl apply of the second instance" kubectl_applies "$work/team-a.yaml"
+  start_daemon team-a --from-cluster -n team-a
+  check "second_instance: a second instance refused is Ready=False, naming the owner" wait_until 60 second_refused
+  check "second_instance: an event on the second instance says why" wait_until 30 refused_event
+  check "second_instance: the instance that owns the cluster is not touched" \
+    eval '[ "$(instance_version)" = "$owner_version" ]'
+  stop_daemon TERM
+  k -n team-a delete fluxinstance flux >/dev/null
+}
 
-# --- 3 two replicas, one leader ---------------------------------------------------
+# --- two replicas, one leader ------------------------------------------------------
 # Short leases, so that a takeover is quick: 4 s, renewed every second.
 election=(--enable-leader-election --leader-election-lease-duration 4s
   --leader-election-renew-deadline 3s --leader-election-retry-period 1s)
@@ -387,48 +412,53 @@ replica() { # replica N: a daemon from the cluster, its pid in replica_N
     --timeout 3m "${election[@]}" >/dev/null 2>"$work/replica$1.log" &
   eval "replica_$1=$!"
 }
-replica 1
-replica 2
 holder() { k -n "$ns" get lease flux-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 leaders() { grep -l "acquired the leader Lease" "$work"/replica?.log 2>/dev/null | wc -l; }
 one_leader() { [ -n "$(holder)" ] && [ "$(leaders)" = 1 ]; }
-check "leader: one of two replicas leads" wait_until 60 one_leader
 no_error_logged() { ! grep -h ' ERROR ' "$work"/replica?.log; }
-check "leader: neither replica logged an ERROR while starting" no_error_logged
-leader_log=$(grep -l "acquired the leader Lease" "$work"/replica?.log | head -n 1)
-leader=$replica_1 standby=$replica_2 standby_log=$work/replica2.log
-[ "$leader_log" = "$work/replica1.log" ] || { leader=$replica_2 standby=$replica_1 standby_log=$work/replica1.log; }
-show "$leader_log"
-requested=$(date +%s%N)
-k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
-check "leader: the leader reconciles" wait_until 120 handled
-check "leader: the standby does not" eval '! grep -q "Reconciliation finished" "$standby_log"'
-# The leader dies without releasing the Lease: the standby takes over once it
-# has seen the Lease unrenewed for its duration.
-kill -9 "$leader"
-wait "$leader" 2>/dev/null
-show "$standby_log"
-taken_over() { grep -q "acquired the leader Lease" "$standby_log"; }
-check "leader: the standby takes over from a dead leader" wait_until 60 taken_over
-requested=$(date +%s%N)
-k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
-check "leader: the new leader reconciles" wait_until 120 handled
-daemon=$standby
-stop_daemon TERM
-check "leader: SIGTERM exits 0 within 10 s" stopped_cleanly
+standby_took_over() { grep -q "acquired the leader Lease" "$standby_log"; }
 released() { [ -z "$(holder)" ]; }
-check "leader: the Lease is released on SIGTERM" released
-
-# --- 4 usage -------------------------------------------------------------------
-usage_error() { # usage_error WORD ARGS...: exit 2, nothing on stdout, the error names WORD
-  local word=$1
-  shift
-  fx usage "$@"
-  exit_is 2 && [ ! -s "$work/usage.out" ] && head -n 1 "$work/usage.err" | grep -q -- "$word" ||
-    { echo "exit $rc: $(head -n 1 "$work/usage.err")"; return 1; }
+case_leader() {
+  local replica_1 replica_2 leader_log leader standby standby_log requested
+  given "leader: an instance in $ns whose distribution is the registry's" given_owner || return
+  rm -f "$work"/replica?.log
+  replica 1
+  replica 2
+  check "leader: one of two replicas leads" wait_until 60 one_leader
+  check "leader: neither replica logged an ERROR while starting" no_error_logged
+  leader_log=$(grep -l "acquired the leader Lease" "$work"/replica?.log | head -n 1)
+  leader=$replica_1 standby=$replica_2 standby_log=$work/replica2.log
+  [ "$leader_log" = "$work/replica1.log" ] || { leader=$replica_2 standby=$replica_1 standby_log=$work/replica1.log; }
+  show "$leader_log"
+  requested=$(date +%s%N)
+  k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+  check "leader: the leader reconciles" wait_until 120 request_handled
+  check "leader: the standby does not" eval '! grep -q "Reconciliation finished" "$standby_log"'
+  # The leader dies without releasing the Lease: the standby takes over once it
+  # has seen the Lease unrenewed for its duration.
+  kill -9 "$leader"
+  wait "$leader" 2>/dev/null
+  show "$standby_log"
+  check "leader: the standby takes over from a dead leader" wait_until 60 standby_took_over
+  requested=$(date +%s%N)
+  k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+  check "leader: the new leader reconciles" wait_until 120 request_handled
+  daemon=$standby
+  stop_daemon TERM
+  check "leader: SIGTERM exits 0 within 10 s" stopped_cleanly
+  check "leader: the Lease is released on SIGTERM" released
 }
-check "usage: --watch needs FILE or --from-cluster" usage_error --from-cluster apply --watch
-check "usage: --from-cluster needs --watch" usage_error "only with --watch" apply --from-cluster
-check "usage: --watch is not a dry run" usage_error --dry-run apply --watch "$work/cluster-instance.yaml" --dry-run=server
 
+# --- usage ---------------------------------------------------------------------
+case_usage() {
+  daemon_instance "$work/usage-instance.yaml"
+  fx usage-no-file apply --watch
+  check "usage: --watch needs FILE or --from-cluster" usage_error usage-no-file --from-cluster
+  fx usage-no-watch apply --from-cluster
+  check "usage: --from-cluster needs --watch" usage_error usage-no-watch "only with --watch"
+  fx usage-dry-run apply --watch "$work/usage-instance.yaml" --dry-run=server
+  check "usage: --watch is not a dry run" usage_error usage-dry-run --dry-run
+}
+
+e2e_run_cases
 summary

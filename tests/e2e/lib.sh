@@ -290,6 +290,19 @@ install() {
 # The checks a case makes of a run (fx's NAME) and of the cluster; each
 # prints why it fails.
 
+# given NAME FUNCTION ARGS...: a case's precondition, reported as check
+# reports (the reason from FUNCTION's first line of output); FUNCTION runs
+# in this shell, so that what it sets (a variable, a process) stays.
+given() {
+  local name=$1
+  shift
+  if "$@" >"$work/given.out" 2>&1; then
+    pass "$name"
+  else
+    fail "$name" "$(head -n 1 "$work/given.out")"
+    return 1
+  fi
+}
 # exit_is CODE [NAME]: the last fx (NAME) exited CODE; the reason it did
 # not ends with the last line of its stderr.
 exit_is() {
