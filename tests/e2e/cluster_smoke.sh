@@ -23,15 +23,12 @@ own_cluster=0
 ns=smoke-$$
 work=$(mktemp -d)
 
-cleanup() {
-  if [ "$own_cluster" -eq 1 ]; then
-    e2e_cluster_down
-  elif [ -n "${KUBECONFIG:-}" ]; then
+# On the caller's cluster, only the test's namespace is removed.
+e2e_cleanup_hook() {
+  [ "$own_cluster" -eq 1 ] || [ -z "${KUBECONFIG:-}" ] ||
     kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1
-  fi
-  rm -rf "$work"
 }
-on_exit cleanup
+on_exit e2e_cleanup
 
 # check_cmd NAME COMMAND...: passes when COMMAND exits 0; its output is shown
 # on failure.

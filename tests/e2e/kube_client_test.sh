@@ -18,11 +18,7 @@ unit_tests=${1:?usage: $0 UNIT_TESTS}
 source "$root/tests/e2e/lib.sh"
 work=$(mktemp -d)
 
-cleanup() {
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 command -v kubectl >/dev/null || skip_test "no kubectl"
 [ -n "${KUBECONFIG:-}" ] || e2e_cluster_up "$work/cluster"
