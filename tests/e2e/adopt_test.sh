@@ -42,11 +42,7 @@ source "$root/tests/e2e/lib.sh"
 # shellcheck source=tests/adopt/lib.sh
 source "$root/tests/adopt/lib.sh"
 work=$(mktemp -d)
-cleanup() {
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
 adopt_prerequisites "$version"

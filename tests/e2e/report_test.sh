@@ -28,7 +28,7 @@
 #   tests/e2e/report_test.sh BIN ROOT
 #
 # The distribution is $FLUXOPCTL_DISTRIBUTION_ARTIFACT, else ROOT/../shared/
-# flux-distribution. REPORT_TEST_KEEP=1 keeps the work directory (every
+# flux-distribution. E2E_KEEP=1 keeps the work directory (every
 # run's stdout and stderr, NAME.out and NAME.err). Closes with `N passed, M failed`; a skip (exit 77, a
 # failure when CI=true) only when kubectl, python3, the distribution or the
 # cluster binaries are missing, or (case 5 only) Go to build the operator.
@@ -43,13 +43,7 @@ source "$root/tests/e2e/lib.sh"
 source "$root/scripts/lib/upstream-operator.sh"
 
 daemon=
-cleanup() {
-  e2e_operator_stop
-  [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null
-  e2e_cluster_down
-  [ "${REPORT_TEST_KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 if [ ! -x "$bin" ]; then
   echo "FAIL no fluxopctl at $bin"
@@ -61,7 +55,6 @@ command -v python3 >/dev/null || skip_test "python3 is not installed"
 [ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
 
 report() { fx "$@" --kubeconfig "$KUBECONFIG"; }
-exit_is() { [ "$rc" = "$1" ] || { echo "exit $rc, not $1: $(tail -n 1 "$work/$2.err")"; return 1; }; }
 said() { grep -qF -- "$2" "$work/$1.err" || { echo "stderr does not say '$2':"; cat "$work/$1.err"; return 1; }; }
 
 # --- 1 no Flux -----------------------------------------------------------------
@@ -329,13 +322,6 @@ else
 fi
 
 # --- 4 usage -----------------------------------------------------------------------
-usage_error() { # usage_error RUN FLAG
-  [ "$rc" = 2 ] || { echo "exit $rc, not 2"; return 1; }
-  [ ! -s "$work/$1.out" ] || { echo "stdout is not empty"; return 1; }
-  grep -qF -- "$2" "$work/$1.err" || { echo "stderr does not name $2: $(head -n 1 "$work/$1.err")"; return 1; }
-  [ "$(wc -l <"$work/$1.err")" = 1 ] && grep -q '^error: ' "$work/$1.err" ||
-    { echo "stderr is not one error line:"; cat "$work/$1.err"; return 1; }
-}
 report bad_output report -o xml
 check "report -o xml: exit 2, --output named" usage_error bad_output --output
 report bad_flag report --no-such-flag
