@@ -34,37 +34,19 @@ fluxopctl=(env "XDG_CACHE_HOME=$work/cache" "$bin")
 # longer than any run of the test.
 export REGISTRY_LIFETIME=1200
 mkdir -p "$DOCKER_CONFIG"
-cleanup() {
-  registry_stop_all
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
-ok() {
-  passed=$((passed + 1))
-  echo "ok $1"
-}
-fail() {  # NAME REASON: counted; the whole test stops when it cannot go on
-  failed=$((failed + 1))
-  echo "FAIL $1: $2"
-}
-stop() {
-  fail "$@"
-  echo "$passed passed, $failed failed"
-  exit 1
-}
-check() {  # NAME EXPECTED_STATUS EXPECTED_STDERR_REGEX -- COMMAND...
-  local name=$1 want=$2 pattern=$3 status=0
-  shift 4
+# exits_with STATUS STDERR_REGEX COMMAND...: COMMAND (within 120 s) exits
+# STATUS with a stderr line matching; its output in $work/out and err.
+exits_with() {
+  local want=$1 pattern=$2 status=0
+  shift 2
   timeout 120 "$@" >"$work/out" 2>"$work/err" || status=$?
-  if [ "$status" = "$want" ] && grep -qE -- "$pattern" "$work/err"; then
-    ok "$name"
-  else
-    fail "$name" "exit $status (want $want, 124 is a timeout), stderr:"
-    tail -3 "$work/err" | sed 's/^/  | /'
-  fi
+  [ "$status" = "$want" ] && grep -qE -- "$pattern" "$work/err" ||
+    { echo "exit $status (want $want, 124 is a timeout), stderr:"; tail -3 "$work/err"; return 1; }
 }
+# A step the rest cannot go without.
+stop() { abort "$1: $2"; }
 
 [ -d "$dist/flux" ] || skip_test "no distribution at $dist"
 registry_ensure_installed || skip_test "docker-registry cannot be installed"
@@ -103,52 +85,44 @@ instance() {  # SECRET
 } >/dev/null 2>"$work/err" || stop "secrets" "kubectl could not create the namespace and Secrets: $(tail -1 "$work/err")"
 
 instance missing
-check "a missing Secret is named" 1 "Secret/flux-system/missing \(.spec.distribution.artifactPullSecret\): not found" -- \
+check "a missing Secret is named" exits_with 1 "Secret/flux-system/missing \(.spec.distribution.artifactPullSecret\): not found" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
 instance not-docker
-check "a Secret of another type is refused" 1 "Secret/flux-system/not-docker .*: type is not kubernetes.io/dockerconfigjson" -- \
+check "a Secret of another type is refused" exits_with 1 "Secret/flux-system/not-docker .*: type is not kubernetes.io/dockerconfigjson" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
 instance wrong-password
-check "refused credentials: a clear 401, no password" 1 "HTTP 401" -- \
+check "refused credentials: a clear 401, no password" exits_with 1 "HTTP 401" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
-if grep -q nope "$work/err"; then
-  fail "refused credentials: the password is not shown" "it appears in the error"
-else
-  ok "refused credentials: the password is not shown"
-fi
-check "diff: refused credentials are a clear 401" 2 "HTTP 401" -- \
+check "refused credentials: the password is not shown" eval '! grep -q nope "$work/err"'
+check "diff: refused credentials are a clear 401" exits_with 2 "HTTP 401" \
   "${fluxopctl[@]}" diff "$work/instance.yaml"
-if ! deployments=$(kubectl get deployments -n flux-system -o name 2>&1); then
-  fail "the failed pulls wrote nothing" "kubectl get deployments: $deployments"
-elif [ -n "$deployments" ]; then
-  fail "the failed pulls wrote nothing" "Deployments exist: $deployments"
-else
-  ok "the failed pulls wrote nothing"
-fi
+no_deployments() {
+  local deployments
+  deployments=$(kubectl get deployments -n flux-system -o name 2>&1) || { echo "kubectl get deployments: $deployments"; return 1; }
+  [ -z "$deployments" ] || { echo "Deployments exist: $deployments"; return 1; }
+}
+check "the failed pulls wrote nothing" no_deployments
 instance dist-pull
 # diff renders what apply would, so it reads the same Secret.
-check "diff pulls with the Secret's credentials" 1 "^[1-9][0-9]* objects would change" -- \
+check "diff pulls with the Secret's credentials" exits_with 1 "^[1-9][0-9]* objects would change" \
   "${fluxopctl[@]}" diff "$work/instance.yaml"
-if grep -qE "^pulled oci://$REGISTRY_ADDR/flux/manifests@sha256:" "$work/err"; then
-  ok "diff: the artifact was pulled"
-else
-  fail "diff: the artifact was pulled" "no 'pulled' line on stderr"
-fi
-check "apply pulls with the Secret's credentials" 0 "Reconciliation finished" -- \
+check "diff: the artifact was pulled" grep -qE "^pulled oci://$REGISTRY_ADDR/flux/manifests@sha256:" "$work/err"
+check "apply pulls with the Secret's credentials" exits_with 0 "Reconciliation finished" \
   "${fluxopctl[@]}" apply "$work/instance.yaml"
-check "diff after the apply: nothing would change" 0 "^0 objects would change" -- \
+check "diff after the apply: nothing would change" exits_with 0 "^0 objects would change" \
   "${fluxopctl[@]}" diff "$work/instance.yaml"
 # The newest Flux 2.9 of the distribution, and its source-controller tag as
 # the distribution's image list has it (not as fluxopctl renders it).
 newest=$(ls "$dist/flux-images" | grep '^v2\.9\.' | sort -V | tail -1)
 tag=$(grep -A1 'name: ghcr.io/fluxcd/source-controller$' "$dist/flux-images/$newest/upstream-alpine.yaml" |
   sed -n 's/^ *newTag: //p')
-image=$(kubectl -n flux-system get deployment source-controller -o jsonpath='{.spec.template.spec.containers[0].image}' 2>&1)
-if [ -n "$tag" ] && [[ $image =~ ^ghcr\.io/fluxcd/source-controller:${tag//./\\.}(@sha256:[0-9a-f]{64})?$ ]]; then
-  ok "the pulled distribution was applied (Flux $newest, source-controller $tag)"
-else
-  fail "the pulled distribution was applied" "source-controller runs '$image', not Flux $newest's ghcr.io/fluxcd/source-controller:$tag"
-fi
+newest_applied() {
+  local image
+  image=$(kubectl -n flux-system get deployment source-controller -o jsonpath='{.spec.template.spec.containers[0].image}' 2>&1)
+  [ -n "$tag" ] && [[ $image =~ ^ghcr\.io/fluxcd/source-controller:${tag//./\\.}(@sha256:[0-9a-f]{64})?$ ]] ||
+    { echo "source-controller runs '$image', not Flux $newest's ghcr.io/fluxcd/source-controller:$tag"; return 1; }
+}
+check "the pulled distribution was applied (Flux $newest, source-controller $tag)" newest_applied
 
 # The mirror: synthetic images and a distribution (Flux $newest's manifests,
 # tests/mirror's catalog) in a source registry, their arm64 platform copied
@@ -168,7 +142,7 @@ kubectl -n flux-system create secret docker-registry mirror-pull --docker-server
   stop "secrets" "kubectl could not create the mirror's Secret: $(tail -1 "$work/err")"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$REGISTRY_ADDR" "$(printf alice:s3cret | base64)" \
   >"$DOCKER_CONFIG/config.json"
-check "mirror linux/arm64 into the site's registry, with the Docker config's credentials" 0 "^mirrored [0-9]+ images" -- \
+check "mirror linux/arm64 into the site's registry, with the Docker config's credentials" exits_with 0 "^mirrored [0-9]+ images" \
   "${fluxopctl[@]}" mirror "oci://$REGISTRY_ADDR/site" --platform linux/arm64 \
   --distribution-artifact "oci://$source_addr/flux/manifests:v1"
 cp "$work/out" "$work/mirror.yaml"
@@ -183,7 +157,7 @@ registry_use mirror
   echo "    artifactPullSecret: mirror-pull"
   sed -n '/^  components:/,$p' "$root/tests/e2e/instances/flux-2.9-no-helm.yaml"
 } >"$work/instance.yaml"
-check "apply from the mirror alone" 0 "Reconciliation finished" -- \
+check "apply from the mirror alone" exits_with 0 "Reconciliation finished" \
   "${fluxopctl[@]}" apply "$work/instance.yaml"
 live=$(kubectl -n flux-system get deployments -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' 2>&1 | sort)
 expected=$(while read -r ref; do
@@ -192,11 +166,8 @@ expected=$(while read -r ref; do
     sed -n 's/^ *newTag: //p')
   echo "$REGISTRY_ADDR/site/$component:$tag@${ref#*@}"
 done < <(mirror_catalog_refs "$work/mirror-dist" "$newest" | grep -v helm-controller) | sort)
-if [ -n "$expected" ] && [ "$live" = "$expected" ]; then
-  ok "the Deployments name the mirrored digests"
-else
-  fail "the Deployments name the mirrored digests" "live: $(echo $live); want: $(echo $expected)"
-fi
+check "the Deployments name the mirrored digests" \
+  eval '[ -n "$expected" ] && [ "$live" = "$expected" ] || { echo "live: $(echo $live); want: $(echo $expected)"; false; }'
 # Each of them served by the mirror: source-controller's is the source's
 # index, though only its arm64 manifest was copied.
 missing=
@@ -206,11 +177,7 @@ for image in $live; do
   mirror_has_manifest "http://$REGISTRY_ADDR" "$repository" "${image#*@}" || missing+=" $image"
 done
 mirror_curl_options=()
-if [ -n "$live" ] && [ -z "$missing" ]; then
-  ok "the mirror serves every digest the Deployments name"
-else
-  fail "the mirror serves every digest the Deployments name" "not served:${missing:- no images}"
-fi
+check "the mirror serves every digest the Deployments name" \
+  eval '[ -n "$live" ] && [ -z "$missing" ] || { echo "not served:${missing:- no images}"; false; }'
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
