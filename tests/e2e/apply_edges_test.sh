@@ -61,7 +61,13 @@ stored_versions_are() {
   got=$(stored_versions) || { echo "kubectl could not read the HelmRelease CRD"; return 1; }
   [ "$got" = "$1" ] || { echo "storedVersions $got, not $1"; return 1; }
 }
-helmrelease_rv() { k get helmrelease podinfo -o jsonpath='{.metadata.resourceVersion}' 2>/dev/null; }
+# Read at v2beta2, which 2.2 and 2.3 both serve, by its path: kubectl's
+# discovery cache may still prefer a version the CRD no longer serves (after
+# a newer Flux was deleted for 2.2).
+helmrelease_rv() {
+  k get --raw /apis/helm.toolkit.fluxcd.io/v2beta2/namespaces/default/helmreleases/podinfo 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])' 2>/dev/null
+}
 # helmrelease_rv_is RV: the HelmRelease was not written again.
 helmrelease_rv_is() {
   [ "$(helmrelease_rv)" = "$1" ] || { echo "the HelmRelease was written (resourceVersion $1 -> $(helmrelease_rv))"; return 1; }
