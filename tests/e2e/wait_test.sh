@@ -98,13 +98,36 @@ no_pvc() {
       k -n "$ns" delete "$claim" --wait=false >/dev/null || return 1
   done
 }
+# no_quota: the quota case's gone, and the pods it refused created (its
+# pod templates have no claim: they roll out once it is gone): a
+# Deployment keeps the quota's ReplicaFailure until its ReplicaSet next
+# creates a pod, which would fail the next apply at once.
+no_quota() {
+  local deployment
+  exists -n "$ns" resourcequota no-pods || return 0
+  k -n "$ns" delete resourcequota no-pods >/dev/null || { echo "kubectl could not delete the quota"; return 1; }
+  for deployment in $(k -n "$ns" get deployments -o name 2>/dev/null); do
+    kwait 300 -n "$ns" rollout status "$deployment" >/dev/null || { echo "$deployment not rolled out"; return 1; }
+  done
+}
+# storage_class_never: a StorageClass whose provisioner never comes.
+storage_class_never() {
+  k apply -f - >/dev/null <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: never
+provisioner: example.com/never
+volumeBindingMode: Immediate
+EOF
+}
 # given_four CASE: the four-controller instance installed and Ready, without
-# the quota or the claims a case leaves (a Deployment keeps the quota's
-# ReplicaFailure until its ReplicaSet next creates a pod: the install's
-# rollout). False (the case failed) when it cannot be.
+# the quota or the claims a case leaves, and the StorageClass never. False
+# (the case failed) when it cannot be.
 given_four() {
-  k -n "$ns" delete quota no-pods --ignore-not-found >/dev/null 2>&1
-  check "$1: no claims left" no_pvc &&
+  check "$1: no quota left" no_quota &&
+    check "$1: no claims left" no_pvc &&
+    check "$1: the StorageClass never" storage_class_never &&
     check "$1: the four-controller instance installed" install "$four" ||
     { fail "$1" "no installation to start from"; return 1; }
 }
@@ -118,14 +141,6 @@ pod_pending() {
 case_unbound() {
   local started first_pod seconds apply_pid
   given_four unbound || return
-  k apply -f - >/dev/null <<'EOF'
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: never
-provisioner: example.com/never
-volumeBindingMode: Immediate
-EOF
   instance_with unbound '  storage:' '    class: never' '    size: 1Gi'
   started=$SECONDS
   (
