@@ -129,6 +129,11 @@ no_instance() {
   k -n "$ns" patch fluxinstance flux --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
   kwait 60 -n "$ns" delete fluxinstance flux --ignore-not-found >/dev/null
 }
+# no_events [NAMESPACE]: no Events of an earlier instance flux in NAMESPACE
+# ($ns), that a check of this case's would take for its own.
+no_events() {
+  k -n "${1:-$ns}" delete events --field-selector involvedObject.kind=FluxInstance,involvedObject.name=flux >/dev/null
+}
 # given_artifact: $artifact, a distribution of the one 2.8 version in a
 # local registry ($small, to be changed and pushed again; the version in
 # $version); pushed once per run.
@@ -195,6 +200,7 @@ stays_deleted() {
 case_file() {
   local volume=$work/volume every='    fluxcd.controlplane.io/reconcileEvery: "10s"' before artifact=
   check "file: no instance in the cluster to start from" no_instance || return
+  check "file: no Events of an earlier instance" no_events || return
   rm -rf "$volume"
   mkdir -p "$volume/..v1"
   daemon_instance "$volume/..v1/instance.yaml" "$every" one
@@ -303,6 +309,7 @@ case_cluster() {
   # The instance the file's daemon (or another case) applied goes; the
   # daemon takes the installation over from the cluster's own instance.
   check "cluster: no instance in the cluster to start from" no_instance || return
+  check "cluster: no Events of an earlier instance" no_events || return
   # Disabled before any reconcile: the status says so, as the operator
   # initializes it; enabled, it is reconciled.
   daemon_instance "$work/cluster-instance.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"
@@ -391,6 +398,7 @@ case_second_instance() {
   given "second_instance: an instance in $ns owns the cluster" given_owner || return
   owner_version=$(instance_version)
   k create namespace team-a --dry-run=client -o yaml | k apply -f - >/dev/null
+  check "second_instance: no Events of an earlier instance in team-a" no_events team-a || return
   daemon_instance "$work/second.yaml" '    fluxcd.controlplane.io/reconcileArtifactEvery: "5s"' five
   sed "s/namespace: $ns$/namespace: team-a/" "$work/second.yaml" >"$work/team-a.yaml"
   check "second_instance: kubectl apply of the second instance" kubectl_applies "$work/team-a.yaml"
