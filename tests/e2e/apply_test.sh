@@ -17,7 +17,7 @@
 # brings one up in a state directory of its own ($APPLY_TEST_CLUSTER_DIR,
 # default a temporary one) and downs it on exit. APPLY_TEST_BUDGET (seconds,
 # default 1000, within ctest's 1200) bounds the whole run: a case that would
-# start after it is a failure. APPLY_TEST_KEEP=1 keeps the work directory
+# start after it is a failure. E2E_KEEP=1 keeps the work directory
 # (fluxopctl's stdout and stderr of each run, NAME.out and NAME.err, the
 # renderings).
 #
@@ -30,7 +30,7 @@
 #
 # The cases, in the order of a full run (the CASE arguments, or $CASES, run
 # some of them: tests/e2e/lib.sh). Each starts by setting up the state it
-# needs (given, given_empty below): in a full run that is the state the
+# needs (lib.sh's given: an install of its instance, or no_flux): in a full run that is the state the
 # previous case left, and the set-up is a re-apply that changes nothing.
 #   invalid_empty      11a invalid instances on the empty cluster write nothing
 #   diff_empty         13a diff -o json on the empty cluster: every object to create, exit 1
@@ -80,21 +80,12 @@ say() { echo "apply_test: $*" >&2; }
 command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 [ -d "$dist/flux" ] || skip_test "no Flux distribution at $dist"
 
-cleanup() {
-  trap - EXIT INT TERM
-  # Whatever still runs in the background (a concurrent or killed apply, a
-  # watch).
-  local pid
-  for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-  e2e_upstream_stop
-  if [ "$own_cluster" -eq 1 ]; then
-    e2e_cluster_down
-  elif [ -n "${KUBECONFIG:-}" ]; then
-    uninstall >/dev/null 2>&1
-  fi
-  if [ -n "${APPLY_TEST_KEEP:-}" ]; then say "kept $work"; else rm -rf "$work"; fi
+# On a cluster of the caller's ($KUBECONFIG), the Flux installation the
+# test made is removed (on its own, the cluster goes).
+e2e_cleanup_hook() {
+  [ "$own_cluster" -eq 1 ] || [ -z "${KUBECONFIG:-}" ] || uninstall >/dev/null 2>&1
 }
-on_exit cleanup
+on_exit e2e_cleanup
 
 # The commands under test: their absence is a regression, not a skip.
 commands_listed() {
@@ -168,18 +159,6 @@ revision_is() {
 exit_at_least() {
   [ "$rc" -ge "$1" ] || { echo "exit $rc, not $1 or more"; return 1; }
 }
-# stdout_has NAME REGEX...: each REGEX matches a line of $work/NAME.out.
-stdout_has() {
-  local name=$1 re
-  shift
-  for re; do
-    grep -Eq -- "$re" "$work/$name.out" || {
-      echo "stdout has no line matching '$re'; it is:"
-      head -n 10 "$work/$name.out"
-      return 1
-    }
-  done
-}
 # diff_json_holds NAME CONDITION: $work/NAME.out is one `diff -o json`
 # document for which the Python expression CONDITION holds; in it, `doc` is
 # the document, `obj(NAME)` the entry of the object NAME (None when absent),
@@ -238,27 +217,10 @@ uninstall() {
   kwait 180 delete namespace "$ns" --ignore-not-found
 }
 
-# given_empty CASE: no Flux on the cluster (uninstalled when there is); CASE
-# fails when it cannot be removed.
-given_empty() {
+# no_flux: no Flux on the cluster (uninstalled when there is).
+no_flux() {
   nothing_installed >/dev/null 2>&1 && return 0
-  uninstall >"$work/uninstall.out" 2>&1 || { show "$work/uninstall.out"; fail "$1" "uninstalling Flux failed"; return 1; }
-}
-# given CASE FILE: FILE applied and Ready: an apply, which changes nothing
-# when FILE is what is installed; Flux is uninstalled first when the
-# installed minor version is newer than FILE's (apply refuses a downgrade).
-# CASE fails when the apply does.
-given() {
-  local installed want
-  installed=$(k -n "$ns" get fluxinstance flux -o jsonpath='{.status.lastAppliedRevision}' 2>/dev/null)
-  installed=$(sed -n 's/^v\([0-9]*\.[0-9]*\)\..*/\1/p' <<<"$installed")
-  want=$(sed -n 's/^ *version: *"\{0,1\}\([0-9]*\.[0-9]*\).*/\1/p' "$2" | head -n 1)
-  if [ -n "$installed" ] && [ "$installed" != "$want" ] &&
-    [ "$(printf '%s\n' "$installed" "$want" | sort -V | tail -n 1)" = "$installed" ]; then
-    given_empty "$1" || return 1
-  fi
-  apply "given-$(basename "$2" .yaml)" "$2"
-  [ "$rc" = 0 ] || { fail "$1" "setting up: apply $(basename "$2") exited $rc"; return 1; }
+  uninstall >"$work/uninstall.out" 2>&1 || { echo "uninstalling Flux failed: $(tail -n 1 "$work/uninstall.out")"; return 1; }
 }
 
 rendered=1
@@ -295,7 +257,7 @@ invalid_writes_nothing() {
 }
 case_invalid_empty() {
   in_budget "11a invalid instances on an empty cluster" || return
-  given_empty "11a invalid instances on an empty cluster" || return
+  given "11a invalid instances on an empty cluster: given no Flux" no_flux || return
   check "11a invalid instances on an empty cluster: exit 1, stdout empty, nothing written" invalid_writes_nothing
   check "11a no FluxInstance CRD and no $ns namespace after them" nothing_installed
 }
@@ -305,7 +267,7 @@ case_invalid_empty() {
 # among them, to be created; exit 1 as for the text.
 case_diff_empty() {
   in_budget "13a diff -o json on an empty cluster" || return
-  given_empty "13a diff -o json on an empty cluster" || return
+  given "13a diff -o json on an empty cluster: given no Flux" no_flux || return
   diff_ diff-empty-json "$A" -o json
   check "13a diff -o json on an empty cluster: exit 1" exit_is 1
   check "13a diff -o json on an empty cluster: every object to create, the FluxInstance too" diff_json_holds \
@@ -324,10 +286,10 @@ columns() {
 }
 case_install() {
   in_budget "1 install" || return
-  given_empty "1 install" || return
+  given "1 install: given no Flux" no_flux || return
   apply install "$A"
   check "1 install: apply exits 0" exit_is 0
-  check "1 install: change set has the Deployments created" stdout_has install \
+  check "1 install: change set has the Deployments created" out_has install \
     '^Deployment/flux-system/source-controller created$' '^Deployment/flux-system/kustomize-controller created$' \
     '^Deployment/flux-system/helm-controller created$' '^Deployment/flux-system/notification-controller created$'
   check "1 install: the objects, inventory, Deployments Available, Ready=True" state_is flux-2.8-four "$A"
@@ -344,7 +306,7 @@ case_install() {
 # 2. diff right after: nothing to change.
 case_diff_clean() {
   in_budget "2 diff after install" || return
-  given "2 diff after install" "$A" || return
+  given "2 diff after install: given flux-2.8-four" install "$A" || return
   diff_ diff-clean "$A"
   check "2 diff after install: exit 0" exit_is 0
   check "2 diff after install: stdout empty" stdout_empty diff-clean
@@ -370,12 +332,12 @@ requests_at_most() {
   [ -n "$count" ] && [ "$count" -le "$2" ] || { echo "${count:-no} API requests, more than $2"; return 1; }
 }
 only_unchanged() {
-  stdout_has reapply '^Deployment/flux-system/source-controller unchanged$' || return 1
+  out_has reapply '^Deployment/flux-system/source-controller unchanged$' || return 1
   ! grep -E ' (created|configured|deleted)$' "$work/reapply.out" || { echo "^ changes reported"; return 1; }
 }
 case_reapply() {
   in_budget "3 re-apply" || return
-  given "3 re-apply" "$A" || return
+  given "3 re-apply: given flux-2.8-four" install "$A" || return
   stable_snapshot "3 re-apply" "$work/settled.snap" || return
   live "$work/flux-2.8-four.yaml" >"$work/rv.before" 2>/dev/null
   apply reapply "$A" -v
@@ -398,11 +360,11 @@ json_names() {
 }
 case_dry_run() {
   in_budget "12 dry run" || return
-  given "12 dry run" "$A" || return
+  given "12 dry run: given flux-2.8-four" install "$A" || return
   stable_snapshot "12 dry run" "$work/before.snap" || return
   apply dryrun "$B" --dry-run=server
   check "12 dry run: exit 0" exit_is 0
-  check "12 dry run: the change set names helm-controller deleted" stdout_has dryrun \
+  check "12 dry run: the change set names helm-controller deleted" out_has dryrun \
     '^Deployment/flux-system/helm-controller deleted'
   dry_run_said() {
     grep -qE '^Dry run: [0-9]+ objects? would change.*; nothing was written' "$work/dryrun.err" &&
@@ -428,7 +390,7 @@ case_unprivileged() {
     return
   fi
   in_budget "10 unprivileged" || return
-  given "10 unprivileged" "$A" || return
+  given "10 unprivileged: given flux-2.8-four" install "$A" || return
   stable_snapshot "10 unprivileged" "$work/before.snap" || return
   fx forbidden apply "$B" --distribution-artifact "$dist" --kubeconfig "$unprivileged" --timeout "$apply_timeout"
   check "10 unprivileged: exit 1" exit_is 1
@@ -442,7 +404,7 @@ case_unprivileged() {
 # 11b. Invalid instances on the installed cluster change nothing.
 case_invalid_installed() {
   in_budget "11b invalid instances on the installed cluster" || return
-  given "11b invalid instances on the installed cluster" "$A" || return
+  given "11b invalid instances on the installed cluster: given flux-2.8-four" install "$A" || return
   check "11b invalid instances on the installed cluster: exit 1, stdout empty, nothing written" invalid_writes_nothing
 }
 
@@ -451,17 +413,17 @@ case_invalid_installed() {
 # its CRDs.
 case_prune() {
   in_budget "4 prune" || return
-  given "4 prune" "$A" || return
+  given "4 prune: given flux-2.8-four" install "$A" || return
   diff_ diff-prune "$B"
   check "4 prune: diff exits 1" exit_is 1
-  check "4 prune: diff mentions helm-controller" stdout_has diff-prune 'helm-controller'
+  check "4 prune: diff mentions helm-controller" out_has diff-prune 'helm-controller'
   diff_ diff-prune-json "$B" -o json
   check "4 prune: diff -o json exits 1" exit_is 1
   check "4 prune: diff -o json: helm-controller deleted, its CRD taking nothing (no HelmRelease), the instance's components updated" diff_json_holds \
     diff-prune-json 'obj("Deployment/flux-system/helm-controller")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["action"] == "delete" and obj("CustomResourceDefinition/helmreleases.helm.toolkit.fluxcd.io")["takes"] == [] and [f["path"] for f in obj("FluxInstance/flux-system/flux")["fields"]] == ["/spec/components"] and obj("Deployment/flux-system/source-controller")["action"] == "unchanged"'
   apply prune "$B"
   check "4 prune: apply exits 0" exit_is 0
-  check "4 prune: change set has the deletions" stdout_has prune \
+  check "4 prune: change set has the deletions" out_has prune \
     '^Deployment/flux-system/helm-controller deleted$' '^CustomResourceDefinition/.*helmreleases\.helm\.toolkit\.fluxcd\.io deleted$'
   check "4 prune: Deployment helm-controller is NotFound" gone deployment/helm-controller
   check "4 prune: CRD helmreleases.helm.toolkit.fluxcd.io is NotFound" \
@@ -477,12 +439,12 @@ new_images() {
 }
 case_upgrade() {
   in_budget "5 upgrade" || return
-  given "5 upgrade" "$B" || return
+  given "5 upgrade: given flux-2.8-no-helm" install "$B" || return
   diff_ diff-upgrade "$B" --version 2.9.x
   new=$(images "$work/flux-2.9-no-helm.yaml" | grep source-controller)
   old=$(images "$work/flux-2.8-no-helm.yaml" | grep source-controller)
   check "5 upgrade: diff --version 2.9.x exits 1" exit_is 1
-  check "5 upgrade: diff shows the image change" stdout_has diff-upgrade "^-.*image: ${old//./\\.}\$" "^\+.*image: ${new//./\\.}\$"
+  check "5 upgrade: diff shows the image change" out_has diff-upgrade "^-.*image: ${old//./\\.}\$" "^\+.*image: ${new//./\\.}\$"
   diff_ diff-upgrade-json "$B" --version 2.9.x -o json
   check "5 upgrade: diff -o json --version 2.9.x exits 1" exit_is 1
   check "5 upgrade: diff -o json: source-controller's image, before and after" diff_json_holds diff-upgrade-json \
@@ -499,7 +461,7 @@ case_upgrade() {
 # to 2.8 is refused, a BuildFailed event on the instance says why.
 case_downgrade() {
   in_budget "13b downgrade refused" || return
-  given "13b downgrade refused" "$C" || return
+  given "13b downgrade refused: given flux-2.9-no-helm" install "$C" || return
   apply downgrade "$A"
   check "13b downgrade refused: apply exits 1" exit_is 1
   check "13b downgrade refused: a BuildFailed event says why" event_says BuildFailed \
@@ -537,7 +499,7 @@ both_succeeded() {
 }
 case_concurrent() {
   in_budget "7 concurrent applies" || return
-  given "7 concurrent applies" "$C" || return
+  given "7 concurrent applies: given flux-2.9-no-helm" install "$C" || return
   mapfile -t flags < <(common_flags)
   timeout -k 5 600 kubectl -n "$ns" get lease "$lease" --watch -o jsonpath='{.spec.holderIdentity}{"\n"}' \
     >"$work/holders" 2>"$work/watch.err" &
@@ -595,7 +557,7 @@ lock_refused() {
 }
 case_lock_timeout() {
   in_budget "7b lock timeout" || return
-  given "7b lock timeout" "$D" || return
+  given "7b lock timeout: given flux-2.9-four" install "$D" || return
   if held_elsewhere | k apply --server-side --force-conflicts -f - >"$work/lease.out" 2>&1; then
     run_limit=60 apply lock-held "$D" --lock-timeout 3s
     check "7b lock timeout: Lease $lease held elsewhere: --lock-timeout 3s exits 1 within 60s naming the holder" lock_refused
@@ -627,7 +589,7 @@ killed() {
 }
 case_killed() {
   in_budget "8 SIGKILL midway" || return
-  given "8 SIGKILL midway" "$D" || return
+  given "8 SIGKILL midway: given flux-2.9-four" install "$D" || return
   mapfile -t flags < <(common_flags)
   cordon
   XDG_CACHE_HOME=$work/cache "$bin" apply "$E" "${flags[@]}" --timeout "$apply_timeout" \
@@ -694,7 +656,7 @@ warned_once() {
 }
 case_no_events() {
   in_budget "14 no RBAC for Events" || return
-  given "14 no RBAC for Events" "$E" || return
+  given "14 no RBAC for Events: given flux-2.9-six" install "$E" || return
   if ! no_events_user; then
     fail "14 no RBAC for Events" "the service account, its role or its token could not be made"
   else
@@ -721,7 +683,7 @@ case_outage() {
     return
   fi
   in_budget "9 API server outage" || return
-  given "9 API server outage" "$E" || return
+  given "9 API server outage: given flux-2.9-six" install "$E" || return
   mapfile -t flags < <(common_flags)
   cordon
   t0=$SECONDS

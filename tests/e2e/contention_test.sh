@@ -56,15 +56,7 @@ cluster=$root/scripts/cluster
 source "$root/tests/e2e/lib.sh"
 
 daemon= background=
-cleanup() {
-  for pid in $daemon $background; do
-    kill -CONT "$pid" 2>/dev/null
-    kill -9 "$pid" 2>/dev/null
-  done
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
 
@@ -79,12 +71,6 @@ ready_status() { fi_get '{.status.conditions[?(@.type=="Ready")].status}'; }
 uid_of() { k -n "$ns" get "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
 inventory_count() { inventory | grep -c .; }
 
-# install CASE FILE: a one-shot apply of FILE, Ready; the case fails (and
-# stops) when it is not.
-install() {
-  apply "$1-install" "$2"
-  [ "$rc" = 0 ] || { fail "$1" "the install of $(basename "$2") exited $rc"; return 1; }
-}
 # start_daemon NAME ARGS...: apply --watch ARGS in the background, its log
 # in $work/NAME.log ($log).
 start_daemon() {
@@ -143,7 +129,7 @@ e2e_cluster_up "$work/cluster"
 case_stale_render() {
   local name=stale_render reflector generation
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-six.yaml" || return
+  given "$name: given flux-2.9-six" install "$instances/flux-2.9-six.yaml" || return
   user_namespace "$name"
   local version
   version=$(k get crd imagerepositories.image.toolkit.fluxcd.io \
@@ -187,7 +173,7 @@ YAML
 case_stolen_lease() {
   local name=stolen_lease
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   start_daemon "$name" --from-cluster -n "$ns" --lock-timeout 5s
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the installed instance"
@@ -215,7 +201,7 @@ case_stolen_lease() {
 case_paused_writer() {
   local name=paused_writer first expired_at version inventory_then revision pid_stopped=0
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   # The first apply changes a pod template and waits for a rollout that
   # cannot happen (nodes cordoned), holding the Lease.
   sed 's|^  cluster:|  kustomize:\n    patches:\n      - target: {kind: Deployment, name: source-controller}\n        patch: \|\n          - op: add\n            path: /spec/template/metadata/annotations/contention~1paused\n            value: "1"\n&|' \
@@ -266,7 +252,7 @@ case_paused_writer() {
 case_no_reconciler() {
   local name=no_reconciler
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   run_limit=120 fx "$name-reconcile" reconcile -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 5m
   check "$name: reconcile exits 1 at once" eval '[ "$rc" = 1 ] || { echo "exit $rc"; false; }'
   check "$name: reconcile says nothing reconciles it and what to run" \
@@ -282,7 +268,7 @@ case_no_reconciler() {
 case_file_requests() {
   local name=file_requests
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   cp "$instances/flux-2.9-four.yaml" "$work/watched.yaml"
   start_daemon "$name" "$work/watched.yaml"
   if ! wait_until 300 reconciled 1; then
@@ -301,7 +287,7 @@ case_file_requests() {
 case_force_failed() {
   local name=force_failed
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   user_namespace "$name"
   k apply -f - >/dev/null <<YAML
 apiVersion: source.toolkit.fluxcd.io/v1
@@ -351,7 +337,7 @@ YAML
 case_force_outage() {
   local name=force_outage kind i
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   user_namespace "$name"
   # 1,200 custom resources in three kinds, so that the outage comes while
   # the migration's patches are under way.
@@ -402,7 +388,7 @@ case_force_outage() {
 case_controller_beside() {
   local name=controller_beside
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   start_daemon "$name" --from-cluster -n "$ns"
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the installed instance"
@@ -461,7 +447,7 @@ YAML
 case_namespace_deleted() {
   local name=namespace_deleted
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   user_namespace "$name"
   k -n "$apps" create configmap kept --from-literal=a=b >/dev/null 2>&1
   start_daemon "$name" --from-cluster -n "$ns"
@@ -508,7 +494,7 @@ established() { k get crd "$1" -o jsonpath='{.status.conditions[?(@.type=="Estab
 case_unestablished() {
   local name=unestablished crd=buckets.source.toolkit.fluxcd.io
   clear_reconcilers
-  install "$name" "$instances/flux-2.9-four.yaml" || return
+  given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   "$cluster" stop-apiserver >/dev/null 2>"$work/stop.err" || { show "$work/stop.err"; fail "$name" "stop-apiserver failed"; return; }
   unestablish "$crd" 2>"$work/unestablish.err"
   local written=$?

@@ -42,12 +42,7 @@ apply_timeout=3m
 source "$root/tests/e2e/lib.sh"
 
 finalizer_pid=
-cleanup() {
-  [ -z "$finalizer_pid" ] || stop_process "$finalizer_pid"
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
 all_cases=(crds terminating sync delete inventory labels downgrade)
@@ -56,7 +51,6 @@ e2e_select_cases "$@"
 # ---------------------------------------------------------------------------
 # Helpers
 
-mapfile -t flags < <(common_flags)
 not_terminating() {  # RESOURCE NAME [-n NS]: exists, without a deletionTimestamp
   local at
   at=$(k get "$@" -o jsonpath='{.metadata.deletionTimestamp}' 2>&1) || { echo "$* does not exist: $at"; return 1; }
@@ -141,6 +135,8 @@ release_all() {
 }
 
 e2e_cluster_up "$work/cluster"
+# The flags of every run, $KUBECONFIG now the cluster's.
+mapfile -t flags < <(common_flags)
 
 # ---------------------------------------------------------------------------
 # crds: from six components to three (no helm-controller, no image

@@ -44,20 +44,12 @@ source "$root/tests/mirror/lib.sh"
 # Only a safety net, should the test be killed before cleanup stops them.
 export REGISTRY_LIFETIME=3600
 daemon=
-cleanup() {
-  [ -s "$work/daemon.pid" ] && kill -9 "$(cat "$work/daemon.pid")" 2>/dev/null
-  registry_stop_all
-  e2e_cluster_down
-  rm -rf "$work"
-}
-on_exit cleanup
+# The daemon runs detached (its pid in $work/daemon.pid), not as a job.
+e2e_cleanup_hook() { [ -s "$work/daemon.pid" ] && kill -9 "$(cat "$work/daemon.pid")" 2>/dev/null; }
+on_exit e2e_cleanup
 
 all_cases=(mirror_apply unsigned_image daemon_tampered)
-cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
-for name in "${cases[@]}"; do
-  [[ " ${all_cases[*]} " == *" $name "* ]] || abort "no case $name (cases: ${all_cases[*]})"
-done
+e2e_select_cases "$@"
 
 e2e_require "$bin" "$dist"
 command -v curl >/dev/null || skip_test "curl is not installed"
@@ -194,17 +186,13 @@ flux_written() {
   k get crd -o name | grep -E 'fluxcd\.(io|controlplane\.io)$'
   k -n "$ns" get deployments -o name 2>/dev/null
 }
-uninstall() {
+delete_flux() {
   k -n "$ns" get fluxinstance flux >/dev/null 2>&1 || return 0
   fx "$1-uninstall" delete -n "$ns" --kubeconfig "$KUBECONFIG" --timeout 5m --yes
   [ "$rc" = 0 ] || { echo "the uninstall before the case: exit $rc: $(tail -1 "$work/$1-uninstall.err")"; return 1; }
 }
 ready_reason() {
   fi_get '{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
-}
-events() { # events REASON: the messages of the instance's events with REASON
-  k -n "$ns" get events --field-selector "involvedObject.kind=FluxInstance,involvedObject.name=flux,reason=$1" \
-    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
 }
 
 # ---------------------------------------------------------------------------
@@ -245,7 +233,7 @@ t_mirror_apply() {
 t_unsigned_image() {
   local c=unsigned_image unsigned
   signed_source $c && mirror_verified $c || return 1
-  uninstall $c || return 1
+  delete_flux $c || return 1
   unsigned=$(retag_unsigned "$mirror" flux/kustomize-controller \
     "$(sed -n '/kustomize-controller$/{n;s/ *newTag: //p}' "$work/$c/dist/flux-images/$newest/upstream-alpine.yaml")") ||
     { echo "moving kustomize-controller's tag failed"; return 1; }
@@ -309,8 +297,10 @@ stop_daemon() {
   daemon=
 }
 
-for name in "${cases[@]}"; do
-  check "$name" "t_$name"
-  stop_daemon
-done
+# Each case is one check, its function saying why it fails; a daemon it
+# started is stopped after it.
+case_mirror_apply() { check mirror_apply t_mirror_apply; stop_daemon; }
+case_unsigned_image() { check unsigned_image t_unsigned_image; stop_daemon; }
+case_daemon_tampered() { check daemon_tampered t_daemon_tampered; stop_daemon; }
+e2e_run_cases
 summary
