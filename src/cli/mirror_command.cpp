@@ -7,6 +7,7 @@
 #include "cli/interrupt.h"
 #include "cli/notice.h"
 #include "cli/output.h"
+#include "core/concurrently.h"
 #include "core/error.h"
 #include "core/oci/mirror.h"
 #include "core/oci/push.h"
@@ -93,13 +94,17 @@ void run_mirror(const MirrorCommandOptions& options) {
   mirror.platforms = options.platforms;
   mirror.dry_run = options.dry_run;
   // --verify: each image's signature too (the artifact's was, as it was
-  // pulled), before anything is copied.
+  // pulled), before anything is copied; several asked for at once, as the
+  // copies go.
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.selection.input.registry);
-  for (std::size_t i = selected.artifact_url.empty() ? 0 : 1; i < copies.size(); ++i) {
-    const oci::Reference& source = copies[i].source;
-    artifacts.verify_image(source,
-                           signatures::default_identity(source.registry + "/" + source.repository));
-  }
+  std::size_t first_image = selected.artifact_url.empty() ? 0 : 1;
+  run_concurrently(copies.size() - first_image, mirror.concurrency, [&]() -> ItemWork {
+    return [&](std::size_t i) {
+      const oci::Reference& source = copies[first_image + i].source;
+      artifacts.verify_image(
+          source, signatures::default_identity(source.registry + "/" + source.repository));
+    };
+  });
   oci::RegistryClient source_client(mirror.registry);
   // Their signatures go with them. The referrers tag fallback is an index
   // of bundles, of no platform, which --platform would leave empty.

@@ -6,11 +6,12 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <utility>
 
+#include "core/concurrently.h"
 #include "core/error.h"
 #include "core/file.h"
 
@@ -223,32 +224,15 @@ std::vector<Descriptor> mirrored_children(const Manifest& index,
 MirrorTotals mirror(const std::vector<MirrorCopy>& copies, const MirrorOptions& options) {
   Shared shared(options);
   ScratchDir scratch;
-  std::atomic<std::size_t> next{0};
   std::atomic<int> worker_ids{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  std::string first_error;
-  auto work = [&] {
-    try {
-      std::string own = scratch.path() + "/" + std::to_string(worker_ids++);
-      create_directories(own);
-      Copier copier(options, shared, own);
-      // A failure stops the others at their next copy.
-      for (std::size_t i = next++; i < copies.size() && !failed; i = next++) {
-        copier.copy(copies[i]);
-      }
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> held(error_mutex);
-      if (!failed.exchange(true)) first_error = e.what();
-    }
-  };
-  std::size_t workers = std::min<std::size_t>(
-      copies.size(), static_cast<std::size_t>(std::max(1, options.concurrency)));
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < workers; ++i) threads.emplace_back(work);
-  work();
-  for (std::thread& thread : threads) thread.join();
-  if (failed) throw Error(first_error);
+  // Each worker a copier of its own (its connection, its scratch directory);
+  // a failure stops the others at their next copy.
+  run_concurrently(copies.size(), options.concurrency, [&]() -> ItemWork {
+    std::string own = scratch.path() + "/" + std::to_string(worker_ids++);
+    create_directories(own);
+    auto copier = std::make_shared<Copier>(options, shared, own);
+    return [copier, &copies](std::size_t i) { copier->copy(copies[i]); };
+  });
   return shared.totals();
 }
 

@@ -51,6 +51,11 @@ bool verified_before(const oci::ArtifactCache& cache, const std::string& stateme
 
 }  // namespace
 
+void RegistryArtifacts::say(const std::string& line) const {
+  std::lock_guard<std::mutex> held(notice_mutex_);
+  if (notice_) notice_(line);
+}
+
 oci::ArtifactCache RegistryArtifacts::cache() const {
   if (cache_root_.empty())
     throw Error("no cache directory for oci:// artifacts: set HOME or XDG_CACHE_HOME");
@@ -115,7 +120,7 @@ std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
   signatures::verify_signature(*client, pinned, policy,
                                custom ? *custom : sigstore::public_good_trusted_root(),
                                std::time(nullptr));
-  if (notice_) notice_("verified the signature of " + pinned.pinned(digest));
+  say("verified the signature of " + pinned.pinned(digest));
   if (cache.seal().has_key())
     write_file_atomically(verified_record(cache, statement), cache.seal().seal(statement), 0644);
   return digest;

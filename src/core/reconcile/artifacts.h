@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,7 +43,8 @@ class ArtifactPort {
   // --verify: the digest of `image` whose signature is verified (or was, by
   // the record the cache keeps), signed as the flags say, else by
   // `default_identity` through GitHub Actions; nothing without --verify.
-  // Throws fluxop::Error saying what failed.
+  // Throws fluxop::Error saying what failed. Called from several threads at
+  // once (the images of an instance are verified together).
   virtual std::optional<std::string> verify_image(const oci::Reference& /*image*/,
                                                   std::string_view /*default_identity*/) {
     return std::nullopt;
@@ -114,9 +116,13 @@ class RegistryArtifacts final : public ArtifactPort {
                               const oci::RegistryOptions& options,
                               std::string_view default_identity) const;
 
+  // The notice, one line at a time: images are verified on several threads.
+  void say(const std::string& line) const;
+
   RegistrySettings settings_;
   std::string cache_root_;
   std::function<void(const std::string&)> notice_;
+  mutable std::mutex notice_mutex_;
 };
 
 }  // namespace fluxop::reconcile

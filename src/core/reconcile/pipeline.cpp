@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/concurrently.h"
 #include "core/distribution/crd_versions.h"
 #include "core/distribution/image_catalog.h"
 #include "core/distribution/resolve.h"
@@ -71,6 +72,10 @@ distribution::Distribution locate_distribution(ArtifactPort& artifacts,
 
 namespace {
 
+// The images' signatures verified at once: an instance installs four to
+// eight controllers, each a few requests to its registry.
+constexpr int kSignatureRequests = 4;
+
 // Who publishes each component's image, by the instance's image catalog:
 // component -> default signer. Empty when the instance names no variant a
 // catalog exists for (a registry of one's own without .spec.distribution.variant).
@@ -97,10 +102,12 @@ std::map<std::string, std::string_view> catalog_signers(
 void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstance& flux,
                              const distribution::Distribution& distribution,
                              render::Rendered& rendered) {
-  std::map<std::string, std::string_view> signers;
-  bool signers_read = false;
-  std::map<std::string, std::string> verified;  // image -> digest
-  bool pinned = false;
+  // Each container's image, in the order of the Deployments.
+  struct Installed {
+    std::string where;  // "Deployment NAMESPACE/NAME"
+    yaml::Node* image;
+  };
+  std::vector<Installed> installed;
   for (yaml::Node& object : rendered.objects) {
     if (object.string_at({"kind"}) != "Deployment") continue;
     std::string where = "Deployment " + object.string_at({"metadata", "namespace"}) + "/" +
@@ -110,33 +117,49 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
       if (!containers || !containers->is_sequence()) continue;
       for (yaml::Node& container : containers->items()) {
         yaml::Node* image = container.is_map() ? container.get("image") : nullptr;
-        if (!image || !image->is_string()) continue;
-        std::string name = image->text();
-        auto known = verified.find(name);
-        if (known == verified.end()) {
-          try {
-            oci::Reference ref = oci::Reference::parse("oci://" + name);
-            if (!std::exchange(signers_read, true))
-              signers = catalog_signers(flux, distribution, rendered);
-            std::string_view component = ref.repository.substr(ref.repository.rfind('/') + 1);
-            auto signer = signers.find(std::string(component));
-            std::optional<std::string> digest = artifacts.verify_image(
-                ref, signer != signers.end()
-                         ? signer->second
-                         : signatures::default_identity(ref.registry + "/" + ref.repository));
-            if (!digest) return;  // no --verify
-            known = verified.emplace(name, *digest).first;
-          } catch (const Error& e) {
-            throw ReconcileError(Failure::artifact,
-                                 "--verify: " + where + ": image " + name + ": " + e.what());
-          }
-        }
-        if (name.find('@') == std::string::npos) {
-          *image = yaml::Node::string(name + "@" + known->second);
-          pinned = true;
-        }
+        if (image && image->is_string()) installed.push_back({where, image});
       }
     }
+  }
+  // Each image once, where it is first named; verified a few at a time (the
+  // requests for their signatures in flight together), the error of the
+  // first that fails, in that order, the one said.
+  std::vector<std::string> names;
+  std::map<std::string, std::string> first_where;
+  for (const Installed& each : installed)
+    if (first_where.emplace(each.image->text(), each.where).second)
+      names.push_back(each.image->text());
+  std::map<std::string, std::string_view> signers;
+  if (!names.empty()) signers = catalog_signers(flux, distribution, rendered);
+  std::vector<std::optional<std::string>> digests(names.size());
+  run_concurrently(names.size(), kSignatureRequests, [&]() -> ItemWork {
+    return [&](std::size_t i) {
+      const std::string& name = names[i];
+      try {
+        oci::Reference ref = oci::Reference::parse("oci://" + name);
+        std::string_view component = ref.repository.substr(ref.repository.rfind('/') + 1);
+        auto signer = signers.find(std::string(component));
+        digests[i] = artifacts.verify_image(
+            ref, signer != signers.end()
+                     ? signer->second
+                     : signatures::default_identity(ref.registry + "/" + ref.repository));
+      } catch (const Error& e) {
+        throw ReconcileError(Failure::artifact, "--verify: " + first_where.at(name) + ": image " +
+                                                    name + ": " + e.what());
+      }
+    };
+  });
+  std::map<std::string, std::string> verified;  // image -> digest
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!digests[i]) return;  // no --verify
+    verified.emplace(names[i], *digests[i]);
+  }
+  bool pinned = false;
+  for (const Installed& each : installed) {
+    std::string name = each.image->text();
+    if (name.find('@') != std::string::npos) continue;
+    *each.image = yaml::Node::string(name + "@" + verified.at(name));
+    pinned = true;
   }
   if (pinned && !rendered.revision.empty())
     rendered.revision = render::revision_of(rendered.version, rendered.objects);

@@ -5,7 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -51,10 +54,25 @@ class FakeArtifacts final : public ArtifactPort {
   // a repository not there has no signature.
   std::optional<std::map<std::string, std::string>> signed_images;
   std::vector<std::string> verified;  // "oci://... <default identity>"
+  std::mutex verified_mutex;
+  std::condition_variable asked;
+  int in_flight = 0;
+  std::optional<int> wait_together;
+  bool asked_together = true;
   std::optional<std::string> verify_image(const oci::Reference& image,
                                           std::string_view default_identity) override {
     if (!signed_images) return std::nullopt;
-    verified.push_back(image.str() + " " + std::string(default_identity));
+    {
+      // Images are verified on several threads at once.
+      std::unique_lock<std::mutex> held(verified_mutex);
+      verified.push_back(image.str() + " " + std::string(default_identity));
+      ++in_flight;
+      asked.notify_all();
+      // With wait_together, each answer waits until that many are asked.
+      if (wait_together && !asked.wait_for(held, std::chrono::seconds(60),
+                                           [&] { return in_flight >= *wait_together; }))
+        asked_together = false;
+    }
     auto found = signed_images->find("oci://" + image.registry + "/" + image.repository);
     if (found == signed_images->end())
       throw Error(image.str() + ": no signature (expected identity " +
@@ -332,7 +350,7 @@ TEST_CASE("--verify: every image installed is verified before the apply, a tag p
     Reconciliation run =
         reconcile_instance(cluster, artifacts, flux_instance(), verifying, quick(),
                            [&](const RenderedInstance&) { CHECK(artifacts.verified.size() == 2); });
-    // Once each, in the order the Deployments come.
+    // Once each (on several threads: in no given order).
     std::set<std::string> verified(artifacts.verified.begin(), artifacts.verified.end());
     CHECK(verified.size() == artifacts.verified.size());
     CHECK(verified ==
@@ -342,6 +360,14 @@ TEST_CASE("--verify: every image installed is verified before the apply, a tag p
     CHECK(image_of(cluster, "source-controller") == tagged + "@" + source_digest);
     CHECK(run.result.revision != unverified.result.revision);
     CHECK(run.result.revision.starts_with(unverified.instance.rendered.version + "@sha256:"));
+  }
+  SUBCASE("the images' signatures are asked for together, not one after the other") {
+    // Each answer waits until both are asked: one after the other, the first
+    // would wait out the bound.
+    artifacts.wait_together = 2;
+    reconcile_instance(cluster, artifacts, flux_instance(), verifying, quick(), {});
+    CHECK(artifacts.asked_together);
+    CHECK(image_of(cluster, "source-controller") == tagged + "@" + source_digest);
   }
   SUBCASE("one image unsigned: ArtifactFailed naming it, and nothing applied") {
     artifacts.signed_images->erase("oci://ghcr.io/fluxcd/kustomize-controller");
