@@ -137,8 +137,8 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
       const std::string& name = names[i];
       try {
         oci::Reference ref = oci::Reference::parse("oci://" + name);
-        std::string_view component = ref.repository.substr(ref.repository.rfind('/') + 1);
-        auto signer = signers.find(std::string(component));
+        std::string component = ref.repository.substr(ref.repository.rfind('/') + 1);
+        auto signer = signers.find(component);
         digests[i] = artifacts.verify_image(
             ref, signer != signers.end()
                      ? signer->second
