@@ -71,24 +71,6 @@ ready_status() { fi_get '{.status.conditions[?(@.type=="Ready")].status}'; }
 uid_of() { k -n "$ns" get "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
 inventory_count() { inventory | grep -c .; }
 
-# start_daemon NAME ARGS...: apply --watch ARGS in the background, its log
-# in $work/NAME.log ($log).
-start_daemon() {
-  local name=$1
-  shift
-  log=$work/$name.log
-  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$@" --kubeconfig "$KUBECONFIG" \
-    --distribution-artifact "$dist" --timeout "$apply_timeout" >"$work/$name.out" 2>"$log" &
-  daemon=$!
-  show "$log"
-}
-stop_daemon() {
-  [ -n "$daemon" ] || return 0
-  kill -TERM "$daemon" 2>/dev/null
-  wait_until 30 eval '! running "$daemon"' || kill -9 "$daemon" 2>/dev/null
-  wait "$daemon" 2>/dev/null
-  daemon=
-}
 # logged_more PATTERN N: the daemon's log has more than N lines matching.
 logged_more() { [ "$(grep -c -- "$1" "$log")" -gt "$2" ]; }
 # reconciled N: the daemon's log has N lines saying a reconcile finished.
@@ -141,7 +123,7 @@ metadata: {name: podinfo, namespace: $apps}
 spec: {image: ghcr.io/stefanprodan/podinfo, interval: 1h}
 YAML
   reflector=$(uid_of deployment/image-reflector-controller)
-  start_daemon "$name" --from-cluster -n "$ns"
+  start_daemon "$name" --distribution-artifact "$dist" --from-cluster -n "$ns"
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the installed instance"
     return
@@ -174,7 +156,7 @@ case_stolen_lease() {
   local name=stolen_lease
   clear_reconcilers
   given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
-  start_daemon "$name" --from-cluster -n "$ns" --lock-timeout 5s
+  start_daemon "$name" --distribution-artifact "$dist" --from-cluster -n "$ns" --lock-timeout 5s
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the installed instance"
     return
@@ -270,7 +252,7 @@ case_file_requests() {
   clear_reconcilers
   given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   cp "$instances/flux-2.9-four.yaml" "$work/watched.yaml"
-  start_daemon "$name" "$work/watched.yaml"
+  start_daemon "$name" --distribution-artifact "$dist" "$work/watched.yaml"
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the file"
     return
@@ -389,7 +371,7 @@ case_controller_beside() {
   local name=controller_beside
   clear_reconcilers
   given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
-  start_daemon "$name" --from-cluster -n "$ns"
+  start_daemon "$name" --distribution-artifact "$dist" --from-cluster -n "$ns"
   if ! wait_until 300 reconciled 1; then
     fail "$name" "the daemon did not reconcile the installed instance"
     return
@@ -450,7 +432,7 @@ case_namespace_deleted() {
   given "$name: given flux-2.9-four" install "$instances/flux-2.9-four.yaml" || return
   user_namespace "$name"
   k -n "$apps" create configmap kept --from-literal=a=b >/dev/null 2>&1
-  start_daemon "$name" --from-cluster -n "$ns"
+  start_daemon "$name" --distribution-artifact "$dist" --from-cluster -n "$ns"
   has_finalizer() { fi_get '{.metadata.finalizers}' | grep -q fluxcd.controlplane.io/finalizer; }
   if ! wait_until 300 eval 'reconciled 1 && has_finalizer'; then
     fail "$name" "the daemon did not reconcile the installed instance"

@@ -65,35 +65,8 @@ registry_ensure_installed || skip_test "the Debian package docker-registry is no
 # ---------------------------------------------------------------------------
 # The daemon
 
-# start_daemon NAME ARGS...: fluxopctl apply --watch ARGS in the background,
-# its stderr (the log) in $work/NAME.log; the metrics and health ports are
-# free ones, in $metrics_port and $health_port.
-start_daemon() {
-  local name=$1
-  shift
-  metrics_port=$(registry_free_port)
-  health_port=$(registry_free_port)
-  log=$work/$name.log
-  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$@" --kubeconfig "$KUBECONFIG" \
-    --metrics-addr "127.0.0.1:$metrics_port" --health-addr "127.0.0.1:$health_port" \
-    --timeout 3m >"$work/$name.out" 2>"$log" &
-  daemon=$!
-  show "$log"
-}
-# stop_daemon SIGNAL: sends it, waits for the daemon's exit (a bound of 10 s
-# and then SIGKILL); stopped_cleanly then says whether it exited 0 in time.
-# (Not within check: only this shell can wait for its child.)
-stop_daemon() {
-  stop_status=0 stop_late=
-  kill -"$1" "$daemon"
-  wait_until 10 eval '! running "$daemon"' || { stop_late="still running 10 s after SIG$1"; kill -9 "$daemon"; }
-  wait "$daemon" || stop_status=$?
-  daemon=
-}
-stopped_cleanly() {
-  [ -z "$stop_late" ] || { echo "$stop_late"; return 1; }
-  [ "$stop_status" = 0 ] || { echo "exit $stop_status"; return 1; }
-}
+# The daemon: lib.sh's start_daemon, stop_daemon SIGNAL 10 (its exit bound
+# to 10 s) and stopped_cleanly.
 metrics() { curl -sf --max-time 10 "http://127.0.0.1:$metrics_port/metrics"; }
 probe() { curl -sf --max-time 10 "http://127.0.0.1:$health_port/$1" >/dev/null; }
 
@@ -248,7 +221,7 @@ case_file() {
   check "file: the daemon keeps running" running "$daemon"
   daemon_instance "$volume/..v2/instance.yaml" "$every" four
   check "file: a fixed file is applied" wait_until 120 label_is source-controller test/edit four
-  stop_daemon TERM
+  stop_daemon TERM 10
   check "file: SIGTERM ends it with exit 0 within 10 s" stopped_cleanly
 }
 
@@ -369,7 +342,7 @@ case_cluster() {
     fail "cluster: stop-apiserver" "$(tail -n 1 "$work/stop.err")"
   fi
   check "cluster: --log-format json logs JSON lines" json_log
-  stop_daemon INT
+  stop_daemon INT 10
   check "cluster: SIGINT ends it with exit 0 within 10 s" stopped_cleanly
 }
 
@@ -407,7 +380,7 @@ case_second_instance() {
   check "second_instance: an event on the second instance says why" wait_until 30 refused_event
   check "second_instance: the instance that owns the cluster is not touched" \
     eval '[ "$(instance_version)" = "$owner_version" ]'
-  stop_daemon TERM
+  stop_daemon TERM 10
   k -n team-a delete fluxinstance flux >/dev/null
 }
 
@@ -452,7 +425,7 @@ case_leader() {
   k -n "$ns" annotate fluxinstance flux --overwrite "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
   check "leader: the new leader reconciles" wait_until 120 request_handled
   daemon=$standby
-  stop_daemon TERM
+  stop_daemon TERM 10
   check "leader: SIGTERM exits 0 within 10 s" stopped_cleanly
   check "leader: the Lease is released on SIGTERM" released
 }

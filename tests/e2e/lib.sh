@@ -363,6 +363,42 @@ events() {
 # logged PATTERN: a line of $log (a daemon's log) matches.
 logged() { grep -q -- "$1" "$log"; }
 
+# The daemon. start_daemon NAME ARGS...: `fluxopctl apply --watch ARGS` in
+# the background ($daemon) against $KUBECONFIG, with --timeout
+# $apply_timeout (3m) and free metrics and health ports ($metrics_port,
+# $health_port); its stdout in $work/NAME.out, its log in $work/NAME.log
+# ($log). stop_daemon [SIGNAL [SECONDS]]: SIGNAL (TERM) sent, its exit
+# waited for SECONDS (30), then SIGKILL; its exit in $stop_status,
+# $stop_late saying it needed the SIGKILL (stopped_cleanly checks both);
+# nothing when no daemon runs. Not within check: only this shell can wait
+# for its child.
+start_daemon() {
+  local name=$1
+  shift
+  metrics_port=$(registry_free_port)
+  health_port=$(registry_free_port)
+  log=$work/$name.log
+  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$@" --kubeconfig "$KUBECONFIG" \
+    --metrics-addr "127.0.0.1:$metrics_port" --health-addr "127.0.0.1:$health_port" \
+    --timeout "${apply_timeout:-3m}" >"$work/$name.out" 2>"$log" &
+  daemon=$!
+  show "$log"
+}
+stop_daemon() {
+  local signal=${1:-TERM} bound=${2:-30}
+  stop_status=0 stop_late=
+  [ -n "${daemon:-}" ] || return 0
+  kill -"$signal" "$daemon" 2>/dev/null
+  wait_until "$bound" eval '! running "$daemon"' ||
+    { stop_late="still running $bound s after SIG$signal"; kill -9 "$daemon" 2>/dev/null; }
+  wait "$daemon" 2>/dev/null || stop_status=$?
+  daemon=
+}
+stopped_cleanly() {
+  [ -z "$stop_late" ] || { echo "$stop_late"; return 1; }
+  [ "$stop_status" = 0 ] || { echo "exit $stop_status"; return 1; }
+}
+
 # The Lease: micro_time DATE (as `date -d` reads it) in the Lease's format;
 # set_lease NAME HOLDER RENEWED DURATION writes the Lease NAME in $ns as
 # kubectl would (RENEWED's time in $lease_renewed, kubectl's stderr in

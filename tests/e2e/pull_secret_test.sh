@@ -71,7 +71,7 @@ printf '{"auths":{"%s":{"auth":"%s"}}}' "$REGISTRY_ADDR" "$(printf alice:s3cret 
 }
 rm "$DOCKER_CONFIG/config.json"
 
-instance() {  # SECRET
+instance_pulling_with() {  # SECRET: $work/instance.yaml, its artifact pulled with Secret SECRET
   sed "s|registry: ghcr.io/fluxcd|&\n    artifact: oci://$REGISTRY_ADDR/flux/manifests:v1\n    artifactPullSecret: $1|" \
     "$root/tests/e2e/instances/flux-2.9-no-helm.yaml" >"$work/instance.yaml"
 }
@@ -84,13 +84,13 @@ instance() {  # SECRET
       --docker-username=alice --docker-password=nope
 } >/dev/null 2>"$work/err" || stop "secrets" "kubectl could not create the namespace and Secrets: $(tail -1 "$work/err")"
 
-instance missing
+instance_pulling_with missing
 check "a missing Secret is named" exits_with 1 "Secret/flux-system/missing \(.spec.distribution.artifactPullSecret\): not found" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
-instance not-docker
+instance_pulling_with not-docker
 check "a Secret of another type is refused" exits_with 1 "Secret/flux-system/not-docker .*: type is not kubernetes.io/dockerconfigjson" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
-instance wrong-password
+instance_pulling_with wrong-password
 check "refused credentials: a clear 401, no password" exits_with 1 "HTTP 401" \
   "${fluxopctl[@]}" apply "$work/instance.yaml" --no-wait
 check "refused credentials: the password is not shown" eval '! grep -q nope "$work/err"'
@@ -102,7 +102,7 @@ no_deployments() {
   [ -z "$deployments" ] || { echo "Deployments exist: $deployments"; return 1; }
 }
 check "the failed pulls wrote nothing" no_deployments
-instance dist-pull
+instance_pulling_with dist-pull
 # diff renders what apply would, so it reads the same Secret.
 check "diff pulls with the Secret's credentials" exits_with 1 "^[1-9][0-9]* objects would change" \
   "${fluxopctl[@]}" diff "$work/instance.yaml"

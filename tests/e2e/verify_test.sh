@@ -117,9 +117,9 @@ PY
   mirror=$REGISTRY_ADDR
 }
 
-# instance FILE REGISTRY ARTIFACT [VARIANT]: Flux 2.9 with four controllers,
+# write_instance FILE REGISTRY ARTIFACT [VARIANT]: Flux 2.9 with four controllers,
 # from REGISTRY and ARTIFACT (without VARIANT: the manifests' tags).
-instance() {
+write_instance() {
   cat >"$1" <<YAML
 apiVersion: fluxcd.controlplane.io/v1
 kind: FluxInstance
@@ -142,7 +142,7 @@ YAML
 # mirror_verified CASE: `mirror --verify --key` of the case's signed source
 # into oci://$mirror/flux; its instance from the source in $work/CASE/source.yaml.
 mirror_verified() {
-  instance "$work/$1/source.yaml" "$source/fluxcd" "oci://$source/flux/manifests:v1" upstream-alpine
+  write_instance "$work/$1/source.yaml" "$source/fluxcd" "oci://$source/flux/manifests:v1" upstream-alpine
   fx "$1-mirror" mirror "oci://$mirror/flux" "$work/$1/source.yaml" --verify --key "$pub"
   [ "$rc" = 0 ] || { echo "mirror --verify: exit $rc: $(tail -1 "$work/$1-mirror.err")"; return 1; }
 }
@@ -239,7 +239,7 @@ t_unsigned_image() {
     { echo "moving kustomize-controller's tag failed"; return 1; }
   local before
   before=$(flux_written)
-  instance "$work/$c/mirror.yaml" "$mirror/flux" "oci://$mirror/flux/manifests:v1"
+  write_instance "$work/$c/mirror.yaml" "$mirror/flux" "oci://$mirror/flux/manifests:v1"
   apply_verify $c-apply "$work/$c/mirror.yaml"
   [ "$rc" = 1 ] || { echo "apply --verify of an unsigned image: exit $rc, not 1"; return 1; }
   [ ! -s "$work/$c-apply.out" ] || { echo "apply --verify refused wrote on stdout: $(head -c 200 "$work/$c-apply.out")"; return 1; }
@@ -254,13 +254,9 @@ t_unsigned_image() {
 t_daemon_tampered() {
   local c=daemon_tampered installed unsigned tag
   signed_source $c && mirror_verified $c || return 1
-  instance "$work/$c/mirror.yaml" "$mirror/flux" "oci://$mirror/flux/manifests:v1"
-  log=$work/$c.log
-  XDG_CACHE_HOME=$work/cache "$bin" apply --watch "$work/$c/mirror.yaml" --verify --key "$pub" \
-    --kubeconfig "$KUBECONFIG" --timeout 3m >"$work/$c.out" 2>"$log" &
-  daemon=$!
+  write_instance "$work/$c/mirror.yaml" "$mirror/flux" "oci://$mirror/flux/manifests:v1"
+  start_daemon $c "$work/$c/mirror.yaml" --verify --key "$pub"
   echo "$daemon" >"$work/daemon.pid"  # the case runs in a subshell: its caller stops it
-  show "$log"
   local revision
   ready_installed() {
     [ "$(ready_reason)" = "True ReconciliationSucceeded" ] &&
@@ -288,19 +284,18 @@ t_daemon_tampered() {
 }
 
 # The daemon a case started (in check's subshell), stopped after it.
-stop_daemon() {
-  [ -s "$work/daemon.pid" ] || return 0
-  daemon=$(cat "$work/daemon.pid")
+# stop_detached_daemon: the daemon a case (a subshell) started, by its pid
+# file, stopped (lib.sh's stop_daemon).
+stop_detached_daemon() {
+  daemon=$(cat "$work/daemon.pid" 2>/dev/null)
   rm -f "$work/daemon.pid"
-  kill -TERM "$daemon" 2>/dev/null
-  wait_until 30 eval '! running "$daemon"' || kill -9 "$daemon" 2>/dev/null
-  daemon=
+  stop_daemon
 }
 
 # Each case is one check, its function saying why it fails; a daemon it
 # started is stopped after it.
-case_mirror_apply() { check mirror_apply t_mirror_apply; stop_daemon; }
-case_unsigned_image() { check unsigned_image t_unsigned_image; stop_daemon; }
-case_daemon_tampered() { check daemon_tampered t_daemon_tampered; stop_daemon; }
+case_mirror_apply() { check mirror_apply t_mirror_apply; stop_detached_daemon; }
+case_unsigned_image() { check unsigned_image t_unsigned_image; stop_detached_daemon; }
+case_daemon_tampered() { check daemon_tampered t_daemon_tampered; stop_detached_daemon; }
 e2e_run_cases
 summary
