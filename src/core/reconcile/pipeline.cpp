@@ -1,5 +1,6 @@
 #include "core/reconcile/pipeline.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -121,44 +122,60 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
       }
     }
   }
-  // Each image once, where it is first named; verified a few at a time (the
-  // requests for their signatures in flight together), the error of the
-  // first that fails, in that order, the one said.
-  std::vector<std::string> names;
-  std::map<std::string, std::string> first_where;
-  for (const Installed& each : installed)
-    if (first_where.emplace(each.image->text(), each.where).second)
-      names.push_back(each.image->text());
+  // Each image once, where it is first named, with who must have signed it
+  // (a name that is no image reference said before any is verified);
+  // verified a few at a time (the requests for their signatures in flight
+  // together), the error of the first that fails, in that order, the one said.
+  struct Image {
+    std::string name;
+    const std::string& where;
+    oci::Reference ref;
+    std::string_view identity;
+    std::optional<std::string> digest;  // verified
+  };
+  auto failed = [](const std::string& where, const std::string& name, const Error& e) {
+    return ReconcileError(Failure::artifact,
+                          "--verify: " + where + ": image " + name + ": " + e.what());
+  };
+  auto image_named = [](std::vector<Image>& images, const std::string& name) {
+    return std::find_if(images.begin(), images.end(),
+                        [&name](const Image& image) { return image.name == name; });
+  };
   std::map<std::string, std::string_view> signers;
-  if (!names.empty()) signers = catalog_signers(flux, distribution, rendered);
-  std::vector<std::optional<std::string>> digests(names.size());
-  run_concurrently(names.size(), kSignatureRequests, [&]() -> ItemWork {
+  if (!installed.empty()) signers = catalog_signers(flux, distribution, rendered);
+  std::vector<Image> images;
+  for (const Installed& each : installed) {
+    std::string name = each.image->text();
+    if (image_named(images, name) != images.end()) continue;
+    try {
+      oci::Reference ref = oci::Reference::parse("oci://" + name);
+      auto signer = signers.find(ref.repository.substr(ref.repository.rfind('/') + 1));
+      std::string_view identity =
+          signer != signers.end()
+              ? signer->second
+              : signatures::default_identity(ref.registry + "/" + ref.repository);
+      images.push_back({name, each.where, std::move(ref), identity, std::nullopt});
+    } catch (const Error& e) {
+      throw failed(each.where, name, e);
+    }
+  }
+  run_concurrently(images.size(), kSignatureRequests, [&]() -> ItemWork {
     return [&](std::size_t i) {
-      const std::string& name = names[i];
+      Image& image = images[i];
       try {
-        oci::Reference ref = oci::Reference::parse("oci://" + name);
-        std::string component = ref.repository.substr(ref.repository.rfind('/') + 1);
-        auto signer = signers.find(component);
-        digests[i] = artifacts.verify_image(
-            ref, signer != signers.end()
-                     ? signer->second
-                     : signatures::default_identity(ref.registry + "/" + ref.repository));
+        image.digest = artifacts.verify_image(image.ref, image.identity);
       } catch (const Error& e) {
-        throw ReconcileError(Failure::artifact, "--verify: " + first_where.at(name) + ": image " +
-                                                    name + ": " + e.what());
+        throw failed(image.where, image.name, e);
       }
     };
   });
-  std::map<std::string, std::string> verified;  // image -> digest
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!digests[i]) return;  // no --verify
-    verified.emplace(names[i], *digests[i]);
-  }
+  if (std::any_of(images.begin(), images.end(), [](const Image& image) { return !image.digest; }))
+    return;  // no --verify
   bool pinned = false;
   for (const Installed& each : installed) {
     std::string name = each.image->text();
     if (name.find('@') != std::string::npos) continue;
-    *each.image = yaml::Node::string(name + "@" + verified.at(name));
+    *each.image = yaml::Node::string(name + "@" + *image_named(images, name)->digest);
     pinned = true;
   }
   if (pinned && !rendered.revision.empty())
