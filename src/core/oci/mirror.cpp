@@ -87,6 +87,8 @@ class Shared {
     std::lock_guard<std::mutex> held(mutex_);
     return totals_;
   }
+  // Held while a referrers tag is read, added to and written back.
+  std::mutex referrers_tags;
 
  private:
   const MirrorOptions& options_;
@@ -118,7 +120,8 @@ class Copier {
       // between the two pushes, or made before fluxopctl kept the tag).
       if (copy.destination.tag.empty() && !options_.dry_run)
         client_.list_in_referrers_tag(copy.destination,
-                                      client_.fetch_document(copy.destination, digest));
+                                      client_.fetch_document(copy.destination, digest),
+                                      shared_.referrers_tags);
       totals.images_present = 1;
       shared_.add(totals);
       shared_.say("present " + line);
@@ -161,7 +164,7 @@ class Copier {
       for (const Descriptor& layer : manifest.layers) copy_blob(source, destination, layer, totals);
     }
     if (options_.dry_run) return;
-    client_.push_manifest(destination, manifest.bytes, manifest.media_type);
+    client_.push_manifest(destination, manifest, shared_.referrers_tags);
     ++totals.manifests_pushed;
   }
 

@@ -591,6 +591,22 @@ void RegistryClient::upload_blob(const Reference& ref, const Descriptor& blob,
 
 std::string RegistryClient::push_manifest(const Reference& ref, const std::string& bytes,
                                           std::string_view media_type) {
+  std::string digest = sha256_digest(bytes);
+  put_manifest(ref, bytes, media_type, digest);
+  return digest;
+}
+
+std::string RegistryClient::push_manifest(const Reference& ref, const Manifest& manifest,
+                                          std::mutex& tag_updates) {
+  net::HttpResponse response =
+      put_manifest(ref, manifest.bytes, manifest.media_type, manifest.digest);
+  if (response.header("oci-subject").empty()) list_in_referrers_tag(ref, manifest, tag_updates);
+  return manifest.digest;
+}
+
+net::HttpResponse RegistryClient::put_manifest(const Reference& ref, const std::string& bytes,
+                                               std::string_view media_type,
+                                               const std::string& digest) {
   net::HttpRequest put;
   put.method = "PUT";
   put.url = base_url(ref) + "/manifests/" + ref.identifier();
@@ -599,27 +615,21 @@ std::string RegistryClient::push_manifest(const Reference& ref, const std::strin
   net::HttpResponse response = send(ref, put, "pull,push");
   if (response.status != 201)
     throw Error(ref.str() + ": manifest upload: " + describe_failure(response));
-  std::string digest = sha256_digest(bytes);
   std::string announced = response.header("docker-content-digest");
   if (!announced.empty() && announced != digest) {
     throw Error(ref.str() + ": the registry stored the manifest as " + announced + ", expected " +
                 digest);
   }
-  if (response.header("oci-subject").empty())
-    list_in_referrers_tag(ref, parse_manifest(bytes, media_type, ref.str()));
-  return digest;
+  return response;
 }
 
-void RegistryClient::list_in_referrers_tag(const Reference& ref, const Manifest& manifest) {
+void RegistryClient::list_in_referrers_tag(const Reference& ref, const Manifest& manifest,
+                                           std::mutex& tag_updates) {
   if (!manifest.subject) return;
   const std::string& subject = manifest.subject->digest;
   // A registry that lists referrers without saying so as they are pushed
   // (go-containerregistry's) needs no tag.
   if (fetch_referrers(ref, subject)) return;
-  // The tag is read, added to and written back: the mirror's workers, each
-  // with a client of its own, take turns, so that none drops another's
-  // referrer. (Another process writing the same tag at once still can.)
-  static std::mutex tag_updates;
   std::lock_guard<std::mutex> held(tag_updates);
   Reference tag{ref.registry, ref.repository, referrers_tag(subject), ""};
   std::optional<std::string> index = referrers_index_adding(

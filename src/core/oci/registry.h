@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,21 +111,33 @@ class RegistryClient {
   bool mount_blob(const Reference& ref, const std::string& digest,
                   const std::string& from_repository);
   // Puts the manifest under the reference's tag (or digest); returns its
-  // digest. A referrer (a manifest with a subject) pushed to a registry that
-  // does not list it through the referrers API (its answer has no
-  // OCI-Subject, and the API is not served) is added to the subject's
-  // referrers tag, as the OCI distribution spec asks of the client.
+  // digest.
   std::string push_manifest(const Reference& ref, const std::string& bytes,
                             std::string_view media_type);
+  // The same for a manifest read from another registry. A referrer (it has a
+  // subject) that the registry does not list through the referrers API (its
+  // answer has no OCI-Subject, and the API is not served) is added to the
+  // subject's referrers tag, as the OCI distribution spec asks of the client.
+  // The tag is read, added to and written back while `tag_updates` is held:
+  // the clients that push referrers of the same subject at once (a mirror's
+  // workers, each with a client of its own) share one, so that none drops
+  // another's referrer. (Another process writing the same tag at once still can.)
+  std::string push_manifest(const Reference& ref, const Manifest& manifest,
+                            std::mutex& tag_updates);
 
   // Lists `manifest`, a referrer in the reference's repository (it has a
   // subject; else nothing to do), in its subject's referrers tag, unless the
-  // registry serves the referrers API or the tag lists it already.
-  void list_in_referrers_tag(const Reference& ref, const Manifest& manifest);
+  // registry serves the referrers API or the tag lists it already;
+  // `tag_updates` as push_manifest's.
+  void list_in_referrers_tag(const Reference& ref, const Manifest& manifest,
+                             std::mutex& tag_updates);
 
   int requests_sent() const { return http_.requests_sent(); }
 
  private:
+  // PUTs the manifest `bytes`, whose sha256 is `digest`; its answer.
+  net::HttpResponse put_manifest(const Reference& ref, const std::string& bytes,
+                                 std::string_view media_type, const std::string& digest);
   // Sends through the HTTP client; its errors are prefixed with the reference.
   net::HttpResponse reach(const Reference& ref, const net::HttpRequest& request,
                           net::BodySink* sink = nullptr, std::string_view progress = {});
