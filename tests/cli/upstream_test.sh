@@ -166,9 +166,12 @@ compare() {  # compare FLAGS|STDIN
   local flags=${1%%|*} input=
   [[ $1 == *"|"* ]] && input=${1#*|}
   read -ra args <<<"$flags"
-  printf '%s\n' "$input" | "$upstream" create secret "${args[@]}" --export >up.out 2>up.err ||
+  # A here-string, not a pipe: a command that reads no stdin may exit before
+  # a writer into the pipe writes, which then dies of SIGPIPE, and pipefail
+  # took that for the command's failure (seen under load, with nothing on stderr).
+  "$upstream" create secret "${args[@]}" --export <<<"$input" >up.out 2>up.err ||
     { echo "upstream failed: $(head -n 1 up.err)"; return 1; }
-  printf '%s\n' "$input" | "$bin" create secret "${args[@]}" --export >ours.out 2>ours.err ||
+  "$bin" create secret "${args[@]}" --export <<<"$input" >ours.out 2>ours.err ||
     { echo "fluxopctl failed: $(head -n 1 ours.err)"; return 1; }
   diff up.out ours.out >diff.out || { echo "the outputs differ:"; head -n 20 diff.out; return 1; }
 }
