@@ -596,12 +596,11 @@ std::string RegistryClient::push_manifest(const Reference& ref, const std::strin
   return digest;
 }
 
-std::string RegistryClient::push_manifest(const Reference& ref, const Manifest& manifest,
-                                          std::mutex& tag_updates) {
+void RegistryClient::push_manifest(const Reference& ref, const Manifest& manifest,
+                                   std::mutex& tag_updates) {
   net::HttpResponse response =
       put_manifest(ref, manifest.bytes, manifest.media_type, manifest.digest);
   if (response.header("oci-subject").empty()) list_in_referrers_tag(ref, manifest, tag_updates);
-  return manifest.digest;
 }
 
 net::HttpResponse RegistryClient::put_manifest(const Reference& ref, const std::string& bytes,

@@ -114,7 +114,7 @@ class RegistryClient {
   // digest.
   std::string push_manifest(const Reference& ref, const std::string& bytes,
                             std::string_view media_type);
-  // The same for a manifest read from another registry. A referrer (it has a
+  // Puts a manifest read from another registry (its digest is known). A referrer (it has a
   // subject) that the registry does not list through the referrers API (its
   // answer has no OCI-Subject, and the API is not served) is added to the
   // subject's referrers tag, as the OCI distribution spec asks of the client.
@@ -122,8 +122,7 @@ class RegistryClient {
   // the clients that push referrers of the same subject at once (a mirror's
   // workers, each with a client of its own) share one, so that none drops
   // another's referrer. (Another process writing the same tag at once still can.)
-  std::string push_manifest(const Reference& ref, const Manifest& manifest,
-                            std::mutex& tag_updates);
+  void push_manifest(const Reference& ref, const Manifest& manifest, std::mutex& tag_updates);
 
   // Lists `manifest`, a referrer in the reference's repository (it has a
   // subject; else nothing to do), in its subject's referrers tag, unless the

@@ -128,7 +128,7 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
   // together), the error of the first that fails, in that order, the one said.
   struct Image {
     std::string name;
-    const std::string& where;
+    std::string where;
     oci::Reference ref;
     std::string_view identity;
     std::optional<std::string> digest;  // verified
@@ -137,16 +137,16 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
     return ReconcileError(Failure::artifact,
                           "--verify: " + where + ": image " + name + ": " + e.what());
   };
-  auto image_named = [](std::vector<Image>& images, const std::string& name) {
+  std::vector<Image> images;
+  auto image_named = [&images](const std::string& name) {
     return std::find_if(images.begin(), images.end(),
                         [&name](const Image& image) { return image.name == name; });
   };
   std::map<std::string, std::string_view> signers;
   if (!installed.empty()) signers = catalog_signers(flux, distribution, rendered);
-  std::vector<Image> images;
   for (const Installed& each : installed) {
     std::string name = each.image->text();
-    if (image_named(images, name) != images.end()) continue;
+    if (image_named(name) != images.end()) continue;
     try {
       oci::Reference ref = oci::Reference::parse("oci://" + name);
       auto signer = signers.find(ref.repository.substr(ref.repository.rfind('/') + 1));
@@ -175,7 +175,7 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
   for (const Installed& each : installed) {
     std::string name = each.image->text();
     if (name.find('@') != std::string::npos) continue;
-    *each.image = yaml::Node::string(name + "@" + *image_named(images, name)->digest);
+    *each.image = yaml::Node::string(name + "@" + *image_named(name)->digest);
     pinned = true;
   }
   if (pinned && !rendered.revision.empty())
