@@ -8,8 +8,10 @@
 # dynamic, linking the same archives.
 #
 # Reproducible: no build path reaches the binary (no debug information, no
-# __FILE__ in fluxopctl's sources), so two checkouts of one commit build
-# the same bytes; scripts/release --verify checks it.
+# __FILE__ in fluxopctl's sources, none from OpenSSL's macros:
+# OPENSSL_NO_FILENAMES), so two checkouts of one commit build the same bytes;
+# scripts/release refuses a binary holding a source path, and --verify builds
+# the commit again elsewhere to compare.
 if(FLUXOPCTL_SANITIZE OR FLUXOPCTL_FUZZ)
   message(FATAL_ERROR "FLUXOPCTL_STATIC: the sanitizers need a dynamic executable")
 endif()
