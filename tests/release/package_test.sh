@@ -196,6 +196,24 @@ if problems:
 PY
 }
 
+# A binary holding a source path (one more section, as a __FILE__ would
+# leave it): refused before anything is written, the path named.
+t_source_path() {
+  local tainted=$work/tainted out=$work/tainted-dist
+  mkdir -p "$tainted"
+  printf '%s' /build/src/core/sigstore/certificate.cpp >"$work/path.txt"
+  objcopy --add-section .fluxop_path="$work/path.txt" "$bin" "$tainted/fluxopctl" &&
+    cp "$(dirname "$bin")/fluxopctl.map" "$tainted/" || { echo "objcopy failed"; return 1; }
+  if "$root/scripts/release" --arch amd64 --binary "$tainted/fluxopctl" --output "$out" \
+    >/dev/null 2>"$work/tainted.err"; then
+    echo "scripts/release took a binary holding src/core/"
+    return 1
+  fi
+  grep -q "the binary holds source paths: .*src/core/" "$work/tainted.err" ||
+    { echo "its error: $(tail -n 1 "$work/tainted.err")"; return 1; }
+  [ -z "$(ls -A "$out" 2>/dev/null)" ] || { echo "it wrote $(ls "$out" | tr '\n' ' ')"; return 1; }
+}
+
 check "version: git describe's, also -o json" t_version
 check "SHA256SUMS lists and verifies every artifact" t_sums
 check "tarball: the tested binary stripped (static), man page, completions" t_tarball
@@ -203,4 +221,5 @@ check ".deb: version, Depends: ca-certificates, Built-Using, files in Debian's p
 check ".deb: lintian finds nothing but the explained overrides" t_lintian
 check "SBOM: SPDX 2.3, every archive the linker took, versions and source packages" t_sbom
 check "image: the tarball's binary (same sha256), CA bundle, non-root user, version label, no shell" t_image
+check "a binary holding a source path is refused, nothing written" t_source_path
 summary
