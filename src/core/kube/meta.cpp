@@ -45,6 +45,16 @@ const json& array_at(const json& object, std::string_view pointer) {
   return value && value->is_array() ? *value : empty;
 }
 
+std::map<std::string, std::string> string_map_at(const json& object, std::string_view pointer) {
+  std::map<std::string, std::string> members;
+  const json* value = at(object, pointer);
+  if (!value || !value->is_object()) return members;
+  for (const auto& [key, member] : value->items()) {
+    if (member.is_string()) members[key] = member.get<std::string>();
+  }
+  return members;
+}
+
 std::string string_member(const json& object, std::string_view key) {
   if (!object.is_object()) return "";
   auto found = object.find(key);

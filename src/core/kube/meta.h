@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +25,11 @@ std::optional<std::int64_t> integer_at(const nlohmann::json& object, std::string
 bool true_at(const nlohmann::json& object, std::string_view pointer);
 // The array at the pointer, or an empty one.
 const nlohmann::json& array_at(const nlohmann::json& object, std::string_view pointer);
+
+// The string members of the object at the pointer (a label selector's
+// matchLabels), or none.
+std::map<std::string, std::string> string_map_at(const nlohmann::json& object,
+                                                 std::string_view pointer);
 
 // A member by its name, which may hold "/" (a label's key): its string, or "".
 std::string string_member(const nlohmann::json& object, std::string_view key);

@@ -20,6 +20,10 @@ ObjectKey object_key(const json& object) {
   return key;
 }
 
+bool is_flux_group(std::string_view group) {
+  return group.ends_with(".toolkit.fluxcd.io") || group.ends_with(".extensions.fluxcd.io");
+}
+
 std::string display_name(const ObjectKey& key) {
   return key.kind + "/" + (key.ns.empty() ? "" : key.ns + "/") + key.name;
 }

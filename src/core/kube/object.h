@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -32,6 +33,10 @@ ObjectKey object_key(const nlohmann::json& object);
 
 // "Deployment/flux-system/source-controller", "Namespace/flux-system".
 std::string display_name(const ObjectKey& key);
+
+// Whether an API group is one of Flux's: *.toolkit.fluxcd.io, and
+// *.extensions.fluxcd.io (source-watcher's ArtifactGenerator).
+bool is_flux_group(std::string_view group);
 
 using Labels = std::map<std::string, std::string>;
 

@@ -91,7 +91,7 @@ std::vector<kube::ObjectKey> labelled_objects(kube::Cluster& cluster,
     queries.push_back({kind, owner, ""});
     if (namespaced) queries.back().kind.ns = instance.ns;
   }
-  for (kube::ObjectKey kind : cluster.served_kinds(is_flux_group)) {
+  for (kube::ObjectKey kind : cluster.served_kinds(kube::is_flux_group)) {
     kind.ns = instance.ns;
     if (kSyncKinds.contains(kind.kind)) queries.push_back({kind, owner, ""});
   }

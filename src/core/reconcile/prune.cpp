@@ -43,7 +43,7 @@ std::string api_version(const kube::ObjectKey& key) {
 // would have finalized it.
 kube::ObjectPatch release_patch(const kube::ObjectKey& key) {
   json patch = {{"metadata", {{"finalizers", nullptr}}}};
-  if (is_flux_group(key.group)) patch["spec"] = {{"suspend", true}};
+  if (kube::is_flux_group(key.group)) patch["spec"] = {{"suspend", true}};
   return {key, kube::ObjectPatch::Type::Merge, std::move(patch)};
 }
 
@@ -114,7 +114,7 @@ std::vector<PrunePlan> plan_prunes(kube::Cluster& cluster, ssa::Engine& engine,
         queries.push_back({*kind, {}, ""});
         query_of.push_back(plans.size() - 1);
       }
-    } else if (is_flux_group(planned.key.group)) {
+    } else if (kube::is_flux_group(planned.key.group)) {
       plan.way = PruneWay::released;
       // What a Kustomization applied: its inventory, as the instance's.
       if (planned.key.kind == "Kustomization")

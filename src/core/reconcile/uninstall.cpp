@@ -7,6 +7,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/kube/meta.h"
 #include "core/kube/patch_listed.h"
 #include "core/plural.h"
 #include "core/reconcile/apply.h"
@@ -51,6 +52,22 @@ std::optional<kube::ObjectPatch> finalizers_patch(const json& object,
                            std::move(patch)};
 }
 
+// The patch that releases a Flux object: suspended and its finalizers
+// removed in one write. A controller still running then finds it suspended
+// whatever it does next: it acts on nothing (kustomize-controller prunes
+// nothing of a suspended Kustomization being deleted, helm-controller
+// uninstalls no suspended HelmRelease), even if it puts its finalizer back.
+std::optional<kube::ObjectPatch> flux_release_patch(const json& object) {
+  std::optional<kube::ObjectPatch> patch = finalizers_patch(object, std::nullopt);
+  const json* spec = kube::at(object, "/spec");
+  if (!spec || !spec->is_object() || kube::true_at(object, "/spec/suspend")) return patch;
+  if (!patch)
+    patch =
+        kube::ObjectPatch{kube::object_key(object), kube::ObjectPatch::Type::Json, json::array()};
+  patch->patch.push_back({{"op", "add"}, {"path", "/spec/suspend"}, {"value", true}});
+  return patch;
+}
+
 class Uninstall {
  public:
   Uninstall(kube::Cluster& cluster, const kube::ObjectKey& ref, const UninstallOptions& options)
@@ -72,8 +89,13 @@ class Uninstall {
   // Runs one step; behind the finalizer its failure is a warning and the
   // next step runs.
   void step(const std::string& what, const std::function<void()>& action);
-  // Deletes the objects (those the prune rules allow) and waits for them.
-  void remove(const std::vector<kube::ObjectKey>& keys, const std::string& what, bool wait);
+  // Deletes the objects (those the prune rules allow) and waits for them;
+  // those deleted.
+  std::vector<kube::ObjectKey> remove(const std::vector<kube::ObjectKey>& keys,
+                                      const std::string& what, bool wait);
+  // Deletes the controllers and waits until their pods are gone too: a
+  // Deployment goes at once, its pods (the controllers running) after it.
+  void remove_controllers(const std::vector<kube::ObjectKey>& controllers);
   void remove_flux_finalizers();
   // Removes `finalizer` of the object (all when nullopt), retried when
   // they changed meanwhile; false when the object is gone.
@@ -107,8 +129,8 @@ void Uninstall::step(const std::string& what, const std::function<void()>& actio
   }
 }
 
-void Uninstall::remove(const std::vector<kube::ObjectKey>& keys, const std::string& what,
-                       bool wait) {
+std::vector<kube::ObjectKey> Uninstall::remove(const std::vector<kube::ObjectKey>& keys,
+                                               const std::string& what, bool wait) {
   std::vector<kube::ObjectKey> deleted;
   for (const Change& change :
        engine_.prune(keys, owner_labels(ref_), [this](const Change& c) { report(c); })) {
@@ -116,6 +138,33 @@ void Uninstall::remove(const std::vector<kube::ObjectKey>& keys, const std::stri
   }
   if (wait && !deleted.empty() && !cluster_.dry_run())
     engine_.wait_deleted(deleted, what, deadline_);
+  return deleted;
+}
+
+void Uninstall::remove_controllers(const std::vector<kube::ObjectKey>& controllers) {
+  std::vector<json> live;  // their selectors, read before they go
+  if (!controllers.empty() && !cluster_.dry_run()) {
+    std::vector<kube::ListQuery> named;
+    for (const kube::ObjectKey& key : controllers)
+      named.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
+    before_request();
+    for (std::vector<json>& found : cluster_.list_all(named)) {
+      for (json& deployment : found) live.push_back(std::move(deployment));
+    }
+  }
+  std::vector<kube::ObjectKey> deleted =
+      remove(controllers, "the controllers to stop", /*wait=*/true);
+  std::vector<kube::ListQuery> pods;
+  for (const json& deployment : live) {
+    kube::ObjectKey key = kube::object_key(deployment);
+    kube::Labels selector = kube::string_map_at(deployment, "/spec/selector/matchLabels");
+    if (selector.empty() || std::find(deleted.begin(), deleted.end(), key) == deleted.end())
+      continue;
+    // Its ReplicaSets too: one still there could start a pod again.
+    pods.push_back({{"apps", "v1", "ReplicaSet", key.ns, ""}, selector, ""});
+    pods.push_back({{"", "v1", "Pod", key.ns, ""}, std::move(selector), ""});
+  }
+  if (!pods.empty()) engine_.wait_none(pods, "the controllers' pods to be gone", deadline_);
 }
 
 bool Uninstall::remove_finalizers(const json& live, const std::optional<std::string>& finalizer) {
@@ -126,19 +175,17 @@ bool Uninstall::remove_finalizers(const json& live, const std::optional<std::str
 }
 
 void Uninstall::remove_flux_finalizers() {
-  std::vector<kube::ObjectKey> kinds = cluster_.served_kinds(is_flux_group);
+  std::vector<kube::ObjectKey> kinds = cluster_.served_kinds(kube::is_flux_group);
   kube::ListedPatches work;
   for (const kube::ObjectKey& kind : kinds) work.queries.push_back({kind, {}, ""});
-  work.patch_for = [](std::size_t, const json& object) {
-    return finalizers_patch(object, std::nullopt);
-  };
+  work.patch_for = [](std::size_t, const json& object) { return flux_release_patch(object); };
   work.before_batch = [this] { before_request(); };
   before_request();
   std::vector<int> removed = kube::patch_listed(cluster_, work);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (removed[i] > 0)
-      progress("removed the finalizers of " + std::to_string(removed[i]) + " " + kinds[i].kind +
-               (removed[i] == 1 ? "" : " objects"));
+      progress("suspended and removed the finalizers of " + std::to_string(removed[i]) + " " +
+               kinds[i].kind + (removed[i] == 1 ? "" : " objects"));
   }
 }
 
@@ -147,7 +194,7 @@ std::string Uninstall::removes(const std::vector<kube::ObjectKey>& inventory) {
   for (const ssa::PlannedPrune& planned : engine_.plan_prune(inventory, owner_labels(ref_))) {
     const kube::ObjectKey& key = planned.key;
     if (planned.action == ssa::PruneAction::Delete &&
-        (!options_.keep_crds || !(is_crd(key) || is_flux_group(key.group))))
+        (!options_.keep_crds || !(is_crd(key) || kube::is_flux_group(key.group))))
       deleted.push_back(key);
   }
   std::string text = display_name(ref_) + " and " + count_of(deleted.size(), "object") +
@@ -155,7 +202,7 @@ std::string Uninstall::removes(const std::vector<kube::ObjectKey>& inventory) {
   if (options_.keep_crds)
     return text + "; the CRDs and the Flux custom resources stay (--keep-crds)";
   std::vector<kube::ListQuery> queries;
-  for (const kube::ObjectKey& kind : cluster_.served_kinds(is_flux_group))
+  for (const kube::ObjectKey& kind : cluster_.served_kinds(kube::is_flux_group))
     queries.push_back({kind, {}, ""});
   before_request();
   std::vector<kube::ObjectKey> resources = list_keys(cluster_, queries);
@@ -173,7 +220,8 @@ std::vector<std::string> Uninstall::remaining() {
   std::vector<std::string> left;
   for (const ssa::PlannedPrune& planned : engine_.plan_prune(labelled, owner_labels(ref_))) {
     if (planned.action != ssa::PruneAction::Delete) continue;
-    if (options_.keep_crds && (is_crd(planned.key) || is_flux_group(planned.key.group))) continue;
+    if (options_.keep_crds && (is_crd(planned.key) || kube::is_flux_group(planned.key.group)))
+      continue;
     left.push_back(display_name(planned.key) + (ssa::is_terminating(planned.live)
                                                     ? " (" + ssa::held_by(planned.live) + ")"
                                                     : ""));
@@ -256,14 +304,13 @@ UninstallResult Uninstall::run() {
   for (const kube::ObjectKey& key : inventory) {
     if (key.group == "apps" && key.kind == "Deployment")
       controllers.push_back(key);
-    else if (options_.keep_crds && (is_crd(key) || is_flux_group(key.group)))
+    else if (options_.keep_crds && (is_crd(key) || kube::is_flux_group(key.group)))
       ++kept;
     else
       rest.push_back(key);
   }
 
-  step("deleting the controllers",
-       [&] { remove(controllers, "the controllers to stop", /*wait=*/true); });
+  step("deleting the controllers", [&] { remove_controllers(controllers); });
   if (options_.keep_crds) {
     progress("keeping " + std::to_string(kept) +
              " CRDs and Flux objects of the inventory, and the Flux custom resources");
@@ -300,10 +347,6 @@ UninstallResult Uninstall::run() {
 }
 
 }  // namespace
-
-bool is_flux_group(std::string_view group) {
-  return group.ends_with(".toolkit.fluxcd.io") || group.ends_with(".extensions.fluxcd.io");
-}
 
 UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options) {

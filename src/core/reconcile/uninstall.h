@@ -68,10 +68,6 @@ struct UninstallResult {
 UninstallResult uninstall_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,
                                    const UninstallOptions& options);
 
-// Whether an API group is one of Flux's: *.toolkit.fluxcd.io, and
-// *.extensions.fluxcd.io (source-watcher's ArtifactGenerator).
-bool is_flux_group(std::string_view group);
-
 // Adds the finalizer to the live instance when it lacks it, as the operator
 // does before its first reconcile, so that deleting the instance uninstalls.
 // The instance as patched; nullopt when it had the finalizer.

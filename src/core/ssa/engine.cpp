@@ -397,28 +397,37 @@ Applied Engine::recreate(const json& object) {
 
 void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
                           std::chrono::steady_clock::time_point deadline) {
-  std::vector<ObjectKey> pending = keys;
+  std::vector<kube::ListQuery> queries;
+  for (const ObjectKey& key : keys) {
+    queries.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
+  }
+  wait_none(queries, what, deadline);
+}
+
+void Engine::wait_none(const std::vector<kube::ListQuery>& queries, const std::string& what,
+                       std::chrono::steady_clock::time_point deadline) {
+  std::vector<kube::ListQuery> pending = queries;
   std::chrono::milliseconds poll = kFirstPoll;
   WaitScope scope(hooks_.wait_status);
   while (!pending.empty()) {
     before_request();
-    std::vector<kube::ListQuery> queries;
-    for (const ObjectKey& key : pending) {
-      queries.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
-    }
-    std::vector<std::vector<json>> found = cluster_.list_all(queries);
-    std::vector<ObjectKey> still;
+    std::vector<std::vector<json>> found = cluster_.list_all(pending);
+    std::vector<kube::ListQuery> still;
+    std::vector<ObjectKey> left;
     std::string message, first_hold;
     for (std::size_t i = 0; i < pending.size(); ++i) {
       if (found[i].empty()) continue;
       still.push_back(pending[i]);
-      std::string hold = held_by(found[i].front());
-      if (first_hold.empty()) first_hold = hold;
-      message += " " + display_name(pending[i]) + " (" + hold + ")";
+      for (const json& object : found[i]) {
+        std::string hold = held_by(object);
+        if (first_hold.empty()) first_hold = hold;
+        left.push_back(kube::object_key(object));
+        message += " " + display_name(left.back()) + " (" + hold + ")";
+      }
     }
     pending = std::move(still);
     if (pending.empty()) break;
-    waiting(what, display_name(pending.front()) + and_others(pending.size()), first_hold);
+    waiting(what, display_name(left.front()) + and_others(left.size()), first_hold);
     if (std::chrono::steady_clock::now() >= deadline)
       throw Error("timeout waiting for " + what + ":" + message);
     std::this_thread::sleep_for(poll);
@@ -489,16 +498,6 @@ std::vector<Applied> Engine::apply_staged(const std::vector<json>& objects,
 
 namespace {
 
-kube::Labels match_labels(const json& deployment) {
-  kube::Labels labels;
-  json::json_pointer path("/spec/selector/matchLabels");
-  if (!deployment.contains(path) || !deployment.at(path).is_object()) return labels;
-  for (const auto& [key, value] : deployment.at(path).items()) {
-    if (value.is_string()) labels[key] = value.get<std::string>();
-  }
-  return labels;
-}
-
 // Lists asked for together, each answer handed to where it goes.
 struct Reads {
   std::vector<kube::ListQuery> queries;
@@ -536,7 +535,7 @@ std::vector<Diagnosis> Engine::diagnose_pending(const std::vector<json>& deploym
       WorkloadState& state = states[d];
       state.deployment = deployments[d];
       std::string ns = kube::object_key(state.deployment).ns;
-      kube::Labels selector = match_labels(state.deployment);
+      kube::Labels selector = kube::string_map_at(state.deployment, "/spec/selector/matchLabels");
       if (!selector.empty()) {
         owned.ask({{"", "v1", "Pod", ns, ""}, selector, ""}, append(state.pods));
         owned.ask({{"apps", "v1", "ReplicaSet", ns, ""}, selector, ""}, append(state.replica_sets));

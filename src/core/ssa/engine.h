@@ -129,6 +129,10 @@ class Engine {
   // passes, naming those left with what holds them (finalizers, conditions).
   void wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
                     std::chrono::steady_clock::time_point deadline);
+  // The same for whatever the queries list (a Deployment's pods by its
+  // selector): until every list is empty.
+  void wait_none(const std::vector<kube::ListQuery>& queries, const std::string& what,
+                 std::chrono::steady_clock::time_point deadline);
   // Deletes what plan_prune decides; a kept object is reported Skipped.
   std::vector<Change> prune(const std::vector<ObjectKey>& stale, const Owner& owner,
                             const std::function<void(const Change&)>& on_change);

@@ -29,9 +29,9 @@ class FakeCluster : public kube::Cluster {
  public:
   explicit FakeCluster(bool dry_run = false) : dry_run_(dry_run) {
     for (const char* kind :
-         {"/v1/Namespace", "/v1/ConfigMap", "/v1/Service", "/v1/ServiceAccount",
-          "apps/v1/Deployment", "apiextensions.k8s.io/v1/CustomResourceDefinition",
-          "coordination.k8s.io/v1/Lease"}) {
+         {"/v1/Namespace", "/v1/ConfigMap", "/v1/Service", "/v1/ServiceAccount", "/v1/Pod",
+          "apps/v1/ReplicaSet", "apps/v1/Deployment",
+          "apiextensions.k8s.io/v1/CustomResourceDefinition", "coordination.k8s.io/v1/Lease"}) {
       served.insert(kind);
     }
   }

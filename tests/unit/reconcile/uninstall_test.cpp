@@ -60,6 +60,7 @@ struct Installed {
     cluster.put(instance);
     json apps = object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", "apps", false);
     apps["metadata"]["finalizers"] = {"finalizers.fluxcd.io"};
+    apps["spec"] = {{"interval", "5m"}, {"prune", true}};
     cluster.put(apps);
     json workload = object("apps/v1", "Deployment", "apps", "podinfo", false);
     workload["metadata"]["labels"] = {{"kustomize.toolkit.fluxcd.io/name", "apps"}};
@@ -90,7 +91,13 @@ TEST_CASE("uninstall: the controllers, then the finalizers, then the inventory a
   // What the instance did not install stays; the annotated namespace too.
   CHECK(installed.has("Namespace/flux-system"));
   CHECK(installed.has("Deployment/apps/podinfo"));
-  CHECK(installed.cluster.objects.at("Kustomization/apps/apps")["metadata"]["finalizers"].empty());
+  // Released in one write: suspended, so that a controller still running
+  // never prunes what it applied, whatever it does with its finalizer.
+  const json& released = installed.cluster.objects.at("Kustomization/apps/apps");
+  CHECK(released["metadata"]["finalizers"].empty());
+  CHECK(released["spec"]["suspend"] == true);
+  CHECK(std::count(installed.cluster.requests_log.begin(), installed.cluster.requests_log.end(),
+                   "PATCH Kustomization/apps/apps") == 1);
 
   std::size_t controller = installed.position("DELETE Deployment/flux-system/kustomize-controller");
   std::size_t finalizers = installed.position("PATCH Kustomization/apps/apps");
@@ -106,7 +113,31 @@ TEST_CASE("uninstall: the controllers, then the finalizers, then the inventory a
   CHECK(std::find(lines.begin(), lines.end(), "FluxInstance/flux-system/flux deleted") !=
         lines.end());
   CHECK(std::find(installed.progress.begin(), installed.progress.end(),
-                  "removed the finalizers of 1 Kustomization") != installed.progress.end());
+                  "suspended and removed the finalizers of 1 Kustomization") !=
+        installed.progress.end());
+}
+
+TEST_CASE("uninstall: nothing is released while a controller's pod is there") {
+  Installed installed;
+  json controller = installed.cluster.objects.at("Deployment/flux-system/kustomize-controller");
+  controller["spec"] = {{"selector", {{"matchLabels", {{"app", "kustomize-controller"}}}}}};
+  installed.cluster.put(controller);
+  // Its Deployment goes at once; its pod, the controller running, stays.
+  json pod = object("v1", "Pod", "flux-system", "kustomize-controller-5d8f9", false);
+  pod["metadata"]["labels"] = {{"app", "kustomize-controller"}};
+  installed.cluster.put(pod);
+  CHECK_THROWS_WITH_AS(uninstall_instance(installed.cluster, kInstance, installed.options),
+                       doctest::Contains("timeout waiting for the controllers' pods to be gone: "
+                                         "Pod/flux-system/kustomize-controller-5d8f9"),
+                       Error);
+  CHECK_FALSE(installed.has("Deployment/flux-system/kustomize-controller"));
+  CHECK(installed.cluster.objects.at("Kustomization/apps/apps")["metadata"]["finalizers"].size() ==
+        1);
+  CHECK(installed.has("CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io"));
+
+  installed.cluster.objects.erase("Pod/flux-system/kustomize-controller-5d8f9");
+  CHECK(uninstall_instance(installed.cluster, kInstance, installed.options)
+            .message.starts_with("Uninstallation completed in "));
 }
 
 TEST_CASE("uninstall: the finalizers removed in one batch, one refused stops before the CRDs") {
@@ -132,7 +163,8 @@ TEST_CASE("uninstall: the finalizers removed in one batch, one refused stops bef
   installed.cluster.refuse_patch.clear();
   uninstall_instance(installed.cluster, kInstance, installed.options);
   CHECK(std::find(installed.progress.begin(), installed.progress.end(),
-                  "removed the finalizers of 1 Kustomization") != installed.progress.end());
+                  "suspended and removed the finalizers of 1 Kustomization") !=
+        installed.progress.end());
   CHECK_FALSE(installed.has("FluxInstance/flux-system/flux"));
 }
 
@@ -303,10 +335,10 @@ TEST_CASE("uninstall: the finalizer is added once") {
   CHECK(cluster.objects.at("FluxInstance/flux-system/flux")["metadata"]["finalizers"] ==
         json::array({std::string(kInstanceFinalizer)}));
   CHECK(cluster.logged("PATCH").size() == 1);
-  CHECK(is_flux_group("source.toolkit.fluxcd.io"));
-  CHECK(is_flux_group("source.extensions.fluxcd.io"));
-  CHECK_FALSE(is_flux_group("fluxcd.controlplane.io"));
-  CHECK_FALSE(is_flux_group("toolkit.fluxcd.io.example.com"));
+  CHECK(kube::is_flux_group("source.toolkit.fluxcd.io"));
+  CHECK(kube::is_flux_group("source.extensions.fluxcd.io"));
+  CHECK_FALSE(kube::is_flux_group("fluxcd.controlplane.io"));
+  CHECK_FALSE(kube::is_flux_group("toolkit.fluxcd.io.example.com"));
 }
 
 TEST_CASE("uninstall: a lost inventory: what is labelled the instance's goes all the same") {
