@@ -577,7 +577,7 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
                   std::chrono::steady_clock::time_point deadline) {
   std::vector<json> pending;
   for (const json& object : objects) {
-    if (health_checked(object.value("kind", ""))) pending.push_back(object);
+    if (health_checked(object)) pending.push_back(object);
   }
   if (pending.empty()) return;
   progress("waiting for " + what + " (" + count_of(pending.size(), "object") + ")");

@@ -1,6 +1,7 @@
 #include "core/ssa/health.h"
 
 #include "core/kube/meta.h"
+#include "core/kube/object.h"
 #include "core/ssa/diagnosis.h"
 
 namespace fluxop::ssa {
@@ -75,10 +76,37 @@ Health crd_health(const json& crd) {
   return {false, false, "not yet established"};
 }
 
+// A Flux object (the sync's source and Kustomization), by kstatus as the
+// operator waits for it: in progress until its controller has observed its
+// generation and while it says Reconciling, failed when Stalled. The
+// message says the cause its Ready condition gives. One that no controller
+// has touched yet (no status) is current, as kstatus has it.
+Health flux_health(const json& object) {
+  const json* ready = condition(object, "Ready");
+  std::string cause = ready && ready->value("status", "") != "True"
+                          ? ready->value("reason", "") + ": " + ready->value("message", "")
+                          : "";
+  std::int64_t generation = kube::integer_at(object, "/metadata/generation").value_or(0);
+  std::optional<std::int64_t> observed = kube::integer_at(object, "/status/observedGeneration");
+  if (observed && *observed < generation)
+    return {false, false, "generation " + std::to_string(generation) + " not yet observed"};
+  if (const json* stalled = condition(object, "Stalled");
+      stalled && stalled->value("status", "") == "True")
+    return {false, true,
+            "stalled: " + stalled->value("reason", "") + ": " + stalled->value("message", "")};
+  if (const json* reconciling = condition(object, "Reconciling");
+      reconciling && reconciling->value("status", "") == "True")
+    return {false, false,
+            "reconciling: " + (cause.empty() ? reconciling->value("message", "") : cause)};
+  return {true, false, ready ? ready->value("message", "current") : "current"};
+}
+
 }  // namespace
 
-bool health_checked(std::string_view kind) {
-  return kind == "Deployment" || kind == "CustomResourceDefinition";
+bool health_checked(const json& object) {
+  std::string kind = object.value("kind", "");
+  return kind == "Deployment" || kind == "CustomResourceDefinition" ||
+         kube::is_flux_group(kube::object_key(object).group);
 }
 
 std::string held_by(const json& live) {
@@ -103,6 +131,7 @@ Health object_health(const json& object) {
   std::string kind = object.value("kind", "");
   if (kind == "Deployment") return deployment_health(object);
   if (kind == "CustomResourceDefinition") return crd_health(object);
+  if (kube::is_flux_group(kube::object_key(object).group)) return flux_health(object);
   return {true, false, "applied"};
 }
 

@@ -1,7 +1,7 @@
 // Whether an applied object is ready, from its live state, with the rules of
 // kstatus for the kinds a Flux installation waits for: Deployments rolled out
-// and available, CustomResourceDefinitions established. Other kinds are ready
-// once applied.
+// and available, CustomResourceDefinitions established, the sync's Flux
+// objects reconciled. Other kinds are ready once applied.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,7 +28,8 @@ Health object_health(const nlohmann::json& object);
 // "not being deleted" when it is not.
 std::string held_by(const nlohmann::json& live);
 
-// Whether object_health waits for objects of this kind.
-bool health_checked(std::string_view kind);
+// Whether object_health waits for the object: a Deployment, a CRD, a Flux
+// object.
+bool health_checked(const nlohmann::json& object);
 
 }  // namespace fluxop::ssa

@@ -83,8 +83,44 @@ TEST_CASE("health: CRDs once established, other kinds once applied") {
   CHECK_FALSE(object_health(crd).ready);
   CHECK_FALSE(object_health(json{{"kind", "CustomResourceDefinition"}}).ready);
   CHECK(object_health(json{{"kind", "ServiceAccount"}}).ready);
-  CHECK(health_checked("Deployment"));
-  CHECK_FALSE(health_checked("Service"));
+  CHECK(health_checked(json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}}));
+  CHECK_FALSE(health_checked(json{{"apiVersion", "v1"}, {"kind", "Service"}}));
+}
+
+TEST_CASE("health: a Flux object by kstatus, with the cause its Ready condition says") {
+  json sync = {{"apiVersion", "kustomize.toolkit.fluxcd.io/v1"},
+               {"kind", "Kustomization"},
+               {"metadata", {{"name", "flux-system"}, {"generation", 2}}}};
+  CHECK(health_checked(sync));
+  // No controller has touched it: current, as kstatus has it.
+  CHECK(object_health(sync).ready);
+  sync["status"] = {{"observedGeneration", 1}};
+  CHECK_FALSE(object_health(sync).ready);
+  CHECK(object_health(sync).message == "generation 2 not yet observed");
+  // The operator's case: the source failing, the Kustomization retrying.
+  sync["status"] = {
+      {"observedGeneration", 2},
+      {"conditions",
+       {{{"type", "Ready"},
+         {"status", "False"},
+         {"reason", "ArtifactFailed"},
+         {"message", "Source artifact not found, retrying in 30s"}},
+        {{"type", "Reconciling"}, {"status", "True"}, {"message", "Reconciliation in progress"}}}}};
+  Health reconciling = object_health(sync);
+  CHECK_FALSE(reconciling.ready);
+  CHECK_FALSE(reconciling.failed);
+  CHECK(reconciling.message ==
+        "reconciling: ArtifactFailed: Source artifact not found, retrying in 30s");
+  sync["status"]["conditions"][1] = {
+      {"type", "Stalled"}, {"status", "True"}, {"reason", "BuildFailed"}, {"message", "bad"}};
+  CHECK(object_health(sync).failed);
+  CHECK(object_health(sync).message == "stalled: BuildFailed: bad");
+  sync["status"]["conditions"] = {{{"type", "Ready"},
+                                   {"status", "True"},
+                                   {"reason", "ReconciliationSucceeded"},
+                                   {"message", "Applied revision: latest@sha256:1234"}}};
+  CHECK(object_health(sync).ready);
+  CHECK(object_health(sync).message == "Applied revision: latest@sha256:1234");
 }
 
 }  // namespace
