@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/kube/meta.h"
+#include "core/kube/object.h"
 
 namespace fluxop::ssa {
 
@@ -62,6 +63,22 @@ bool own_entry(const json& entry, std::string_view manager) {
          entry.value("subresource", "").empty();
 }
 
+// What the manager itself changed outside its applies (an Update) in a Flux
+// object: the suspension of a sync being pruned, whose deletion then
+// failed. Taken over like another tool's edit, so that an apply of the
+// object undoes it; the manager's other writes (the FluxInstance's
+// finalizer) are not in a Flux object.
+bool own_edit(const json& entry, const json& live, std::string_view manager) {
+  return entry.value("manager", "") == manager && entry.value("operation", "") == "Update" &&
+         entry.value("subresource", "").empty() &&
+         kube::is_flux_group(kube::object_key(live).group);
+}
+
+// Whose fields a take-over hands to the manager.
+bool handed_over(const json& entry, const json& live, std::string_view manager) {
+  return (foreign_manager(entry) && !shared(live)) || own_edit(entry, live, manager);
+}
+
 }  // namespace
 
 std::string foreign_tool(const json& live) {
@@ -92,8 +109,7 @@ json fields_after_takeover(const json& live, std::string_view manager) {
   json taken = json::object();
   json entries = live.value("metadata", json::object()).value("managedFields", json::array());
   for (const json& entry : entries) {
-    if (entry.is_object() &&
-        ((foreign_manager(entry) && !shared(live)) || own_entry(entry, manager))) {
+    if (entry.is_object() && (handed_over(entry, live, manager) || own_entry(entry, manager))) {
       add_fields(taken, entry.value("fieldsV1", json::object()));
     }
   }
@@ -117,7 +133,7 @@ void take_managed_fields(const json& live, std::string_view manager, json& opera
   std::optional<std::size_t> own_at;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (!entries[i].is_object()) continue;
-    if (foreign_manager(entries[i])) {
+    if (handed_over(entries[i], live, manager)) {
       foreign.push_back(i);
     } else if (!own_at && own_entry(entries[i], manager)) {
       own_at = i;

@@ -128,4 +128,34 @@ TEST_CASE("takeover: a Namespace's fields stay their managers': what others labe
   CHECK(foreign_tool(live).empty());
 }
 
+TEST_CASE("takeover: the manager's own edit of a Flux object passes to its apply, undone by it") {
+  // The sync's Kustomization suspended by a prune whose delete then failed:
+  // the suspension is the manager's Update, which its apply never owned.
+  json live = json::parse(R"({"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+    "kind": "Kustomization", "metadata": {"name": "flux-system", "namespace": "flux-system",
+    "managedFields": [
+      {"manager": "fluxopctl", "operation": "Apply", "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+       "fieldsV1": {"f:spec": {"f:interval": {}}}},
+      {"manager": "fluxopctl", "operation": "Update", "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+       "fieldsV1": {"f:spec": {"f:suspend": {}}}},
+      {"manager": "flux-client-side-apply", "operation": "Update",
+       "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+       "fieldsV1": {"f:metadata": {"f:annotations": {"f:reconcile.fluxcd.io/requestedAt": {}}}}}]},
+    "spec": {"interval": "10m", "suspend": true}})");
+  json patch = takeover_patch(live, "fluxopctl");
+  REQUIRE(patch.is_array());
+  json entries = live.patch(patch)["metadata"]["managedFields"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0]["operation"] == "Apply");
+  CHECK(entries[0]["fieldsV1"] ==
+        json::parse(R"({"f:spec": {"f:interval": {}, "f:suspend": {}}})"));
+  // Another client's edit (a reconcile request of the flux CLI) stays its own.
+  CHECK(entries[1]["manager"] == "flux-client-side-apply");
+  // The same edit outside a Flux object (the FluxInstance's finalizer) stays.
+  live["apiVersion"] = "fluxcd.controlplane.io/v1";
+  live["kind"] = "FluxInstance";
+  live["metadata"]["managedFields"].erase(2);
+  CHECK(takeover_patch(live, "fluxopctl").is_null());
+}
+
 }  // namespace fluxop::ssa
