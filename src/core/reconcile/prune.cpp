@@ -123,9 +123,19 @@ std::vector<PrunePlan> plan_prunes(kube::Cluster& cluster, ssa::Engine& engine,
     }
   }
   if (queries.empty()) return plans;
+  // What this prune deletes itself (the sync's Kustomization dropped with
+  // kustomize-controller) is no resource its CRD keeps.
+  auto deleted_here = [&plans](const kube::ObjectKey& key) {
+    return std::any_of(plans.begin(), plans.end(), [&key](const PrunePlan& plan) {
+      return (plan.way == PruneWay::plain || plan.way == PruneWay::released) &&
+             plan.key.group == key.group && plan.key.kind == key.kind && plan.key.ns == key.ns &&
+             plan.key.name == key.name;
+    });
+  };
   // Each CRD defines its own kind: its resources are those of that kind.
   std::vector<std::vector<kube::ObjectKey>> resources(queries.size());
   for (kube::ObjectKey& key : list_keys(cluster, queries)) {
+    if (deleted_here(key)) continue;
     for (std::size_t q = 0; q < queries.size(); ++q) {
       if (queries[q].kind.group == key.group && queries[q].kind.kind == key.kind) {
         resources[q].push_back(std::move(key));

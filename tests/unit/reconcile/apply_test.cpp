@@ -955,6 +955,29 @@ TEST_CASE("policy: a CRD whose custom resources remain is kept and said, in diff
   CHECK(run.cluster.logged("DELETE") == std::vector<std::string>{crd});
 }
 
+TEST_CASE("policy: a custom resource the same prune deletes is not counted as kept") {
+  using namespace prunes;
+  // kustomize-controller and the sync dropped in one apply: the sync's
+  // Kustomization goes, the user's stays and keeps the CRD.
+  Run run;
+  run.cluster.served.insert("kustomize.toolkit.fluxcd.io/v1/Kustomization");
+  json crd = owned("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                   "kustomizations.kustomize.toolkit.fluxcd.io");
+  crd["spec"] = {{"group", "kustomize.toolkit.fluxcd.io"},
+                 {"names", {{"kind", "Kustomization"}, {"plural", "kustomizations"}}},
+                 {"versions", {{{"name", "v1"}, {"served", true}, {"storage", true}}}}};
+  installed(run.cluster, {crd, owned("kustomize.toolkit.fluxcd.io/v1", "Kustomization",
+                                     "flux-system", "flux-system")});
+  run.cluster.put(users("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", "apps"));
+  ApplyResult result = run.apply("  wait: false\n");
+  std::string said =
+      "CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io kept: "
+      "1 Kustomization (apps: 1) remains; apply --prune-crds deletes them with it";
+  CHECK(run.said("warning: " + said));
+  CHECK(result.message.ends_with("; " + said));
+  CHECK_FALSE(run.cluster.objects.contains("Kustomization/flux-system/flux-system"));
+}
+
 TEST_CASE("policy: --prune-crds releases the custom resources, then deletes their CRD") {
   using namespace prunes;
   Run run;
