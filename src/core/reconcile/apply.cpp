@@ -138,6 +138,11 @@ class InstanceApply {
   void rebuild_lost_inventory(const std::vector<ssa::Live>& live);
   void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
+  // The lock confirmed before a status write (a compare-and-swap of the
+  // Lease); lost, an Event says to whom, once, and it throws.
+  void confirm_lock_or_tell();
+  bool lock_loss_told_ = false;
+  bool inventory_labelled_ = false;  // what is labelled the instance's is in previous_inventory_
   void fail(Failure failure, const std::string& message);
 
   kube::Cluster& cluster_;
@@ -191,22 +196,13 @@ InstanceApply::Start InstanceApply::read_start() {
 }
 
 void InstanceApply::refuse_another_instance(const std::vector<json>& instances) {
-  bool found = false;
-  for (const json& other : instances) {
-    kube::ObjectKey key = kube::object_key(other);
-    if (key.ns == ref_.ns && key.name == ref_.name) {
-      found = true;
-      continue;
-    }
-    std::string why = "FluxInstance " + key.ns + "/" + key.name +
-                      " already manages Flux on this cluster; there can be only one (delete it "
-                      "first, or apply it instead)";
+  if (std::optional<std::string> why = another_instance(instances, ref_)) {
     // Said on this instance too, when it exists (the daemon's, one created
     // by hand): its status would say nothing of why it is not installed.
-    record_failure(cluster_, flux_, Failure::reconciliation, why, options_.on_event);
-    throw Error(flux_.file + ": " + why);
+    record_failure(cluster_, flux_, Failure::reconciliation, *why, options_.on_event);
+    throw Error(flux_.file + ": " + *why);
   }
-  if (options_.instance_from_cluster && !found)
+  if (options_.instance_from_cluster && instances.empty())
     throw Error("FluxInstance/" + ref_.ns + "/" + ref_.name + ": not found");
 }
 
@@ -326,6 +322,7 @@ void InstanceApply::rebuild_lost_inventory(const std::vector<ssa::Live>& live) {
   if (!previous_inventory_.empty() || !inventory_lost(live, owner_labels(ref_))) return;
   run_.before_request();
   previous_inventory_ = labelled_objects(cluster_, ref_);
+  inventory_labelled_ = true;
   progress("warning: " + display_name(ref_) + " has no inventory, but objects labelled its: " +
            std::to_string(previous_inventory_.size()) + " found by their labels are its inventory");
 }
@@ -404,13 +401,27 @@ void InstanceApply::refuse_downgrade() {
   throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + *message);
 }
 
+void InstanceApply::confirm_lock_or_tell() {
+  try {
+    run_.confirm_lock(/*now=*/true);
+  } catch (const Error& lost) {
+    if (!lock_loss_told_) {
+      lock_loss_told_ = true;
+      event(Reason::reconciliation_failed,
+            std::string(lost.what()) + ": this apply's outcome is not written", "");
+    }
+    throw;
+  }
+}
+
 void InstanceApply::write_status(const std::function<void(json&)>& edit) {
   edit(status_);
   if (cluster_.dry_run()) return;
   // Written by the holder of the lock only, onto the instance as this apply
-  // last read or wrote it: a writer paused past its lease while another
-  // took over finds out here and writes nothing.
-  run_.confirm_lock(/*now=*/false);
+  // last read or wrote it: a writer that lost the lease while it waited
+  // (paused past it, or another took it) finds out here, writes nothing,
+  // and says who took it.
+  confirm_lock_or_tell();
   try {
     resource_version_ =
         kube::resource_version(cluster_.apply_status(ref_, status_, resource_version_));
@@ -443,7 +454,7 @@ void InstanceApply::fail(Failure failure, const std::string& message) {
   // its conditions and inventory.
   if (cluster_.dry_run()) return;
   try {
-    run_.confirm_lock(/*now=*/true);
+    confirm_lock_or_tell();
   } catch (const Error&) {
     return;
   }
@@ -538,6 +549,15 @@ ApplyResult InstanceApply::run() {
   bool changes_ahead = instance_changed || !stale.empty();
   for (std::size_t i = 0; i < objects_.size() && !changes_ahead; ++i) {
     changes_ahead = !engine_.is_unchanged(objects_[i], live[i]);
+  }
+  // The inventory acted on is the status's entries with what is labelled
+  // the instance's: an entry lost (a status rewritten) does not leave its
+  // object behind when its component goes. Looked for when the apply
+  // changes anything (dropping a component does), not on every no-op.
+  if (changes_ahead && !inventory_labelled_) {
+    run_.before_request();
+    previous_inventory_ = with_labelled(previous_inventory_, labelled_objects(cluster_, ref_));
+    stale = stale_objects(previous_inventory_, current);
   }
   // Until the apply succeeds, the inventory holds the old objects too: an
   // apply killed half-way leaves nothing untracked. With nothing to change,

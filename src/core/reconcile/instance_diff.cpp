@@ -7,6 +7,7 @@
 #include "core/reconcile/apply.h"
 #include "core/reconcile/diff.h"
 #include "core/reconcile/inventory.h"
+#include "core/reconcile/preflight.h"
 #include "core/ssa/diagnosis.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
@@ -108,6 +109,10 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   InstanceDiff result;
   // The instance is compared too: what the apply makes of it is the file.
   std::vector<json> objects = rendered_json(rendered);
+  // What apply refuses, diff refuses with its reason, rather than plan it.
+  if (std::optional<std::string> refused =
+          another_instance(cluster.list(instance_ref("", ""), {}), ref))
+    throw Error(flux.file + ": " + *refused);
   std::optional<json> live_instance = get_live_instance(cluster, ref);
   if (live_instance) {
     if (std::optional<std::string> refused =
@@ -153,9 +158,11 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
   if (live_instance) {
     std::vector<kube::ObjectKey> inventory =
         read_inventory(live_instance->value("status", json::object()).value("inventory", json()));
-    // As apply: an inventory lost is found again by the objects' labels.
-    if (inventory.empty() && inventory_lost(live, owner_labels(ref)))
-      inventory = labelled_objects(cluster, ref);
+    // As apply: an inventory lost is found again by the objects' labels,
+    // and one that lost an entry has it back when anything changes.
+    if (inventory.empty() ? inventory_lost(live, owner_labels(ref))
+                          : result.changed > 0 || !stale_objects(inventory, current).empty())
+      inventory = with_labelled(std::move(inventory), labelled_objects(cluster, ref));
     for (PrunePlan& plan : plan_prunes(cluster, engine, stale_objects(inventory, current),
                                        owner_labels(ref), prune)) {
       std::string text = prune_text(plan);

@@ -93,13 +93,18 @@ void LeaseLock::renew() {
   if (!held_ || std::chrono::steady_clock::now() - renewed_ < kDuration / 3) return;
   if (!write_ours(true)) {
     held_ = false;
-    throw Error(display_name(ref_) + ": lost to another apply");
+    // Who took it, said once: the loser writes nothing more, so the error
+    // and its Event are all that tell.
+    std::optional<json> live = cluster_.get(ref_);
+    lost_ = display_name(ref_) + ": lost to another apply (" +
+            (live ? holder_text(*live) : std::string("deleted")) + ")";
+    throw Error(lost_);
   }
   renewed_ = std::chrono::steady_clock::now();
 }
 
 void LeaseLock::confirm(bool now) {
-  if (!held_) throw Error(display_name(ref_) + ": lost to another apply");
+  if (!held_) throw Error(lost_.empty() ? display_name(ref_) + ": not held" : lost_);
   if (now) renewed_ = {};
   renew();
 }

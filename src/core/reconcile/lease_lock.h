@@ -71,6 +71,7 @@ class LeaseLock {
   // another resourceVersion means someone else took it.
   std::optional<nlohmann::json> written_;
   std::chrono::steady_clock::time_point renewed_;
+  std::string lost_;  // to whom it was lost, once it was
   // Another holder's record as first seen, and when.
   std::optional<kube::LeaseRecord> seen_;
   std::chrono::steady_clock::time_point seen_at_;

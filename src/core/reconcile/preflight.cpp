@@ -223,20 +223,25 @@ CheckResult check_secrets(kube::Cluster& cluster, const instance::FluxInstance& 
                     (fine.size() == 1 ? "its reader needs" : "their readers need"));
 }
 
+std::optional<std::string> another_instance(const std::vector<json>& instances,
+                                            const kube::ObjectKey& ref) {
+  for (const json& other : instances) {
+    kube::ObjectKey key = kube::object_key(other);
+    if (key.ns == ref.ns && key.name == ref.name) continue;
+    return "FluxInstance " + key.ns + "/" + key.name +
+           " already manages Flux on this cluster; there can be only one (delete it first, or "
+           "apply it instead)";
+  }
+  return std::nullopt;
+}
+
 CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux) {
   const std::string name = "flux-instances";
   std::vector<json> instances = cluster.list(instance_ref("", ""), {});
-  bool exists = false;
-  for (const json& live : instances) {
-    kube::ObjectKey key = kube::object_key(live);
-    if (key.ns == flux.ns && key.name == flux.name) {
-      exists = true;
-      continue;
-    }
-    return result(name, CheckStatus::failed,
-                  "FluxInstance " + key.ns + "/" + key.name +
-                      " already manages Flux on this cluster; apply refuses a second one");
-  }
+  if (std::optional<std::string> refused =
+          another_instance(instances, instance_ref(flux.ns, flux.name)))
+    return result(name, CheckStatus::failed, *refused);
+  bool exists = !instances.empty();
   if (exists)
     return result(name, CheckStatus::ok,
                   "FluxInstance " + flux.ns + "/" + flux.name + " exists; apply updates it");

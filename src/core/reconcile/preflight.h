@@ -54,6 +54,11 @@ CheckResult check_secrets(kube::Cluster& cluster, const instance::FluxInstance& 
 // Other FluxInstances: failed when one is in the cluster (apply refuses a
 // second instance).
 CheckResult check_instances(kube::Cluster& cluster, const instance::FluxInstance& flux);
+// Why apply refuses the instance `ref` beside the FluxInstances `instances`
+// (in every namespace): another one manages Flux. nullopt when none does.
+// apply, diff and check say it alike.
+std::optional<std::string> another_instance(const std::vector<nlohmann::json>& instances,
+                                            const kube::ObjectKey& ref);
 // Objects of the installation present and managed by another tool (kubectl,
 // Helm, flux bootstrap, flux install) or by another field manager of the
 // operator: a warning naming them, since apply takes them over.

@@ -126,8 +126,37 @@ TEST_CASE("contention: an apply whose Lease was taken while it was stopped write
   CHECK_THROWS_AS(daemon.apply(), ReconcileError);
   CHECK(daemon.cluster.logged("STATUS").size() == before);
   CHECK_FALSE(daemon.event("HealthCheckFailed"));
-  CHECK_FALSE(daemon.event("ReconciliationFailed"));
+  // One Event says who took the Lease; the outcome is not written.
+  auto lost = std::find_if(daemon.events.begin(), daemon.events.end(), [](const auto& event) {
+    return event.message.find("lost to another apply (held by thief/1 since ") != std::string::npos;
+  });
+  REQUIRE(lost != daemon.events.end());
+  CHECK(name(lost->reason) == "ReconciliationFailed");
+  CHECK(std::count_if(daemon.events.begin(), daemon.events.end(), [](const auto& event) {
+          return name(event.reason) == "ReconciliationFailed";
+        }) == 1);
   CHECK(daemon.cluster.objects.at(std::string(kLease))["spec"]["holderIdentity"] == "thief/1");
+}
+
+TEST_CASE("contention: a Lease taken during the apply's wait: no Ready written, the holder said") {
+  Daemon daemon;
+  // Taken by hand, renewed an hour ahead, between the apply and its last
+  // status write (within a third of the Lease's duration: no renewal due).
+  std::size_t before = 0;
+  daemon.cluster.on_apply = [&](const json& object) {
+    if (object.value("kind", "") != "Deployment") return;
+    before = daemon.cluster.logged("STATUS").size();
+    json& held = daemon.cluster.objects.at(std::string(kLease));
+    held["spec"] =
+        lease("thief/2", std::chrono::system_clock::now() + std::chrono::hours(1), 30)["spec"];
+    held["metadata"]["resourceVersion"] = "100";
+  };
+  CHECK_THROWS_WITH_AS(daemon.apply(), doctest::Contains("lost to another apply (held by thief/2"),
+                       Error);
+  CHECK(daemon.cluster.logged("STATUS").size() == before);
+  CHECK(daemon.ready() != "True ReconciliationSucceeded");
+  CHECK(daemon.event("ReconciliationFailed"));
+  CHECK_FALSE(daemon.event("ReconciliationSucceeded"));
 }
 
 // Another writer moves the instance before the apply's first status write.

@@ -137,8 +137,8 @@ TEST_CASE("check flux-instances: this instance is updated, another one refused")
   CheckResult second = check_instances(cluster, flux);
   CHECK(second.status == CheckStatus::failed);
   CHECK(second.message ==
-        "FluxInstance other/flux already manages Flux on this cluster; apply refuses a second "
-        "one");
+        "FluxInstance other/flux already manages Flux on this cluster; there can be only one "
+        "(delete it first, or apply it instead)");
 }
 
 TEST_CASE("check installation: objects of other tools are named, a warning") {
