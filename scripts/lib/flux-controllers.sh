@@ -25,10 +25,13 @@
 #                         variables, exports FLUX_CONTROLLERS_CA_FILE (its CA);
 #                         stopped by registry_stop_all (e2e_cleanup)
 #   flux_sync_push REPO:TAG DIR
-#                         `flux push artifact` of DIR to the registry (the flux
-#                         CLI of scripts/lib/flux-cli.sh, built when missing);
-#                         prints the digest; the sync's url is then
-#                         oci://$REGISTRY_ADDR/REPO, its ref TAG
+#                         `flux push artifact` of DIR to the current registry
+#                         (the flux CLI of scripts/lib/flux-cli.sh, built when
+#                         missing); prints the digest; the sync's url is then
+#                         oci://$REGISTRY_ADDR/REPO, its ref TAG. A registry
+#                         of registry_start without --tls is pushed to with
+#                         --insecure-registry (the OCIRepository then needs
+#                         spec.insecure: true, see docs/cluster.md)
 #
 #   flux_chart_repo_start DIR
 #                         a Helm repository: DIR served over plain HTTP on
@@ -84,9 +87,17 @@ flux_sync_push() {
   # The revision a Git source would give: TAG@sha1:<the content's hash>.
   revision=${ref##*:}@sha1:$(tar -C "$dir" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . |
     sha1sum | cut -d' ' -f1)
-  out=$(SSL_CERT_FILE=$REGISTRY_CA HOME=${work:-$dir}/.flux-home timeout -k 5 120 "$flux" push artifact \
-    "oci://$REGISTRY_ADDR/$ref" --path "$dir" --source "file://$dir" --revision "$revision" -o json 2>&1) ||
-    { echo "flux push artifact oci://$REGISTRY_ADDR/$ref failed: $out" >&2; return 1; }
+  # A HOME of its own (the CLI's own files); the registry's CA, or plain
+  # HTTP for a registry without TLS.
+  local home status=0 environment=() flags=()
+  home=$(mktemp -d) || return 1
+  environment=(HOME="$home")
+  [ -z "${REGISTRY_CA:-}" ] || environment+=(SSL_CERT_FILE="$REGISTRY_CA")
+  [[ ${REGISTRY_URL:-} != http://* ]] || flags+=(--insecure-registry)
+  out=$(env "${environment[@]}" timeout -k 5 120 "$flux" push artifact "oci://$REGISTRY_ADDR/$ref" \
+    --path "$dir" --source "file://$dir" --revision "$revision" -o json "${flags[@]}" 2>&1) || status=$?
+  rm -rf "$home"
+  [ "$status" = 0 ] || { echo "flux push artifact oci://$REGISTRY_ADDR/$ref failed: $out" >&2; return 1; }
   # -o json: {"digest": ..., "repository": ..., "tag": ...} (on stderr).
   local digest
   digest=$(sed -n 's/^ *"digest": *"\(sha256:[0-9a-f]\{64\}\)".*/\1/p' <<<"$out" | head -n 1)
