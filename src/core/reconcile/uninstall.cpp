@@ -96,6 +96,12 @@ class Uninstall {
   // Deletes the controllers and waits until their pods are gone too: a
   // Deployment goes at once, its pods (the controllers running) after it.
   void remove_controllers(const std::vector<kube::ObjectKey>& controllers);
+  // While Flux objects (or their CRDs) are still being deleted, every 2 s:
+  // one with a finalizer again (its controller put it back before it
+  // stopped: a controller outlives its pod by its grace period) is released
+  // again, suspended: nothing acts on it then, and nothing else would ever
+  // remove that finalizer.
+  void release_again(const std::vector<nlohmann::json>& still);
   void remove_flux_finalizers();
   // Removes `finalizer` of the object (all when nullopt), retried when
   // they changed meanwhile; false when the object is gone.
@@ -116,6 +122,7 @@ class Uninstall {
   InstanceRun run_;
   ssa::Engine engine_;
   std::chrono::steady_clock::time_point started_, deadline_;
+  std::chrono::steady_clock::time_point next_release_;  // release_again's
   UninstallResult result_;
 };
 
@@ -137,8 +144,27 @@ std::vector<kube::ObjectKey> Uninstall::remove(const std::vector<kube::ObjectKey
     if (change.action == Action::Deleted) deleted.push_back(change.ref);
   }
   if (wait && !deleted.empty() && !cluster_.dry_run())
-    engine_.wait_deleted(deleted, what, deadline_);
+    engine_.wait_deleted(deleted, what, deadline_,
+                         [this](const std::vector<json>& still) { release_again(still); });
   return deleted;
+}
+
+void Uninstall::release_again(const std::vector<json>& still) {
+  if (options_.keep_crds) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_release_) return;
+  // A Flux object, or a CRD of one held by its resources.
+  bool flux_held = std::any_of(still.begin(), still.end(), [](const json& object) {
+    kube::ObjectKey key = kube::object_key(object);
+    return ssa::is_terminating(object) &&
+           (kube::is_flux_group(key.group) ||
+            (is_crd(key) && kube::is_flux_group(kube::text_at(object, "/spec/group"))));
+  });
+  if (!flux_held) return;
+  next_release_ = now + std::chrono::seconds(2);
+  before_request();
+  cluster_.refresh_kinds();  // CRDs are going: a kind gone is not listed
+  remove_flux_finalizers();
 }
 
 void Uninstall::remove_controllers(const std::vector<kube::ObjectKey>& controllers) {

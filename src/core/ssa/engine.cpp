@@ -396,38 +396,40 @@ Applied Engine::recreate(const json& object) {
 }
 
 void Engine::wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
-                          std::chrono::steady_clock::time_point deadline) {
+                          std::chrono::steady_clock::time_point deadline, const StillThere& still) {
   std::vector<kube::ListQuery> queries;
   for (const ObjectKey& key : keys) {
     queries.push_back({{key.group, key.version, key.kind, key.ns, ""}, {}, key.name});
   }
-  wait_none(queries, what, deadline);
+  wait_none(queries, what, deadline, still);
 }
 
 void Engine::wait_none(const std::vector<kube::ListQuery>& queries, const std::string& what,
-                       std::chrono::steady_clock::time_point deadline) {
+                       std::chrono::steady_clock::time_point deadline, const StillThere& still) {
   std::vector<kube::ListQuery> pending = queries;
   std::chrono::milliseconds poll = kFirstPoll;
   WaitScope scope(hooks_.wait_status);
   while (!pending.empty()) {
     before_request();
     std::vector<std::vector<json>> found = cluster_.list_all(pending);
-    std::vector<kube::ListQuery> still;
-    std::vector<ObjectKey> left;
+    std::vector<kube::ListQuery> listing;
+    std::vector<json> there;
     std::string message, first_hold;
     for (std::size_t i = 0; i < pending.size(); ++i) {
       if (found[i].empty()) continue;
-      still.push_back(pending[i]);
-      for (const json& object : found[i]) {
+      listing.push_back(pending[i]);
+      for (json& object : found[i]) {
         std::string hold = held_by(object);
         if (first_hold.empty()) first_hold = hold;
-        left.push_back(kube::object_key(object));
-        message += " " + display_name(left.back()) + " (" + hold + ")";
+        message += " " + display_name(kube::object_key(object)) + " (" + hold + ")";
+        there.push_back(std::move(object));
       }
     }
-    pending = std::move(still);
+    pending = std::move(listing);
     if (pending.empty()) break;
-    waiting(what, display_name(left.front()) + and_others(left.size()), first_hold);
+    if (still) still(there);
+    waiting(what, display_name(kube::object_key(there.front())) + and_others(there.size()),
+            first_hold);
     if (std::chrono::steady_clock::now() >= deadline)
       throw Error("timeout waiting for " + what + ":" + message);
     std::this_thread::sleep_for(poll);

@@ -127,12 +127,15 @@ class Engine {
                    std::chrono::steady_clock::time_point deadline);
   // Until none of the objects exists any more, or throws when the deadline
   // passes, naming those left with what holds them (finalizers, conditions).
+  // `still`, when given, sees the objects left after each poll (to release
+  // what a controller held again).
+  using StillThere = std::function<void(const std::vector<nlohmann::json>&)>;
   void wait_deleted(const std::vector<ObjectKey>& keys, const std::string& what,
-                    std::chrono::steady_clock::time_point deadline);
+                    std::chrono::steady_clock::time_point deadline, const StillThere& still = {});
   // The same for whatever the queries list (a Deployment's pods by its
   // selector): until every list is empty.
   void wait_none(const std::vector<kube::ListQuery>& queries, const std::string& what,
-                 std::chrono::steady_clock::time_point deadline);
+                 std::chrono::steady_clock::time_point deadline, const StillThere& still = {});
   // Deletes what plan_prune decides; a kept object is reported Skipped.
   std::vector<Change> prune(const std::vector<ObjectKey>& stale, const Owner& owner,
                             const std::function<void(const Change&)>& on_change);
