@@ -139,8 +139,9 @@ class InstanceApply {
   void refuse_downgrade();
   void write_status(const std::function<void(json&)>& edit);
   // The lock confirmed before a status write (a compare-and-swap of the
-  // Lease); lost, an Event says to whom, once, and it throws.
-  void confirm_lock_or_tell();
+  // Lease, unless written within `older_than`); lost, an Event says to
+  // whom, once, and it throws.
+  void confirm_lock_or_tell(std::chrono::milliseconds older_than);
   bool lock_loss_told_ = false;
   bool inventory_labelled_ = false;  // what is labelled the instance's is in previous_inventory_
   void fail(Failure failure, const std::string& message);
@@ -401,9 +402,9 @@ void InstanceApply::refuse_downgrade() {
   throw ReconcileError(Failure::build, flux_.file + ": .spec.distribution.version: " + *message);
 }
 
-void InstanceApply::confirm_lock_or_tell() {
+void InstanceApply::confirm_lock_or_tell(std::chrono::milliseconds older_than) {
   try {
-    run_.confirm_lock(/*now=*/true);
+    run_.confirm_lock(older_than);
   } catch (const Error& lost) {
     if (!lock_loss_told_) {
       lock_loss_told_ = true;
@@ -420,8 +421,10 @@ void InstanceApply::write_status(const std::function<void(json&)>& edit) {
   // Written by the holder of the lock only, onto the instance as this apply
   // last read or wrote it: a writer that lost the lease while it waited
   // (paused past it, or another took it) finds out here, writes nothing,
-  // and says who took it.
-  confirm_lock_or_tell();
+  // and says who took it. The Lease written within the last second (a
+  // no-op apply's one status write follows its taking at once) is not
+  // written again: no wait lay in between, and the request is spared.
+  confirm_lock_or_tell(std::chrono::seconds(1));
   try {
     resource_version_ =
         kube::resource_version(cluster_.apply_status(ref_, status_, resource_version_));
@@ -434,7 +437,7 @@ void InstanceApply::write_status(const std::function<void(json&)>& edit) {
   // apply that took the lock. Written again only while the lock is ours.
   std::optional<json> live = get_live_instance(cluster_, ref_);
   if (!live) throw Error(display_name(ref_) + ": deleted during the apply");
-  run_.confirm_lock(/*now=*/true);
+  run_.confirm_lock(std::chrono::milliseconds(0));
   // Holding the lock, no apply of fluxopctl wrote it: another controller did.
   if (live->value("status", json::object()) != written_status_) {
     std::string message = display_name(ref_) +
@@ -454,7 +457,7 @@ void InstanceApply::fail(Failure failure, const std::string& message) {
   // its conditions and inventory.
   if (cluster_.dry_run()) return;
   try {
-    confirm_lock_or_tell();
+    confirm_lock_or_tell(std::chrono::milliseconds(0));
   } catch (const Error&) {
     return;
   }

@@ -37,8 +37,8 @@ ssa::EngineHooks InstanceRun::engine_hooks() {
           .wait_status = wait_status_};
 }
 
-void InstanceRun::confirm_lock(bool now) {
-  if (lock_) lock_->confirm(now);
+void InstanceRun::confirm_lock(std::chrono::milliseconds older_than) {
+  if (lock_) lock_->confirm(older_than);
 }
 
 bool InstanceRun::lock(std::chrono::seconds timeout, std::optional<nlohmann::json> lease) {

@@ -47,8 +47,9 @@ class InstanceRun {
   // The lock, once taken.
   LeaseLock* held_lock() { return lock_ ? &*lock_ : nullptr; }
   // Before a write after a wait: throws fluxop::Error unless the lock is
-  // still held (LeaseLock::confirm); nothing without a lock (a dry run).
-  void confirm_lock(bool now);
+  // still held (LeaseLock::confirm, renewed when last written longer than
+  // `older_than` ago); nothing without a lock (a dry run).
+  void confirm_lock(std::chrono::milliseconds older_than);
 
  private:
   kube::Cluster& cluster_;

@@ -103,9 +103,9 @@ void LeaseLock::renew() {
   renewed_ = std::chrono::steady_clock::now();
 }
 
-void LeaseLock::confirm(bool now) {
+void LeaseLock::confirm(std::chrono::milliseconds older_than) {
   if (!held_) throw Error(lost_.empty() ? display_name(ref_) + ": not held" : lost_);
-  if (now) renewed_ = {};
+  if (std::chrono::steady_clock::now() - renewed_ > older_than) renewed_ = {};
   renew();
 }
 

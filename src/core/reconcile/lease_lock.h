@@ -43,10 +43,11 @@ class LeaseLock {
   // Renews when a third of the duration has passed since the last renewal.
   void renew();
   // Before a write that must be this holder's alone (the instance's status):
-  // renews now when `now` or when renew() would, and throws fluxop::Error
+  // renews (a compare-and-swap) when the lease was last written longer than
+  // `older_than` ago (zero: now), and throws fluxop::Error naming the holder
   // when the lease is no longer held (another took it, or it was lost
   // before).
-  void confirm(bool now);
+  void confirm(std::chrono::milliseconds older_than);
   void release();
   // Deletes the lease when it is held (an uninstall leaves none behind).
   void remove();

@@ -6,6 +6,7 @@
 
 #include <ctime>
 #include <functional>
+#include <thread>
 
 #include "../instance/support.h"
 #include "../kube/fake_cluster.h"
@@ -141,10 +142,12 @@ TEST_CASE("contention: an apply whose Lease was taken while it was stopped write
 TEST_CASE("contention: a Lease taken during the apply's wait: no Ready written, the holder said") {
   Daemon daemon;
   // Taken by hand, renewed an hour ahead, between the apply and its last
-  // status write (within a third of the Lease's duration: no renewal due).
+  // status write, a wait of more than a second later (within a third of the
+  // Lease's duration: no renewal due).
   std::size_t before = 0;
   daemon.cluster.on_apply = [&](const json& object) {
     if (object.value("kind", "") != "Deployment") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     before = daemon.cluster.logged("STATUS").size();
     json& held = daemon.cluster.objects.at(std::string(kLease));
     held["spec"] =
