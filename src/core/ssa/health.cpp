@@ -88,8 +88,12 @@ Health flux_health(const json& object) {
                           : "";
   std::int64_t generation = kube::integer_at(object, "/metadata/generation").value_or(0);
   std::optional<std::int64_t> observed = kube::integer_at(object, "/status/observedGeneration");
+  // A failing reconcile leaves the generation unobserved (source-controller
+  // records it on success): the cause is what the Ready condition says.
   if (observed && *observed < generation)
-    return {false, false, "generation " + std::to_string(generation) + " not yet observed"};
+    return {false, false,
+            "generation " + std::to_string(generation) + " not yet observed" +
+                (cause.empty() ? "" : ": " + cause)};
   if (const json* stalled = condition(object, "Stalled");
       stalled && stalled->value("status", "") == "True")
     return {false, true,

@@ -97,6 +97,13 @@ TEST_CASE("health: a Flux object by kstatus, with the cause its Ready condition 
   sync["status"] = {{"observedGeneration", 1}};
   CHECK_FALSE(object_health(sync).ready);
   CHECK(object_health(sync).message == "generation 2 not yet observed");
+  // Its reconcile of generation 2 failing: the cause said.
+  sync["status"]["conditions"] = {{{"type", "Ready"},
+                                   {"status", "False"},
+                                   {"reason", "OCIArtifactPullFailed"},
+                                   {"message", "tag 'not-pushed' not found"}}};
+  CHECK(object_health(sync).message ==
+        "generation 2 not yet observed: OCIArtifactPullFailed: tag 'not-pushed' not found");
   // The operator's case: the source failing, the Kustomization retrying.
   sync["status"] = {
       {"observedGeneration", 2},
