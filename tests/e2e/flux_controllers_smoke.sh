@@ -46,16 +46,8 @@ e2e_require "$bin" "$dist"
 command -v jq >/dev/null || skip_test "jq is not installed"
 # A step the rest cannot go without.
 stop() { abort "$1: $2"; }
-# needs WHAT COMMAND...: COMMAND's exit 77 is a skip, another failure aborts.
-needs() {
-  local what=$1 status=0
-  shift
-  "$@" 2>"$work/needs.err" || status=$?
-  [ "$status" != 77 ] || skip_test "$(tail -n 1 "$work/needs.err")"
-  [ "$status" = 0 ] || { sed 's/^/  | /' "$work/needs.err" | tail -n 20; stop "$what" "exit $status"; }
-}
-needs "building the controllers" flux_controllers_ensure_built source-controller kustomize-controller helm-controller
-needs "building the flux CLI" flux_cli_ensure_built "$flux_controllers_flux_version"
+e2e_needs "building the controllers" flux_controllers_ensure_built source-controller kustomize-controller helm-controller
+e2e_needs "building the flux CLI" flux_cli_ensure_built "$flux_controllers_flux_version"
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 
 # ---------------------------------------------------------------------------

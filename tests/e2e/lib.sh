@@ -163,6 +163,17 @@ e2e_operator_stop() {
   e2e_operator_pid=
 }
 
+# e2e_needs WHAT COMMAND...: a prerequisite built or started by COMMAND (the
+# real Flux controllers, the flux CLI): its exit 77 is a skip (skip_test),
+# another failure aborts the suite, the end of COMMAND's stderr shown.
+e2e_needs() {
+  local what=$1 status=0
+  shift
+  "$@" 2>"$work/needs.err" || status=$?
+  [ "$status" != 77 ] || skip_test "$(tail -n 1 "$work/needs.err")"
+  [ "$status" = 0 ] || { sed 's/^/  | /' "$work/needs.err" | tail -n 20; abort "$what: exit $status"; }
+}
+
 # gone RESOURCE/NAME...: kubectl says NotFound for each (namespaced ones in
 # $ns) within 5 minutes. Polled: `kubectl wait --for=delete` gives up at once
 # when discovery fails, as it can while CRDs are being deleted.

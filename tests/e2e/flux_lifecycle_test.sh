@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# What a user keeps while the real Flux controllers act (issue 52): the
+# source-, kustomize- and helm-controller of Flux 2.9.4 run as host processes
+# while their pods run (scripts/flux-controllers), the sync's artifact and the
+# user's workloads are OCI artifacts in a loopback registry. The user's
+# objects are checked by uid before and after. Each case sets up what it
+# needs from whatever state the cluster is in, so that any of them runs alone:
+#   delete        `fluxopctl delete` with 20 Kustomizations reconciling every
+#                 second (and two HelmReleases, when helm-controller is built):
+#                 every object they applied stays, same uid; the
+#                 controllers' pods are gone before any finalizer is removed
+#   failing_sync  a sync whose artifact does not exist: apply waits for it as
+#                 the operator does and fails at its --timeout naming the
+#                 sync's cause; the instance is not Ready
+#   restored_sync dropping the sync while an admission policy refuses its
+#                 deletion leaves it suspended; putting .spec.sync back,
+#                 diff names the suspension and apply undoes it
+#   kept_count    kustomize-controller and the sync dropped in one apply: the
+#                 kept CRD counts the user's Kustomization, not the sync's
+#
+#   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
+#
+# Prints `ok NAME` / `FAIL NAME: reason` and closes with `N passed, M
+# failed`. A skip (exit 77, a failure when CI=true) only when kubectl, Go (the
+# controllers, the flux CLI, the cluster), docker-registry or the
+# distribution are missing.
+set -uo pipefail
+bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
+root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
+shift 2
+dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+work=$(mktemp -d)
+run_limit=300
+apply_timeout=3m
+# shellcheck source=tests/e2e/lib.sh
+source "$root/tests/e2e/lib.sh"
+# shellcheck source=scripts/lib/flux-controllers.sh
+source "$root/scripts/lib/flux-controllers.sh"
+
+controllers=$work/controllers
+# A safety net should the test be killed before its cleanup.
+export REGISTRY_LIFETIME=1800
+e2e_cleanup_hook() {
+  flux_controllers_stop "$controllers" 2>/dev/null
+  flux_chart_repo_stop
+}
+on_exit e2e_cleanup
+
+e2e_require "$bin" "$dist"
+all_cases=(delete failing_sync restored_sync kept_count)
+e2e_select_cases "$@"
+
+e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
+e2e_needs "building the flux CLI" flux_cli_ensure_built "$flux_controllers_flux_version"
+# helm-controller's cases run where it is built (scripts/flux-controllers
+# build helm-controller): the heaviest of the three.
+helm=0
+[ -x "$("$root/scripts/flux-controllers" bin helm-controller 2>/dev/null)" ] && helm=1
+registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
+
+# ---------------------------------------------------------------------------
+# The artifacts: the sync's (namespace apps, one ConfigMap) and the user's
+# workloads (w0 ... w19, a ConfigMap each), one Kustomization a directory.
+
+kustomizations=20
+# How often each reconciles: what makes a controller act in the window a
+# delete leaves it (a Kustomization reconciled then gets its finalizer back).
+reconcile_every=1s
+mkdir -p "$work/sync" "$work/workloads"
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: synced\n  namespace: apps\ndata:\n  from: sync\n' \
+  >"$work/sync/apps.yaml"
+for i in $(seq 0 $((kustomizations - 1))); do
+  mkdir -p "$work/workloads/w$i"
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: w%s\n  namespace: apps\ndata:\n  from: w%s\n' \
+    "$i" "$i" >"$work/workloads/w$i/configmap.yaml"
+done
+flux_sync_registry_start "$work/registry" 2>"$work/registry.err" ||
+  abort "registry: the registry did not start: $(tail -n 1 "$work/registry.err")"
+flux_sync_push apps:latest "$work/sync" >/dev/null 2>"$work/push.err" || abort "push: $(tail -n 1 "$work/push.err")"
+flux_sync_push workloads:latest "$work/workloads" >/dev/null 2>"$work/push.err" ||
+  abort "push: $(tail -n 1 "$work/push.err")"
+if [ "$helm" = 1 ]; then
+  flux_chart_repo_start "$work/charts" 2>"$work/charts.err" || abort "Helm repository: $(tail -n 1 "$work/charts.err")"
+  flux_chart_add demo 0.1.0
+fi
+
+e2e_cluster_up "$work/cluster"
+# The harsher case: controllers whose credentials outlive the service
+# accounts delete removes (a controller's own token is refused once its
+# service account is gone, and would then act on nothing).
+export FLUX_CONTROLLERS_IDENTITY=admin
+flux_controllers_start "$controllers" 2>"$work/start.err" ||
+  { sed 's/^/  | /' "$work/start.err"; abort "scripts/flux-controllers start failed"; }
+
+# instance FILE [SYNC_REF [COMPONENTS...]]: a Flux 2.9 instance into FILE,
+# its sync the apps artifact at SYNC_REF (none when "-"), its components
+# source-, kustomize- (and helm-) controller unless given.
+instance() {
+  local file=$1 ref=${2:-latest} components
+  shift 2 2>/dev/null || shift $#
+  if [ $# -gt 0 ]; then
+    components=("$@")
+  else
+    components=(source-controller kustomize-controller)
+    [ "$helm" = 0 ] || components+=(helm-controller)
+  fi
+  {
+    printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\n'
+    printf 'spec:\n  distribution:\n    version: "2.9.x"\n    registry: ghcr.io/fluxcd\n  components:\n'
+    printf '    - %s\n' "${components[@]}"
+    [ "$ref" = - ] ||
+      printf '  sync:\n    kind: OCIRepository\n    url: oci://%s/apps\n    ref: %s\n    path: ./\n    interval: 1m\n' \
+        "$REGISTRY_ADDR" "$ref"
+  } >"$file"
+}
+full=$work/full.yaml
+instance "$full"
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+field() {  # JSONPATH ARGS...: one field of an object
+  local path=$1
+  shift
+  k get "$@" -o jsonpath="$path" 2>&1
+}
+# uids: "name uid" of every ConfigMap in apps but kube-root-ca.crt, sorted.
+uids() {
+  k -n apps get configmaps -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' |
+    grep -v '^kube-root-ca.crt ' | sort
+}
+# same_uids BEFORE: the ConfigMaps of apps are those of BEFORE, same uids.
+same_uids() {
+  local now
+  now=$(uids) || { echo "listing the ConfigMaps of apps failed"; return 1; }
+  [ "$now" = "$(cat "$1")" ] && return 0
+  echo "ConfigMaps lost or recreated (< before, > after): $(diff "$1" <(echo "$now") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+  return 1
+}
+# ready_all KIND NAMESPACE COUNT: COUNT objects of KIND in NAMESPACE, each
+# Ready within 3 minutes.
+ready_all() {
+  local count
+  wait_until 180 eval '[ "$(k -n '"$2"' get '"$1"' -o name 2>/dev/null | wc -l)" -ge '"$3"' ]' ||
+    { echo "fewer than $3 $1 in $2"; return 1; }
+  kwait 180 -n "$2" wait --for=condition=Ready "$1" --all >/dev/null 2>"$work/ready.err" ||
+    { echo "not all $1 Ready in $2: $(tail -n 1 "$work/ready.err")"; return 1; }
+  count=$(k -n "$2" get "$1" -o name | wc -l)
+  [ "$count" -ge "$3" ] || { echo "$count $1 in $2, not $3"; return 1; }
+}
+# installed: the full instance applied, exit 0, from whatever the cluster
+# holds, and its sync Ready (apply waits for it; checked here all the same).
+installed() {
+  instance "$full"
+  install "$full" || return 1
+  runs source-controller && runs kustomize-controller && ready_all kustomization "$ns" 1
+}
+runs() {  # NAME: the controller's process runs (within 60 s)
+  wait_until 60 flux_controller_pid "$controllers" "$1" >/dev/null ||
+    { echo "no $1 process: $(tail -n 3 "$controllers/supervisor.log")"; return 1; }
+}
+# user_workloads: the user's OCIRepository and 20 Kustomizations in apps,
+# reconciling every $reconcile_every, each applying one ConfigMap (prune: true); with
+# helm-controller, two HelmReleases of a chart in a loopback repository.
+user_workloads() {
+  {
+    printf 'apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: workloads\n  namespace: apps\n'
+    printf 'spec:\n  url: oci://%s/workloads\n  ref:\n    tag: latest\n  interval: 1m\n' "$REGISTRY_ADDR"
+    for i in $(seq 0 $((kustomizations - 1))); do
+      printf -- '---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: w%s\n  namespace: apps\n' "$i"
+      printf 'spec:\n  interval: %s\n  prune: true\n  path: ./w%s\n  sourceRef:\n    kind: OCIRepository\n    name: workloads\n' \
+        "$reconcile_every" "$i"
+    done
+    if [ "$helm" = 1 ]; then
+      printf -- '---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: apps\n'
+      printf 'spec:\n  url: %s\n  interval: 1m\n' "$FLUX_CHART_REPO_URL"
+      for release in demo-a demo-b; do
+        printf -- '---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: %s\n  namespace: apps\n' "$release"
+        printf 'spec:\n  interval: %s\n  chart:\n    spec:\n      chart: demo\n      version: 0.1.0\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n' \
+          "$reconcile_every"
+      done
+    fi
+  } >"$work/workloads.yaml"
+  k apply -f "$work/workloads.yaml" >/dev/null || { echo "kubectl apply of the user's workloads failed"; return 1; }
+  ready_all ocirepository apps 1 && ready_all kustomization apps "$kustomizations" || return 1
+  [ "$helm" = 0 ] || ready_all helmrelease apps 2 || return 1
+  wait_until 60 eval '[ "$(uids | wc -l)" -ge '"$((kustomizations + 1 + 2 * helm))"' ]' ||
+    { echo "the ConfigMaps of apps: $(uids | wc -l)"; return 1; }
+}
+
+# ---------------------------------------------------------------------------
+# delete: nothing a controller could act on is released while it runs.
+
+none_runs() {
+  local name
+  for name in source-controller kustomize-controller helm-controller; do
+    ! flux_controller_pid "$controllers" "$name" >/dev/null || { echo "$name runs"; return 1; }
+  done
+}
+# In delete's progress (-v): the wait for the pods comes before the
+# finalizers.
+pods_gone_first() {
+  local pods finalizers
+  pods=$(grep -n "the controllers' pods to be gone\|Pod/flux-system" "$work/delete.err" | head -n 1 | cut -d: -f1)
+  finalizers=$(grep -n 'suspended and removed the finalizers of' "$work/delete.err" | head -n 1 | cut -d: -f1)
+  [ -n "$finalizers" ] || { echo "delete said nothing of the finalizers"; return 1; }
+  [ -z "$pods" ] || [ "$pods" -lt "$finalizers" ] || { echo "the pods were waited for after the finalizers"; return 1; }
+}
+
+case_delete() {
+  given "delete: given Flux with its sync and the user's workloads reconciling" installed || return
+  given "delete: given 20 Kustomizations reconciling every $reconcile_every" user_workloads || return
+  uids >"$work/delete.before"
+  fx delete delete -n "$ns" --kubeconfig "$KUBECONFIG" --yes --timeout 3m
+  check "delete: exits 0" exit_is 0 delete
+  check "delete: says the uninstallation completed" err_has delete '^Uninstallation completed in '
+  check "delete: the controllers' pods were gone before a finalizer was removed" pods_gone_first
+  check "delete: every ConfigMap the Kustomizations and HelmReleases applied stays, same uid" \
+    same_uids "$work/delete.before"
+  # A controller that stopped late (the lag) would have acted by now.
+  check "delete: every controller stops" wait_until 30 none_runs
+  check "delete: and still after every controller stopped" same_uids "$work/delete.before"
+  check "delete: no controller deleted anything of apps" \
+    eval '! grep -h "ConfigMap/apps/[^ ]* deleted" "$controllers"/*.log'
+}
+
+# ---------------------------------------------------------------------------
+# failing_sync: as the operator, a sync that does not become Ready fails.
+
+case_failing_sync() {
+  given "failing_sync: given Flux with its sync" installed || return
+  local missing=$work/missing.yaml apply_timeout=45s
+  instance "$missing" not-pushed
+  apply failing-sync "$missing"
+  check "failing_sync: apply exits 1 at its --timeout" exit_is 1 failing-sync
+  check "failing_sync: the error names the sync's object and its cause" \
+    err_has failing-sync '^error: timeout waiting for OCIRepository/flux-system/flux-system \(.*: [A-Za-z]+Failed: .*not-pushed'
+  check "failing_sync: the instance is not Ready (HealthCheckFailed)" ready_is False HealthCheckFailed
+  check "failing_sync: its Ready message names the sync" eval 'ready_message | grep -q "/flux-system/flux-system"'
+}
+
+# ---------------------------------------------------------------------------
+# restored_sync: what fluxopctl suspended outside its apply, it undoes.
+
+policy() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: e2e-keep-sync
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: ["kustomize.toolkit.fluxcd.io"]
+        apiVersions: ["*"]
+        operations: ["DELETE"]
+        resources: ["kustomizations"]
+  validations:
+    - expression: "oldObject.metadata.name != 'flux-system'"
+      message: "the sync stays (an e2e admission policy)"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: e2e-keep-sync
+spec:
+  policyName: e2e-keep-sync
+  validationActions: [Deny]
+YAML
+}
+refused() { ! k -n "$ns" delete kustomization flux-system --dry-run=server >/dev/null 2>&1; }
+no_policy() { k delete validatingadmissionpolicybinding,validatingadmissionpolicy e2e-keep-sync --ignore-not-found >/dev/null; }
+suspended() { field '{.spec.suspend}' -n "$ns" kustomization flux-system; }
+
+case_restored_sync() {
+  no_policy
+  given "restored_sync: given Flux with its sync" installed || return
+  given "restored_sync: given a policy refusing the sync's deletion" eval 'policy && wait_until 60 refused' || return
+  local nosync=$work/nosync.yaml
+  instance "$nosync" -
+  apply drop-sync "$nosync"
+  check "restored_sync: dropping the sync fails: its deletion is refused" exit_is 1 drop-sync
+  check "restored_sync: and leaves it suspended" eval '[ "$(suspended)" = true ]'
+  no_policy
+  fx restore-diff diff "$full" $(common_flags)
+  check "restored_sync: diff names the suspension it undoes" out_has restore-diff '^-  suspend: true$'
+  apply restore "$full"
+  check "restored_sync: apply with .spec.sync back exits 0" exit_is 0 restore
+  check "restored_sync: the sync is no longer suspended" eval '[ "$(suspended)" != true ]'
+  fx restore-again-diff diff "$full" $(common_flags)
+  check "restored_sync: a diff after it changes nothing" exit_is 0 restore-again-diff
+}
+
+# ---------------------------------------------------------------------------
+# kept_count: a CRD kept counts only what stays.
+
+case_kept_count() {
+  given "kept_count: given Flux with its sync" installed || return
+  given "kept_count: given a Kustomization of the user's in apps" eval 'k apply -f - >/dev/null <<YAML
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: mine
+  namespace: apps
+spec:
+  suspend: true
+  interval: 1h
+  prune: false
+  path: ./
+  sourceRef:
+    kind: OCIRepository
+    name: flux-system
+    namespace: flux-system
+YAML' || return
+  local lean=$work/lean.yaml
+  instance "$lean" - source-controller
+  apply lean "$lean"
+  check "kept_count: dropping kustomize-controller and the sync exits 0" exit_is 0 lean
+  check "kept_count: the kept CRD counts the user's Kustomization only" err_has lean \
+    '^warning: CustomResourceDefinition/kustomizations.kustomize.toolkit.fluxcd.io kept: 1 Kustomization \(apps: 1\) remains'
+  check "kept_count: the sync's Kustomization is gone" eval '! exists -n "$ns" kustomization/flux-system'
+  check "kept_count: the user's stays" exists -n apps kustomization/mine
+  k -n apps delete kustomization mine --wait=false >/dev/null 2>&1
+}
+
+e2e_run_cases
+summary
