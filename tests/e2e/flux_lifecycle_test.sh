@@ -17,6 +17,9 @@
 #                 diff names the suspension and apply undoes it
 #   kept_count    kustomize-controller and the sync dropped in one apply: the
 #                 kept CRD counts the user's Kustomization, not the sync's
+#   renamed_sync  a renamed sync takes over what the old one applied, same uid
+#   prune_crds    kustomize-controller dropped with --prune-crds while 20
+#                 Kustomizations reconcile: they go, what they applied stays
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -47,7 +50,7 @@ e2e_cleanup_hook() {
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
-all_cases=(delete failing_sync restored_sync kept_count)
+all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -322,6 +325,44 @@ YAML' || return
   check "kept_count: the sync's Kustomization is gone" eval '! exists -n "$ns" kustomization/flux-system'
   check "kept_count: the user's stays" exists -n apps kustomization/mine
   k -n apps delete kustomization mine --wait=false >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------------------
+# renamed_sync: the new sync takes over what the old one applied.
+
+case_renamed_sync() {
+  given "renamed_sync: given Flux with its sync" installed || return
+  given "renamed_sync: given what the sync applied" wait_until 60 exists -n apps configmap/synced || return
+  uids >"$work/renamed.before"
+  local renamed=$work/renamed.yaml
+  instance "$renamed"
+  sed -i 's/^  sync:$/&\n    name: fleet/' "$renamed"
+  apply renamed "$renamed"
+  check "renamed_sync: apply of the renamed sync exits 0" exit_is 0 renamed
+  check "renamed_sync: the new Kustomization is Ready" ready_all kustomization "$ns" 1
+  check "renamed_sync: the old one is gone" eval '! exists -n "$ns" kustomization/flux-system'
+  check "renamed_sync: what the old one applied stays, same uid" same_uids "$work/renamed.before"
+  check "renamed_sync: and is the new one's" \
+    eval '[ "$(field "{.metadata.labels.kustomize\.toolkit\.fluxcd\.io/name}" -n apps configmap synced)" = fleet ]'
+}
+
+# ---------------------------------------------------------------------------
+# prune_crds: kustomize-controller dropped with its CRD (--prune-crds): the
+# user's Kustomizations go, what they applied stays.
+
+case_prune_crds() {
+  given "prune_crds: given Flux with its sync and the user's workloads reconciling" installed || return
+  given "prune_crds: given 20 Kustomizations reconciling every $reconcile_every" user_workloads || return
+  uids >"$work/prune-crds.before"
+  local lean=$work/prune-crds.yaml
+  instance "$lean" - source-controller
+  apply prune-crds "$lean" --prune-crds
+  check "prune_crds: apply --prune-crds exits 0" exit_is 0 prune-crds
+  check "prune_crds: the Kustomizations' CRD is gone" \
+    wait_until 60 eval '! exists crd/kustomizations.kustomize.toolkit.fluxcd.io'
+  check "prune_crds: every ConfigMap the Kustomizations applied stays, same uid" same_uids "$work/prune-crds.before"
+  check "prune_crds: kustomize-controller stops" wait_until 30 eval '! flux_controller_pid "$controllers" kustomize-controller >/dev/null'
+  check "prune_crds: and still after it stopped" same_uids "$work/prune-crds.before"
 }
 
 e2e_run_cases
