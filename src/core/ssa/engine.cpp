@@ -27,6 +27,11 @@ constexpr std::chrono::seconds kRecreateTimeout{60};
 // How long a CRD may stay not established before it is written again to
 // requeue it: the API server establishes one within milliseconds.
 constexpr std::chrono::seconds kEstablishGrace{5};
+// How long, once the controllers have rolled out, a Flux object no
+// controller has touched is waited for: a running controller picks its
+// objects up within a second or two; none does when the controller is not
+// installed or does not run (then the object is said, not waited for).
+constexpr std::chrono::seconds kUntouchedGrace{5};
 constexpr std::string_view kRequeueAnnotation = "fluxopctl.controlplane.io/requeued";
 // How often a pending Deployment is diagnosed, from that long after the wait
 // began: a rollout that goes well is not read for, the scheduler's and the
@@ -590,16 +595,36 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
   auto requeue_at = std::chrono::steady_clock::now() + kEstablishGrace;
   std::set<std::string> requeued;  // the CRDs written to be established again
   std::chrono::milliseconds poll = kFirstPoll;
+  // Since when no Deployment is pending (max: not yet): the untouched
+  // objects' grace.
+  constexpr auto kNotYet = std::chrono::steady_clock::time_point::max();
+  auto rolled_out = kNotYet;
   while (!pending.empty()) {
     std::vector<Live> live = read_live(pending);
     std::vector<json> still;
     std::vector<json> pending_deployments;  // live
     std::vector<json> establishing;         // live CRDs not established after the grace
+    bool deployments_pending = false;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      if (kube::object_key(pending[i]).kind != "Deployment" || !live[i]) continue;
+      deployments_pending = deployments_pending || !object_health(*live[i]).ready;
+    }
+    if (deployments_pending) rolled_out = kNotYet;
+    if (!deployments_pending && rolled_out == kNotYet)
+      rolled_out = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < pending.size(); ++i) {
       ObjectKey key = kube::object_key(pending[i]);
       // It was applied: gone now, it was deleted, and will not come back.
       Health health =
           live[i] ? object_health(*live[i]) : Health{false, true, "deleted while waiting"};
+      if (health.untouched && rolled_out != kNotYet &&
+          std::chrono::steady_clock::now() - rolled_out >= kUntouchedGrace) {
+        progress("warning: " + display_name(key) + " was not reconciled by any controller " +
+                 std::to_string(kUntouchedGrace.count()) +
+                 "s after the controllers rolled out: not waited for (is its controller "
+                 "installed and running?)");
+        continue;
+      }
       if (health.ready) {
         if (key.kind == "Deployment") progress(display_name(key) + " " + health.message);
         continue;

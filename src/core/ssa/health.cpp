@@ -80,7 +80,7 @@ Health crd_health(const json& crd) {
 // operator waits for it: in progress until its controller has observed its
 // generation and while it says Reconciling, failed when Stalled. The
 // message says the cause its Ready condition gives. One that no controller
-// has touched yet (no status) is current, as kstatus has it.
+// has touched yet is untouched (Engine::wait decides).
 Health flux_health(const json& object) {
   const json* ready = condition(object, "Ready");
   std::string cause = ready && ready->value("status", "") != "True"
@@ -88,6 +88,8 @@ Health flux_health(const json& object) {
                           : "";
   std::int64_t generation = kube::integer_at(object, "/metadata/generation").value_or(0);
   std::optional<std::int64_t> observed = kube::integer_at(object, "/status/observedGeneration");
+  if (kube::array_at(object, "/status/conditions").empty() && observed.value_or(-1) < 0)
+    return {false, false, "not yet reconciled by its controller", true};
   // A failing reconcile leaves the generation unobserved (source-controller
   // records it on success): the cause is what the Ready condition says.
   if (observed && *observed < generation)

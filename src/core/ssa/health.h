@@ -16,6 +16,10 @@ struct Health {
   // that cannot be created (ReplicaFailure), a paused rollout.
   bool failed = false;
   std::string message;  // why not ready, from the object's status and conditions
+  // A Flux object no controller has reconciled yet (no condition, its
+  // CRD's default observedGeneration -1): ready once its controller
+  // touches it, or when none does (Engine::wait's grace).
+  bool untouched = false;
 };
 
 // Not ready, and failed, while the object is being deleted (a CRD held

@@ -92,10 +92,16 @@ TEST_CASE("health: a Flux object by kstatus, with the cause its Ready condition 
                {"kind", "Kustomization"},
                {"metadata", {{"name", "flux-system"}, {"generation", 2}}}};
   CHECK(health_checked(sync));
-  // No controller has touched it: current, as kstatus has it.
-  CHECK(object_health(sync).ready);
+  // No controller has touched it (nor with its CRD's default
+  // observedGeneration -1): untouched, which Engine::wait gives a grace.
+  CHECK_FALSE(object_health(sync).ready);
+  CHECK(object_health(sync).untouched);
+  sync["status"] = {{"observedGeneration", -1}};
+  CHECK(object_health(sync).untouched);
+  CHECK(object_health(sync).message == "not yet reconciled by its controller");
   sync["status"] = {{"observedGeneration", 1}};
   CHECK_FALSE(object_health(sync).ready);
+  CHECK_FALSE(object_health(sync).untouched);
   CHECK(object_health(sync).message == "generation 2 not yet observed");
   // Its reconcile of generation 2 failing: the cause said.
   sync["status"]["conditions"] = {{{"type", "Ready"},
