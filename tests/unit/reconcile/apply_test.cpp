@@ -955,6 +955,45 @@ TEST_CASE("policy: a CRD whose custom resources remain is kept and said, in diff
   CHECK(run.cluster.logged("DELETE") == std::vector<std::string>{crd});
 }
 
+TEST_CASE("policy: an object labelled the instance's but lost from its inventory is pruned") {
+  using namespace prunes;
+  // One entry lost (a status rewritten): the Deployment of a component
+  // since dropped, still labelled the instance's.
+  auto seed = [](FakeCluster& cluster) {
+    installed(cluster, {owned("v1", "ServiceAccount", "flux-system", "dropped")});
+    cluster.put(owned("apps/v1", "Deployment", "flux-system", "image-reflector-controller"));
+  };
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  FakeCluster planned(/*dry_run=*/true);
+  seed(planned);
+  InstanceDiff diff = diff_instance(planned, flux, rendered());
+  CHECK(diff.text.find("prune Deployment/flux-system/image-reflector-controller\n") !=
+        std::string::npos);
+
+  Run run;
+  seed(run.cluster);
+  run.apply("  wait: false\n");
+  CHECK_FALSE(run.cluster.objects.contains("Deployment/flux-system/image-reflector-controller"));
+  CHECK_FALSE(run.cluster.objects.contains("ServiceAccount/flux-system/dropped"));
+  CHECK(run.ready() == "True ReconciliationSucceeded");
+}
+
+TEST_CASE("policy: diff refuses a second FluxInstance with apply's reason") {
+  FakeCluster planned(/*dry_run=*/true);
+  serve_fluxinstances(planned);
+  planned.put({{"apiVersion", "fluxcd.controlplane.io/v1"},
+               {"kind", "FluxInstance"},
+               {"metadata", {{"name", "flux"}, {"namespace", "other"}}}});
+  instance::FluxInstance flux =
+      instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
+  CHECK_THROWS_WITH_AS(diff_instance(planned, flux, rendered()),
+                       doctest::Contains("FluxInstance other/flux already manages Flux on this "
+                                         "cluster; there can be only one"),
+                       Error);
+  CHECK(planned.logged("APPLY").empty());
+}
+
 TEST_CASE("policy: a custom resource the same prune deletes is not counted as kept") {
   using namespace prunes;
   // kustomize-controller and the sync dropped in one apply: the sync's
