@@ -162,9 +162,16 @@ void Uninstall::release_again(const std::vector<json>& still) {
   });
   if (!flux_held) return;
   next_release_ = now + std::chrono::seconds(2);
-  before_request();
-  cluster_.refresh_kinds();  // CRDs are going: a kind gone is not listed
-  remove_flux_finalizers();
+  try {
+    before_request();
+    cluster_.refresh_kinds();  // CRDs are going: a kind gone is not listed
+    remove_flux_finalizers();
+  } catch (const Error& e) {
+    // A kind gone between discovery and its list: tried again in 2 s, and
+    // the wait names what stays at its deadline (an interruption is seen
+    // again by the wait's next request).
+    progress("warning: releasing the Flux objects again: " + std::string(e.what()));
+  }
 }
 
 void Uninstall::remove_controllers(const std::vector<kube::ObjectKey>& controllers) {
