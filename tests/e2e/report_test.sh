@@ -132,8 +132,12 @@ resources_made() {
     status_patch apps gitrepository/paused False GitOperationFailed "failed before the suspension" &&
     status_patch apps kustomization/apps True ReconciliationSucceeded "Applied revision: main@sha1:abc" &&
     status_patch apps kustomization/waiting False DependencyNotReady "dependency apps/apps is not ready" &&
-    status_patch "$ns" kustomization/flux-system True ReconciliationSucceeded "Applied revision: refs/heads/main@sha1:abc" &&
-    status_patch "$ns" gitrepository/flux-system False GitOperationFailed "failed to checkout: repository not found" ||
+    # The sync's objects with their generation observed: apply and the
+    # daemon wait, as the operator does, while it is not (kstatus).
+    status_patch "$ns" kustomization/flux-system True ReconciliationSucceeded "Applied revision: refs/heads/main@sha1:abc" \
+      '"observedGeneration":1' &&
+    status_patch "$ns" gitrepository/flux-system False GitOperationFailed "failed to checkout: repository not found" \
+      '"observedGeneration":1' ||
     { cat "$work/resources.out"; return 1; }
 }
 check "Flux custom resources created, statuses patched as their controllers would" resources_made || { summary; exit; }
