@@ -126,10 +126,9 @@ std::vector<PrunePlan> plan_prunes(kube::Cluster& cluster, ssa::Engine& engine,
   // What this prune deletes itself (the sync's Kustomization dropped with
   // kustomize-controller) is no resource its CRD keeps.
   auto deleted_here = [&plans](const kube::ObjectKey& key) {
-    return std::any_of(plans.begin(), plans.end(), [&key](const PrunePlan& plan) {
+    return std::any_of(plans.begin(), plans.end(), [id = inventory_id(key)](const PrunePlan& plan) {
       return (plan.way == PruneWay::plain || plan.way == PruneWay::released) &&
-             plan.key.group == key.group && plan.key.kind == key.kind && plan.key.ns == key.ns &&
-             plan.key.name == key.name;
+             inventory_id(plan.key) == id;
     });
   };
   // Each CRD defines its own kind: its resources are those of that kind.

@@ -604,19 +604,22 @@ void Engine::wait(const std::vector<json>& objects, const std::string& what,
     std::vector<json> still;
     std::vector<json> pending_deployments;  // live
     std::vector<json> establishing;         // live CRDs not established after the grace
+    // It was applied: gone now, it was deleted, and will not come back.
+    std::vector<Health> healths;
     bool deployments_pending = false;
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      if (kube::object_key(pending[i]).kind != "Deployment" || !live[i]) continue;
-      deployments_pending = deployments_pending || !object_health(*live[i]).ready;
+      healths.push_back(live[i] ? object_health(*live[i])
+                                : Health{false, true, "deleted while waiting"});
+      deployments_pending =
+          deployments_pending ||
+          (kube::object_key(pending[i]).kind == "Deployment" && live[i] && !healths.back().ready);
     }
     if (deployments_pending) rolled_out = kNotYet;
     if (!deployments_pending && rolled_out == kNotYet)
       rolled_out = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < pending.size(); ++i) {
       ObjectKey key = kube::object_key(pending[i]);
-      // It was applied: gone now, it was deleted, and will not come back.
-      Health health =
-          live[i] ? object_health(*live[i]) : Health{false, true, "deleted while waiting"};
+      const Health& health = healths[i];
       if (health.untouched && rolled_out != kNotYet &&
           std::chrono::steady_clock::now() - rolled_out >= kUntouchedGrace) {
         progress("warning: " + display_name(key) + " was not reconciled by any controller " +
