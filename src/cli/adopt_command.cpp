@@ -84,13 +84,17 @@ void report(const adopt::Adoption& adoption, const adopt::Installation& installa
     std::cerr << "\n";
   }
   if (!adoption.reproduced.empty()) {
-    std::cerr
-        << "reproduced by "
-        << plural(adoption.generated_patches, "generated patch", "generated patches")
-        << " (hand edits, flux bootstrap options, or the directory's patches where marked):\n";
+    std::cerr << "reproduced by "
+              << plural(adoption.generated_patches, "generated patch", "generated patches")
+              << " (hand edits, flux bootstrap options; the sync's settings and the directory's "
+                 "patches where marked):\n";
     for (const adopt::FieldDifference& difference : adoption.reproduced) {
       print_field(difference);
-      if (difference.configuration) std::cerr << "    (set by the directory's patches)\n";
+      if (difference.configuration) {
+        std::cerr << "    (set by the directory's patches)\n";
+      } else if (difference.sync_setting) {
+        std::cerr << "    (a setting of the sync that .spec.sync has no field for)\n";
+      }
     }
   }
   std::vector<const adopt::FieldDifference*> lost = adoption.lost();

@@ -1,5 +1,8 @@
 #include "core/adopt/cluster.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "core/ssa/field_ownership.h"
 #include "core/yaml/json.h"
 
@@ -8,6 +11,42 @@ namespace fluxop::adopt {
 namespace {
 
 using nlohmann::json;
+
+// Struct fields that a Go client applying a typed object writes as `{}`
+// and the API server then fills with its defaults. kustomize-controller
+// applies so (fluxcd/pkg/ssa normalises native objects through their Go
+// types), and owns the field itself with none of what the server put in
+// it: it set nothing of it. Only these: a field owned whole is otherwise an
+// atomic value (a selector, a roleRef), set in full by its applier.
+struct AppliedEmpty {
+  std::string_view api_version, kind;
+  std::string_view within, field;  // the field, in `within` (empty: at the top)
+};
+constexpr AppliedEmpty kAppliedEmpty[] = {
+    {"apps/v1", "Deployment", "spec", "strategy"},
+    {"v1", "Namespace", "", "spec"},
+};
+
+// `fields` (a fieldsV1 tree) without the fields of kAppliedEmpty that its
+// appliers own with nothing in them.
+void drop_applied_empty(json& fields, const json& live) {
+  for (const AppliedEmpty& empty : kAppliedEmpty) {
+    if (live.value("apiVersion", "") != empty.api_version || live.value("kind", "") != empty.kind) {
+      continue;
+    }
+    json* parent = &fields;
+    if (!empty.within.empty()) {
+      auto found = parent->find("f:" + std::string(empty.within));
+      if (found == parent->end()) continue;
+      parent = &*found;
+    }
+    auto node = parent->find("f:" + std::string(empty.field));
+    if (node == parent->end() || !node->is_object()) continue;
+    bool owns_part = std::any_of(node->items().begin(), node->items().end(),
+                                 [](const auto& item) { return item.key() != "."; });
+    if (!owns_part) parent->erase(node);
+  }
+}
 
 // What the appliers of an object set: every Apply, and kubectl's writes (a
 // hand edit is the user's too); not the controllers' updates, nor status.
@@ -24,6 +63,7 @@ json applied_fields(const json& live) {
     if (entry.value("operation", "") != "Apply" && !manager.starts_with("kubectl")) continue;
     if (entry.contains("fieldsV1")) ssa::merge_fields(fields, entry["fieldsV1"]);
   }
+  drop_applied_empty(fields, live);
   return fields;
 }
 

@@ -1,9 +1,12 @@
 #include "core/adopt/differences.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 
+#include "core/duration.h"
+#include "core/kube/object.h"
 #include "core/kustomize/resource.h"
 #include "core/reconcile/diff.h"
 #include "core/ssa/field_ownership.h"
@@ -314,6 +317,22 @@ std::vector<reconcile::FieldChange> whole_scalar_lists(std::vector<reconcile::Fi
   return out;
 }
 
+// `installed` with each duration that means what the render's does written
+// as the render writes it ("10m" is "10m0s"): the Flux APIs read both alike.
+void as_rendered_durations(json& installed, const json& rendered) {
+  if (installed.is_string() && rendered.is_string() && installed != rendered) {
+    std::optional<std::chrono::nanoseconds> theirs =
+        parse_go_duration(installed.get<std::string>());
+    if (theirs && theirs == parse_go_duration(rendered.get<std::string>())) installed = rendered;
+  } else if (installed.is_object() && rendered.is_object()) {
+    for (auto& [key, value] : installed.items()) {
+      if (auto ours = rendered.find(key); ours != rendered.end()) {
+        as_rendered_durations(value, *ours);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 json reproducing_value(const FieldDifference& difference) {
@@ -353,9 +372,13 @@ Comparison compare(const std::vector<yaml::Node>& installed,
       }
     }
     // A live object holds what the server made of its manifest: its
-    // defaults, its quantities' canonical form. Where it only did that, the
+    // defaults, its quantities' canonical form. Where it only did that, or
+    // where a Flux object's duration is written another way, the
     // installation is what the render writes.
     json as_written = ssa::in_applied_form(installed_object.object, rendered_object->second.object);
+    if (kube::is_flux_group(installed_object.id.gvk.group)) {
+      as_rendered_durations(as_written, rendered_object->second.object);
+    }
     std::vector<reconcile::FieldChange> changes =
         whole_scalar_lists(reconcile::field_changes(as_written, rendered_object->second.object),
                            as_written, rendered_object->second.object);
@@ -370,7 +393,8 @@ Comparison compare(const std::vector<yaml::Node>& installed,
                                  std::move(change.before),
                                  std::move(change.after),
                                  std::nullopt,
-                                 false};
+                                 false,
+                                 kube::is_flux_group(installed_object.id.gvk.group)};
       difference.expected = expected(difference, as_written, rendered_object->second.object);
       for (const std::string& path : configured) {
         if (overlaps(path, difference.path)) difference.configuration = true;

@@ -90,6 +90,9 @@ struct FieldDifference {
   std::optional<nlohmann::json> installed, rendered;
   std::optional<Expected> expected;  // set when the operator always differs so
   bool configuration = false;        // the bootstrap kustomization's patches set the field
+  // On the sync's source or Kustomization: a setting .spec.sync has no
+  // field for (its decryption, wait, ignore rules...).
+  bool sync_setting = false;
 };
 
 struct Comparison {

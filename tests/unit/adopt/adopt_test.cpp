@@ -165,6 +165,23 @@ TEST_CASE("adopt: a hand edit is reproduced by a generated patch, and said") {
   CHECK(patches->items().back().string_at({"target", "kind"}) == "Deployment");
 }
 
+TEST_CASE("adopt: the sync's duration written another way is the same; its settings are carried") {
+  std::string components = bootstrap_components();
+  std::size_t at = components.find("\nkind: Kustomization\n");
+  REQUIRE(at != std::string::npos);
+  std::string interval = "  interval: 10m0s\n";
+  std::size_t field = components.find(interval, at);
+  REQUIRE(field != std::string::npos);
+  components.replace(field, interval.size(), "  interval: 10m\n  wait: true\n");
+  Adoption adoption = adopt_dir(bootstrap_dir(components));
+  CHECK(lost_fields(adoption).empty());
+  REQUIRE(adoption.reproduced.size() == 1);
+  CHECK(adoption.reproduced[0].object == "Kustomization/flux-system/flux-system");
+  CHECK(adoption.reproduced[0].path == "/spec/wait");
+  CHECK(adoption.reproduced[0].sync_setting);
+  CHECK(adoption.generated_patches == 1);
+}
+
 TEST_CASE("adopt: the directory's patches are carried over and marked as configuration") {
   // Beside the bootstrap's files, a resource of the user's, which stays.
   testing::MemoryDir dir =

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "../kube/fake_cluster.h"
 #include "core/yaml/json.h"
@@ -93,6 +95,58 @@ TEST_CASE("adopt: a cluster's installation is what its appliers set, bootstrap's
   CHECK(*deployment == expected);
   CHECK(installation.unpatched.size() == installation.objects.size());
   CHECK(installation.patches.empty());
+}
+
+// kustomize-controller applies native objects as Go clients write them:
+// `strategy: {}`, a Namespace's `spec: {}`, owned with nothing in them,
+// which the server fills with its defaults.
+TEST_CASE("adopt: a struct kustomize-controller applied empty is not the user's setting") {
+  testing::FakeCluster cluster;
+  auto add = [&](json object) {
+    std::string key = testing::FakeCluster::key(kube::object_key(object));
+    cluster.objects[key] = std::move(object);
+  };
+  auto deployment = [](std::string name, json strategy_fields, json strategy) {
+    json fields = {{"f:spec", {{"f:strategy", strategy_fields}, {"f:selector", json::object()}}}};
+    json labels = {{"app.kubernetes.io/part-of", "flux"},
+                   {"app.kubernetes.io/instance", "flux-system"}};
+    json managed = json::array(
+        {{{"manager", "kustomize-controller"}, {"operation", "Apply"}, {"fieldsV1", fields}}});
+    return json{
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", "flux-system"},
+          {"labels", labels},
+          {"managedFields", managed}}},
+        {"spec", {{"strategy", strategy}, {"selector", {{"matchLabels", {{"app", name}}}}}}}};
+  };
+  json rolling = {{"type", "RollingUpdate"},
+                  {"rollingUpdate", {{"maxSurge", "25%"}, {"maxUnavailable", "25%"}}}};
+  add(deployment("helm-controller", json::object(), rolling));
+  add(deployment("source-controller", {{"f:type", json::object()}}, {{"type", "Recreate"}}));
+  add(json::parse(R"({"apiVersion": "v1", "kind": "Namespace",
+    "metadata": {"name": "flux-system", "labels": {"app.kubernetes.io/part-of": "flux"},
+      "managedFields": [{"manager": "kustomize-controller", "operation": "Apply",
+        "fieldsV1": {"f:metadata": {"f:labels": {"f:app.kubernetes.io/part-of": {}}},
+                     "f:spec": {}}}]},
+    "spec": {"finalizers": ["kubernetes"]}})"));
+
+  std::map<std::string, json> by_name;
+  for (const yaml::Node& object : read_cluster(cluster, "flux-system").objects) {
+    json one = yaml::to_sorted_json(object);
+    by_name[one["metadata"]["name"].get<std::string>()] = one;
+  }
+  REQUIRE(by_name.size() == 3);
+  // Set empty: nothing of it is the user's.
+  CHECK_FALSE(by_name["helm-controller"]["spec"].contains("strategy"));
+  CHECK_FALSE(by_name["flux-system"].contains("spec"));
+  // Set with a field: that field is.
+  CHECK(by_name["source-controller"]["spec"]["strategy"] == json{{"type", "Recreate"}});
+  // A field owned whole elsewhere is an atomic value, set in full.
+  CHECK(by_name["helm-controller"]["spec"]["selector"] ==
+        json{{"matchLabels", {{"app", "helm-controller"}}}});
 }
 
 }  // namespace
