@@ -17,6 +17,11 @@
 #   flux_controller_pid DIR NAME
 #                         prints the pid of controller NAME; false when it
 #                         does not run
+#   flux_controllers_cleanup DIR
+#                         what a suite's e2e_cleanup_hook does: the
+#                         controllers of DIR stopped (flux_controllers_stop,
+#                         its complaints silenced), the Helm repository
+#                         stopped (flux_chart_repo_stop)
 #
 #   flux_sync_registry_start DIR
 #                         a registry (docker-registry, scripts/lib/oci-registry.sh)
@@ -63,6 +68,10 @@ flux_controllers_ensure_built() {
 
 flux_controllers_start() { "$flux_controllers_command" start "$1"; }
 flux_controllers_stop() { "$flux_controllers_command" stop "$1"; }
+flux_controllers_cleanup() {
+  flux_controllers_stop "$1" 2>/dev/null
+  flux_chart_repo_stop
+}
 
 flux_controller_pid() {
   local pid exe

@@ -36,10 +36,7 @@ work=$(mktemp -d)
 controllers=$work/controllers
 # A safety net should the test be killed before its cleanup: longer than any run.
 export REGISTRY_LIFETIME=1200
-e2e_cleanup_hook() {
-  flux_controllers_stop "$controllers" 2>/dev/null
-  flux_chart_repo_stop
-}
+e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"

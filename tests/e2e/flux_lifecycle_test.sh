@@ -43,10 +43,7 @@ source "$root/scripts/lib/flux-controllers.sh"
 controllers=$work/controllers
 # A safety net should the test be killed before its cleanup.
 export REGISTRY_LIFETIME=1800
-e2e_cleanup_hook() {
-  flux_controllers_stop "$controllers" 2>/dev/null
-  flux_chart_repo_stop
-}
+e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
