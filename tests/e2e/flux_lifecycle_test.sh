@@ -20,6 +20,12 @@
 #   renamed_sync  a renamed sync takes over what the old one applied, same uid
 #   prune_crds    kustomize-controller dropped with --prune-crds while 20
 #                 Kustomizations reconcile: they go, what they applied stays
+#   daemon_uninstall
+#                 `kubectl delete fluxinstance` under the daemon (apply
+#                 --watch --from-cluster), the workloads of delete
+#                 reconciling: the daemon uninstalls, the instance goes,
+#                 every object they applied stays, same uid; the pods are
+#                 gone before any finalizer is removed (etcd's order)
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -47,7 +53,7 @@ e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
-all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds)
+all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -155,6 +161,13 @@ installed() {
   install "$full" || return 1
   runs source-controller && runs kustomize-controller && ready_all kustomization "$ns" 1
 }
+# settles SECONDS FUNCTION ARGS...: wait_until, quiet; at the bound, the
+# reason FUNCTION gives then (not that of its first try).
+settles() {
+  local bound=$1
+  shift
+  wait_until "$bound" "$@" >/dev/null 2>&1 || "$@"
+}
 runs() {  # NAME: the controller's process runs (within 60 s)
   wait_until 60 flux_controller_pid "$controllers" "$1" >/dev/null ||
     { echo "no $1 process: $(tail -n 3 "$controllers/supervisor.log")"; return 1; }
@@ -197,14 +210,17 @@ none_runs() {
     ! flux_controller_pid "$controllers" "$name" >/dev/null || { echo "$name runs"; return 1; }
   done
 }
-# In delete's progress (-v): the wait for the pods comes before the
-# finalizers.
+# pods_gone_first FILE: in an uninstall's record, in its order (delete's
+# stderr; release_order's), every line of the controllers' pods (the wait
+# for them to be gone, one deleted) comes before the first removal of a
+# finalizer.
 pods_gone_first() {
   local pods finalizers
-  pods=$(grep -n "the controllers' pods to be gone\|Pod/flux-system" "$work/delete.err" | head -n 1 | cut -d: -f1)
-  finalizers=$(grep -n 'suspended and removed the finalizers of' "$work/delete.err" | head -n 1 | cut -d: -f1)
-  [ -n "$finalizers" ] || { echo "delete said nothing of the finalizers"; return 1; }
-  [ -z "$pods" ] || [ "$pods" -lt "$finalizers" ] || { echo "the pods were waited for after the finalizers"; return 1; }
+  pods=$(grep -n "the controllers' pods to be gone\|Pod/flux-system" "$1" | tail -n 1 | cut -d: -f1)
+  finalizers=$(grep -n 'suspended and removed the finalizers of' "$1" | head -n 1 | cut -d: -f1)
+  [ -n "$finalizers" ] || { echo "${1##*/} says nothing of the finalizers"; return 1; }
+  [ -z "$pods" ] || [ "$pods" -lt "$finalizers" ] ||
+    { echo "'$(sed -n "${pods}p" "$1")' after '$(sed -n "${finalizers}p" "$1")'"; return 1; }
 }
 
 case_delete() {
@@ -214,7 +230,7 @@ case_delete() {
   fx delete delete -n "$ns" --kubeconfig "$KUBECONFIG" --yes --timeout 3m
   check "delete: exits 0" exit_is 0 delete
   check "delete: says the uninstallation completed" err_has delete '^Uninstallation completed in '
-  check "delete: the controllers' pods were gone before a finalizer was removed" pods_gone_first
+  check "delete: the controllers' pods were gone before a finalizer was removed" pods_gone_first "$work/delete.err"
   check "delete: every ConfigMap the Kustomizations and HelmReleases applied stays, same uid" \
     same_uids "$work/delete.before"
   # A controller that stopped late (the lag) would have acted by now.
@@ -361,6 +377,98 @@ case_prune_crds() {
   check "prune_crds: kustomize-controller stops" wait_until 30 eval '! flux_controller_pid "$controllers" kustomize-controller >/dev/null'
   check "prune_crds: and still after it stopped" same_uids "$work/prune-crds.before"
 }
+
+# ---------------------------------------------------------------------------
+# daemon_uninstall: the daemon's uninstall, on `kubectl delete fluxinstance`,
+# takes the path delete takes: nothing released while a controller runs.
+
+# log_sizes: "FILE BYTES" of each log of the controllers now, for
+# controllers_deleted to read only what they logged since.
+log_sizes() {
+  local file
+  for file in "$controllers"/*.log; do echo "$file $(stat -c %s "$file")"; done
+}
+# controllers_deleted SIZES: no controller logged the deletion of a
+# ConfigMap of apps since SIZES (log_sizes' output, in a file).
+controllers_deleted() {
+  local file from lines
+  for file in "$controllers"/*.log; do
+    from=$(awk -v f="$file" '$1 == f { print $2 }' "$1")
+    lines=$(tail -c +$((${from:-0} + 1)) "$file" | grep -h "ConfigMap/apps/[^ ]* deleted" | head -n 3)
+    [ -z "$lines" ] || { echo "${file##*/}: $lines"; return 1; }
+  done
+}
+finalized() {  # the daemon's finalizer is on the instance
+  [[ "$(field '{.metadata.finalizers}' -n "$ns" fluxinstance flux)" == *fluxcd.controlplane.io/finalizer* ]]
+}
+uninstall_logged() {  # the daemon's log says it uninstalled
+  sed -n '/the FluxInstance is being deleted: uninstalling/,$p' "$log" | grep -q ' INFO Uninstallation completed in ' ||
+    { echo "the daemon's log says no 'Uninstallation completed': $(tail -n 1 "$log")"; return 1; }
+}
+# The uninstall's order as the cluster records it. The daemon's log names
+# no wait for the pods (delete's stderr does), so: a watch of the
+# controllers' pods and one of the user's Kustomizations (watch_release,
+# in the background, $release_watchers), each event with the
+# resourceVersion of its write, etcd's revision, one order for every
+# object of this cluster's one etcd. release_order then writes, sorted by
+# it, "REVISION Pod/flux-system/NAME deleted" and "REVISION suspended and
+# removed the finalizers of Kustomization/apps/NAME" (the first write that
+# left one suspended without finalizer) into FILE, for pods_gone_first.
+watch_release() {
+  kubectl -n "$ns" get pods --watch --output-watch-events \
+    -o jsonpath='{.type} {.object.metadata.resourceVersion} Pod/{.object.metadata.namespace}/{.object.metadata.name}{"\n"}' \
+    >"$work/release.pods" 2>"$work/release.pods.err" &
+  release_watchers=($!)
+  kubectl -n apps get kustomizations --watch --output-watch-events \
+    -o jsonpath='{.type} {.object.metadata.resourceVersion} Kustomization/{.object.metadata.namespace}/{.object.metadata.name} suspend={.object.spec.suspend} finalizers={.object.metadata.finalizers}{"\n"}' \
+    >"$work/release.kustomizations" 2>"$work/release.kustomizations.err" &
+  release_watchers+=($!)
+}
+watching_release() {  # both watches listed what there is: they see what follows
+  grep -q '^ADDED .* Pod/' "$work/release.pods" &&
+    [ "$(grep -c '^ADDED .* Kustomization/' "$work/release.kustomizations")" -ge "$kustomizations" ]
+}
+release_order() {  # FILE
+  {
+    awk '$1 == "DELETED" { print $2, $3, "deleted" }' "$work/release.pods"
+    awk '$1 == "MODIFIED" && $4 == "suspend=true" && $5 == "finalizers=" && !seen[$3]++ {
+      print $2, "suspended and removed the finalizers of", $3 }' "$work/release.kustomizations"
+  } | sort -n >"$1"
+  grep -q ' Pod/.* deleted$' "$1" || { echo "the watch saw no pod of the controllers deleted: $(head -n 1 "$work/release.pods.err")"; return 1; }
+  grep -q ' suspended and removed ' "$1" ||
+    { echo "the watch saw no Kustomization released: $(head -n 1 "$work/release.kustomizations.err")"; return 1; }
+}
+
+case_daemon_uninstall() {
+  given "daemon_uninstall: given Flux with its sync and the user's workloads reconciling" installed || return
+  given "daemon_uninstall: given 20 Kustomizations reconciling every $reconcile_every" user_workloads || return
+  uids >"$work/daemon-uninstall.before"
+  log_sizes >"$work/daemon-uninstall.logs"
+  # From the cluster: only then does the daemon put the operator's
+  # finalizer on the instance, and uninstall when it is deleted (from a
+  # file, the instance deleted is only gone).
+  start_daemon daemon-uninstall --from-cluster -n "$ns" --distribution-artifact "$dist"
+  watch_release
+  if given "daemon_uninstall: given the daemon's reconcile finished, its finalizer on the instance" \
+    wait_until 300 eval 'logged "Reconciliation finished in " && finalized' &&
+    given "daemon_uninstall: given the controllers' pods and the Kustomizations watched" wait_until 60 watching_release; then
+    k -n "$ns" delete fluxinstance flux --wait=false >/dev/null
+    check "daemon_uninstall: the FluxInstance is gone within 3 minutes" wait_until 180 absent fluxinstance/flux
+    check "daemon_uninstall: the daemon says the uninstallation completed" settles 30 uninstall_logged
+    check "daemon_uninstall: the controllers' pods were gone before a finalizer was removed" \
+      eval 'release_order "$work/daemon-uninstall.order" && pods_gone_first "$work/daemon-uninstall.order"'
+    check "daemon_uninstall: every ConfigMap the Kustomizations and HelmReleases applied stays, same uid" \
+      same_uids "$work/daemon-uninstall.before"
+    check "daemon_uninstall: every controller stops" wait_until 30 none_runs
+    check "daemon_uninstall: and still after every controller stopped" same_uids "$work/daemon-uninstall.before"
+    check "daemon_uninstall: no controller deleted anything of apps" controllers_deleted "$work/daemon-uninstall.logs"
+  fi
+  local watcher
+  for watcher in "${release_watchers[@]}"; do stop_process "$watcher"; done
+  stop_daemon TERM 30
+  check "daemon_uninstall: SIGTERM ends the daemon with exit 0" stopped_cleanly
+}
+
 
 e2e_run_cases
 summary
