@@ -26,6 +26,9 @@
 #                 reconciling: the daemon uninstalls, the instance goes,
 #                 every object they applied stays, same uid; the pods are
 #                 gone before any finalizer is removed (etcd's order)
+#   upgrade       Flux 2.8 to 2.9 with the sync and the workloads reconciling:
+#                 same uids, the sync reconciles again (not suspended), the
+#                 2.9 images rolled out, diff then changes nothing
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -53,7 +56,7 @@ e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
-all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall)
+all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -98,9 +101,10 @@ export FLUX_CONTROLLERS_IDENTITY=admin
 flux_controllers_start "$controllers" 2>"$work/start.err" ||
   { sed 's/^/  | /' "$work/start.err"; abort "scripts/flux-controllers start failed"; }
 
-# instance FILE [SYNC_REF [COMPONENTS...]]: a Flux 2.9 instance into FILE,
-# its sync the apps artifact at SYNC_REF (none when "-"), its components
-# source-, kustomize- (and helm-) controller unless given.
+# instance FILE [SYNC_REF [COMPONENTS...]]: a Flux $distribution_version
+# (2.9.x unless set, e.g. `distribution_version=2.8.x instance FILE`)
+# instance into FILE, its sync the apps artifact at SYNC_REF (none when "-"),
+# its components source-, kustomize- (and helm-) controller unless given.
 instance() {
   local file=$1 ref=${2:-latest} components
   shift 2 2>/dev/null || shift $#
@@ -112,7 +116,8 @@ instance() {
   fi
   {
     printf 'apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\n'
-    printf 'spec:\n  distribution:\n    version: "2.9.x"\n    registry: ghcr.io/fluxcd\n  components:\n'
+    printf 'spec:\n  distribution:\n    version: "%s"\n    registry: ghcr.io/fluxcd\n  components:\n' \
+      "${distribution_version:-2.9.x}"
     printf '    - %s\n' "${components[@]}"
     [ "$ref" = - ] ||
       printf '  sync:\n    kind: OCIRepository\n    url: oci://%s/apps\n    ref: %s\n    path: ./\n    interval: 1m\n' \
@@ -467,6 +472,75 @@ case_daemon_uninstall() {
   for watcher in "${release_watchers[@]}"; do stop_process "$watcher"; done
   stop_daemon TERM 30
   check "daemon_uninstall: SIGTERM ends the daemon with exit 0" stopped_cleanly
+}
+
+# ---------------------------------------------------------------------------
+# upgrade: Flux 2.8 to 2.9 while the controllers act. (Their processes are
+# the 2.9.4 builds whatever the Deployments' images.)
+
+revision_is() {  # PREFIX: the instance's lastAppliedRevision starts with it
+  local revision
+  revision=$(fi_get '{.status.lastAppliedRevision}')
+  [[ $revision == "$1"* ]] || { echo "lastAppliedRevision is '$revision', not $1*"; return 1; }
+}
+installed_old() {  # Flux 2.8 applied from whatever the cluster holds, its sync Ready
+  distribution_version=2.8.x instance "$work/upgrade-old.yaml"
+  install "$work/upgrade-old.yaml" || return 1
+  revision_is v2.8. && runs source-controller && runs kustomize-controller && ready_all kustomization "$ns" 1
+}
+# sync_reconciled REQUESTED: the sync's source and Kustomization handled
+# the request reconcile.fluxcd.io/requestedAt=REQUESTED (as `flux reconcile`
+# asks: a suspended object, or one its controller cannot read, is not
+# reconciled) and are Ready for their generation, not suspended.
+sync_reconciled() {
+  local kind got handled generation observed ready suspend
+  for kind in ocirepository kustomization; do
+    got=$(field '{.status.lastHandledReconcileAt} {.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Ready")].status} {.spec.suspend}' \
+      -n "$ns" "$kind" flux-system)
+    read -r handled generation observed ready suspend <<<"$got"
+    [ "${suspend:-false}" = false ] || { echo "$kind/flux-system is suspended"; return 1; }
+    [ "$handled" = "$1" ] && [ "$ready" = True ] && [ "$generation" = "$observed" ] ||
+      { echo "$kind/flux-system: lastHandledReconcileAt, generation, observedGeneration, Ready are '$got'"; return 1; }
+  done
+}
+# rolled_out NAME: every Deployment of $ns rolled out, running the images
+# `fluxopctl build --operator` renders for $work/NAME.yaml.
+rolled_out() {
+  XDG_CACHE_HOME=$work/cache timeout -k 5 300 "$bin" build --operator "$work/$1.yaml" --distribution-artifact "$dist" \
+    >"$work/$1.rendered.yaml" 2>"$work/$1.build.err" || { echo "fluxopctl build: $(tail -n 1 "$work/$1.build.err")"; return 1; }
+  local d
+  for d in $(deployments "$work/$1.rendered.yaml"); do
+    kwait 180 -n "$ns" rollout status "deployment/$d" >/dev/null 2>&1 || { echo "deployment/$d not rolled out"; return 1; }
+  done
+  [ "$(live_images)" = "$(images "$work/$1.rendered.yaml")" ] ||
+    { echo "the Deployments run $(live_images | tr '\n' ' '), 2.9 renders $(images "$work/$1.rendered.yaml" | tr '\n' ' ')"; return 1; }
+}
+
+case_upgrade() {
+  given "upgrade: given Flux 2.8 with its sync reconciling" installed_old || return
+  given "upgrade: given 20 Kustomizations reconciling every $reconcile_every" user_workloads || return
+  uids >"$work/upgrade.before"
+  instance "$work/upgrade.yaml"
+  apply upgrade "$work/upgrade.yaml"
+  check "upgrade: apply of 2.9 exits 0" exit_is 0 upgrade
+  check "upgrade: the instance says 2.9" revision_is v2.9.
+  check "upgrade: every ConfigMap the Kustomizations and HelmReleases applied stays, same uid" \
+    same_uids "$work/upgrade.before"
+  local requested
+  requested=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+  # A field manager of no tool's: apply takes kubectl's (kubectl-annotate)
+  # over and removes what it does not set, which the diff below would show.
+  k -n "$ns" annotate ocirepository,kustomization flux-system --overwrite --field-manager=e2e-requests \
+    "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
+  check "upgrade: the sync reconciles again, Ready for its generation, not suspended" \
+    settles 120 sync_reconciled "$requested"
+  check "upgrade: the Deployments rolled out the 2.9 images" rolled_out upgrade
+  check "upgrade: the user's Kustomizations are Ready" ready_all kustomization apps "$kustomizations"
+  local flags
+  mapfile -t flags < <(common_flags)
+  fx upgrade-diff diff "$work/upgrade.yaml" "${flags[@]}"
+  check "upgrade: a diff after it changes nothing" exit_is 0 upgrade-diff
+  check "upgrade: and the ConfigMaps are still the same" same_uids "$work/upgrade.before"
 }
 
 
