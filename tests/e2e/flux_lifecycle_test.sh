@@ -29,6 +29,13 @@
 #   upgrade       Flux 2.8 to 2.9 with the sync and the workloads reconciling:
 #                 same uids, the sync reconciles again (not suspended), the
 #                 2.9 images rolled out, diff then changes nothing
+#   daemon_beside the daemon (from a file) beside the controllers for 60 s,
+#                 re-applying every 20 s (FLUX_LIFECYCLE_BESIDE_WINDOW,
+#                 FLUX_LIFECYCLE_BESIDE_EVERY): no re-apply loop, no fight
+#                 over a field (no Deployment written, the sync's specs
+#                 unchanged, no object changed), its reconciles and its
+#                 writes of the instance bounded, the instance Ready
+#                 throughout, same uids
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -56,7 +63,8 @@ e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
-all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade)
+all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade
+  daemon_beside)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -543,6 +551,95 @@ case_upgrade() {
   check "upgrade: and the ConfigMaps are still the same" same_uids "$work/upgrade.before"
 }
 
+# ---------------------------------------------------------------------------
+# daemon_beside: the daemon and the controllers side by side for
+# $beside_window seconds, the daemon re-applying every $beside_every.
+
+# The window and the daemon's reconcileEvery, whole seconds (60, 20s).
+beside_window=${FLUX_LIFECYCLE_BESIDE_WINDOW:-60}
+beside_every=${FLUX_LIFECYCLE_BESIDE_EVERY:-20s}
+[[ $beside_window =~ ^[1-9][0-9]*$ && $beside_every =~ ^[1-9][0-9]*s$ ]] ||
+  abort "FLUX_LIFECYCLE_BESIDE_WINDOW ($beside_window) and FLUX_LIFECYCLE_BESIDE_EVERY ($beside_every): seconds, as 60 and 20s"
+# What a re-apply could fight over: "KIND/NAME resourceVersion" of each
+# Deployment, "KIND/NAME generation" of the sync's source and Kustomization.
+written() {
+  k -n "$ns" get deployments -o jsonpath='{range .items[*]}Deployment/{.metadata.name} {.metadata.resourceVersion}{"\n"}{end}' || return 1
+  k -n "$ns" get ocirepository,kustomization flux-system \
+    -o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.generation}{"\n"}{end}'
+}
+unchanged_since() {  # FILE: what written() says is what FILE holds
+  local now
+  now=$(written) || { echo "reading the Deployments and the sync failed"; return 1; }
+  [ "$now" = "$(cat "$1")" ] ||
+    { echo "changed (< before, > after): $(diff "$1" <(echo "$now") | grep '^[<>]' | tr '\n' ' ')"; return 1; }
+}
+# The daemon's log since the window opened (its size then in $beside_from).
+window_log() { tail -c +$((beside_from + 1)) "$log"; }
+window_reconciles() { window_log | grep -c ' INFO Reconciliation finished in '; }
+window_requests() {  # the sum of the requests its reconciles logged
+  window_log | awk '/ INFO Reconciliation finished in / && match($0, / requests=[0-9]+/) {
+    n += substr($0, RSTART + 10, RLENGTH - 10) } END { print n + 0 }'
+}
+# at_most COUNT WHAT N: N is at most COUNT.
+at_most() { [ "$3" -le "$1" ] || { echo "$3 $2 in ${beside_window}s, more than $1"; return 1; }; }
+ready_throughout() {  # the watch of the instance ($work/beside.watch) saw Ready=True only
+  local states
+  states=$(cut -d' ' -f2 "$work/beside.watch" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+  [ -s "$work/beside.watch" ] || { echo "the watch of the instance saw nothing: $(head -n 1 "$work/beside.watch.err")"; return 1; }
+  ! cut -d' ' -f2 "$work/beside.watch" | grep -qv '^True$' || { echo "Ready was (count state): $states"; return 1; }
+}
+
+case_daemon_beside() {
+  given "daemon_beside: given Flux with its sync and the user's workloads reconciling" installed || return
+  given "daemon_beside: given 20 Kustomizations reconciling every $reconcile_every" user_workloads || return
+  uids >"$work/beside.before"
+  local watched=$work/beside.yaml every_s=${beside_every%s} reconciles writes watcher
+  instance "$watched"
+  sed -i "0,/^  namespace: $ns\$/s//&\n  annotations:\n    fluxcd.controlplane.io\/reconcileEvery: \"$beside_every\"/" "$watched"
+  start_daemon beside "$watched" --distribution-artifact "$dist"
+  # The window opens after the first re-apply: the first reconcile changes
+  # the instance (its annotation) and is followed by the first report
+  # (FluxReport created).
+  if given "daemon_beside: given the daemon's first reconcile and first re-apply finished" \
+    wait_until 300 eval '[ "$(grep -c " INFO Reconciliation finished in " "$log")" -ge 2 ]'; then
+    beside_from=$(stat -c %s "$log")
+    written >"$work/beside.written"
+    # Every state of the instance in the window: the first line its state
+    # when the watch starts, then a line a write.
+    timeout "$beside_window" kubectl -n "$ns" get fluxinstance flux --watch \
+      -o jsonpath='{.metadata.resourceVersion} {.status.conditions[?(@.type=="Ready")].status}{"\n"}' \
+      >"$work/beside.watch" 2>"$work/beside.watch.err" &
+    watcher=$!
+    wait "$watcher"
+    reconciles=$(window_reconciles)
+    writes=$(($(wc -l <"$work/beside.watch") - 1))
+    echo "# daemon_beside: in ${beside_window}s $reconciles reconciles ($(window_requests) API requests)," \
+      "$writes writes of the instance"
+    # A re-apply loop (a reconcile started by the daemon's own write, or
+    # by a controller's status write) reconciles every few seconds: far more
+    # than one every $beside_every.
+    check "daemon_beside: at most one reconcile every $beside_every, and one more" \
+      at_most $((beside_window / every_s + 1)) reconciles "$reconciles"
+    # Else what follows sees no re-apply, and proves nothing.
+    check "daemon_beside: the daemon re-applied in the window" eval '[ "$reconciles" -ge 1 ]'
+    # A fight: a re-apply that finds a field changed by a controller (or
+    # the API server's defaults) writes it back, each time: the Deployment's
+    # resourceVersion moves, the sync's spec gets a new generation, the log
+    # names the object configured.
+    check "daemon_beside: no Deployment written, the sync's specs unchanged" unchanged_since "$work/beside.written"
+    check "daemon_beside: the daemon's log names no object changed" \
+      eval '! window_log | grep -E " (created|configured|replaced|deleted)( |$)"'
+    # A re-apply that changes something first writes Ready=Unknown
+    # (Progressing): seen by the watch.
+    check "daemon_beside: the instance is Ready throughout" ready_throughout
+    # The daemon's writes of the instance: its status once a reconcile.
+    check "daemon_beside: the daemon wrote the instance at most once a reconcile" \
+      at_most "$reconciles" "writes of the instance" "$writes"
+    check "daemon_beside: every ConfigMap of the user's stays, same uid" same_uids "$work/beside.before"
+  fi
+  stop_daemon TERM 30
+  check "daemon_beside: SIGTERM ends the daemon with exit 0" stopped_cleanly
+}
 
 e2e_run_cases
 summary
