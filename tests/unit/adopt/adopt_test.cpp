@@ -165,7 +165,7 @@ TEST_CASE("adopt: a hand edit is reproduced by a generated patch, and said") {
   CHECK(patches->items().back().string_at({"target", "kind"}) == "Deployment");
 }
 
-TEST_CASE("adopt: the sync's duration written another way is the same; its settings are carried") {
+TEST_CASE("adopt: the sync's duration written another way is the same, its settings carried") {
   std::string components = bootstrap_components();
   std::size_t at = components.find("\nkind: Kustomization\n");
   REQUIRE(at != std::string::npos);
