@@ -324,6 +324,8 @@ void InstanceApply::rebuild_lost_inventory(const std::vector<ssa::Live>& live) {
   run_.before_request();
   previous_inventory_ = labelled_objects(cluster_, ref_);
   inventory_labelled_ = true;
+  // None found: nothing to rebuild, nothing to say.
+  if (previous_inventory_.empty()) return;
   progress("warning: " + display_name(ref_) + " has no inventory, but objects labelled its: " +
            std::to_string(previous_inventory_.size()) + " found by their labels are its inventory");
 }

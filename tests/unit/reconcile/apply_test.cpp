@@ -1184,5 +1184,11 @@ TEST_CASE("policy: a lost inventory is found again by the objects' labels") {
         std::vector<std::string>{"Service/flux-system/old-controller"});
 }
 
+TEST_CASE("policy: a first install has no lost inventory to speak of") {
+  Run run;
+  run.apply("  wait: false\n");
+  CHECK_FALSE(run.said("has no inventory"));
+}
+
 }  // namespace
 }  // namespace fluxop::reconcile
