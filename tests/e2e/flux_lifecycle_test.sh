@@ -36,6 +36,11 @@
 #                 unchanged, no object changed), its reconciles and its
 #                 writes of the instance bounded, the instance Ready
 #                 throughout, same uids
+#   adopt         a flux bootstrap installation kustomize-controller
+#                 reconciles, its sync written by hand (interval 10m, wait,
+#                 decryption, ignore): adopt --from-cluster generates no patch
+#                 for what the server defaulted, carries the sync's settings;
+#                 its apply and the sync's next reconcile recreate nothing
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -55,6 +60,8 @@ apply_timeout=3m
 source "$root/tests/e2e/lib.sh"
 # shellcheck source=scripts/lib/flux-controllers.sh
 source "$root/scripts/lib/flux-controllers.sh"
+# shellcheck source=tests/adopt/lib.sh
+source "$root/tests/adopt/lib.sh"
 
 controllers=$work/controllers
 # A safety net should the test be killed before its cleanup.
@@ -64,7 +71,7 @@ on_exit e2e_cleanup
 
 e2e_require "$bin" "$dist"
 all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade
-  daemon_beside)
+  daemon_beside adopt)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -639,6 +646,105 @@ case_daemon_beside() {
   fi
   stop_daemon TERM 30
   check "daemon_beside: SIGTERM ends the daemon with exit 0" stopped_cleanly
+}
+
+# ---------------------------------------------------------------------------
+# adopt: a flux bootstrap installation that the real kustomize-controller
+# reconciles, adopted from the cluster and applied. Its sync is written by
+# hand as real repositories write it (interval 10m, wait, decryption, an
+# ignore rule); its artifact is the bootstrap directory itself, with the
+# apps namespace and its ConfigMap beside.
+
+# adopt_directory DIR: the bootstrap directory, its sync the loopback
+# registry's fleet artifact.
+adopt_directory() {
+  local dir=$1
+  bootstrap "$dir" "$flux_controllers_flux_version" oci || return 1
+  cp "$work/sync/apps.yaml" "$dir/apps.yaml" && echo '- apps.yaml' >>"$dir/kustomization.yaml" ||
+    { echo "adding apps.yaml failed"; return 1; }
+  python3 - "$dir/gotk-sync.yaml" "$REGISTRY_ADDR" <<'EOF' || { echo "editing gotk-sync.yaml failed"; return 1; }
+import sys, yaml
+path, registry = sys.argv[1:]
+docs = list(yaml.safe_load_all(open(path)))
+for doc in docs:
+    spec = doc["spec"]
+    if doc["kind"] == "OCIRepository":
+        spec["url"] = "oci://%s/fleet" % registry
+        spec.pop("secretRef", None)
+        spec["ignore"] = "*.md\n"
+    else:
+        spec.update(path="./", interval="10m", wait=True, decryption={"provider": "sops"})
+yaml.safe_dump_all(docs, open(path, "w"), sort_keys=False)
+EOF
+}
+# adopt_installed DIR: no FluxInstance; DIR applied as flux bootstrap
+# applies it (server-side, its field manager), then reconciled by
+# kustomize-controller.
+adopt_installed() {
+  local dir=$1
+  if exists -n "$ns" fluxinstance/flux; then
+    fx adopt-uninstall delete -n "$ns" --kubeconfig "$KUBECONFIG" --yes --timeout 3m
+    exit_is 0 adopt-uninstall || return 1
+  fi
+  adopt_directory "$dir" || return 1
+  flux_sync_push fleet:latest "$dir" >/dev/null 2>"$work/push.err" || { echo "push: $(tail -n 1 "$work/push.err")"; return 1; }
+  k apply --server-side --field-manager=flux -f "$dir/gotk-components.yaml" >/dev/null ||
+    { echo "applying gotk-components.yaml failed"; return 1; }
+  kwait 120 wait --for=condition=Established crd --all >/dev/null || { echo "the CRDs are not established"; return 1; }
+  k apply --server-side --field-manager=flux -f "$dir/gotk-sync.yaml" >/dev/null ||
+    { echo "applying gotk-sync.yaml failed"; return 1; }
+  runs source-controller && runs kustomize-controller && ready_all kustomization "$ns" 1 || return 1
+  wait_until 60 eval '[ "$(field "{.metadata.labels.kustomize\.toolkit\.fluxcd\.io/name}" -n "$ns" deployment helm-controller)" = flux-system ]' ||
+    { echo "kustomize-controller did not apply the installation"; return 1; }
+}
+# Every object of the installation and the ConfigMap its sync applied,
+# "KIND/NAME uid", sorted.
+adopted_uids() {
+  k get -f "$1/gotk-components.yaml" -f "$1/gotk-sync.yaml" -f "$1/apps.yaml" \
+    -o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.uid}{"\n"}{end}' | sort
+}
+same_adopted_uids() {
+  local now
+  now=$(adopted_uids "$1") || { echo "reading the installation failed"; return 1; }
+  [ "$now" = "$(cat "$2")" ] && return 0
+  echo "recreated or gone (< before, > after): $(diff "$2" <(echo "$now") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+  return 1
+}
+# reconciled_now NAMESPACE NAME: a reconcile of the Kustomization asked for
+# (reconcile.fluxcd.io/requestedAt) and handled within 2 minutes.
+reconciled_now() {
+  local kustomization=(-n "$1" kustomization "$2") asked
+  asked=$(date +%s%N)
+  k annotate --overwrite "${kustomization[@]}" "reconcile.fluxcd.io/requestedAt=$asked" >/dev/null ||
+    { echo "annotating Kustomization $1/$2 failed"; return 1; }
+  wait_until 120 eval '[ "$(field "{.status.lastHandledReconcileAt}" "${kustomization[@]}")" = "$asked" ]' ||
+    { echo "the reconcile asked at $asked was not handled within 120 s"; return 1; }
+}
+# patched PATH: a patch of the adopted instance writes PATH.
+patched() { grep -q "^ *path: $1\$" "$work/adopt.out"; }
+
+case_adopt() {
+  local dir=$work/adopt/flux-system
+  rm -rf "$work/adopt"
+  given "adopt: given a bootstrap installation kustomize-controller reconciles" adopt_installed "$dir" || return
+  adopted_uids "$dir" >"$work/adopt.before"
+  local flags
+  mapfile -t flags < <(common_flags)
+  fx adopt adopt --from-cluster -n "$ns" "${flags[@]}"
+  check "adopt: exits 0, nothing of the installation lost" exit_is 0 adopt
+  check "adopt: what the server defaulted in what kustomize-controller applied is no patch" \
+    eval '! patched /spec/strategy && ! grep -q "^ *kind: Namespace$" "$work/adopt.out"'
+  check "adopt: the sync's interval 10m is the render's 10m0s, no patch" eval '! patched /spec/interval'
+  check "adopt: the sync's decryption, wait and ignore are carried as patches" \
+    eval 'patched /spec/decryption && patched /spec/wait && patched /spec/ignore'
+  apply adopt-apply "$work/adopt.out"
+  check "adopt: apply of the adopted instance exits 0" exit_is 0 adopt-apply
+  check "adopt: nothing recreated, the synced ConfigMap kept (same uids)" same_adopted_uids "$dir" "$work/adopt.before"
+  check "adopt: the sync keeps its settings" eval '[ "$(field "{.spec.wait} {.spec.decryption.provider}" -n "$ns" kustomization flux-system)" = "true sops" ]'
+  fx adopt-diff diff "$work/adopt.out" "${flags[@]}"
+  check "adopt: diff after it changes nothing" exit_is 0 adopt-diff
+  check "adopt: the sync reconciles again under the instance" reconciled_now "$ns" flux-system
+  check "adopt: and recreates nothing (same uids)" same_adopted_uids "$dir" "$work/adopt.before"
 }
 
 e2e_run_cases
