@@ -74,9 +74,52 @@ bool own_edit(const json& entry, const json& live, std::string_view manager) {
          kube::is_flux_group(kube::object_key(live).group);
 }
 
-// Whose fields a take-over hands to the manager.
+// Flux's reconcile requests (the annotations reconcile.fluxcd.io/requestedAt,
+// forceAt, resetAt that `flux reconcile` and `kubectl annotate` write to ask
+// a controller for a run) are requests, not configuration: taken over, the
+// next apply would remove them and diff would call them drift. Their
+// writer keeps them.
+constexpr std::string_view kRequestPrefix = "f:reconcile.fluxcd.io/";
+
+// Whether a fieldsV1 node names a field ("." alone is the node itself).
+bool names_fields(const json& fields) {
+  return fields.is_object() && std::any_of(fields.items().begin(), fields.items().end(),
+                                           [](const auto& item) { return item.key() != "."; });
+}
+
+struct SplitFields {
+  json requests = json::object();  // the reconcile requests' annotations
+  json rest;                       // everything else
+};
+SplitFields split_requests(const json& fields) {
+  SplitFields out{json::object(), fields.is_object() ? fields : json::object()};
+  auto metadata = out.rest.find("f:metadata");
+  if (metadata == out.rest.end() || !metadata->is_object()) return out;
+  auto annotations = metadata->find("f:annotations");
+  if (annotations == metadata->end() || !annotations->is_object()) return out;
+  json kept = json::object();
+  for (const auto& [key, value] : annotations->items()) {
+    if (key.starts_with(kRequestPrefix)) {
+      out.requests["f:metadata"]["f:annotations"][key] = value;
+    } else {
+      kept[key] = value;
+    }
+  }
+  if (names_fields(kept)) {
+    *annotations = std::move(kept);
+  } else {
+    metadata->erase("f:annotations");
+    if (!names_fields(*metadata)) out.rest.erase("f:metadata");
+  }
+  return out;
+}
+
+// Whose fields a take-over hands to the manager: all but their reconcile
+// requests; an entry holding only requests is left alone.
 bool handed_over(const json& entry, const json& live, std::string_view manager) {
-  return (foreign_manager(entry) && !shared(live)) || own_edit(entry, live, manager);
+  if (!(foreign_manager(entry) && !shared(live)) && !own_edit(entry, live, manager)) return false;
+  SplitFields split = split_requests(entry.value("fieldsV1", json::object()));
+  return split.requests.empty() || names_fields(split.rest);
 }
 
 }  // namespace
@@ -96,7 +139,7 @@ std::string foreign_tool(const json& live) {
   bool flux = false;
   json entries = shared(live) ? json::array() : metadata.value("managedFields", json::array());
   for (const json& entry : entries.is_array() ? entries : json::array()) {
-    if (!entry.is_object() || !foreign_manager(entry)) continue;
+    if (!entry.is_object() || !foreign_manager(entry) || !handed_over(entry, live, "")) continue;
     std::string name = entry.value("manager", "");
     kubectl = kubectl || name == "kubectl" || name.starts_with("kubectl-");
     flux = flux || name == "flux";
@@ -109,8 +152,11 @@ json fields_after_takeover(const json& live, std::string_view manager) {
   json taken = json::object();
   json entries = live.value("metadata", json::object()).value("managedFields", json::array());
   for (const json& entry : entries) {
-    if (entry.is_object() && (handed_over(entry, live, manager) || own_entry(entry, manager))) {
+    if (!entry.is_object()) continue;
+    if (own_entry(entry, manager)) {
       add_fields(taken, entry.value("fieldsV1", json::object()));
+    } else if (handed_over(entry, live, manager)) {
+      add_fields(taken, split_requests(entry.value("fieldsV1", json::object())).rest);
     }
   }
   taken.erase("f:status");  // the main resource's apply never sets it
@@ -146,10 +192,23 @@ void take_managed_fields(const json& live, std::string_view manager, json& opera
   for (std::size_t i : edited) {
     operations.push_back({{"op", "test"}, {"path", path(i)}, {"value", entries[i]}});
   }
-  for (auto i = foreign.rbegin(); i != foreign.rend(); ++i) {
+  // An entry's reconcile requests stay its own: the entry is cut down to
+  // them (in place, before any removal moves the indexes).
+  std::vector<std::size_t> removed;
+  for (std::size_t i : foreign) {
+    json requests = split_requests(entries[i].value("fieldsV1", json::object())).requests;
+    if (requests.empty()) {
+      removed.push_back(i);
+      continue;
+    }
+    json kept = entries[i];
+    kept["fieldsV1"] = std::move(requests);
+    operations.push_back({{"op", "replace"}, {"path", path(i)}, {"value", std::move(kept)}});
+  }
+  for (auto i = removed.rbegin(); i != removed.rend(); ++i) {
     operations.push_back({{"op", "remove"}, {"path", path(*i)}});
   }
-  std::size_t left = entries.size() - foreign.size();
+  std::size_t left = entries.size() - removed.size();
   if (json taken = fields_after_takeover(live, manager); !taken.empty()) {
     json own = {{"manager", std::string(manager)},
                 {"operation", "Apply"},
@@ -158,7 +217,7 @@ void take_managed_fields(const json& live, std::string_view manager, json& opera
                 {"fieldsV1", std::move(taken)}};
     if (own_at) {
       std::size_t before = static_cast<std::size_t>(std::count_if(
-          foreign.begin(), foreign.end(), [&](std::size_t i) { return i < *own_at; }));
+          removed.begin(), removed.end(), [&](std::size_t i) { return i < *own_at; }));
       operations.push_back({{"op", "replace"}, {"path", path(*own_at - before)}, {"value", own}});
     } else {
       operations.push_back({{"op", "add"}, {"path", path(0)}, {"value", own}});

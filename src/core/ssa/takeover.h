@@ -6,7 +6,9 @@
 // object whose managed fields were stripped had); but not a Namespace's,
 // which others share (their labels stay). Only metadata changes
 // here: no Pod restarts. `kubectl rollout restart` is left alone: taking its
-// annotation back would restart the Pods again.
+// annotation back would restart the Pods again; so are Flux's reconcile
+// requests (`flux reconcile`'s reconcile.fluxcd.io/requestedAt), which stay
+// their writer's: a request, not configuration.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -158,4 +158,34 @@ TEST_CASE("takeover: the manager's own edit of a Flux object passes to its apply
   CHECK(takeover_patch(live, "fluxopctl").is_null());
 }
 
+TEST_CASE("takeover: a reconcile request stays its writer's, the rest of its edit passes") {
+  // `kubectl annotate ... reconcile.fluxcd.io/requestedAt=...` (Flux's
+  // documented way to ask for a run), and a label by the same command.
+  nlohmann::json live = nlohmann::json::parse(R"({"apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "OCIRepository", "metadata": {"name": "flux-system", "namespace": "flux-system",
+    "annotations": {"reconcile.fluxcd.io/requestedAt": "1"}, "labels": {"team": "a"},
+    "managedFields": [
+      {"manager": "fluxopctl", "operation": "Apply", "apiVersion": "source.toolkit.fluxcd.io/v1",
+       "fieldsV1": {"f:spec": {"f:interval": {}}}},
+      {"manager": "kubectl-annotate", "operation": "Update",
+       "apiVersion": "source.toolkit.fluxcd.io/v1",
+       "fieldsV1": {"f:metadata": {
+         "f:annotations": {".": {}, "f:reconcile.fluxcd.io/requestedAt": {}},
+         "f:labels": {".": {}, "f:team": {}}}}}]}})");
+  nlohmann::json patch = takeover_patch(live, "fluxopctl");
+  REQUIRE(patch.is_array());
+  nlohmann::json taken = live.patch(patch);
+  nlohmann::json entries = taken["metadata"]["managedFields"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0]["fieldsV1"] == nlohmann::json::parse(R"({"f:spec": {"f:interval": {}},
+    "f:metadata": {"f:labels": {".": {}, "f:team": {}}}})"));
+  CHECK(entries[1]["manager"] == "kubectl-annotate");
+  CHECK(entries[1]["fieldsV1"] == nlohmann::json::parse(R"({"f:metadata": {"f:annotations": {
+    "f:reconcile.fluxcd.io/requestedAt": {}}}})"));
+  CHECK(fields_after_takeover(live, "fluxopctl") == entries[0]["fieldsV1"]);
+  // Once only the request is left, there is nothing to take over.
+  CHECK(takeover_patch(taken, "fluxopctl").is_null());
+  CHECK(foreign_tool(taken).empty());
+}
+
 }  // namespace fluxop::ssa
