@@ -49,17 +49,22 @@ struct VerifyOptions {
   std::string output = "text";
 };
 
-// "sha256:<64 hex digits>" that is not a file: the artifact's digest.
-std::optional<sigstore::Bytes> digest_argument(const std::string& argument) {
+// The raw digest "sha256:<64 hex digits>" names; nullopt for other text.
+std::optional<sigstore::Bytes> sha256_of(std::string_view digest) {
   constexpr std::string_view kPrefix = "sha256:";
-  if (argument.size() != kPrefix.size() + 64 || argument.rfind(kPrefix, 0) != 0)
-    return std::nullopt;
-  std::error_code error;
-  if (std::filesystem::exists(argument, error)) return std::nullopt;
-  return sigstore::unhex(std::string_view(argument).substr(kPrefix.size()));
+  if (digest.size() != kPrefix.size() + 64 || !digest.starts_with(kPrefix)) return std::nullopt;
+  return sigstore::unhex(digest.substr(kPrefix.size()));
 }
 
-std::optional<sigstore::Expected> expected(const std::string& value, const std::string& regexp) {
+// The value the certificate must carry, given as a value or as a regular
+// expression. Both at once would be two rules where the user may expect
+// either to suffice: refused, as a usage error.
+std::optional<sigstore::Expected> expected(const std::string& value, const std::string& regexp,
+                                           std::string_view flag) {
+  if (!value.empty() && !regexp.empty()) {
+    throw CommandError(
+        std::string(flag) + "-regexp: give it or " + std::string(flag) + ", not both", kExitUsage);
+  }
   if (!value.empty()) return sigstore::Expected{value, false};
   if (!regexp.empty()) return sigstore::Expected{regexp, true};
   return std::nullopt;
@@ -69,8 +74,8 @@ std::optional<sigstore::Expected> expected(const std::string& value, const std::
 // reference's default applies). Usage errors for flags that do not go together.
 std::optional<sigstore::Policy> flag_policy(const SignerFlags& flags) {
   sigstore::Policy policy;
-  policy.identity = expected(flags.identity, flags.identity_regexp);
-  policy.issuer = expected(flags.issuer, flags.issuer_regexp);
+  policy.identity = expected(flags.identity, flags.identity_regexp, "--certificate-identity");
+  policy.issuer = expected(flags.issuer, flags.issuer_regexp, "--certificate-oidc-issuer");
   if (!flags.key.empty()) {
     if (policy.identity || policy.issuer)
       throw CommandError("--key: verifies a key's signature, without --certificate-* flags",
@@ -132,14 +137,14 @@ void run_verify_bundle(const VerifyBundleOptions& options) {
   sigstore::Artifact artifact;
   std::error_code error;
   // A digest, unless a file has that name (the conformance suite's rule).
-  auto digest = digest_argument(options.artifact);
+  auto digest = sha256_of(options.artifact);
   if (digest && !std::filesystem::exists(options.artifact, error)) {
     artifact = sigstore::Artifact::of_digest(*digest);
   } else if (std::filesystem::is_regular_file(options.artifact, error) &&
              std::filesystem::file_size(options.artifact, error) > kMaxInputBytes) {
     // A large file is hashed as it is read, never held: its digest is what
     // ECDSA and RSA signatures sign.
-    artifact = sigstore::Artifact::of_digest(*digest_argument(sha256_file(options.artifact)));
+    artifact = sigstore::Artifact::of_digest(*sha256_of(sha256_file(options.artifact)));
   } else {
     artifact = sigstore::Artifact::of_bytes(read_input_file(options.artifact, /*pipes=*/true));
   }
@@ -154,7 +159,7 @@ void run_verify_bundle(const VerifyBundleOptions& options) {
     std::cout << ", signed by " << printable(verified.identity) << " (issuer "
               << printable(verified.issuer) << ")";
   else
-    std::cout << ", signed by " << options.signer.key;
+    std::cout << ", signed by " << printable(options.signer.key);
   if (auto time = sigstore::earliest(verified.times)) std::cout << ", " << proven_at(*time);
   std::cout << "\n";
 }

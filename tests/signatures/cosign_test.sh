@@ -657,13 +657,59 @@ t_bad_flags() {
   fx verify "oci://${images[1]}" --key "$pub" --certificate-identity x
   [ $rc -eq 2 ] || { because "--key with --certificate-identity: exit $rc, not 2"; return 1; }
   fx verify "oci://${images[1]}" --key "$work/missing.pub"
-  [ $rc -ne 0 ] && grep -q "missing.pub" "$work/err" || because "a missing --key file is not named: $(first_err)"
+  [ $rc -ne 0 ] && grep -q "missing.pub" "$work/err" || { because "a missing --key file is not named: $(first_err)"; return 1; }
+  # A value and a regular expression for the same field: two rules where
+  # either might be taken to suffice; refused, in either order, before any
+  # request or file.
+  local flag other pair
+  for flag in --certificate-oidc-issuer --certificate-identity; do
+    other=--certificate-identity-regexp
+    [ "$flag" = --certificate-oidc-issuer ] || other=--certificate-oidc-issuer-regexp
+    for pair in "$flag x $flag-regexp ." "$flag-regexp . $flag x"; do
+      # shellcheck disable=SC2086 # the pair's words
+      fx verify "oci://${images[1]}" --trusted-root "$trusted_root" "$other" . $pair
+      [ $rc -eq 2 ] && [ ! -s "$work/out" ] && [ "$(lines "$work/err")" -eq 1 ] &&
+        grep -q "^error: $flag-regexp: give it or $flag, not both$" "$work/err" ||
+        { because "verify $pair: exit $rc: $(first_err)"; return 1; }
+    done
+  done
+}
+
+t_blob_bundle() {
+  # A blob cosign signs, beyond the bounded reader's 64 MiB (hashed as it is
+  # read), verified by cosign and by `verify bundle` from a directory that
+  # holds a file named as the blob's digest: the blob's content decides,
+  # never the working directory. A key whose path holds an escape sequence is
+  # named escaped.
+  local dir=$work/blob blob digest odd_key
+  mkdir -p "$dir" && truncate -s 65M "$dir/big.bin" && printf x >>"$dir/big.bin" ||
+    { because "writing a 65 MiB blob failed"; return 1; }
+  blob=$dir/big.bin
+  digest=$(sha256sum "$blob" | cut -d' ' -f1)
+  : >"$dir/sha256:$digest"
+  cosign_run sign-blob --key "$key" --bundle "$dir/bundle.json" --tlog-upload=false \
+    --use-signing-config=false "$blob"
+  succeeded "cosign sign-blob" || return 1
+  cosign_run verify-blob "${cosign_policy[@]}" --bundle "$dir/bundle.json" "$blob"
+  succeeded "cosign verify-blob, the oracle" || return 1
+  odd_key=$dir/$'signer\e[31m.pub'
+  cp "$pub" "$odd_key" || { because "copying the key"; return 1; }
+  cd "$dir" || return 1
+  fx verify bundle --key "$odd_key" --bundle bundle.json big.bin
+  cd - >/dev/null || return 1
+  succeeded "verify bundle, a file named as its digest beside it" || return 1
+  grep -q "^sha256:$digest verified, signed by " "$work/out" && grep -qF 'signer\x1b[31m.pub' "$work/out" ||
+    { because "verify bundle says: $(head -c 300 "$work/out" | cat -v)"; return 1; }
+  ! grep -q $'\e' "$work/out" || { because "verify bundle wrote an escape sequence to the terminal"; return 1; }
+  printf x >>"$blob"
+  fx verify bundle --key "$pub" --bundle "$dir/bundle.json" "$blob"
+  one_line_error "verify bundle of another blob" "" || return 1
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
   changed_payload other_digest keyless keyless_regexp keyless_other_identity keyless_other_issuer \
   keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
-  bad_flags bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag; do
+  bad_flags blob_bundle bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag; do
   policy_key "$pub"
   if [[ $name == *referrers_api* ]] && [ -z "$api" ]; then
     skip "$name" "go-containerregistry's registry (the referrers API) could not be built"
