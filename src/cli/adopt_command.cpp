@@ -8,6 +8,7 @@
 #include "cli/registry_flags.h"
 #include "core/adopt/adopt.h"
 #include "core/adopt/cluster.h"
+#include "core/display.h"
 #include "core/distribution/locate.h"
 #include "core/instance/instance.h"
 #include "core/names.h"
@@ -29,13 +30,11 @@ struct AdoptCommandOptions {
   yaml::ParseCache* parse_cache = nullptr;
 };
 
-// A value as the report prints it: JSON, on one line, cut.
+// A value as the report prints it: JSON, on one line, cut to 160 columns.
 std::string shown(const std::optional<nlohmann::json>& value) {
   constexpr std::size_t kShown = 160;
   if (!value) return "(none)";
-  std::string text = value->dump();
-  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
-  return printable(text);
+  return printable_within(value->dump(), kShown);
 }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/display.h"
 #include "core/error.h"
 
 namespace fluxop::cli {
@@ -24,7 +25,8 @@ std::string render_table(const std::vector<std::vector<std::string>>& cells) {
   std::vector<std::size_t> widths;
   for (const std::vector<std::string>& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], display_columns(row[i]));
   }
   std::string out;
   for (const std::vector<std::string>& row : rows) {
@@ -32,7 +34,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& cells) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
       if (i + 1 < row.size())
-        line.append(std::max(widths[i] + kPadding, kMinWidth) - row[i].size(), ' ');
+        line.append(std::max(widths[i] + kPadding, kMinWidth) - display_columns(row[i]), ' ');
     }
     out += line + "\n";
   }

@@ -75,6 +75,22 @@ std::string redact_word(std::string_view word) {
   return out;
 }
 
+// A word with each URL in it redacted as one, from each "://" to the next:
+// a URL in another's query ("?next=https://user:pass@host"), URLs run
+// together. A loop, not a recursion: a word may hold a million.
+std::string redact_urls(std::string_view word) {
+  std::string out;
+  std::size_t from = 0;
+  std::size_t next = word.find("://");
+  if (next != std::string_view::npos) next = word.find("://", next + 3);
+  while (next != std::string_view::npos) {
+    out += redact_word(word.substr(from, next - from));
+    from = next;
+    next = word.find("://", next + 3);
+  }
+  return out + redact_word(word.substr(from));
+}
+
 }  // namespace
 
 std::string redact_secrets(std::string_view text) {
@@ -87,7 +103,7 @@ std::string redact_secrets(std::string_view text) {
     std::size_t end = at;
     while (end < text.size() && !ends_word(text[end])) ++end;
     if (end > at) {
-      out += redact_word(text.substr(at, end - at));
+      out += redact_urls(text.substr(at, end - at));
       at = end;
     } else {
       out += text[at++];

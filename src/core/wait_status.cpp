@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/display.h"
+
 namespace fluxop {
 
 using std::chrono::duration_cast;
@@ -38,10 +40,10 @@ void WaitReporter::waiting(std::string_view what, std::string_view pending,
   if (!pending.empty()) line += ": " + std::string(pending);
   if (!cause.empty()) line += ": " + std::string(cause);
   if (sink_.terminal()) {
-    // One row: the cut keeps the elapsed time and what is waited for.
+    // One row, the cursor's column left free: the cut keeps the elapsed time
+    // and what is waited for, and falls after the redaction.
     std::size_t width = sink_.columns() > 1 ? sink_.columns() - 1 : 1;
-    if (line.size() > width) line = line.substr(0, width > 3 ? width - 3 : width) + "...";
-    sink_.show(line);
+    sink_.show(printable_within(line, width));
     shown_ = true;
     return;
   }

@@ -111,6 +111,11 @@ TEST_CASE("redaction: a URL's user information and secret query values, in every
         "oci://***@ghcr.io/org/flux:v1");
   CHECK(redact_secrets("https://s3/b?X-Amz-Credential=AK&X-Amz-Signature=abc&x=1#f") ==
         "https://s3/b?X-Amz-Credential=***&X-Amz-Signature=***&x=1#f");
+  // Each URL of a word: in another's query, or run together.
+  CHECK(redact_secrets("https://host/login?next=https://flux:s3cret@git.example.com/r") ==
+        "https://host/login?next=https://***@git.example.com/r");
+  CHECK(redact_secrets("http://u:s3cret@proxy:3128oci://t0ken@registry/r") ==
+        "http://***@proxy:3128oci://***@registry/r");
   // What is no secret stays.
   for (std::string_view kept :
        {"oci://ghcr.io/org/flux@sha256:0123", "ghcr.io/org/flux:v1@sha256:0123", "a@b.example.com",

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/display.h"
+
 namespace fluxop {
 namespace {
 
@@ -116,6 +118,26 @@ TEST_CASE("wait status: on a terminal, one line redrawn at each poll, cleared at
   // Waiting for something else ends the first wait.
   reporter.waiting("the FluxInstance to be gone", "", "");
   CHECK(sink.cleared == 2);
+}
+
+TEST_CASE("wait status: on a terminal, the cut falls after the redaction and within the columns") {
+  FakeSink sink;
+  sink.is_terminal = true;
+  FakeClock time;
+  WaitReporter reporter(sink, time.clock());
+  const std::string cause =
+      "GitRepository/flux-system/flux-system: \x01\x01 "
+      "https://flux:ghp_Zq9Xw7Vu5Ts3@github.com/o/r";
+  for (std::size_t width = 10; width < 140; ++width) {
+    sink.width = width;
+    reporter.waiting("the sync to be ready", "", cause);
+    CAPTURE(width);
+    CAPTURE(sink.shown.back());
+    CHECK(sink.shown.back().find("ghp_") == std::string::npos);
+    CHECK(sink.shown.back().find("Zq9X") == std::string::npos);
+    CHECK(sink.shown.back().find('\x01') == std::string::npos);
+    CHECK(display_columns(sink.shown.back()) < width);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ TEST_CASE("cli table: columns padded to the widest cell plus three spaces, the l
         "NAME            READY   MESSAGE\n"
         "flux            True    Reconciliation finished\n"
         "a-longer-name   False   x\n");
+  // Aligned in the columns a terminal draws: a wide name, an escaped one.
+  CHECK(render_table({{"NAME", "READY"}, {"\xe6\xbc\xa2\xe5\xad\x97", "True"}, {"a\x01", "x"}}) ==
+        "NAME    READY\n"
+        "\xe6\xbc\xa2\xe5\xad\x97    True\n"
+        "a\\x01   x\n");
 }
 
 TEST_CASE("cli output: a document as kubectl prints it: JSON by four spaces, YAML keys sorted") {

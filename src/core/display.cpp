@@ -1,0 +1,141 @@
+#include "core/display.h"
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/redact.h"
+
+namespace fluxop {
+
+namespace {
+
+using Range = std::pair<char32_t, char32_t>;
+
+// Characters that take no column: combining marks, zero-width spaces and
+// joiners, variation selectors, the byte order mark.
+constexpr std::array<Range, 9> kZeroWidth = {{{0x0300, 0x036F},
+                                              {0x1AB0, 0x1AFF},
+                                              {0x1DC0, 0x1DFF},
+                                              {0x200B, 0x200F},
+                                              {0x2060, 0x2064},
+                                              {0x20D0, 0x20FF},
+                                              {0xFE00, 0xFE0F},
+                                              {0xFE20, 0xFE2F},
+                                              {0xFEFF, 0xFEFF}}};
+// Characters that take two: the East Asian wide and full-width blocks, and
+// the emoji blocks terminals draw two columns wide.
+constexpr std::array<Range, 14> kWide = {{{0x1100, 0x115F},
+                                          {0x2E80, 0x303E},
+                                          {0x3041, 0x33FF},
+                                          {0x3400, 0x4DBF},
+                                          {0x4E00, 0x9FFF},
+                                          {0xA000, 0xA4CF},
+                                          {0xAC00, 0xD7A3},
+                                          {0xF900, 0xFAFF},
+                                          {0xFE30, 0xFE4F},
+                                          {0xFF00, 0xFF60},
+                                          {0xFFE0, 0xFFE6},
+                                          {0x1F300, 0x1F64F},
+                                          {0x1F900, 0x1F9FF},
+                                          {0x20000, 0x3FFFD}}};
+
+template <std::size_t N>
+bool in(const std::array<Range, N>& ranges, char32_t code) {
+  for (const auto& [first, last] : ranges) {
+    if (code >= first && code <= last) return true;
+  }
+  return false;
+}
+
+// One character of `text` at `at`: its bytes (1 for a byte that starts no
+// valid UTF-8 sequence) and its code point.
+struct Character {
+  std::size_t bytes = 1;
+  char32_t code = 0;
+};
+Character character_at(std::string_view text, std::size_t at) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  std::size_t length = 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+  }
+  if (length == 1 || at + length > text.size()) return {1, lead};
+  char32_t code = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return {1, lead};
+    code = (code << 6) | (byte(at + i) & 0x3F);
+  }
+  // Overlong forms and surrogates are not characters.
+  if ((length == 3 && code < 0x800) || (length == 4 && (code < 0x10000 || code > 0x10FFFF)) ||
+      (code >= 0xD800 && code <= 0xDFFF)) {
+    return {1, lead};
+  }
+  return {length, code};
+}
+
+std::size_t columns_of(const Character& character) {
+  if (character.bytes == 1) return 1;
+  if (in(kZeroWidth, character.code)) return 0;
+  return in(kWide, character.code) ? 2 : 1;
+}
+
+// The text's pieces as the terminal gets them: each character escaped (an
+// escape is one piece: never cut), with its columns.
+struct Piece {
+  std::string text;
+  std::size_t columns;
+};
+std::vector<Piece> pieces_of(std::string_view redacted) {
+  std::vector<Piece> out;
+  for (std::size_t at = 0; at < redacted.size();) {
+    Character character = character_at(redacted, at);
+    std::string escaped = printable(redacted.substr(at, character.bytes));
+    std::size_t columns = escaped.size() > character.bytes ? escaped.size()  // "\x1b", "\n"
+                                                           : columns_of(character);
+    out.push_back({std::move(escaped), columns});
+    at += character.bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t display_columns(std::string_view text) {
+  std::size_t columns = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    Character character = character_at(text, at);
+    columns += columns_of(character);
+    at += character.bytes;
+  }
+  return columns;
+}
+
+std::string printable_within(std::string_view text, std::size_t columns) {
+  constexpr std::string_view kCut = "...";
+  std::vector<Piece> pieces = pieces_of(redact_secrets(text));
+  std::size_t total = 0;
+  for (const Piece& piece : pieces) total += piece.columns;
+  std::string out;
+  if (total <= columns) {
+    for (const Piece& piece : pieces) out += piece.text;
+    return out;
+  }
+  std::size_t room = columns > kCut.size() ? columns - kCut.size() : 0;
+  std::size_t used = 0;
+  for (const Piece& piece : pieces) {
+    if (used + piece.columns > room) break;
+    out += piece.text;
+    used += piece.columns;
+  }
+  return out + std::string(kCut.substr(0, columns - used));
+}
+
+}  // namespace fluxop
