@@ -1,12 +1,12 @@
 #include "core/display.h"
 
 #include <array>
-#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/redact.h"
+#include "core/utf8.h"
 
 namespace fluxop {
 
@@ -57,28 +57,10 @@ struct Character {
   char32_t code = 0;
 };
 Character character_at(std::string_view text, std::size_t at) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(at);
-  std::size_t length = 1;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-  }
-  if (length == 1 || at + length > text.size()) return {1, lead};
-  char32_t code = lead & (0x7F >> length);
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xC0) != 0x80) return {1, lead};
-    code = (code << 6) | (byte(at + i) & 0x3F);
-  }
-  // Overlong forms and surrogates are not characters.
-  if ((length == 3 && code < 0x800) || (length == 4 && (code < 0x10000 || code > 0x10FFFF)) ||
-      (code >= 0xD800 && code <= 0xDFFF)) {
-    return {1, lead};
-  }
-  return {length, code};
+  Character character;
+  character.bytes = decode_utf8(text, at, character.code);
+  if (character.bytes == 0) character = {1, static_cast<unsigned char>(text[at])};
+  return character;
 }
 
 std::size_t columns_of(const Character& character) {

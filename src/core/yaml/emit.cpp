@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/utf8.h"
 #include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
-#include "core/yaml/utf8.h"
 
 namespace fluxop::yaml {
 

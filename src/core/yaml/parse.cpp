@@ -11,10 +11,10 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/utf8.h"
 #include "core/yaml/block_reader.h"
 #include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
-#include "core/yaml/utf8.h"
 
 namespace fluxop::yaml {
 

@@ -1,5 +1,7 @@
-// UTF-8 validation: YAML input must be valid UTF-8 (as for Go's YAML
-// readers), and output replaces what is not, as Go's encoding/json does.
+// UTF-8: decoding and validation. YAML input must be valid UTF-8 (as for
+// Go's YAML readers), and output replaces what is not, as Go's encoding/json
+// does; what a terminal shows is measured by it (core/display.h), and a
+// Secret's value that is not UTF-8 is kept as bytes.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace fluxop::yaml {
+namespace fluxop {
 
 // Decodes the UTF-8 sequence at s[i] into `code_point`; returns its length,
 // or 0 when it is not valid UTF-8.
@@ -19,4 +21,4 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view s);
 // `s` with every invalid sequence replaced by U+FFFD.
 std::string to_valid_utf8(std::string_view s);
 
-}  // namespace fluxop::yaml
+}  // namespace fluxop

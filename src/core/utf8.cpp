@@ -1,8 +1,8 @@
-#include "core/yaml/utf8.h"
+#include "core/utf8.h"
 
 #include <cstdint>
 
-namespace fluxop::yaml {
+namespace fluxop {
 
 std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& code_point) {
   auto lead = static_cast<unsigned char>(s[i]);
@@ -59,4 +59,4 @@ std::string to_valid_utf8(std::string_view s) {
   return out;
 }
 
-}  // namespace fluxop::yaml
+}  // namespace fluxop
