@@ -370,4 +370,12 @@ expect "export alone" 2 empty '^error: ' -- "$bin" export
 expect "export report: report's flags" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- \
   "$bin" export report -o wide
 
+# A Secret's value that is not UTF-8 (a DER CA certificate) is kept byte
+# for byte: under data, base64; the text stays under stringData.
+printf '\x30\x82\x01\xff\x00\xc3' >"$work/ca.der"
+expect "create secret tls --export, a DER CA" 0 '^data:$' empty -- \
+  "$bin" create secret tls ca -n flux-system --ca-crt-file "$work/ca.der" --export
+[ "$(sed -n 's/^  ca.crt: //p' "$work/out")" = "$(base64 -w0 <"$work/ca.der")" ] ||
+  fail "create secret tls --export, a DER CA: not its bytes: $(cat "$work/out")"
+
 summary

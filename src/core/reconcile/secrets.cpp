@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "core/base64.h"
+#include "core/utf8.h"
 
 namespace fluxop::reconcile {
 
@@ -62,11 +63,21 @@ ordered_json secret_object(SecretKind kind, const std::string& name, const std::
   if (!labels.empty()) metadata["labels"] = sorted_object(labels);
   metadata["name"] = name;
   metadata["namespace"] = ns;
-  return {{"apiVersion", "v1"},
-          {"kind", "Secret"},
-          {"metadata", metadata},
-          {"stringData", sorted_object(string_data)},
-          {"type", secret_type(kind, string_data)}};
+  // A value that is not UTF-8 (a DER certificate, a binary key) cannot be
+  // a JSON string: it goes under data, base64, byte for byte.
+  std::map<std::string, std::string> text, bytes;
+  for (const auto& [key, value] : string_data) {
+    if (first_invalid_utf8(value)) {
+      bytes[key] = base64_encode(value);
+    } else {
+      text[key] = value;
+    }
+  }
+  ordered_json secret = {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", metadata}};
+  if (!bytes.empty()) secret["data"] = sorted_object(bytes);
+  if (!text.empty() || bytes.empty()) secret["stringData"] = sorted_object(text);
+  secret["type"] = secret_type(kind, string_data);
+  return secret;
 }
 
 std::string sops_key_name(std::string_view key, bool age) {
@@ -106,9 +117,9 @@ std::string docker_config_json(const std::string& server, const std::string& use
 
 std::string apply_secret(kube::Cluster& cluster, const ordered_json& secret, bool immutable) {
   json object = json::parse(secret.dump());
-  json data = json::object();
-  for (const auto& [key, value] : object["stringData"].items())
-    data[key] = base64_encode(value.get<std::string>());
+  json data = object.value("data", json::object());
+  json text = object.value("stringData", json::object());
+  for (const auto& [key, value] : text.items()) data[key] = base64_encode(value.get<std::string>());
   object.erase("stringData");
   object["data"] = std::move(data);
   if (immutable) object["immutable"] = true;

@@ -32,7 +32,9 @@ const std::vector<SecretKindInfo>& secret_kinds();
 // The Secret `ns`/`name` holding `string_data` (key: value), with its
 // labels and annotations, of the type Flux expects of `kind` (tls:
 // kubernetes.io/tls with a certificate and key, else Opaque). Keys and
-// members are sorted, as the upstream CLI prints them.
+// members are sorted, as the upstream CLI prints them. A value that is not
+// UTF-8 is kept byte for byte under data (base64), the rest under
+// stringData.
 nlohmann::ordered_json secret_object(SecretKind kind, const std::string& name,
                                      const std::string& ns,
                                      const std::map<std::string, std::string>& string_data,

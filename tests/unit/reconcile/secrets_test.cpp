@@ -30,6 +30,26 @@ TEST_CASE("secret_object: members sorted, the type of the kind") {
   CHECK(secret_object(SecretKind::ssh, "s", "n", {}, {}, {})["type"] == "Opaque");
 }
 
+TEST_CASE("secret_object and apply_secret: a value that is not UTF-8 is kept byte for byte") {
+  // A DER certificate's first bytes.
+  std::string der("\x30\x82\x01\xff\x00", 5);
+  nlohmann::ordered_json secret =
+      secret_object(SecretKind::tls, "t", "n", {{"ca.crt", der}, {"note", "text"}}, {}, {});
+  CHECK(secret.dump() ==
+        R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"t","namespace":"n"},)"
+        R"("data":{"ca.crt":"MIIB/wA="},"stringData":{"note":"text"},"type":"Opaque"})");
+  testing::FakeCluster cluster;
+  CHECK(apply_secret(cluster, secret, false) == "created");
+  CHECK(cluster.objects.at("Secret/n/t")["data"] ==
+        json{{"ca.crt", "MIIB/wA="}, {"note", "dGV4dA=="}});
+  // Bytes alone: no empty stringData beside them.
+  nlohmann::ordered_json bytes_only =
+      secret_object(SecretKind::tls, "t", "n", {{"ca.crt", der}}, {}, {});
+  CHECK_FALSE(bytes_only.contains("stringData"));
+  apply_secret(cluster, bytes_only, false);
+  CHECK(cluster.objects.at("Secret/n/t")["data"] == json{{"ca.crt", "MIIB/wA="}});
+}
+
 TEST_CASE("sops_key_name: the key's Adler-32, the extension of its kind") {
   CHECK(sops_key_name("Wikipedia", true) == "300286872.agekey");
   CHECK(sops_key_name("Wikipedia", false) == "300286872.asc");
