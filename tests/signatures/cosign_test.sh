@@ -609,6 +609,29 @@ t_build_images_mirror_verify() {
   [ $rc -eq 2 ] || because "--key without --verify: exit $rc, not 2"
 }
 
+t_verify_directory() {
+  # A directory has no signature: --verify with one is refused, however it
+  # is given and by every command that verifies, before anything is written.
+  fresh_cache
+  write_instance "$work/dir.yaml"
+  local given
+  for given in "$dist" "file://$dist"; do
+    fx build "$work/dir.yaml" --verify --key "$pub" --distribution-artifact "$given"
+    one_line_error "build --verify --distribution-artifact $given" \
+      "^error: --verify: --distribution-artifact: \"$given\" is a directory, which has no signature" || return 1
+  done
+  FLUXOPCTL_DISTRIBUTION=$dist fx images "$work/dir.yaml" --verify --key "$pub"
+  one_line_error "images --verify, FLUXOPCTL_DISTRIBUTION a directory" \
+    "^error: --verify: FLUXOPCTL_DISTRIBUTION: .* is a directory" || return 1
+  fx mirror "oci://$legacy/from-directory" "$work/dir.yaml" --verify --key "$pub" --distribution-artifact "$dist"
+  one_line_error "mirror --verify from a directory" "^error: --verify: .* is a directory" || return 1
+  ! curl -fsS -m 30 "http://$legacy/v2/_catalog" | grep -q from-directory ||
+    { because "mirror --verify from a directory copied something"; return 1; }
+  # Without --verify, the directory is read.
+  fx build "$work/dir.yaml" --distribution-artifact "$dist"
+  succeeded "build from a directory without --verify"
+}
+
 t_mirror_signatures() {
   # mirror copies the signatures with the images and the artifact: the
   # mirror verifies as its source, notification-controller alone unsigned,
@@ -708,7 +731,7 @@ t_blob_bundle() {
 
 for name in artifact index image bundle_referrers_tag missing other_key \
   changed_payload other_digest keyless keyless_regexp keyless_other_identity keyless_other_issuer \
-  keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify mirror_signatures mirror_verify keyless_defaults \
+  keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify verify_directory mirror_signatures mirror_verify keyless_defaults \
   bad_flags blob_bundle bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag; do
   policy_key "$pub"
   if [[ $name == *referrers_api* ]] && [ -z "$api" ]; then

@@ -49,6 +49,8 @@ class ArtifactPort {
                                                   std::string_view /*default_identity*/) {
     return std::nullopt;
   }
+  // Whether signatures are verified (--verify).
+  virtual bool verifies() const { return false; }
 };
 
 // --verify: the artifact's signature, checked in its registry before it is
@@ -101,6 +103,7 @@ class RegistryArtifacts final : public ArtifactPort {
   std::optional<PulledDistribution> pulled_default() override;
   std::optional<std::string> verify_image(const oci::Reference& image,
                                           std::string_view default_identity) override;
+  bool verifies() const override { return settings_.verify.enabled; }
 
   // The pull itself, for `fluxopctl pull`.
   oci::PullResult pull_artifact(std::string_view url, std::string_view origin,

@@ -68,6 +68,16 @@ distribution::Distribution locate_distribution(ArtifactPort& artifacts,
     artifact_digest = pulled->digest;
     return std::move(pulled->distribution);
   };
+  // --verify: a directory has no signature. Refused, not read unchecked.
+  if (artifacts.verifies()) {
+    std::optional<distribution::ArtifactSource> given =
+        distribution::given_artifact(request.artifact, flux, request.environment);
+    if (given && !distribution::is_oci_url(given->url)) {
+      throw Error("--verify: " + given->origin + ": " + quote(given->url, kQuotedPathCharacters) +
+                  " is a directory, which has no signature to verify: verify the artifact it "
+                  "came from (fluxopctl verify oci://...) and give that oci:// URL instead");
+    }
+  }
   return distribution::locate(request.artifact, flux, request.environment, pull, pulled_default);
 }
 
