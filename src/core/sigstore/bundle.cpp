@@ -122,7 +122,9 @@ Bundle parse_bundle(std::string_view text, const std::string& name) {
     reader.fail("", "needs one of messageSignature and dsseEnvelope");
   if (message != nullptr) {
     MessageSignature signature;
-    if (const json* digest = reader.find(*message, "messageDigest")) {
+    // cosign writes an empty one for Ed25519, which signs the message itself.
+    const json* digest = reader.find(*message, "messageDigest");
+    if (digest && !(digest->is_object() && digest->empty())) {
       std::string algorithm = reader.string(*digest, "algorithm", "messageSignature.messageDigest");
       signature.digest_algorithm = hash_algorithm(algorithm);
       if (!signature.digest_algorithm)

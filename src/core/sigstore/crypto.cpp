@@ -135,6 +135,18 @@ std::optional<Bytes> unhex(std::string_view digits) {
   return bytes;
 }
 
+HashAlgorithm signing_hash(EVP_PKEY* key) {
+  if (EVP_PKEY_get_base_id(key) != EVP_PKEY_EC) return HashAlgorithm::sha256;
+  switch (EVP_PKEY_get_bits(key)) {
+    case 384:
+      return HashAlgorithm::sha384;
+    case 521:
+      return HashAlgorithm::sha512;
+    default:
+      return HashAlgorithm::sha256;
+  }
+}
+
 bool verify_signature(EVP_PKEY* key, std::string_view message, std::string_view signature,
                       HashAlgorithm algorithm) {
   DigestContext context(EVP_MD_CTX_new());

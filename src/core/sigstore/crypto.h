@@ -52,6 +52,11 @@ std::string hex(std::string_view bytes);
 // The bytes of lowercase hex digits; nullopt for anything else.
 std::optional<Bytes> unhex(std::string_view digits);
 
+// The hash `key` signs with, as the Sigstore algorithm registry (and cosign)
+// pair them: SHA-384 for ECDSA P-384, SHA-512 for P-521, SHA-256 for the
+// rest (P-256, RSA); Ed25519 hashes nothing.
+HashAlgorithm signing_hash(EVP_PKEY* key);
+
 // Whether `signature` is `key`'s over `message` (ECDSA and RSA PKCS#1 over
 // its `algorithm` hash, Ed25519 over the message itself).
 bool verify_signature(EVP_PKEY* key, std::string_view message, std::string_view signature,

@@ -102,13 +102,26 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
     content.signer_is_certificate = false;
   }
 
-  // The signature over the artifact.
+  // The signature over the artifact, by the hash its key signs with.
+  HashAlgorithm hashed = signing_hash(key.get());
   if (bundle.message_signature) {
     const MessageSignature& message = *bundle.message_signature;
-    if (message.digest_algorithm == HashAlgorithm::sha256 && message.digest != artifact.sha256)
-      throw Error("the bundle's message digest is not the artifact's");
-    bool valid = artifact.bytes ? verify_signature(key.get(), *artifact.bytes, message.signature)
-                                : verify_prehashed(key.get(), artifact.sha256, message.signature);
+    bool other_digest =
+        message.digest_algorithm == HashAlgorithm::sha256
+            ? message.digest != artifact.sha256
+            : artifact.bytes && message.digest_algorithm &&
+                  message.digest != hash(*message.digest_algorithm, *artifact.bytes);
+    if (other_digest) throw Error("the bundle's message digest is not the artifact's");
+    bool valid = false;
+    if (artifact.bytes) {
+      valid = verify_signature(key.get(), *artifact.bytes, message.signature, hashed);
+    } else if (hashed == HashAlgorithm::sha256) {
+      valid = verify_prehashed(key.get(), artifact.sha256, message.signature);
+    } else {
+      throw Error(
+          "signature: its key signs with SHA-384 or SHA-512, which is checked over the artifact "
+          "itself, not over its SHA-256 digest (an artifact given as a digest, or over 64 MiB)");
+    }
     if (!valid) throw Error("signature: does not verify over the artifact");
     content.signature = message.signature;
     content.artifact_digest = artifact.sha256;
@@ -118,7 +131,7 @@ Verification verify_bundle(const Bundle& bundle, const Artifact& artifact, const
       throw Error("the DSSE envelope has " + std::to_string(envelope.signatures.size()) +
                   " signatures, not one");
     if (!verify_signature(key.get(), dsse_pae(envelope.payload_type, envelope.payload),
-                          envelope.signatures[0]))
+                          envelope.signatures[0], hashed))
       throw Error("signature: the DSSE envelope's does not verify");
     check_statement_subject(envelope, artifact);
     content.signature = envelope.signatures[0];
