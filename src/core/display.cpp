@@ -2,7 +2,6 @@
 
 #include <array>
 #include <utility>
-#include <vector>
 
 #include "core/error.h"
 #include "core/redact.h"
@@ -69,23 +68,19 @@ std::size_t columns_of(const Character& character) {
   return in(kWide, character.code) ? 2 : 1;
 }
 
-// The text's pieces as the terminal gets them: each character escaped (an
-// escape is one piece: never cut), with its columns.
+// The character at `at` as the terminal gets it (escaped when a control
+// character: an escape is one piece, never cut), its columns and its bytes.
 struct Piece {
   std::string text;
-  std::size_t columns;
+  std::size_t columns = 0;
+  std::size_t bytes = 1;
 };
-std::vector<Piece> pieces_of(std::string_view redacted) {
-  std::vector<Piece> out;
-  for (std::size_t at = 0; at < redacted.size();) {
-    Character character = character_at(redacted, at);
-    std::string escaped = printable(redacted.substr(at, character.bytes));
-    std::size_t columns = escaped.size() > character.bytes ? escaped.size()  // "\x1b", "\n"
-                                                           : columns_of(character);
-    out.push_back({std::move(escaped), columns});
-    at += character.bytes;
-  }
-  return out;
+Piece piece_at(std::string_view text, std::size_t at) {
+  Character character = character_at(text, at);
+  Piece piece{printable(text.substr(at, character.bytes)), 0, character.bytes};
+  piece.columns = piece.text.size() > character.bytes ? piece.text.size()  // "\x1b", "\n"
+                                                      : columns_of(character);
+  return piece;
 }
 
 }  // namespace
@@ -102,20 +97,25 @@ std::size_t display_columns(std::string_view text) {
 
 std::string printable_within(std::string_view text, std::size_t columns) {
   constexpr std::string_view kCut = "...";
-  std::vector<Piece> pieces = pieces_of(redact_secrets(text));
+  std::string redacted = redact_secrets(text);
+  // Whether it fits, read no further than the width: a long text costs the
+  // width, not its length.
   std::size_t total = 0;
-  for (const Piece& piece : pieces) total += piece.columns;
-  std::string out;
-  if (total <= columns) {
-    for (const Piece& piece : pieces) out += piece.text;
-    return out;
+  for (std::size_t at = 0; at < redacted.size() && total <= columns;) {
+    Piece piece = piece_at(redacted, at);
+    total += piece.columns;
+    at += piece.bytes;
   }
+  if (total <= columns) return printable(redacted);
   std::size_t room = columns > kCut.size() ? columns - kCut.size() : 0;
+  std::string out;
   std::size_t used = 0;
-  for (const Piece& piece : pieces) {
+  for (std::size_t at = 0; at < redacted.size();) {
+    Piece piece = piece_at(redacted, at);
     if (used + piece.columns > room) break;
     out += piece.text;
     used += piece.columns;
+    at += piece.bytes;
   }
   return out + std::string(kCut.substr(0, columns - used));
 }
