@@ -639,9 +639,12 @@ case_daemon_beside() {
     # A re-apply that changes something first writes Ready=Unknown
     # (Progressing): seen by the watch.
     check "daemon_beside: the instance is Ready throughout" ready_throughout
-    # The daemon's writes of the instance: its status once a reconcile.
-    check "daemon_beside: the daemon wrote the instance at most once a reconcile" \
-      at_most "$reconciles" "writes of the instance" "$writes"
+    # The daemon's writes of the instance: its status once a reconcile, and
+    # one more: that of the reconcile whose log line opened the window, which
+    # may land just after it (seen once in a rehearsal: 3 writes, 2
+    # reconciles). A loop or a fight writes far more.
+    check "daemon_beside: the daemon wrote the instance at most once a reconcile, and once more" \
+      at_most $((reconciles + 1)) "writes of the instance" "$writes"
     check "daemon_beside: every ConfigMap of the user's stays, same uid" same_uids "$work/beside.before"
   fi
   stop_daemon TERM 30
