@@ -91,7 +91,7 @@ void report(const adopt::Adoption& adoption, const adopt::Installation& installa
       print_field(difference);
       if (difference.configuration) {
         std::cerr << "    (set by the directory's patches)\n";
-      } else if (difference.sync_setting) {
+      } else if (adopt::sync_setting(difference)) {
         std::cerr << "    (a setting of the sync that .spec.sync has no field for)\n";
       }
     }

@@ -98,26 +98,26 @@ std::size_t display_columns(std::string_view text) {
 std::string printable_within(std::string_view text, std::size_t columns) {
   constexpr std::string_view kCut = "...";
   std::string redacted = redact_secrets(text);
-  // Whether it fits, read no further than the width: a long text costs the
-  // width, not its length.
-  std::size_t total = 0;
-  for (std::size_t at = 0; at < redacted.size() && total <= columns;) {
-    Piece piece = piece_at(redacted, at);
-    total += piece.columns;
-    at += piece.bytes;
-  }
-  if (total <= columns) return printable(redacted);
   std::size_t room = columns > kCut.size() ? columns - kCut.size() : 0;
+  // One pass, no further than the width: the pieces while they fit, and
+  // where the cut goes should the rest not.
   std::string out;
-  std::size_t used = 0;
+  std::size_t total = 0, cut_bytes = std::string::npos, cut_columns = 0;
   for (std::size_t at = 0; at < redacted.size();) {
     Piece piece = piece_at(redacted, at);
-    if (used + piece.columns > room) break;
+    if (cut_bytes == std::string::npos && total + piece.columns > room) {
+      cut_bytes = out.size();
+      cut_columns = total;
+    }
+    total += piece.columns;
+    if (total > columns) {
+      out.resize(cut_bytes);
+      return out + std::string(kCut.substr(0, columns - cut_columns));
+    }
     out += piece.text;
-    used += piece.columns;
     at += piece.bytes;
   }
-  return out + std::string(kCut.substr(0, columns - used));
+  return out;
 }
 
 }  // namespace fluxop

@@ -155,14 +155,18 @@ uids() {
   k -n apps get configmaps -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' |
     grep -v '^kube-root-ca.crt ' | sort
 }
-# same_uids BEFORE: the ConfigMaps of apps are those of BEFORE, same uids.
-same_uids() {
-  local now
-  now=$(uids) || { echo "listing the ConfigMaps of apps failed"; return 1; }
-  [ "$now" = "$(cat "$1")" ] && return 0
-  echo "ConfigMaps lost or recreated (< before, > after): $(diff "$1" <(echo "$now") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+# still_as BEFORE WHAT COMMAND...: COMMAND prints what BEFORE holds; else
+# says which lines of WHAT changed.
+still_as() {
+  local before=$1 what=$2 now
+  shift 2
+  now=$("$@") || { echo "reading $what failed"; return 1; }
+  [ "$now" = "$(cat "$before")" ] && return 0
+  echo "$what changed (< before, > after): $(diff "$before" <(echo "$now") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
   return 1
 }
+# same_uids BEFORE: the ConfigMaps of apps are those of BEFORE, same uids.
+same_uids() { still_as "$1" "the ConfigMaps of apps" uids; }
 # ready_all KIND NAMESPACE COUNT: COUNT objects of KIND in NAMESPACE, each
 # Ready within 3 minutes.
 ready_all() {
@@ -518,6 +522,17 @@ sync_reconciled() {
       { echo "$kind/flux-system: lastHandledReconcileAt, generation, observedGeneration, Ready are '$got'"; return 1; }
   done
 }
+# sync_runs_again: a run of the sync's source and Kustomization asked for as
+# Flux's docs ask (kubectl annotate, whose request stays its own: a diff
+# after it would otherwise take it over and remove it), then handled by both
+# within 2 minutes, as sync_reconciled says.
+sync_runs_again() {
+  local requested
+  requested=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+  k -n "$ns" annotate ocirepository,kustomization flux-system --overwrite \
+    "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null || { echo "kubectl annotate failed"; return 1; }
+  settles 120 sync_reconciled "$requested"
+}
 # rolled_out NAME: every Deployment of $ns rolled out, running the images
 # `fluxopctl build --operator` renders for $work/NAME.yaml.
 rolled_out() {
@@ -541,14 +556,7 @@ case_upgrade() {
   check "upgrade: the instance says 2.9" revision_is v2.9.
   check "upgrade: every ConfigMap the Kustomizations and HelmReleases applied stays, same uid" \
     same_uids "$work/upgrade.before"
-  local requested
-  requested=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
-  # As Flux's docs ask for a run: kubectl's annotate, whose request stays
-  # its own (the diff below would otherwise take it over and remove it).
-  k -n "$ns" annotate ocirepository,kustomization flux-system --overwrite \
-    "reconcile.fluxcd.io/requestedAt=$requested" >/dev/null
-  check "upgrade: the sync reconciles again, Ready for its generation, not suspended" \
-    settles 120 sync_reconciled "$requested"
+  check "upgrade: the sync reconciles again, Ready for its generation, not suspended" sync_runs_again
   check "upgrade: the Deployments rolled out the 2.9 images" rolled_out upgrade
   check "upgrade: the user's Kustomizations are Ready" ready_all kustomization apps "$kustomizations"
   local flags
@@ -573,12 +581,6 @@ written() {
   k -n "$ns" get deployments -o jsonpath='{range .items[*]}Deployment/{.metadata.name} {.metadata.resourceVersion}{"\n"}{end}' || return 1
   k -n "$ns" get ocirepository,kustomization flux-system \
     -o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.generation}{"\n"}{end}'
-}
-unchanged_since() {  # FILE: what written() says is what FILE holds
-  local now
-  now=$(written) || { echo "reading the Deployments and the sync failed"; return 1; }
-  [ "$now" = "$(cat "$1")" ] ||
-    { echo "changed (< before, > after): $(diff "$1" <(echo "$now") | grep '^[<>]' | tr '\n' ' ')"; return 1; }
 }
 # The daemon's log since the window opened (its size then in $beside_from).
 window_log() { tail -c +$((beside_from + 1)) "$log"; }
@@ -633,7 +635,7 @@ case_daemon_beside() {
     # the API server's defaults) writes it back, each time: the Deployment's
     # resourceVersion moves, the sync's spec gets a new generation, the log
     # names the object configured.
-    check "daemon_beside: no Deployment written, the sync's specs unchanged" unchanged_since "$work/beside.written"
+    check "daemon_beside: no Deployment written, the sync's specs unchanged" still_as "$work/beside.written" "the Deployments or the sync" written
     check "daemon_beside: the daemon's log names no object changed" \
       eval '! window_log | grep -E " (created|configured|replaced|deleted)( |$)"'
     # A re-apply that changes something first writes Ready=Unknown
@@ -706,23 +708,6 @@ adopted_uids() {
   k get -f "$1/gotk-components.yaml" -f "$1/gotk-sync.yaml" -f "$1/apps.yaml" \
     -o jsonpath='{range .items[*]}{.kind}/{.metadata.name} {.metadata.uid}{"\n"}{end}' | sort
 }
-same_adopted_uids() {
-  local now
-  now=$(adopted_uids "$1") || { echo "reading the installation failed"; return 1; }
-  [ "$now" = "$(cat "$2")" ] && return 0
-  echo "recreated or gone (< before, > after): $(diff "$2" <(echo "$now") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
-  return 1
-}
-# reconciled_now NAMESPACE NAME: a reconcile of the Kustomization asked for
-# (reconcile.fluxcd.io/requestedAt) and handled within 2 minutes.
-reconciled_now() {
-  local kustomization=(-n "$1" kustomization "$2") asked
-  asked=$(date +%s%N)
-  k annotate --overwrite "${kustomization[@]}" "reconcile.fluxcd.io/requestedAt=$asked" >/dev/null ||
-    { echo "annotating Kustomization $1/$2 failed"; return 1; }
-  wait_until 120 eval '[ "$(field "{.status.lastHandledReconcileAt}" "${kustomization[@]}")" = "$asked" ]' ||
-    { echo "the reconcile asked at $asked was not handled within 120 s"; return 1; }
-}
 # patched PATH: a patch of the adopted instance writes PATH.
 patched() { grep -q "^ *path: $1\$" "$work/adopt.out"; }
 
@@ -742,10 +727,10 @@ case_adopt() {
     eval 'patched /spec/decryption && patched /spec/wait && patched /spec/ignore'
   apply adopt-apply "$work/adopt.out"
   check "adopt: apply of the adopted instance exits 0" exit_is 0 adopt-apply
-  check "adopt: nothing recreated, the synced ConfigMap kept (same uids)" same_adopted_uids "$dir" "$work/adopt.before"
+  check "adopt: nothing recreated, the synced ConfigMap kept (same uids)" still_as "$work/adopt.before" "the installation" adopted_uids "$dir"
   check "adopt: the sync keeps its settings" eval '[ "$(field "{.spec.wait} {.spec.decryption.provider}" -n "$ns" kustomization flux-system)" = "true sops" ]'
-  check "adopt: the sync reconciles again under the instance" reconciled_now "$ns" flux-system
-  check "adopt: and recreates nothing (same uids)" same_adopted_uids "$dir" "$work/adopt.before"
+  check "adopt: the sync reconciles again under the instance" sync_runs_again
+  check "adopt: and recreates nothing (same uids)" still_as "$work/adopt.before" "the installation" adopted_uids "$dir"
   fx adopt-diff diff "$work/adopt.out" "${flags[@]}"
   check "adopt: diff after it changes nothing, the reconcile request left as asked" exit_is 0 adopt-diff
 }

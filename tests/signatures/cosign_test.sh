@@ -632,9 +632,7 @@ t_key_algorithms() {
   done
   cp "$key" "$dir/p256.key" && cp "$pub" "$dir/p256.pub" || { because "copying the P-256 key"; return 1; }
   for kind in p256 p384 p521 rsa3072 ed25519; do
-    cosign_run sign-blob --key "$dir/$kind.key" --bundle "$dir/$kind.json" --tlog-upload=false \
-      --use-signing-config=false "$dir/blob"
-    succeeded "cosign sign-blob, $kind" || return 1
+    sign_blob "$dir/$kind.key" "$dir/$kind.json" "$dir/blob" || return 1
     fx verify bundle --key "$dir/$kind.pub" --bundle "$dir/$kind.json" "$dir/blob"
     succeeded "verify bundle, $kind" || return 1
     fx verify bundle --key "$dir/$kind.pub" --bundle "$dir/$kind.json" "$dir/other"
@@ -731,6 +729,13 @@ t_bad_flags() {
   done
 }
 
+# sign_blob KEY BUNDLE BLOB: cosign signs BLOB with KEY into BUNDLE (a v0.3
+# bundle), without a transparency log.
+sign_blob() {
+  cosign_run sign-blob --key "$1" --bundle "$2" --tlog-upload=false --use-signing-config=false "$3"
+  succeeded "cosign sign-blob $(basename "$1")"
+}
+
 t_blob_bundle() {
   # A blob cosign signs, beyond the bounded reader's 64 MiB (hashed as it is
   # read), verified by cosign and by `verify bundle` from a directory that
@@ -743,9 +748,7 @@ t_blob_bundle() {
   blob=$dir/big.bin
   digest=$(sha256sum "$blob" | cut -d' ' -f1)
   : >"$dir/sha256:$digest"
-  cosign_run sign-blob --key "$key" --bundle "$dir/bundle.json" --tlog-upload=false \
-    --use-signing-config=false "$blob"
-  succeeded "cosign sign-blob" || return 1
+  sign_blob "$key" "$dir/bundle.json" "$blob" || return 1
   cosign_run verify-blob "${cosign_policy[@]}" --bundle "$dir/bundle.json" "$blob"
   succeeded "cosign verify-blob, the oracle" || return 1
   odd_key=$dir/$'signer\e[31m.pub'

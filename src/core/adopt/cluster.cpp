@@ -1,6 +1,5 @@
 #include "core/adopt/cluster.h"
 
-#include <algorithm>
 #include <string_view>
 
 #include "core/ssa/field_ownership.h"
@@ -41,10 +40,9 @@ void drop_applied_empty(json& fields, const json& live) {
       parent = &*found;
     }
     auto node = parent->find("f:" + std::string(empty.field));
-    if (node == parent->end() || !node->is_object()) continue;
-    bool owns_part = std::any_of(node->items().begin(), node->items().end(),
-                                 [](const auto& item) { return item.key() != "."; });
-    if (!owns_part) parent->erase(node);
+    if (node != parent->end() && node->is_object() && !ssa::names_fields(*node)) {
+      parent->erase(node);
+    }
   }
 }
 

@@ -335,6 +335,12 @@ void as_rendered_durations(json& installed, const json& rendered) {
 
 }  // namespace
 
+bool sync_setting(const FieldDifference& difference) {
+  std::size_t slash = difference.api_version.find('/');
+  return slash != std::string::npos &&
+         kube::is_flux_group(std::string_view(difference.api_version).substr(0, slash));
+}
+
 json reproducing_value(const FieldDifference& difference) {
   json value = difference.installed.value_or(json());
   if (!difference.path.ends_with("/args") || !value.is_array() || !difference.rendered ||
@@ -393,8 +399,7 @@ Comparison compare(const std::vector<yaml::Node>& installed,
                                  std::move(change.before),
                                  std::move(change.after),
                                  std::nullopt,
-                                 false,
-                                 kube::is_flux_group(installed_object.id.gvk.group)};
+                                 false};
       difference.expected = expected(difference, as_written, rendered_object->second.object);
       for (const std::string& path : configured) {
         if (overlaps(path, difference.path)) difference.configuration = true;

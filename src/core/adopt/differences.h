@@ -90,10 +90,12 @@ struct FieldDifference {
   std::optional<nlohmann::json> installed, rendered;
   std::optional<Expected> expected;  // set when the operator always differs so
   bool configuration = false;        // the bootstrap kustomization's patches set the field
-  // On the sync's source or Kustomization: a setting .spec.sync has no
-  // field for (its decryption, wait, ignore rules...).
-  bool sync_setting = false;
 };
+
+// Whether the difference is on the sync's source or Kustomization (the
+// installation's only Flux objects): a setting .spec.sync has no field for
+// (its decryption, wait, ignore rules...).
+bool sync_setting(const FieldDifference& difference);
 
 struct Comparison {
   std::size_t compared = 0;  // objects on both sides

@@ -176,7 +176,7 @@ bool owned_as_is(const json& ours, const json& fields, const json& live, std::st
     for (const auto& [name, node] : nodes.items()) {
       std::string key = name.substr(2);
       auto live_value = live.find(key);
-      if (!ours.contains(key) && children(node).empty() && live_value != live.end() &&
+      if (!ours.contains(key) && !names_fields(node) && live_value != live.end() &&
           live_value->is_object()) {
         --owned;
       }
@@ -332,6 +332,8 @@ void merge_fields(json& into, const json& fields) {
   if (!into.is_object()) into = json::object();
   for (const auto& [name, node] : fields.items()) merge_fields(into[name], node);
 }
+
+bool names_fields(const json& fields) { return !children(fields).empty(); }
 
 json without_unapplied(json merged, const json& fields, const json& object) {
   drop_unapplied(merged, fields, tracked(object));

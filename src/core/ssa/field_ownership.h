@@ -34,4 +34,8 @@ nlohmann::json in_applied_form(nlohmann::json live, const nlohmann::json& ours);
 // The union of two fieldsV1 trees.
 void merge_fields(nlohmann::json& into, const nlohmann::json& fields);
 
+// Whether a fieldsV1 node names a field within it ("." alone is the node
+// itself: a leaf, or a map or list owned whole).
+bool names_fields(const nlohmann::json& fields);
+
 }  // namespace fluxop::ssa

@@ -7,6 +7,7 @@
 
 #include "core/kube/meta.h"
 #include "core/kube/object.h"
+#include "core/ssa/field_ownership.h"
 
 namespace fluxop::ssa {
 
@@ -34,15 +35,6 @@ bool foreign_manager(const json& entry) {
   if (entry.value("subresource", "") == "status") return false;
   if (name == "kubectl-rollout") return false;
   return kForeignManagers.contains(name) || name.starts_with("kubectl-");
-}
-
-// The union of two fieldsV1 trees.
-void add_fields(json& into, const json& fields) {
-  if (!fields.is_object()) return;
-  for (const auto& [key, value] : fields.items()) {
-    if (!into.contains(key)) into[key] = json::object();
-    add_fields(into[key], value);
-  }
 }
 
 bool foreign_label(const std::string& key, const json& value) {
@@ -80,12 +72,6 @@ bool own_edit(const json& entry, const json& live, std::string_view manager) {
 // next apply would remove them and diff would call them drift. Their
 // writer keeps them.
 constexpr std::string_view kRequestPrefix = "f:reconcile.fluxcd.io/";
-
-// Whether a fieldsV1 node names a field ("." alone is the node itself).
-bool names_fields(const json& fields) {
-  return fields.is_object() && std::any_of(fields.items().begin(), fields.items().end(),
-                                           [](const auto& item) { return item.key() != "."; });
-}
 
 struct SplitFields {
   json requests = json::object();  // the reconcile requests' annotations
@@ -154,9 +140,9 @@ json fields_after_takeover(const json& live, std::string_view manager) {
   for (const json& entry : entries) {
     if (!entry.is_object()) continue;
     if (own_entry(entry, manager)) {
-      add_fields(taken, entry.value("fieldsV1", json::object()));
+      merge_fields(taken, entry.value("fieldsV1", json::object()));
     } else if (handed_over(entry, live, manager)) {
-      add_fields(taken, split_requests(entry.value("fieldsV1", json::object())).rest);
+      merge_fields(taken, split_requests(entry.value("fieldsV1", json::object())).rest);
     }
   }
   taken.erase("f:status");  // the main resource's apply never sets it

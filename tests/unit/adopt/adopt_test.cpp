@@ -178,7 +178,7 @@ TEST_CASE("adopt: the sync's duration written another way is the same, its setti
   REQUIRE(adoption.reproduced.size() == 1);
   CHECK(adoption.reproduced[0].object == "Kustomization/flux-system/flux-system");
   CHECK(adoption.reproduced[0].path == "/spec/wait");
-  CHECK(adoption.reproduced[0].sync_setting);
+  CHECK(sync_setting(adoption.reproduced[0]));
   CHECK(adoption.generated_patches == 1);
 }
 
