@@ -8,7 +8,8 @@
 # `cosign verify --key` and `fluxopctl verify --key` must agree on every
 # case: signed (legacy `.sig` layout, and bundles as referrers), a changed
 # payload, a signature moved to another digest, another key, a missing
-# signature; and `fluxopctl verify FILE` verifies the artifact and each image
+# signature; except where fluxopctl refuses on purpose what cosign accepts
+# (an attestation, a signature past the 32 tried); and `fluxopctl verify FILE` verifies the artifact and each image
 # a FluxInstance installs, naming the one that is not signed.
 # Keyless too, with a private Sigstore made here (tests/signatures/
 # private_sigstore.sh): a CA (root and intermediate) whose code-signing
@@ -102,7 +103,7 @@ artifact="$legacy/flux-operator-manifests@$artifact_digest"
 mapfile -t images < <(mirror_catalog_refs "$dist" "$version")
 [ ${#images[@]} -eq 4 ] || abort "setup: the catalog names ${#images[@]} images, not 4"
 
-for prefix in bundle tamper keyless keyless-moved; do
+for prefix in bundle tamper keyless keyless-moved attested many; do
   timeout 120 python3 "$root/tests/mirror/synthetic_images.py" "$legacy" "$prefix" >/dev/null ||
     abort "setup: the synthetic images under $prefix/"
 done
@@ -324,6 +325,77 @@ t_other_digest() {
   agree "another digest" 1 "$to" "no signature verifies: .*digest: the signature is of"
 }
 
+# --- what counts as a signature, and how many are tried ---------------------------
+
+# A predicate to attest: SLSA provenance v1, the least it asks for.
+provenance=$work/provenance.json
+cat >"$provenance" <<'JSON'
+{"buildDefinition": {"buildType": "https://example.com/build/v1", "externalParameters": {}},
+ "runDetails": {"builder": {"id": "https://example.com/builder"}}}
+JSON
+# attest REF: cosign attests REF's provenance with the signer's key, as a bundle.
+attest() {
+  cosign_run attest --key "$key" --type slsaprovenance1 --predicate "$provenance" \
+    --new-bundle-format=true --tlog-upload=false --use-signing-config=false "$1"
+  succeeded "cosign attest"
+}
+
+t_attestation_not_signature() {
+  # An SLSA provenance attestation by the right key is not a signature of
+  # the image: refused, by the predicate type of the signed statement
+  # (cosign's referrers tag says nothing of it). cosign v3.1.3's own verify
+  # counts any attestation it verifies as a signature: no oracle here.
+  # Signed afterwards, the image verifies with the attestation beside it.
+  local ref
+  ref=$(image_under attested kustomize-controller)
+  attest "$ref" || return 1
+  agree_fluxopctl_refuses "an attestation" "$ref" \
+    'no signature verifies: referrer sha256:[0-9a-f]{64}: an attestation \(predicate type "https://slsa\.dev/provenance/v1"\), not a signature$' || return 1
+  sign "$key" "$ref" --new-bundle-format=true
+  agree "signed beside an attestation" 0 "$ref"
+}
+
+# agree_fluxopctl_refuses NAME REF ERE: fluxopctl refuses REF, its one error
+# line matching ERE after "error: REF: "; cosign accepts it.
+agree_fluxopctl_refuses() {
+  cosign_run verify "${cosign_policy[@]}" --allow-http-registry "$2"
+  [ "$rc" -eq 0 ] || { because "$1: cosign verify exits $rc: $(first_err)"; return 1; }
+  fx verify "${fx_policy[@]}" "oci://$2"
+  one_line_error "$1: fluxopctl verify" "^error: oci://${2%@*}@${2##*@}: $3"
+}
+
+# repeat_first_signature REF N: REF's .sig manifest with its first layer
+# (a signature by another key) repeated N times before the others.
+repeat_first_signature() {
+  timeout 60 python3 - "$legacy" "$(repo_of "$1")" "$(sig_tag "$1")" "$2" <<'PY'
+import json, sys, urllib.request
+registry, repo, tag, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+url = f"http://{registry}/v2/{repo}/manifests/{tag}"
+accept = "application/vnd.oci.image.manifest.v1+json"
+with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": accept}), timeout=30) as r:
+    manifest = json.loads(r.read())
+first = manifest["layers"][0]
+manifest["layers"] = [first] * count + [l for l in manifest["layers"] if l != first]
+req = urllib.request.Request(url, data=json.dumps(manifest).encode(), method="PUT",
+                             headers={"Content-Type": manifest["mediaType"]})
+urllib.request.urlopen(req, timeout=30).close()
+PY
+}
+
+t_signatures_beyond_bound() {
+  # Signatures by another key before the right one: the 32nd signature is
+  # still tried; the 33rd is not, and the refusal says so.
+  local ref
+  ref=$(image_under many helm-controller)
+  sign "$work/other.key" "$ref" --new-bundle-format=false
+  legacy_sign "$ref"
+  repeat_first_signature "$ref" 31 || { because "rewriting the signature manifest failed"; return 1; }
+  agree "the 32nd signature" 0 "$ref" || return 1
+  repeat_first_signature "$ref" 32 || { because "rewriting the signature manifest failed"; return 1; }
+  agree_fluxopctl_refuses "the 33rd signature" "$ref" \
+    "no signature verifies: .*; 1 more signature not tried \(at most 32 are tried per reference\)$"
+}
+
 # --- keyless, the private Sigstore ----------------------------------------------------
 
 t_keyless() {
@@ -487,6 +559,19 @@ t_mirror_referrers_api_to_tag() {
   agree "the mirror's bundle, referrers tag" 0 "$kustomize" || return 1
   policy_keyless "$identity" "$oidc_issuer"
   agree "the mirror's keyless bundle, referrers tag" 0 "$helm"
+}
+
+t_attestation_referrers_api_to_tag() {
+  # An attestation mirrored with the image: the referrers tag mirror writes
+  # carries each referrer's annotations (neither cosign's tag nor
+  # go-containerregistry's API does), so an attestation that says its
+  # predicate type there is named without being fetched.
+  local kustomize helm mirrored
+  attest "${api_images[3]}" || return 1
+  mirror_from_api "$plain" || return 1
+  mirrored=$plain/mirrored/notification-controller@${api_images[3]##*@}
+  agree_fluxopctl_refuses "a mirrored attestation" "$mirrored" \
+    'no signature verifies: referrers: 1 attestation \(predicate type "https://slsa\.dev/provenance/v1"\), not a signature$'
 }
 
 # --- verify FILE --------------------------------------------------------------------
@@ -766,9 +851,9 @@ t_blob_bundle() {
 }
 
 for name in artifact index image bundle_referrers_tag missing other_key \
-  changed_payload other_digest keyless keyless_regexp keyless_other_identity keyless_other_issuer \
+  changed_payload other_digest attestation_not_signature signatures_beyond_bound keyless keyless_regexp keyless_other_identity keyless_other_issuer \
   keyless_untrusted_ca keyless_untrusted_tsa keyless_other_digest instance pull_verify verified_remembered build_images_mirror_verify verify_directory key_algorithms mirror_signatures mirror_verify keyless_defaults \
-  bad_flags blob_bundle bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag; do
+  bad_flags blob_bundle bundle_referrers_api mirror_referrers_api mirror_referrers_api_to_tag attestation_referrers_api_to_tag; do
   policy_key "$pub"
   if [[ $name == *referrers_api* ]] && [ -z "$api" ]; then
     skip "$name" "go-containerregistry's registry (the referrers API) could not be built"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/base64.h"
 #include "core/error.h"
@@ -21,11 +22,18 @@ constexpr std::string_view kSignatureAnnotation = "dev.cosignproject.cosign/sign
 constexpr std::string_view kCertificateAnnotation = "dev.sigstore.cosign/certificate";
 constexpr std::string_view kRekorAnnotation = "dev.sigstore.cosign/bundle";
 constexpr std::string_view kTimestampAnnotation = "dev.sigstore.cosign/rfc3161timestamp";
+// What cosign writes on a bundle referrer's manifest, and in the in-toto
+// statement of the DSSE envelope it signs: a signature of the image (cosign
+// v3's `sign`) has this predicate type; any other is an attestation.
+constexpr std::string_view kPredicateTypeAnnotation = "dev.sigstore.bundle.predicateType";
+constexpr std::string_view kSigningPredicateType = "https://sigstore.dev/cosign/sign/v1";
 
 // A payload or bundle is a few KB; a signature manifest holds a few. Far
-// above both, so that a hostile registry cannot make us fetch or try more.
+// above both, so that a hostile registry cannot make us fetch or try more;
+// a refusal says how many were left untried.
 constexpr std::uint64_t kMaxSignatureBlobBytes = 1 << 20;
 constexpr std::size_t kMaxSignaturesTried = 32;
+constexpr std::size_t kAttestedTypesShown = 3;
 
 bool is_bundle_type(std::string_view media_type) {
   return media_type.rfind(kBundleMediaTypes, 0) == 0;
@@ -94,10 +102,26 @@ sigstore::TransparencyLogEntry rekor_entry(const std::string& text) {
   return entry;
 }
 
-struct Candidate {
-  std::string where;
-  std::string failure;
-};
+// The predicate type a bundle referrer's manifest says its statement has;
+// nullopt when it says none. Unsigned: it only spares fetching what says it
+// is an attestation, and the statement itself decides for the rest.
+std::optional<std::string> annotated_predicate_type(const oci::Descriptor& referrer) {
+  const std::string* type = annotation(referrer, kPredicateTypeAnnotation);
+  return type ? std::optional<std::string>(*type) : std::nullopt;
+}
+
+// Throws fluxop::Error unless a bundle's DSSE envelope, if it has one, is a
+// signature of the image: an in-toto statement of cosign's signing
+// predicate. An attestation (SLSA provenance, an SBOM) says something else
+// about the image, and a build system attests builds nobody released.
+void check_signing_statement(const sigstore::Bundle& bundle) {
+  if (!bundle.dsse_envelope) return;
+  json statement = parse_peer_json(bundle.dsse_envelope->payload);
+  const json* type = member(statement, "predicateType");
+  std::string found = is_string(type) ? type->get<std::string>() : "";
+  if (found != kSigningPredicateType)
+    throw Error("an attestation (predicate type " + quote(found, 80) + "), not a signature");
+}
 
 class SignatureSearch {
  public:
@@ -115,11 +139,10 @@ class SignatureSearch {
     oci::Reference tag{ref_.registry, ref_.repository, signature_tag(digest_), ""};
     std::optional<oci::Manifest> manifest = client_.find_document(tag);
     if (!manifest) return std::nullopt;
-    for (std::size_t i = 0; i < manifest->layers.size() && tried_ < kMaxSignaturesTried; ++i) {
+    for (std::size_t i = 0; i < manifest->layers.size(); ++i) {
       const oci::Descriptor& layer = manifest->layers[i];
-      if (layer.media_type != kSimpleSigning) continue;
+      if (layer.media_type != kSimpleSigning || !may_try()) continue;
       std::string where = tag.tag + " layers[" + std::to_string(i) + "]";
-      ++tried_;
       try {
         std::string payload = client_.fetch_blob_bytes(tag, layer, kMaxSignatureBlobBytes);
         sigstore::Bundle bundle = legacy_signature_bundle(layer, payload);
@@ -143,9 +166,15 @@ class SignatureSearch {
     if (!found) return std::nullopt;
     sigstore::Bytes image_digest = *sigstore::unhex(std::string_view(digest_).substr(7));
     for (const oci::Descriptor& referrer : *found) {
-      if (!may_be_bundle(referrer) || tried_ >= kMaxSignaturesTried) continue;
+      if (!may_be_bundle(referrer)) continue;
       std::string where = "referrer " + referrer.digest;
-      ++tried_;
+      if (std::optional<std::string> type = annotated_predicate_type(referrer);
+          type && *type != kSigningPredicateType) {
+        ++attestations_;
+        if (attested_types_.size() < kAttestedTypesShown) attested_types_.insert(*type);
+        continue;
+      }
+      if (!may_try()) continue;
       try {
         oci::Manifest manifest = client_.fetch_document(ref_, referrer.digest);
         auto layer =
@@ -158,6 +187,7 @@ class SignatureSearch {
         }
         std::string text = client_.fetch_blob_bytes(ref_, *layer, kMaxSignatureBlobBytes);
         sigstore::Bundle bundle = sigstore::parse_bundle(text, "bundle");
+        check_signing_statement(bundle);
         sigstore::Verification verified = sigstore::verify_bundle(
             bundle, sigstore::Artifact::of_digest(image_digest), policy_, root_, now_);
         return result(verified, where);
@@ -170,16 +200,39 @@ class SignatureSearch {
 
   [[noreturn]] void fail() const {
     std::string pinned = ref_.pinned(digest_);
-    if (failures_.empty())
+    if (failures_.empty() && attestations_ == 0 && untried_ == 0)
       throw Error(pinned + ": not signed: no " + signature_tag(digest_) +
                   " tag, no Sigstore bundle among its referrers");
     std::string message = pinned + ": no signature verifies: ";
-    for (std::size_t i = 0; i < failures_.size(); ++i)
-      message += (i > 0 ? "; " : "") + failures_[i];
+    std::vector<std::string> said = failures_;
+    if (attestations_ > 0) {
+      std::string types;
+      for (const std::string& type : attested_types_)
+        types += (types.empty() ? "" : ", ") + quote(type, 80);
+      said.push_back("referrers: " + std::to_string(attestations_) + " attestation" +
+                     (attestations_ > 1 ? "s" : "") + " (predicate type " + types + "), not " +
+                     (attestations_ > 1 ? "signatures" : "a signature"));
+    }
+    if (untried_ > 0)
+      said.push_back(std::to_string(untried_) + " more signature" + (untried_ > 1 ? "s" : "") +
+                     " not tried (at most " + std::to_string(kMaxSignaturesTried) +
+                     " are tried per reference)");
+    for (std::size_t i = 0; i < said.size(); ++i) message += (i > 0 ? "; " : "") + said[i];
     throw Error(message);
   }
 
  private:
+  // Whether one more signature may be fetched and checked; counts those
+  // that may not, for the refusal to say.
+  bool may_try() {
+    if (tried_ < kMaxSignaturesTried) {
+      ++tried_;
+      return true;
+    }
+    ++untried_;
+    return false;
+  }
+
   VerifiedSignature result(const sigstore::Verification& verified, std::string where) const {
     return {ref_.pinned(digest_),
             digest_,
@@ -196,6 +249,9 @@ class SignatureSearch {
   const sigstore::TrustedRoot& root_;
   std::int64_t now_;
   std::size_t tried_ = 0;
+  std::size_t untried_ = 0;
+  std::size_t attestations_ = 0;
+  std::set<std::string> attested_types_;  // the first few, to name
   std::vector<std::string> failures_;
 };
 
