@@ -1,6 +1,7 @@
 #include "core/file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -44,11 +45,23 @@ int open_for_reading(const std::string& path, struct stat& info, bool follow_lin
 }
 
 // Reads `fd` to its end in parts given to `take`, at most `max_bytes` in
-// all: 0, or -1 past the bound, or the errno of a failed read.
-int read_all(int fd, std::uint64_t max_bytes, const std::function<void(std::string_view)>& take) {
+// all: 0, or -1 past the bound, or the errno of a failed read (ETIME: a
+// pipe gave neither bytes nor its end for `stall`, when given).
+int read_all(int fd, std::uint64_t max_bytes, const std::function<void(std::string_view)>& take,
+             std::optional<std::chrono::milliseconds> stall = std::nullopt) {
   char buffer[65536];
   std::uint64_t total = 0;
   for (;;) {
+    if (stall) {
+      // A FIFO no process has opened for writing yet reads as its end (it
+      // was opened without waiting): poll first, which waits for a byte or a
+      // writer's close. Linux reports no hang-up before a writer came.
+      pollfd ready{fd, POLLIN, 0};
+      int events = ::poll(&ready, 1, static_cast<int>(stall->count()));
+      if (events < 0 && errno == EINTR) continue;
+      if (events < 0) return errno;
+      if (events == 0) return ETIME;
+    }
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
@@ -117,9 +130,17 @@ std::string read_input_file(const std::string& path, bool pipes, std::size_t max
     throw Error(too_large(path, max_bytes));
   }
   std::string bytes;
-  int result = read_all(fd, max_bytes, [&](std::string_view part) { bytes.append(part); });
+  std::optional<std::chrono::milliseconds> stall;
+  if (S_ISFIFO(info.st_mode)) stall = kPipeStall;
+  int result = read_all(
+      fd, max_bytes, [&](std::string_view part) { bytes.append(part); }, stall);
   ::close(fd);
   if (result < 0) throw Error(too_large(path, max_bytes));
+  if (result == ETIME)
+    throw Error(
+        path + ": a pipe that gave nothing for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kPipeStall).count()) +
+        " s (no process writes to it)");
   if (result > 0) throw Error(path + ": " + std::strerror(result));
   return bytes;
 }

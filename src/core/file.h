@@ -25,10 +25,16 @@ namespace fluxop {
 // hold: a larger one is refused once that much is read, never read whole.
 inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 
+// How long a pipe given as an input may give nothing (no byte, not its
+// end) before it is refused: a FIFO whose writer never comes would
+// otherwise be read as empty, or waited on forever.
+inline constexpr std::chrono::milliseconds kPipeStall{30'000};
+
 // An input file's bytes. It must be a regular file (symlinks followed), or
-// a pipe when `pipes` (`<(...)`, /dev/stdin); a device, a socket or a
-// directory is refused, as is more than `max_bytes`. Throws fluxop::Error
-// naming the path.
+// a pipe when `pipes` (`<(...)`, a FIFO, /dev/stdin), read to its writer's
+// end while it gives something at least every kPipeStall; a device, a
+// socket or a directory is refused, as is more than `max_bytes`. Throws
+// fluxop::Error naming the path.
 std::string read_input_file(const std::string& path, bool pipes = false,
                             std::size_t max_bytes = kMaxInputBytes);
 

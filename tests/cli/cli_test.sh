@@ -15,6 +15,14 @@ show "$work/out" "$work/err"
 # No cache of the machine's: the parse cache is the test's own.
 export XDG_CACHE_HOME=$work/cache
 
+# A FIFO nobody ever writes to is refused once it has given nothing for
+# 30 s, never read as empty nor waited on forever: started first, checked
+# at the end, so that the other cases run while it waits.
+mkfifo "$work/unwritten.fifo"
+"$bin" create secret tls ca -n flux-system --ca-crt-file "$work/unwritten.fifo" --export \
+  >"$work/unwritten.out" 2>"$work/unwritten.err" &
+unwritten=$!
+
 # stream_holds FILE WANT: WANT is "empty", or an extended regex a line matches.
 stream_holds() {
   if [ "$2" = empty ]; then [ ! -s "$1" ]; else grep -qE -- "$2" "$1"; fi
@@ -377,5 +385,38 @@ expect "create secret tls --export, a DER CA" 0 '^data:$' empty -- \
   "$bin" create secret tls ca -n flux-system --ca-crt-file "$work/ca.der" --export
 [ "$(sed -n 's/^  ca.crt: //p' "$work/out")" = "$(base64 -w0 <"$work/ca.der")" ] ||
   fail "create secret tls --export, a DER CA: not its bytes: $(cat "$work/out")"
+
+# A FIFO whose writer comes late: it opens the FIFO only once fluxopctl holds
+# it open (before, fluxopctl read it as empty and the writer then blocked
+# forever); fluxopctl waits for its bytes and keeps them.
+mkfifo "$work/ca.fifo"
+write_once_held() {
+  local deadline=$((SECONDS + 30)) pid fd
+  while [ $SECONDS -lt $deadline ]; do
+    for pid in $(pgrep -f -- "--ca-crt-file $work/ca.fifo"); do
+      for fd in /proc/"$pid"/fd/*; do
+        if [ "$(readlink "$fd" 2>/dev/null)" = "$work/ca.fifo" ]; then
+          timeout 10 bash -c 'printf "late bytes" >"$1"' _ "$work/ca.fifo"
+          return
+        fi
+      done
+    done
+    sleep 0.05 # until fluxopctl holds the FIFO open
+  done
+}
+write_once_held &
+writer=$!
+expect "create secret, a FIFO written late" 0 '^  ca\.crt: late bytes$' empty -- \
+  "$bin" create secret tls ca -n flux-system --ca-crt-file "$work/ca.fifo" --export
+wait "$writer"
+
+wait "$unwritten"
+unwritten_rc=$?
+if [ "$unwritten_rc" -ne 1 ] || [ -s "$work/unwritten.out" ] || [ "$(wc -l <"$work/unwritten.err")" -ne 1 ] ||
+  ! grep -q "^error: .*unwritten\.fifo: a pipe that gave nothing for 30 s (no process writes to it)$" "$work/unwritten.err"; then
+  fail "create secret, a FIFO nobody writes to: exit $unwritten_rc: $(head -c 300 "$work/unwritten.err")"
+else
+  pass "create secret, a FIFO nobody writes to"
+fi
 
 summary

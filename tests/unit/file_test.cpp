@@ -3,14 +3,17 @@
 #include "core/file.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "private_mount.h"
@@ -48,9 +51,28 @@ TEST_CASE("input files: devices, and FIFOs unless pipes are accepted, are refuse
         "/dev/zero: not a regular file");
   std::string fifo = dir.str() + "/fifo.yaml";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  // Nobody writes to it: refused, or read as empty, without waiting.
   CHECK(error_of([&] { read_input_file(fifo); }) == fifo + ": not a regular file");
-  CHECK(read_input_file(fifo, /*pipes=*/true).empty());
+}
+
+TEST_CASE("input files: a FIFO is read to its writer's end, the writer coming once it is open") {
+  testing::TempDir dir;
+  std::string fifo = dir.str() + "/fifo.yaml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // The writer opens only once the reader holds the FIFO (before that a
+  // non-blocking open for writing fails with ENXIO), and writes in two parts.
+  std::thread writer([&] {
+    int fd = -1;
+    while ((fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO)
+      std::this_thread::yield();
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(::write(fd, "kind: ", 6) == 6);
+    std::this_thread::yield();
+    CHECK(::write(fd, "A\n", 2) == 2);
+    ::close(fd);
+  });
+  CHECK(read_input_file(fifo, /*pipes=*/true) == "kind: A\n");
+  writer.join();
 }
 
 TEST_CASE("input files: more than the limit is refused, a file by its size") {
