@@ -170,7 +170,7 @@ EOF
 adopt() {
   local name=$1
   shift
-  "$bin" adopt "$work/$name" --distribution-artifact "$dist" "$@" >"$work/$name.out" 2>"$work/$name.stderr"
+  timeout 60 "$bin" adopt "$work/$name" --distribution-artifact "$dist" "$@" >"$work/$name.out" 2>"$work/$name.stderr"
   echo $? >"$work/$name.rc"
   sed -n 's/^adopt: Flux [^ ]*, \([0-9]*\) objects\{0,1\} compared.*/\1/p' "$work/$name.stderr" >"$work/$name.compared"
   show "$work/$name.stderr"
@@ -225,6 +225,28 @@ check "v2.8.8, tolerations, SOPS decryption, feature gates" case_dir v2.8.8-sops
 check "v2.9.4, every component, options, legacy patch fields" case_dir v2.9.4-all v2.9.4 git patch_legacy \
   --components-extra=image-reflector-controller,image-automation-controller,source-watcher \
   --log-level=debug --watch-all-namespaces=false --network-policy=false --registry=registry.example.com/fluxcd
+# patch_many DIR: 6,000 patches (a 1 MB kustomization, within every bound),
+# each a label on one of the four controllers. Each render of the instance
+# applies them all: adopt renders a few times, not once per patch (which
+# took minutes; the command's bound above is 60 s).
+patch_many() {
+  python3 - "$1/kustomization.yaml" <<'EOF'
+import sys
+controllers = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"]
+with open(sys.argv[1], "a") as f:
+    f.write("patches:\n")
+    for i in range(6000):
+        f.write("  - patch: |\n      - op: add\n        path: /metadata/labels/example.com~1note-%d\n"
+                "        value: n%d\n    target:\n      kind: Deployment\n      name: %s\n"
+                % (i, i, controllers[i % 4]))
+EOF
+}
+many_patches() {
+  case_dir v2.9.4-many-patches v2.9.4 git patch_many || return 1
+  [ "$(field "$work/v2.9.4-many-patches.out" spec kustomize patches 5999 target name)" = notification-controller ] ||
+    { echo "the instance does not carry the 6,000 patches"; return 1; }
+}
+check "v2.9.4, 6,000 patches" many_patches
 
 inferred() {
   local failures=""

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/adopt/infer.h"
 #include "core/distribution/constraint.h"
@@ -34,31 +35,41 @@ std::vector<Node> render_document(const Node& document, const distribution::Dist
   return std::move(rendered.objects);
 }
 
-bool renders(const Node& document, const distribution::Distribution& dist,
-             const AdoptOptions& options) {
+// The error of rendering `document`; nullopt when it renders.
+std::optional<std::string> render_error(const Node& document,
+                                        const distribution::Distribution& dist,
+                                        const AdoptOptions& options) {
   try {
     render_document(document, dist, options);
-    return true;
-  } catch (const Error&) {
-    return false;
+    return std::nullopt;
+  } catch (const Error& error) {
+    return error.what();
   }
 }
 
 // A directory patch as the operator's render takes it. The operator patches
 // the distribution's manifests before it sets their namespace: a strategic
 // merge patch or a target naming the namespace selects nothing there.
-Node without_namespace(Node patch) {
-  if (Node* target = patch.get("target")) {
+// nullopt when the patch names no namespace.
+std::optional<Node> without_namespace(Node patch) {
+  bool named = false;
+  if (Node* target = patch.get("target"); target && target->get("namespace")) {
     target->remove("namespace");
     if (target->size() == 0) patch.remove("target");
+    named = true;
   }
   std::vector<Node> documents = yaml::parse_documents(patch.string_at({"patch"}), kSource);
   std::string text;
   for (Node& document : documents) {
-    if (!document.is_map()) return patch;  // JSON 6902 operations
-    if (Node* metadata = document.get("metadata")) metadata->remove("namespace");
+    if (!document.is_map()) return named ? std::optional<Node>(patch) : std::nullopt;  // JSON 6902
+    Node* metadata = document.get("metadata");
+    if (metadata && metadata->get("namespace")) {
+      metadata->remove("namespace");
+      named = true;
+    }
     text += (text.empty() ? "" : "---\n") + yaml::emit(document);
   }
+  if (!named) return std::nullopt;
   patch.set("patch", Node::string(text));
   return patch;
 }
@@ -121,6 +132,51 @@ Node& patches_of(Node& document) {
   return kustomize.get_or_insert("patches", Node::sequence());
 }
 
+// `document` with the first `count` of `patches` added.
+Node with_patches(const Node& document, const std::vector<Node>& patches, std::size_t count) {
+  Node out = document;
+  Node& list = patches_of(out);
+  for (std::size_t i = 0; i < count; ++i) list.push_back(patches[i]);
+  return out;
+}
+
+// `document` with the bootstrap directory's patches, as the operator's render
+// takes them, in a few renders however many there are (each render applies
+// them all): as they are; else each without the namespace it names; else
+// the first that does not apply, found by halving (kustomize stops at the
+// first patch that fails, so a failing list stays failing as it grows).
+Node with_directory_patches(const Node& document, const std::vector<DirectoryPatch>& directory,
+                            const distribution::Distribution& dist, const AdoptOptions& options,
+                            std::size_t& without_namespace_count) {
+  std::vector<Node> patches;
+  for (const DirectoryPatch& patch : directory) patches.push_back(patch.patch);
+  without_namespace_count = 0;
+  Node all = with_patches(document, patches, patches.size());
+  if (!render_error(all, dist, options)) return all;
+  for (Node& patch : patches) {
+    if (std::optional<Node> stripped = without_namespace(patch)) {
+      patch = std::move(*stripped);
+      ++without_namespace_count;
+    }
+  }
+  all = with_patches(document, patches, patches.size());
+  std::optional<std::string> failure = render_error(all, dist, options);
+  if (!failure) return all;
+  std::size_t renders = 0, fails = patches.size();  // `failure` is the first `fails`'
+  while (fails - renders > 1) {
+    std::size_t middle = renders + (fails - renders) / 2;
+    if (std::optional<std::string> error =
+            render_error(with_patches(document, patches, middle), dist, options)) {
+      fails = middle;
+      failure = std::move(error);
+    } else {
+      renders = middle;
+    }
+  }
+  throw Error(directory[fails - 1].field +
+              ": does not apply to what the operator renders: " + *failure);
+}
+
 // The render with the generated patches added to `document`, as many as
 // apply: one that does not (it edits what the operator sets after the
 // patches) is left out, and its differences stay in the proof.
@@ -181,21 +237,9 @@ Adoption adopt(const Installation& installation, const distribution::Distributio
   Adoption adoption;
   adoption.version = inferred.version;
   Node document = std::move(inferred.document);
-  for (const DirectoryPatch& patch : installation.patches) {
-    Node trial = document;
-    patches_of(trial).push_back(patch.patch);
-    if (!renders(trial, dist, options)) {
-      trial = document;
-      patches_of(trial).push_back(without_namespace(patch.patch));
-      try {
-        render_document(trial, dist, options);
-      } catch (const Error& error) {
-        throw Error(patch.field + ": does not apply to what the operator renders: " + error.what());
-      }
-      ++adoption.patches_without_namespace;
-    }
-    document = std::move(trial);
-  }
+  if (!installation.patches.empty())
+    document = with_directory_patches(document, installation.patches, dist, options,
+                                      adoption.patches_without_namespace);
   adoption.carried_patches = installation.patches.size();
 
   Comparison first = compare(installation.objects, installation.unpatched,

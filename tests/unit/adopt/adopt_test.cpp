@@ -231,7 +231,63 @@ spec:
   CHECK(adoption.generated_patches == 0);
   CHECK(lost_fields(adoption).empty());
   CHECK(adoption.instance.find({"spec", "kustomize", "patches"})->size() == 3);
+  CHECK(adoption.patches_without_namespace == 0);  // flux-system is named as it is there
   CHECK(adoption.proof.installed_only.empty());
+}
+
+TEST_CASE("adopt: a patch naming the installation's namespace is carried without it") {
+  // Installed in flux-other: the operator patches its manifests before it
+  // sets that namespace, so a patch naming it would select nothing.
+  std::string instance(kBootstrapped);
+  instance.replace(instance.find("namespace: flux-system"), 22, "namespace: flux-other");
+  Adoption adoption = adopt_dir(bootstrap_dir(bootstrap_components("v2.9.0", instance), R"(
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- gotk-components.yaml
+patches:
+- patch: |
+    - op: add
+      path: /spec/minReadySeconds
+      value: 5
+  target:
+    kind: Deployment
+    name: helm-controller
+- patch: |
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: source-controller
+      namespace: flux-other
+    spec:
+      minReadySeconds: 5
+)"));
+  CHECK(adoption.carried_patches == 2);
+  CHECK(adoption.patches_without_namespace == 1);
+  CHECK(lost_fields(adoption).empty());
+  CHECK(adoption.generated_patches == 0);
+}
+
+TEST_CASE("adopt: the first of many directory patches that does not apply is named") {
+  // The version label bootstrap wrote is in the installation; the operator
+  // sets its own after the patches, so removing it does not apply to what
+  // it renders. Found by halving the list: any one among 64.
+  for (int bad : {0, 9, 41, 63}) {
+    std::string kustomization =
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n- gotk-components.yaml\npatches:\n";
+    for (int i = 0; i < 64; ++i) {
+      std::string operation =
+          i == bad ? "remove\n      path: /metadata/labels/app.kubernetes.io~1version"
+                   : "add\n      path: /metadata/labels/n" + std::to_string(i) + "\n      value: x";
+      kustomization += "- patch: |\n    - op: " + operation +
+                       "\n  target:\n    kind: Deployment\n    name: source-controller\n";
+    }
+    std::string error = error_of(bootstrap_dir(bootstrap_components(), kustomization));
+    CAPTURE(error);
+    CHECK(error.starts_with("kustomization.yaml: patches[" + std::to_string(bad) +
+                            "]: does not apply to what the operator renders: "));
+  }
 }
 
 TEST_CASE("adopt: what the server made of the manifests is no difference") {
