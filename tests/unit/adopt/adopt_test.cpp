@@ -85,6 +85,14 @@ std::string bootstrap_components(std::string_view helm_version = "v2.9.0",
   return out;
 }
 
+// A bootstrap kustomization of gotk-components.yaml, its patches to follow.
+constexpr std::string_view kPatchedKustomization = R"(apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- gotk-components.yaml
+patches:
+)";
+
 distribution::Distribution golden() { return distribution::Distribution(kGolden); }
 
 Adoption adopt_dir(const testing::MemoryDir& dir, const AdoptOptions& options = {}) {
@@ -240,13 +248,8 @@ TEST_CASE("adopt: a patch naming the installation's namespace is carried without
   // sets that namespace, so a patch naming it would select nothing.
   std::string instance(kBootstrapped);
   instance.replace(instance.find("namespace: flux-system"), 22, "namespace: flux-other");
-  Adoption adoption = adopt_dir(bootstrap_dir(bootstrap_components("v2.9.0", instance), R"(
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- gotk-components.yaml
-patches:
-- patch: |
+  Adoption adoption = adopt_dir(bootstrap_dir(bootstrap_components("v2.9.0", instance),
+                                              std::string(kPatchedKustomization) + R"(- patch: |
     - op: add
       path: /spec/minReadySeconds
       value: 5
@@ -273,9 +276,7 @@ TEST_CASE("adopt: the first of many directory patches that does not apply is nam
   // sets its own after the patches, so removing it does not apply to what
   // it renders. Found by halving the list: any one among 64.
   for (int bad : {0, 9, 41, 63}) {
-    std::string kustomization =
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        "resources:\n- gotk-components.yaml\npatches:\n";
+    std::string kustomization(kPatchedKustomization);
     for (int i = 0; i < 64; ++i) {
       std::string operation =
           i == bad ? "remove\n      path: /metadata/labels/app.kubernetes.io~1version"
@@ -295,12 +296,7 @@ TEST_CASE("adopt: what the server made of the manifests is no difference") {
   // live, the server wrote the limit in canonical form and filled in the
   // fieldRef's apiVersion (`adopt --from-cluster` reads them so).
   testing::MemoryDir dir =
-      bootstrap_dir(bootstrap_components(), R"(apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- gotk-components.yaml
-patches:
-- patch: |
+      bootstrap_dir(bootstrap_components(), std::string(kPatchedKustomization) + R"(- patch: |
     - op: add
       path: /spec/template/spec/containers/0/resources
       value: {limits: {cpu: 1000m}}
