@@ -125,7 +125,7 @@ packages = [{
     "filesAnalyzed": False,
     "checksums": [{"algorithm": "SHA256", "checksumValue": digest}],
     "licenseConcluded": "NOASSERTION",
-    "licenseDeclared": "NOASSERTION",
+    "licenseDeclared": "Apache-2.0",
     "copyrightText": "NOASSERTION",
     "primaryPackagePurpose": "APPLICATION",
     "comment": f"the static executable of {name}.tar.gz, .deb and the image (linux/{args.arch})",

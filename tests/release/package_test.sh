@@ -69,13 +69,16 @@ t_sums() {
 t_tarball() {
   local d=$work/tar expected
   mkdir -p "$d" && tar -C "$d" -xzf "$tarball" || { echo "tar -xzf failed"; return 1; }
-  expected="fluxopctl-$version-linux-amd64/completions/_fluxopctl
+  expected="fluxopctl-$version-linux-amd64/LICENSE
+fluxopctl-$version-linux-amd64/completions/_fluxopctl
 fluxopctl-$version-linux-amd64/completions/fluxopctl.bash
 fluxopctl-$version-linux-amd64/completions/fluxopctl.fish
 fluxopctl-$version-linux-amd64/fluxopctl
 fluxopctl-$version-linux-amd64/fluxopctl.1"
   [ "$(cd "$d" && find . -type f | sed 's|^\./||' | sort)" = "$expected" ] ||
     { echo "tarball holds: $(cd "$d" && find . -type f | tr '\n' ' ')"; return 1; }
+  cmp -s "$d/fluxopctl-$version-linux-amd64/LICENSE" "$root/LICENSE" ||
+    { echo "the tarball's LICENSE is not the tree's"; return 1; }
   strip --strip-all -R .comment -o "$work/stripped" "$bin"
   cmp -s "$work/stripped" "$d/fluxopctl-$version-linux-amd64/fluxopctl" ||
     { echo "the tarball's binary is not the tested binary, stripped"; return 1; }
@@ -99,6 +102,8 @@ t_deb() {
   done
   dpkg-deb -x "$deb" "$work/deb" && cmp -s "$work/deb/usr/bin/fluxopctl" "$work/stripped" ||
     { echo "the .deb's binary is not the tarball's"; return 1; }
+  grep -qx "License: Apache-2.0" "$work/deb/usr/share/doc/fluxopctl/copyright" ||
+    { echo "the .deb's copyright does not say fluxopctl's licence"; return 1; }
 }
 
 t_lintian() {
@@ -118,6 +123,8 @@ for key in ("SPDXID", "name", "documentNamespace", "creationInfo", "packages", "
     if key not in doc:
         problems.append(f"no {key}")
 main = doc["packages"][0]
+if main.get("licenseDeclared") != "Apache-2.0":
+    problems.append(f"fluxopctl's licenseDeclared is {main.get('licenseDeclared')}")
 digest = hashlib.sha256(open(sys.argv[3], "rb").read()).hexdigest()
 if main["checksums"] != [{"algorithm": "SHA256", "checksumValue": digest}]:
     problems.append("the binary's checksum is not the shipped binary's")
@@ -166,6 +173,8 @@ for m in manifests:
     labels = config["config"].get("Labels", {})
     if labels.get("org.opencontainers.image.version") != version:
         problems.append(f"label version {labels.get('org.opencontainers.image.version')}")
+    if labels.get("org.opencontainers.image.licenses") != "Apache-2.0":
+        problems.append(f"label licenses {labels.get('org.opencontainers.image.licenses')}")
     if config["config"].get("User") != "65532:65532":
         problems.append(f"user {config['config'].get('User')}")
     names = {}
@@ -185,6 +194,8 @@ for m in manifests:
         problems.append(f"the image holds more: {extra[:5]}")
     if "usr/bin/fluxopctl" not in names:
         problems.append("no usr/bin/fluxopctl")
+    if "usr/share/doc/fluxopctl/LICENSE" not in names:
+        problems.append("no usr/share/doc/fluxopctl/LICENSE")
     if any(n in names for n in ("bin/sh", "usr/bin/sh")):
         problems.append("a shell")
     break
@@ -216,10 +227,10 @@ t_source_path() {
 
 check "version: git describe's, also -o json" t_version
 check "SHA256SUMS lists and verifies every artifact" t_sums
-check "tarball: the tested binary stripped (static), man page, completions" t_tarball
-check ".deb: version, Depends: ca-certificates, Built-Using, files in Debian's places" t_deb
+check "tarball: the tested binary stripped (static), man page, completions, LICENSE" t_tarball
+check ".deb: version, Depends: ca-certificates, Built-Using, files in Debian's places, licence" t_deb
 check ".deb: lintian finds nothing but the explained overrides" t_lintian
-check "SBOM: SPDX 2.3, every archive the linker took, versions and source packages" t_sbom
-check "image: the tarball's binary (same sha256), CA bundle, non-root user, version label, no shell" t_image
+check "SBOM: SPDX 2.3, every archive the linker took, versions and source packages, fluxopctl's licence" t_sbom
+check "image: the tarball's binary (same sha256), CA bundle, non-root user, version and licence labels, LICENSE, no shell" t_image
 check "a binary holding a source path is refused, nothing written" t_source_path
 summary
