@@ -51,9 +51,31 @@ code_names_exist() {
   }
 }
 
+# docs/architecture.md's table of the layers: one row per fluxop_layer of
+# CMakeLists.txt, in its order, each with the layers it links (its DEPS).
+layers_match() {
+  python3 - CMakeLists.txt docs/architecture.md <<'PY'
+import re, sys
+declared = [(m.group(1), sorted((m.group(3) or "").split()))
+            for m in re.finditer(r"^fluxop_layer\((\w+)( DEPS ([\w ]+))?\)", open(sys.argv[1]).read(), re.M)]
+rows = []
+for line in open(sys.argv[2]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) != 3 or not line.startswith("| ") or cells[0] in ("layer", "---", "`src/cli`"):
+        continue
+    # base, which every other layer links, is written where it is the only one.
+    links = [] if cells[2] == "—" else sorted(l.strip() for l in cells[2].split(",") if l.strip() != "base")
+    rows.append((cells[0].split(" ")[0], links))
+if rows != declared:
+    print("the table says", rows, "; CMakeLists.txt declares", declared)
+    sys.exit(1)
+PY
+}
+
 for document in "${documents[@]}"; do
   check "$document: paths" paths_exist "$document"
 done
+check "docs/architecture.md: the layers as CMakeLists.txt declares them" layers_match
 for document in "${design[@]}"; do
   check "$document: code names" code_names_exist "$document"
 done
