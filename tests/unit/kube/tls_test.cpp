@@ -5,12 +5,10 @@
 // insecure-skip-tls-verify works, tls-server-name is refused.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "../temp_dir.h"
+#include "../test_certificates.h"
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/kube/client.h"
@@ -28,26 +26,9 @@ using fluxop::testing::TempDir;
 // Under DIR: ca.pem (signs server.pem, for 127.0.0.1, and misnamed.pem, for
 // elsewhere.example only) and other-ca.pem, which signs nothing here.
 void make_certificates(const TempDir& dir) {
-  dir.write("server.ext", "subjectAltName=IP:127.0.0.1\n");
-  dir.write("misnamed.ext", "subjectAltName=DNS:elsewhere.example\n");
-  std::string script = "(cd '" + dir.str() + R"(' && set -e
-key='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
-for ca in ca other-ca; do
-  openssl req -x509 $key -days 2 -subj /CN=$ca -keyout $ca.key -out $ca.pem
-done
-for name in server misnamed; do
-  openssl req -new $key -subj /CN=$name -keyout $name.key -out $name.csr
-  openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-    -extfile $name.ext -out $name.pem
-done
-) >)" + dir.str() + "/openssl.log 2>&1";
-  REQUIRE_MESSAGE(std::system(script.c_str()) == 0, "openssl failed, see " << dir.str());
-}
-
-std::string read_file(const std::string& path) {
-  std::ostringstream text;
-  text << std::ifstream(path).rdbuf();
-  return text.str();
+  fluxop::testing::make_certificates(dir, {"ca", "other-ca"},
+                                     {{"server", "ca", "subjectAltName=IP:127.0.0.1"},
+                                      {"misnamed", "ca", "subjectAltName=DNS:elsewhere.example"}});
 }
 
 // A kubeconfig whose context "tls" names SERVER with the CLUSTER_FIELDS.
@@ -64,7 +45,7 @@ std::string write_kubeconfig(const TempDir& dir, const std::string& server,
 
 std::string ca_data(const TempDir& dir, const std::string& name) {
   return "    certificate-authority-data: " +
-         fluxop::base64_encode(read_file((dir.path() / name).string())) + "\n";
+         fluxop::base64_encode(fluxop::testing::file_text(dir, name)) + "\n";
 }
 
 fluxop::kube::ClusterAccess access_from(const std::string& kubeconfig, const TempDir& dir) {

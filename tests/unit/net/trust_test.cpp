@@ -5,13 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "../kube/fake_api_server.h"
 #include "../temp_dir.h"
+#include "../test_certificates.h"
 #include "core/error.h"
 #include "core/net/http.h"
 #include "core/net/trust.h"
@@ -23,32 +22,15 @@ using fluxop::testing::FakeApiServer;
 using fluxop::testing::FakeRequest;
 using fluxop::testing::FakeResponse;
 using fluxop::testing::FakeTlsIdentity;
+using fluxop::testing::file_text;
 using fluxop::testing::TempDir;
 
 // Under DIR: server-ca.pem signs server.pem (for 127.0.0.1); client-ca.pem
 // signs client.pem, whose key is client.key.
 void make_trust_files(const TempDir& dir) {
-  dir.write("server.ext", "subjectAltName=IP:127.0.0.1\n");
-  dir.write("client.ext", "extendedKeyUsage=clientAuth\n");
-  std::string script = "(cd '" + dir.str() + R"(' && set -e
-ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
-for ca in server-ca client-ca; do
-  openssl req -x509 $ec -days 2 -subj "/CN=trust test $ca" -keyout $ca.key -out $ca.pem
-done
-for leaf in server:server-ca client:client-ca; do
-  name=${leaf%%:*} signer=${leaf#*:}
-  openssl req -new $ec -subj /CN=$name -keyout $name.key -out $name.csr
-  openssl x509 -req -in $name.csr -CA $signer.pem -CAkey $signer.key -CAcreateserial -days 2 \
-    -extfile $name.ext -out $name.pem
-done
-) >)" + dir.str() + "/openssl.log 2>&1";
-  REQUIRE_MESSAGE(std::system(script.c_str()) == 0, "openssl failed, see " << dir.str());
-}
-
-std::string file_text(const TempDir& dir, const std::string& name) {
-  std::ostringstream text;
-  text << std::ifstream(dir.path() / name).rdbuf();
-  return text.str();
+  fluxop::testing::make_certificates(dir, {"server-ca", "client-ca"},
+                                     {{"server", "server-ca", "subjectAltName=IP:127.0.0.1"},
+                                      {"client", "client-ca", "extendedKeyUsage=clientAuth"}});
 }
 
 FakeResponse ok(const FakeRequest&) { return {200, "{}", ""}; }
