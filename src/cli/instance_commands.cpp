@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "cli/table.h"
 #include "core/error.h"
+#include "core/kube/meta.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/prune.h"
@@ -46,29 +47,32 @@ struct InstanceCommandOptions {
   bool dry() const { return dry_run != "none"; }
 };
 
-std::string text_at(const json& object, std::initializer_list<const char*> path) {
-  const json* at = &object;
-  for (const char* key : path) {
-    auto found = at->find(key);
-    if (found == at->end()) return "";
-    at = &*found;
-  }
-  if (at->is_string()) return at->get<std::string>();
-  return at->is_null() ? "" : at->dump();
-}
+// An instance's Ready condition as the tables show it: Unknown when it has none.
+struct ReadyCondition {
+  std::string status = "Unknown";
+  std::string reason;
+  std::string message;
+  std::string since = "Unknown";  // its lastTransitionTime
+};
 
-json condition(const json& live, const std::string& type) {
-  for (const json& one : live.value("status", json::object()).value("conditions", json::array())) {
-    if (one.value("type", "") == type) return one;
+ReadyCondition ready_of(const json& live) {
+  ReadyCondition out;
+  if (const json* ready = kube::condition_at(live, "Ready")) {
+    if (std::string status = kube::string_member(*ready, "status"); !status.empty())
+      out.status = status;
+    out.reason = kube::string_member(*ready, "reason");
+    out.message = kube::string_member(*ready, "message");
+    if (std::string since = kube::string_member(*ready, "lastTransitionTime"); !since.empty())
+      out.since = since;
   }
-  return json::object();
+  return out;
 }
 
 // The status at a glance: the instance, its components, its history;
 // `wide` adds the revision's digest and the images' digests.
 std::string status_tables(const json& live, bool wide) {
   const json& status = live.value("status", json::object());
-  json ready = condition(live, "Ready");
+  ReadyCondition ready = ready_of(live);
   std::size_t resources =
       status.value("inventory", json::object()).value("entries", json::array()).size();
   std::string suspended = reconcile::reconcile_disabled(live) ? "True" : "False";
@@ -79,12 +83,11 @@ std::string status_tables(const json& live, bool wide) {
     header[4] = "FLUX";
     revision = revision.substr(0, revision.find('@'));
   }
-  std::string out =
-      render_table({header,
-                    {text_at(live, {"metadata", "name"}), text_at(live, {"metadata", "namespace"}),
-                     ready.value("status", "Unknown"), suspended, revision,
-                     std::to_string(resources), ready.value("lastTransitionTime", "Unknown")}});
-  std::string message = ready.value("message", "");
+  std::string out = render_table(
+      {header,
+       {kube::text_at(live, "/metadata/name"), kube::text_at(live, "/metadata/namespace"),
+        ready.status, suspended, revision, std::to_string(resources), ready.since}});
+  std::string message = ready.message;
   if (!message.empty()) out += "message: " + printable(message) + "\n";
 
   std::vector<std::vector<std::string>> components = {{"COMPONENT", "IMAGE"}};
@@ -101,7 +104,7 @@ std::string status_tables(const json& live, bool wide) {
   if (wide) history[0].push_back("DIGEST");
   for (const json& entry : status.value("history", json::array())) {
     history.push_back(
-        {text_at(entry, {"metadata", "flux"}), entry.value("lastReconciledStatus", ""),
+        {kube::text_at(entry, "/metadata/flux"), entry.value("lastReconciledStatus", ""),
          std::to_string(entry.value("totalReconciliations", 0)), entry.value("lastReconciled", ""),
          entry.value("lastReconciledDuration", "")});
     if (wide) history.back().push_back(entry.value("digest", ""));
@@ -116,16 +119,15 @@ std::string instance_list(const std::vector<json>& instances) {
   std::vector<std::vector<std::string>> rows = {
       {"NAMESPACE", "NAME", "RESOURCES", "READY", "MESSAGE", "LAST RECONCILED"}};
   for (const json& live : instances) {
-    json ready = condition(live, "Ready");
+    ReadyCondition ready = ready_of(live);
     std::size_t resources = live.value("status", json::object())
                                 .value("inventory", json::object())
                                 .value("entries", json::array())
                                 .size();
-    rows.push_back(
-        {text_at(live, {"metadata", "namespace"}), text_at(live, {"metadata", "name"}),
-         std::to_string(resources),
-         reconcile::reconcile_disabled(live) ? "Suspended" : ready.value("status", "Unknown"),
-         one_line(ready.value("message", "")), ready.value("lastTransitionTime", "Unknown")});
+    rows.push_back({kube::text_at(live, "/metadata/namespace"),
+                    kube::text_at(live, "/metadata/name"), std::to_string(resources),
+                    reconcile::reconcile_disabled(live) ? "Suspended" : ready.status,
+                    one_line(ready.message), ready.since});
   }
   if (rows.size() == 1) return "No FluxInstance in the cluster.\n";
   return render_table(rows);
@@ -168,13 +170,12 @@ void run_fleet_get(const InstanceCommandOptions& options,
         continue;
       }
       const json& live = lives[i];
-      json ready = condition(live, "Ready");
+      ReadyCondition ready = ready_of(live);
       json history = live.value("status", json::object()).value("history", json::array());
-      rows.push_back({contexts[i], ready.value("status", "Unknown"),
-                      history.empty() ? "-" : text_at(history[0], {"metadata", "flux"}),
+      rows.push_back({contexts[i], ready.status,
+                      history.empty() ? "-" : kube::text_at(history[0], "/metadata/flux"),
                       live.value("status", json::object()).value("lastAppliedRevision", "-"),
-                      ready.value("lastTransitionTime", "Unknown"),
-                      one_line(ready.value("message", ""))});
+                      ready.since, one_line(ready.message)});
     }
     std::cout << render_table(rows);
   } else {
@@ -198,12 +199,12 @@ void run_get_all(const InstanceCommandOptions& options) {
   std::string ns = options.target.ns.empty() ? "flux-system" : options.target.ns;
   std::vector<report::ResourceLabels> resources;
   for (const json& live : connected.cluster->list(reconcile::instance_ref("", ""), {})) {
-    json ready = condition(live, "Ready");
+    ReadyCondition ready = ready_of(live);
     resources.push_back({{"kind", "FluxInstance"},
-                         {"name", text_at(live, {"metadata", "name"})},
-                         {"exported_namespace", text_at(live, {"metadata", "namespace"})},
-                         {"ready", ready.value("status", "Unknown")},
-                         {"reason", ready.value("reason", "")},
+                         {"name", kube::text_at(live, "/metadata/name")},
+                         {"exported_namespace", kube::text_at(live, "/metadata/namespace")},
+                         {"ready", ready.status},
+                         {"reason", ready.reason},
                          {"suspended", reconcile::reconcile_disabled(live) ? "True" : "False"}});
   }
   report::Report computed = report::compute(*connected.cluster, ns, options.cluster.field_manager);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/kube/meta.h"
 
 namespace fluxop::kube {
 
@@ -22,14 +23,6 @@ using nlohmann::json;
 
 [[noreturn]] void refuse(std::string_view request, const std::string& why) {
   throw Error("the API server's answer to " + std::string(request) + ": " + why);
-}
-
-// The member `key` of `object` when it is a string; "" otherwise. A peer's
-// JSON is read with checks: nlohmann's value() throws on a type it did not
-// expect.
-std::string string_member(const json& object, const char* key) {
-  auto it = object.is_object() ? object.find(key) : object.end();
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace

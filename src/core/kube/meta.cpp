@@ -61,6 +61,12 @@ std::string string_member(const json& object, std::string_view key) {
   return found != object.end() && found->is_string() ? found->get<std::string>() : "";
 }
 
+const json* condition_at(const json& object, std::string_view type) {
+  for (const json& condition : array_at(object, "/status/conditions"))
+    if (string_member(condition, "type") == type) return &condition;
+  return nullptr;
+}
+
 std::string pointer_token(std::string_view key) {
   std::string token;
   for (char c : key) {

@@ -34,6 +34,10 @@ std::map<std::string, std::string> string_map_at(const nlohmann::json& object,
 // A member by its name, which may hold "/" (a label's key): its string, or "".
 std::string string_member(const nlohmann::json& object, std::string_view key);
 
+// The condition of `type` in .status.conditions (the first object of that
+// type), or null.
+const nlohmann::json* condition_at(const nlohmann::json& object, std::string_view type);
+
 // RFC 6901: a key as one token of a pointer ("~" is "~0", "/" is "~1").
 std::string pointer_token(std::string_view key);
 

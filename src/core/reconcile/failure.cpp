@@ -5,6 +5,7 @@
 #include "core/digest.h"
 #include "core/file.h"
 #include "core/kube/answer.h"
+#include "core/kube/meta.h"
 #include "core/reconcile/instance_object.h"
 #include "core/reconcile/instance_requests.h"
 
@@ -89,9 +90,7 @@ void record_disabled(kube::Cluster& cluster, const instance::FluxInstance& flux)
     if (!live) return;
     json status = live->value("status", json::object());
     // A reconciled instance keeps its last state; the event says the rest.
-    for (const json& condition : status.value("conditions", json::array())) {
-      if (condition.value("type", "") == "Ready") return;
-    }
+    if (kube::condition_at(*live, "Ready")) return;
     std::int64_t generation =
         live->value("metadata", json::object()).value("generation", std::int64_t{0});
     set_condition(status,

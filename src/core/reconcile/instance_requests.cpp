@@ -30,18 +30,6 @@ const json& metadata_of(const json& object) {
   return found != object.end() && found->is_object() ? *found : empty;
 }
 
-// A pointer into `live`, whose lifetime it shares.
-const json* ready_condition(const json& live) {
-  auto status = live.find("status");
-  if (status == live.end() || !status->is_object()) return nullptr;
-  auto conditions = status->find("conditions");
-  if (conditions == status->end() || !conditions->is_array()) return nullptr;
-  for (const json& condition : *conditions) {
-    if (condition.is_object() && condition.value("type", "") == "Ready") return &condition;
-  }
-  return nullptr;
-}
-
 // The components of the instance's inventory that are not rolled out.
 std::string components_not_ready(kube::Cluster& cluster, const json& live) {
   std::string text;
@@ -191,7 +179,7 @@ Readiness instance_readiness(const json& live, const std::string& requested_at) 
     if (handled != requested_at)
       return {State::waiting, "the reconcile requested at " + requested_at + " is not handled yet"};
   }
-  const json* ready = ready_condition(live);
+  const json* ready = kube::condition_at(live, "Ready");
   if (!ready) return {State::waiting, "no Ready condition yet"};
   std::int64_t generation = metadata_of(live).value("generation", std::int64_t{0});
   if (ready->value("observedGeneration", std::int64_t{0}) != generation)

@@ -6,6 +6,7 @@
 
 #include "core/distribution/kubernetes_range.h"
 #include "core/error.h"
+#include "core/kube/meta.h"
 #include "core/plural.h"
 #include "core/reconcile/apply.h"
 #include "core/reconcile/instance_object.h"
@@ -16,6 +17,7 @@
 
 namespace fluxop::reconcile {
 
+using kube::string_member;
 using nlohmann::json;
 
 namespace {
@@ -25,11 +27,6 @@ const json* member(const json& object, std::string_view key) {
   if (!object.is_object()) return nullptr;
   auto found = object.find(key);
   return found == object.end() ? nullptr : &*found;
-}
-
-std::string string_member(const json& object, std::string_view key) {
-  const json* value = member(object, key);
-  return value && value->is_string() ? value->get<std::string>() : "";
 }
 
 CheckResult result(std::string name, CheckStatus status, std::string message) {

@@ -12,6 +12,7 @@ namespace fluxop::report {
 
 using kube::array_at;
 using kube::at;
+using kube::condition_at;
 using kube::integer_at;
 using kube::string_at;
 using kube::string_member;
@@ -30,21 +31,10 @@ constexpr const char* kOperatorGroup = "fluxcd.controlplane.io";
 constexpr std::string_view kOperatorKinds[] = {"FluxInstance", "ResourceSet",
                                                "ResourceSetInputProvider"};
 
-// The conditions of .status.conditions that are objects.
-std::vector<json> conditions(const json& object) {
-  std::vector<json> found;
-  const json* list = at(object, "/status/conditions");
-  if (!list || !list->is_array()) return found;
-  for (const json& condition : *list) {
-    if (condition.is_object()) found.push_back(condition);
-  }
-  return found;
-}
-
 // Counted as failing: a Ready condition False for another reason than a
 // dependency not ready yet.
 bool failing(const json& object) {
-  std::vector<json> found = conditions(object);
+  const json& found = array_at(object, "/status/conditions");
   return std::any_of(found.begin(), found.end(), [](const json& c) {
     return string_member(c, "type") == "Ready" && string_member(c, "status") == "False" &&
            string_member(c, "reason") != "DependencyNotReady";
@@ -170,11 +160,9 @@ ResourceLabels resource_labels(const json& object) {
                         {"ref", ""},
                         {"source_name", ""},
                         {"path", ""}};
-  for (const json& condition : conditions(object)) {
-    if (string_member(condition, "type") != "Ready") continue;
-    labels["ready"] = string_member(condition, "status");
-    labels["reason"] = string_member(condition, "reason");
-    break;
+  if (const json* ready = condition_at(object, "Ready")) {
+    labels["ready"] = string_member(*ready, "status");
+    labels["reason"] = string_member(*ready, "reason");
   }
   // Later fields win over earlier ones, as upstream sets them in turn.
   auto set = [&](const char* label, const char* pointer) {
@@ -256,7 +244,7 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
 
   Sync result{"kustomization/" + sync_name, string_at(*kustomization, "/spec/path").value_or(""),
               false, "not initialized", ""};
-  for (const json& condition : conditions(*kustomization)) {
+  for (const json& condition : array_at(*kustomization, "/status/conditions")) {
     if (string_member(condition, "type") != "Ready") continue;
     result.ready = string_member(condition, "status") != "False";
     result.status = string_member(condition, "message");
@@ -275,7 +263,7 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
       } else if (std::optional<std::string> url = string_at(*source, "/spec/url")) {
         result.source = *url;
       }
-      for (const json& condition : conditions(*source)) {
+      for (const json& condition : array_at(*source, "/status/conditions")) {
         if (string_member(condition, "type") == "Ready" &&
             string_member(condition, "status") == "False") {
           result.ready = false;
@@ -303,7 +291,7 @@ DeploymentStatus deployment_status(const json& deployment) {
     return {"InProgress", "Deployment generation is " + std::to_string(*generation) +
                               ", but latest observed generation is " + std::to_string(*observed)};
   }
-  std::vector<json> found = conditions(deployment);
+  const json& found = array_at(deployment, "/status/conditions");
   for (const json& condition : found) {
     if (string_member(condition, "status") != "True") continue;
     if (string_member(condition, "type") == "Reconciling")

@@ -10,30 +10,19 @@ using nlohmann::json;
 
 namespace {
 
-// The condition of `type` in .status.conditions, or null.
-const json* condition(const json& object, std::string_view type) {
-  const json* conditions = object.contains("status") ? &object["status"] : nullptr;
-  if (!conditions || !conditions->is_object() || !conditions->contains("conditions"))
-    return nullptr;
-  for (const json& entry : (*conditions)["conditions"]) {
-    if (entry.is_object() && entry.value("type", "") == type) return &entry;
-  }
-  return nullptr;
-}
-
 Health deployment_health(const json& deployment) {
   std::int64_t generation = kube::integer_at(deployment, "/metadata/generation").value_or(0);
   std::int64_t observed = kube::integer_at(deployment, "/status/observedGeneration").value_or(0);
   if (observed < generation) {
     return {false, false, "generation " + std::to_string(generation) + " not yet observed"};
   }
-  if (const json* progressing = condition(deployment, "Progressing");
+  if (const json* progressing = kube::condition_at(deployment, "Progressing");
       progressing && progressing->value("reason", "") == "ProgressDeadlineExceeded") {
     return {false, true, progressing->value("message", "progress deadline exceeded")};
   }
   // Conditions no wait will change: the controller cannot create pods (a
   // quota, a LimitRange, an admission refusal), or nobody rolls it out.
-  if (const json* failure = condition(deployment, "ReplicaFailure");
+  if (const json* failure = kube::condition_at(deployment, "ReplicaFailure");
       failure && failure->value("status", "") == "True") {
     return {false, true,
             failure->value("reason", "ReplicaFailure") + ": " + failure->value("message", "")};
@@ -58,7 +47,7 @@ Health deployment_health(const json& deployment) {
     return {false, false,
             std::to_string(available) + " of " + std::to_string(wanted) + " replicas available"};
   }
-  const json* ready = condition(deployment, "Available");
+  const json* ready = kube::condition_at(deployment, "Available");
   if (wanted > 0 && (!ready || ready->value("status", "") != "True")) {
     return {false, false, ready ? ready->value("message", "not available") : "not available"};
   }
@@ -66,10 +55,10 @@ Health deployment_health(const json& deployment) {
 }
 
 Health crd_health(const json& crd) {
-  const json* established = condition(crd, "Established");
+  const json* established = kube::condition_at(crd, "Established");
   if (established && established->value("status", "") == "True")
     return {true, false, "established"};
-  if (const json* names = condition(crd, "NamesAccepted");
+  if (const json* names = kube::condition_at(crd, "NamesAccepted");
       names && names->value("status", "") == "False") {
     return {false, true, names->value("message", "names not accepted")};
   }
@@ -82,7 +71,7 @@ Health crd_health(const json& crd) {
 // message says the cause its Ready condition gives. One that no controller
 // has touched yet is untouched (Engine::wait decides).
 Health flux_health(const json& object) {
-  const json* ready = condition(object, "Ready");
+  const json* ready = kube::condition_at(object, "Ready");
   std::string cause = ready && ready->value("status", "") != "True"
                           ? ready->value("reason", "") + ": " + ready->value("message", "")
                           : "";
@@ -96,11 +85,11 @@ Health flux_health(const json& object) {
     return {false, false,
             "generation " + std::to_string(generation) + " not yet observed" +
                 (cause.empty() ? "" : ": " + cause)};
-  if (const json* stalled = condition(object, "Stalled");
+  if (const json* stalled = kube::condition_at(object, "Stalled");
       stalled && stalled->value("status", "") == "True")
     return {false, true,
             "stalled: " + stalled->value("reason", "") + ": " + stalled->value("message", "")};
-  if (const json* reconciling = condition(object, "Reconciling");
+  if (const json* reconciling = kube::condition_at(object, "Reconciling");
       reconciling && reconciling->value("status", "") == "True")
     return {false, false,
             "reconciling: " + (cause.empty() ? reconciling->value("message", "") : cause)};
@@ -124,7 +113,7 @@ std::string held_by(const json& live) {
       finalizers += (finalizers.empty() ? "" : ", ") + finalizer.get<std::string>();
   }
   if (!finalizers.empty()) reasons = "finalizers: " + finalizers;
-  if (const json* terminating = condition(live, "Terminating");
+  if (const json* terminating = kube::condition_at(live, "Terminating");
       terminating && terminating->value("status", "") == "True")
     reasons += (reasons.empty() ? "" : "; ") + terminating->value("message", "");
   if (!is_terminating(live))

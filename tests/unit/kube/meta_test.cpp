@@ -6,6 +6,7 @@ using fluxop::kube::annotation_is;
 using fluxop::kube::any_in_metadata;
 using fluxop::kube::array_at;
 using fluxop::kube::at;
+using fluxop::kube::condition_at;
 using fluxop::kube::equal_fold;
 using fluxop::kube::integer_at;
 using fluxop::kube::pointer_token;
@@ -33,6 +34,19 @@ TEST_CASE("meta: a field of another type is absent, a malformed pointer finds no
   CHECK(at(json("text"), "/metadata") == nullptr);
   CHECK(string_member(object["metadata"]["labels"], "a/b") == "c");
   CHECK(string_member(json::array(), "a").empty());
+}
+
+TEST_CASE("meta: a condition by its type, the first object of that type") {
+  json object = {{"status",
+                  {{"conditions", json::array({"text",
+                                               {{"type", 7}},
+                                               {{"type", "Ready"}, {"status", "False"}},
+                                               {{"type", "Ready"}, {"status", "True"}}})}}}};
+  REQUIRE(condition_at(object, "Ready") != nullptr);
+  CHECK(string_member(*condition_at(object, "Ready"), "status") == "False");
+  CHECK(condition_at(object, "Stalled") == nullptr);
+  CHECK(condition_at(json{{"status", {{"conditions", "Ready"}}}}, "Ready") == nullptr);
+  CHECK(condition_at(json::array(), "Ready") == nullptr);
 }
 
 TEST_CASE("meta: pointer tokens and case folding") {
