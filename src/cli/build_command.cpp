@@ -8,6 +8,7 @@
 #include "cli/instance_input.h"
 #include "cli/instance_target.h"
 #include "cli/output.h"
+#include "core/ascii.h"
 #include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -56,10 +57,9 @@ std::string object_file_name(const yaml::Node& object, OutputFormat format) {
     std::string value = object.string_at({"metadata", field});
     if (!value.empty()) name += "-" + value;
   }
-  for (char& c : name) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  name = lowercase(name);
+  for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-  }
   return name + (format == OutputFormat::Json ? ".json" : ".yaml");
 }
 

@@ -17,6 +17,7 @@
 #include "cli/notice.h"
 #include "cli/output.h"
 #include "cli/table.h"
+#include "core/ascii.h"
 #include "core/error.h"
 #include "core/kube/meta.h"
 #include "core/reconcile/apply.h"
@@ -210,10 +211,6 @@ void run_get_all(const InstanceCommandOptions& options) {
   report::Report computed = report::compute(*connected.cluster, ns, options.cluster.field_manager);
   for (const std::string& error : computed.errors) print_warning(error);
   resources.insert(resources.end(), computed.resources.begin(), computed.resources.end());
-  auto lower = [](std::string text) {
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-  };
   std::vector<std::vector<std::string>> rows = {{"KIND", "NAME", "READY", "REASON"}};
   if (options.all_namespaces) rows[0].insert(rows[0].begin(), "NAMESPACE");
   nlohmann::ordered_json items = nlohmann::ordered_json::array();
@@ -221,11 +218,12 @@ void run_get_all(const InstanceCommandOptions& options) {
     if (!options.all_namespaces && resource["exported_namespace"] != ns) continue;
     if (!options.kinds.empty() &&
         std::none_of(options.kinds.begin(), options.kinds.end(), [&](const std::string& kind) {
-          return lower(kind) == lower(resource["kind"]);
+          return lowercase(kind) == lowercase(resource["kind"]);
         }))
       continue;
     std::string ready = resource["suspended"] == "True" ? "Suspended" : resource["ready"];
-    if (!options.ready_status.empty() && lower(ready) != lower(options.ready_status)) continue;
+    if (!options.ready_status.empty() && lowercase(ready) != lowercase(options.ready_status))
+      continue;
     std::vector<std::string> row = {resource["kind"], resource["name"], ready, resource["reason"]};
     if (options.all_namespaces) row.insert(row.begin(), resource["exported_namespace"]);
     rows.push_back(std::move(row));
@@ -488,9 +486,7 @@ void add_export_resource_command(CLI::App& export_command) {
     std::string kind = resource->substr(0, slash);
     if (slash == std::string::npos || resource->find('/', slash + 1) != std::string::npos)
       throw CommandError("KIND/NAME: " + quote(*resource) + " is not KIND/NAME", kExitUsage);
-    std::string lower = kind;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower != "fluxinstance")
+    if (lowercase(kind) != "fluxinstance")
       throw CommandError("KIND/NAME: fluxopctl exports the FluxInstance alone, not " + quote(kind) +
                              " (kubectl get -o yaml exports the others)",
                          kExitUsage);

@@ -9,8 +9,9 @@
 namespace fluxop {
 
 // The Levenshtein distance: the fewest insertions, deletions and
-// substitutions of one character that turn `a` into `b`.
-std::size_t edit_distance(std::string_view a, std::string_view b);
+// substitutions of one character that turn `a` into `b`; with `ignore_case`,
+// a slip of ASCII case is no edit.
+std::size_t edit_distance(std::string_view a, std::string_view b, bool ignore_case = false);
 
 // The candidate nearest to `word` when it is a likely typo of it: at most 2
 // edits away, or starting with `word`. Ties go to the earliest candidate.

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/ascii.h"
+
 namespace fluxop {
 namespace {
 
@@ -14,6 +16,13 @@ TEST_CASE("suggest: edit distance counts insertions, deletions and substitutions
   CHECK(edit_distance("versoin", "version") == 2);
   CHECK(edit_distance("", "diff") == 4);
   CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("Version", "version") == 1);
+  CHECK(edit_distance("Version", "versoin", /*ignore_case=*/true) == 2);
+  CHECK(edit_distance("ÄB", "äb", /*ignore_case=*/true) == 1);  // ASCII letters only: Ä is not ä
+}
+
+TEST_CASE("ascii: lowercase folds ASCII letters only") {
+  CHECK(lowercase("Content-Type: ÄB") == "content-type: Äb");
 }
 
 TEST_CASE("suggest: the closest command to a typo, none to another word") {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/suggest.h"
 #include "core/yaml/scalar.h"
 
 namespace fluxop::instance {
@@ -19,24 +20,6 @@ bool is_plain_word(std::string_view key) {
   });
 }
 
-// Edit distance, ignoring case: a case slip counts as no edit.
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
-      std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.size()];
-}
-
 // The field closest to `key`, when it is close enough to be a typo.
 std::string_view suggestion_for(std::string_view key, std::span<const std::string_view> fields) {
   std::string_view best;
@@ -46,7 +29,7 @@ std::string_view suggestion_for(std::string_view key, std::span<const std::strin
     // typo, and measuring it would take time in proportion to its length.
     std::size_t longer = std::max(key.size(), candidate.size());
     if (longer - std::min(key.size(), candidate.size()) >= best_distance) continue;
-    std::size_t d = distance(key, candidate);
+    std::size_t d = edit_distance(key, candidate, /*ignore_case=*/true);
     if (d < best_distance) {
       best = candidate;
       best_distance = d;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/ascii.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -22,12 +23,6 @@
 #include "core/redact.h"
 
 namespace fluxop::net {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "core/ascii.h"
 #include "core/net/text.h"
 
 namespace fluxop::net {

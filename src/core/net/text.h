@@ -7,9 +7,6 @@
 
 namespace fluxop::net {
 
-// `text` with ASCII letters in lower case (header names, hosts).
-std::string lowercase(std::string_view text);
-
 // `text` without the spaces, tabs and line ends around it (a header's value,
 // a list's entry).
 std::string_view trim(std::string_view text);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/ascii.h"
 #include "core/base64.h"
 #include "core/digest.h"
 #include "core/error.h"
@@ -73,7 +74,7 @@ bool is_success(long status) { return status >= 200 && status < 300; }
 // the response has none; else what to say of it.
 std::string unrequested_encoding(const net::HttpResponse& response) {
   std::string encoding = response.header("content-encoding");
-  if (encoding.empty() || net::lowercase(encoding) == "identity") return "";
+  if (encoding.empty() || lowercase(encoding) == "identity") return "";
   return "sent with Content-Encoding: " + quote(encoding) +
          ", which fluxopctl does not ask for or decode";
 }

@@ -2,11 +2,10 @@
 
 #include <cctype>
 
+#include "core/ascii.h"
 #include "core/net/text.h"
 
 namespace fluxop::oci {
-
-using net::lowercase;
 
 namespace {
 
