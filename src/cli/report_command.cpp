@@ -14,6 +14,7 @@
 #include "core/names.h"
 #include "core/report/report.h"
 #include "core/report/write.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::cli {
 

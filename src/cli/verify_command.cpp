@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "core/digest.h"
 #include "core/file.h"
+#include "core/rfc3339.h"
 #include "core/signatures/image_signatures.h"
 #include "core/sigstore/verify.h"
 

@@ -379,12 +379,4 @@ FileLock::~FileLock() {
   ::close(fd_);
 }
 
-std::string utc_rfc3339(std::time_t seconds) {
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 }  // namespace fluxop

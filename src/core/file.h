@@ -161,7 +161,4 @@ class FileLock {
   int fd_;
 };
 
-// "2026-11-22T07:37:16Z".
-std::string utc_rfc3339(std::time_t seconds);
-
 }  // namespace fluxop

@@ -7,6 +7,14 @@
 
 namespace fluxop {
 
+std::string utc_rfc3339(std::time_t seconds) {
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
   std::tm utc{};
   const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &utc);

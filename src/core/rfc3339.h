@@ -1,11 +1,15 @@
-// Reading RFC 3339 times (writing them: utc_rfc3339 in file.h).
+// RFC 3339 times, written and read.
 #pragma once
 
 #include <chrono>
+#include <ctime>
 #include <optional>
 #include <string>
 
 namespace fluxop {
+
+// "2026-11-22T07:37:16Z".
+std::string utc_rfc3339(std::time_t seconds);
 
 // RFC 3339 as Kubernetes and Sigstore write it: "2026-11-22T08:00:00Z",
 // fractions (dropped) and offsets allowed; nullopt when malformed. Times

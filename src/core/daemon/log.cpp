@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::daemon {
 

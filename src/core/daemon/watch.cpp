@@ -22,6 +22,7 @@
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/report/write.h"
+#include "core/rfc3339.h"
 #include "core/ssa/change_set.h"
 
 namespace fluxop::daemon {

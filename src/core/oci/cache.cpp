@@ -22,6 +22,7 @@
 #include "core/oci/archive.h"
 #include "core/oci/registry.h"
 #include "core/peer_json.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::oci {
 

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/archive.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::oci {
 

@@ -19,6 +19,7 @@
 #include "core/reconcile/prune.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
+#include "core/rfc3339.h"
 #include "core/ssa/diagnosis.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"

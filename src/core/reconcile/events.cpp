@@ -9,6 +9,7 @@
 #include "core/file.h"
 #include "core/reconcile/instance_object.h"
 #include "core/redact.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::reconcile {
 

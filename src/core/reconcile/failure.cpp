@@ -8,6 +8,7 @@
 #include "core/kube/meta.h"
 #include "core/reconcile/instance_object.h"
 #include "core/reconcile/instance_requests.h"
+#include "core/rfc3339.h"
 
 namespace fluxop::reconcile {
 

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/peer_json.h"
+#include "core/rfc3339.h"
 #include "core/sigstore/certificate.h"
 #include "core/sigstore/timestamp.h"
 #include "core/sigstore/tlog.h"

@@ -11,6 +11,7 @@
 #include "core/file.h"
 #include "core/reconcile/instance_diff.h"
 #include "core/reconcile/inventory.h"
+#include "core/rfc3339.h"
 #include "core/yaml/json.h"
 #include "core/yaml/parse.h"
 
