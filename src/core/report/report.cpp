@@ -34,11 +34,9 @@ constexpr std::string_view kOperatorKinds[] = {"FluxInstance", "ResourceSet",
 // Counted as failing: a Ready condition False for another reason than a
 // dependency not ready yet.
 bool failing(const json& object) {
-  const json& found = array_at(object, "/status/conditions");
-  return std::any_of(found.begin(), found.end(), [](const json& c) {
-    return string_member(c, "type") == "Ready" && string_member(c, "status") == "False" &&
-           string_member(c, "reason") != "DependencyNotReady";
-  });
+  const json* ready = condition_at(object, "Ready");
+  return ready && string_member(*ready, "status") == "False" &&
+         string_member(*ready, "reason") != "DependencyNotReady";
 }
 
 std::string name_of(const json& object) {
@@ -244,10 +242,9 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
 
   Sync result{"kustomization/" + sync_name, string_at(*kustomization, "/spec/path").value_or(""),
               false, "not initialized", ""};
-  for (const json& condition : array_at(*kustomization, "/status/conditions")) {
-    if (string_member(condition, "type") != "Ready") continue;
-    result.ready = string_member(condition, "status") != "False";
-    result.status = string_member(condition, "message");
+  if (const json* ready = condition_at(*kustomization, "Ready")) {
+    result.ready = string_member(*ready, "status") != "False";
+    result.status = string_member(*ready, "message");
   }
   if (std::optional<std::string> source_kind = string_at(*kustomization, "/spec/sourceRef/kind")) {
     const std::vector<json>* sources = objects_of_kind(kinds, lists, *source_kind);
@@ -263,12 +260,10 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
       } else if (std::optional<std::string> url = string_at(*source, "/spec/url")) {
         result.source = *url;
       }
-      for (const json& condition : array_at(*source, "/status/conditions")) {
-        if (string_member(condition, "type") == "Ready" &&
-            string_member(condition, "status") == "False") {
-          result.ready = false;
-          result.status += "\n" + string_member(condition, "message");
-        }
+      if (const json* ready = condition_at(*source, "Ready");
+          ready && string_member(*ready, "status") == "False") {
+        result.ready = false;
+        result.status += "\n" + string_member(*ready, "message");
       }
     }
   }

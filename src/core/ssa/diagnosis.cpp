@@ -73,22 +73,17 @@ std::string container_cause(const json& pod) {
 std::string pod_cause(const json& pod, const std::vector<json>& events) {
   std::string cause = container_cause(pod);
   if (cause.empty()) {
-    for (const json& condition : array_at(pod, "/status/conditions")) {
-      if (text_at(condition, "/type") == "PodScheduled" &&
-          text_at(condition, "/status") == "False") {
-        cause = joined(text_at(condition, "/reason"), text_at(condition, "/message"));
-      }
-    }
+    if (const json* scheduled = kube::condition_at(pod, "PodScheduled");
+        scheduled && text_at(*scheduled, "/status") == "False")
+      cause = joined(text_at(*scheduled, "/reason"), text_at(*scheduled, "/message"));
   }
   if (cause.empty()) cause = latest_warning(events, pod);
   return cause.empty() ? "" : "pod " + text_at(pod, "/metadata/name") + ": " + cause;
 }
 
 bool is_pod_ready(const json& pod) {
-  const json& conditions = array_at(pod, "/status/conditions");
-  return std::any_of(conditions.begin(), conditions.end(), [](const json& condition) {
-    return text_at(condition, "/type") == "Ready" && text_at(condition, "/status") == "True";
-  });
+  const json* ready = kube::condition_at(pod, "Ready");
+  return ready && text_at(*ready, "/status") == "True";
 }
 
 const json* storage_class(const json& claim, const std::vector<json>& storage_classes) {
@@ -193,11 +188,9 @@ Diagnosis diagnose(const WorkloadState& state) {
   if (state.pods.empty()) {
     for (const json& replica_set : state.replica_sets) {
       std::string cause;
-      for (const json& condition : array_at(replica_set, "/status/conditions")) {
-        if (text_at(condition, "/type") == "ReplicaFailure" &&
-            text_at(condition, "/status") == "True")
-          cause = joined(text_at(condition, "/reason"), text_at(condition, "/message"));
-      }
+      if (const json* failure = kube::condition_at(replica_set, "ReplicaFailure");
+          failure && text_at(*failure, "/status") == "True")
+        cause = joined(text_at(*failure, "/reason"), text_at(*failure, "/message"));
       if (cause.empty()) cause = latest_warning(state.events, replica_set);
       if (!cause.empty())
         add("ReplicaSet " + text_at(replica_set, "/metadata/name") + ": " + cause);
