@@ -7,21 +7,6 @@
 # checks the goal (6,000 patches within 3 s). Uses $fluxopctl,
 # $distribution, $root, $work and $runs from scripts/bench.
 
-# bench_adopt_patches DIR N: N label patches appended to DIR/kustomization.yaml.
-bench_adopt_patches() {
-  python3 - "$1/kustomization.yaml" "$2" <<'PY'
-import sys
-controllers = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"]
-path, count = sys.argv[1], int(sys.argv[2])
-with open(path, "a") as f:
-    f.write("patches:\n")
-    for i in range(count):
-        f.write("  - patch: |\n      - op: add\n        path: /metadata/labels/example.com~1note-%d\n"
-                "        value: n%d\n    target:\n      kind: Deployment\n      name: %s\n"
-                % (i, i, controllers[i % 4]))
-PY
-}
-
 bench_adopt() {
   local version n dir size
   version=$(latest_flux_version)
@@ -39,7 +24,7 @@ bench_adopt() {
   for n in 100 400 1600 6000; do
     dir=$work/bootstrap-$n
     bootstrap "$dir" "$version" git >/dev/null || die "the bootstrap directory"
-    bench_adopt_patches "$dir" "$n"
+    append_label_patches "$dir" "$n"
     size=$(du -k "$dir/kustomization.yaml" | cut -f1)
     "$fluxopctl" adopt "$dir" --distribution-artifact "$distribution" >"$work/adopt.out" 2>"$work/adopt.err" ||
       die "adopt of $n patches: $(tail -n 1 "$work/adopt.err")"

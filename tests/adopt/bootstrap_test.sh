@@ -229,18 +229,7 @@ check "v2.9.4, every component, options, legacy patch fields" case_dir v2.9.4-al
 # each a label on one of the four controllers. Each render of the instance
 # applies them all: adopt renders a few times, not once per patch (which
 # took minutes; the command's bound above is 60 s).
-patch_many() {
-  python3 - "$1/kustomization.yaml" <<'EOF'
-import sys
-controllers = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"]
-with open(sys.argv[1], "a") as f:
-    f.write("patches:\n")
-    for i in range(6000):
-        f.write("  - patch: |\n      - op: add\n        path: /metadata/labels/example.com~1note-%d\n"
-                "        value: n%d\n    target:\n      kind: Deployment\n      name: %s\n"
-                % (i, i, controllers[i % 4]))
-EOF
-}
+patch_many() { append_label_patches "$1" 6000; }
 many_patches() {
   case_dir v2.9.4-many-patches v2.9.4 git patch_many || return 1
   [ "$(field "$work/v2.9.4-many-patches.out" spec kustomize patches 5999 target name)" = notification-controller ] ||

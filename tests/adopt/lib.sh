@@ -11,6 +11,10 @@
 #                         gotk-sync.yaml (flux create source and kustomization
 #                         --export; SYNC is git or oci) and a kustomization.yaml
 #                         listing both, to which a test appends its patches
+#   append_label_patches DIR N
+#                         N JSON 6902 patches appended to DIR/kustomization.yaml,
+#                         each a label on one of the four controllers (the
+#                         many-patches case and scripts/bench adopt)
 
 # shellcheck source=scripts/lib/flux-cli.sh
 source "$root/scripts/lib/flux-cli.sh"
@@ -49,3 +53,16 @@ bootstrap() {
     '- gotk-components.yaml' '- gotk-sync.yaml' >"$dir/kustomization.yaml"
 }
 
+append_label_patches() {
+  python3 - "$1/kustomization.yaml" "$2" <<'PY'
+import sys
+controllers = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"]
+path, count = sys.argv[1], int(sys.argv[2])
+with open(path, "a") as f:
+    f.write("patches:\n")
+    for i in range(count):
+        f.write("  - patch: |\n      - op: add\n        path: /metadata/labels/example.com~1note-%d\n"
+                "        value: n%d\n    target:\n      kind: Deployment\n      name: %s\n"
+                % (i, i, controllers[i % 4]))
+PY
+}
