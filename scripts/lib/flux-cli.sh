@@ -15,6 +15,9 @@
 # build compiles the module's dependencies (minutes); each other version
 # recompiles the command's package and links (seconds), from Go's build cache.
 
+# shellcheck source=scripts/lib/go-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-install.sh"
+
 flux_cli_module_version=v2.9.4
 # FLUXOPCTL_TEST_CACHE: as in scripts/cluster.
 flux_cli_dir=${FLUXOPCTL_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fluxopctl-test}/flux-$flux_cli_module_version
@@ -40,35 +43,39 @@ flux_cli_ensure_built() {
     echo "Go is not installed; it is needed once to build flux $flux_cli_module_version" >&2
     return 77
   fi
-  local src=$flux_cli_dir/src
-  if [ ! -f "$src/go.mod" ]; then
-    local module=github.com/fluxcd/flux2/v2 source
-    source=$(GOFLAGS=-mod=mod go mod download -json "$module@$flux_cli_module_version" |
-      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-    if [ ! -d "$source" ]; then
-      echo "downloading $module@$flux_cli_module_version from the Go module proxy failed" >&2
-      return 1
-    fi
-    local copy
-    mkdir -p "$flux_cli_dir" && copy=$(mktemp -d "$flux_cli_dir/.src-XXXXXX") || return 1
-    cp -r "$source/." "$copy" && chmod -R u+w "$copy" && mv -T "$copy" "$src" ||
-      { rm -rf "$copy"; return 1; }
-  fi
   mkdir -p "$flux_cli_dir/bin" || return 1
-  for version in "${missing[@]}"; do
-    if [ ! -f "$distribution/flux/$version/source-controller.yaml" ]; then
-      echo "$distribution/flux/$version: no Flux $version manifests to embed in the flux CLI" >&2
-      return 1
+  (
+    # One source directory, whose manifests each version's build replaces.
+    build_lock "$flux_cli_dir/.build.lock" || exit 1
+    src=$flux_cli_dir/src
+    if [ ! -f "$src/go.mod" ]; then
+      module=github.com/fluxcd/flux2/v2
+      source=$(GOFLAGS=-mod=mod go mod download -json "$module@$flux_cli_module_version" |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+      if [ ! -d "$source" ]; then
+        echo "downloading $module@$flux_cli_module_version from the Go module proxy failed" >&2
+        exit 1
+      fi
+      copy=$(mktemp -d "$flux_cli_dir/.src-XXXXXX") || exit 1
+      cp -r "$source/." "$copy" && chmod -R u+w "$copy" && mv -T "$copy" "$src" ||
+        { rm -rf "$copy"; exit 1; }
     fi
-    echo "building flux $flux_cli_module_version installing Flux $version (into $flux_cli_dir/bin)" >&2
-    rm -rf "$src/cmd/flux/manifests" && mkdir -p "$src/cmd/flux/manifests" &&
-      cp "$distribution/flux/$version"/*.yaml "$src/cmd/flux/manifests/" || return 1
-    if ! (cd "$src" && GOFLAGS='-buildvcs=false -mod=mod' go build -o "$(flux_cli "$version").tmp" \
-      -ldflags "-X main.VERSION=${version#v}" ./cmd/flux); then
-      rm -f "$(flux_cli "$version").tmp"
-      echo "building flux for Flux $version failed" >&2
-      return 1
-    fi
-    mv "$(flux_cli "$version").tmp" "$(flux_cli "$version")" || return 1
-  done
+    for version in "${missing[@]}"; do
+      [ -x "$(flux_cli "$version")" ] && continue
+      if [ ! -f "$distribution/flux/$version/source-controller.yaml" ]; then
+        echo "$distribution/flux/$version: no Flux $version manifests to embed in the flux CLI" >&2
+        exit 1
+      fi
+      echo "building flux $flux_cli_module_version installing Flux $version (into $flux_cli_dir/bin)" >&2
+      rm -rf "$src/cmd/flux/manifests" && mkdir -p "$src/cmd/flux/manifests" &&
+        cp "$distribution/flux/$version"/*.yaml "$src/cmd/flux/manifests/" || exit 1
+      if ! (cd "$src" && GOFLAGS='-buildvcs=false -mod=mod' go build -o "$(flux_cli "$version").tmp" \
+        -ldflags "-X main.VERSION=${version#v}" ./cmd/flux); then
+        rm -f "$(flux_cli "$version").tmp"
+        echo "building flux for Flux $version failed" >&2
+        exit 1
+      fi
+      mv "$(flux_cli "$version").tmp" "$(flux_cli "$version")" || exit 1
+    done
+  )
 }

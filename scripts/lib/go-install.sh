@@ -2,6 +2,16 @@
 # cosign), built once from the Go module proxy into the test cache.
 # Sourced.
 
+# build_lock FILE: takes an exclusive lock on FILE (on fd 9) for the rest of
+# the (sub)shell, waiting up to an hour for another build that holds it (CI
+# builds the infrastructure in the background while ctest's peer_* fixtures
+# wait for it, CMakeLists.txt): two builds of one binary never run at once,
+# nor write one scratch directory.
+build_lock() {
+  exec 9>"$1" && flock -w 3600 9 ||
+    { echo "another build holding $1 did not end within an hour" >&2; return 1; }
+}
+
 # go_install_once DEST PACKAGE@VERSION: builds the command PACKAGE into DEST
 # (through a scratch GOBIN beside it, so that DEST appears whole) when DEST is
 # missing. Returns 77 when Go is not installed, 1 when the build fails; says
@@ -13,16 +23,17 @@ go_install_once() {
     echo "Go is not installed; it is needed once to build $package" >&2
     return 77
   fi
-  echo "building $package from the Go module proxy (once, into ${dest%/*})" >&2
-  local gobin command=${package%@*}
-  command=${command##*/}
-  mkdir -p "${dest%/*}" && gobin=$(mktemp -d "${dest%/*}/.build-XXXXXX") || return 1
-  if ! GOBIN=$gobin GOFLAGS=-buildvcs=false go install "$package"; then
-    rm -rf "$gobin"
-    echo "building $package failed" >&2
-    return 1
-  fi
-  mv "$gobin/$command" "$dest" && rm -rf "$gobin"
+  mkdir -p "${dest%/*}" || return 1
+  (
+    build_lock "$dest.lock" || exit 1
+    [ -x "$dest" ] && exit 0
+    echo "building $package from the Go module proxy (once, into ${dest%/*})" >&2
+    command=${package%@*}
+    command=${command##*/}
+    gobin=$(mktemp -d "${dest%/*}/.build-XXXXXX") || exit 1
+    trap 'rm -rf "$gobin"' EXIT
+    GOBIN=$gobin GOFLAGS=-buildvcs=false go install "$package" && mv "$gobin/$command" "$dest"
+  ) || { echo "building $package failed" >&2; return 1; }
 }
 
 # go_build_program DEST NAME MODULE VERSION < MAIN_GO: builds the Go program
@@ -43,8 +54,7 @@ go_build_program() {
   local main_go
   main_go=$(cat) || return 1
   (
-    exec 9>"$dest.lock"
-    flock -w 1800 9 || { echo "another build of $dest did not end within 30 minutes" >&2; exit 1; }
+    build_lock "$dest.lock" || exit 1
     [ -x "$dest" ] && exit 0
     echo "building $name from the Go module proxy (once, into ${dest%/*})" >&2
     work=$(mktemp -d "${dest%/*}/.build-XXXXXX") || exit 1

@@ -23,31 +23,32 @@ upstream_operator_ensure_built() {
     echo "Go is not installed; it is needed once to build the flux-operator $upstream_version controller" >&2
     return 77
   fi
-  local module=github.com/controlplaneio-fluxcd/flux-operator source
-  source=$(GOFLAGS=-mod=mod go mod download -json "$module@$upstream_version" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-  if [ ! -d "$source" ]; then
-    echo "downloading $module@$upstream_version from the Go module proxy failed" >&2
-    return 1
-  fi
-  echo "building the flux-operator $upstream_version controller from the Go module proxy (once, into ${upstream_operator%/*})" >&2
-  local work
-  mkdir -p "${upstream_operator%/*}" && work=$(mktemp -d "${upstream_operator%/*}/.build-XXXXXX") || return 1
-  if ! (
-    set -e
-    cp -r "$source/." "$work/src"
-    chmod -R u+w "$work/src"
-    cd "$work/src"
-    mkdir -p web/dist
-    echo '<!doctype html><title>flux-operator</title>' >web/dist/index.html
-    go mod edit -replace \
-      github.com/google/go-containerregistry/pkg/authn/kubernetes=github.com/google/go-containerregistry/pkg/authn/kubernetes@v0.0.0-20250225234217-098045d5e61f
-    GOFLAGS='-buildvcs=false -mod=mod' go build -o "$work/operator" ./cmd/operator
-  ); then
-    rm -rf "$work"
-    echo "building the flux-operator $upstream_version controller failed" >&2
-    return 1
-  fi
-  rm -rf "$upstream_operator_crds" && cp -r "$work/src/config/crd/bases" "$upstream_operator_crds" &&
-    mv "$work/operator" "$upstream_operator" && rm -rf "$work"
+  mkdir -p "${upstream_operator%/*}" || return 1
+  (
+    build_lock "$upstream_operator.lock" || exit 1
+    [ -x "$upstream_operator" ] && [ -d "$upstream_operator_crds" ] && exit 0
+    module=github.com/controlplaneio-fluxcd/flux-operator
+    source=$(GOFLAGS=-mod=mod go mod download -json "$module@$upstream_version" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+    if [ ! -d "$source" ]; then
+      echo "downloading $module@$upstream_version from the Go module proxy failed" >&2
+      exit 1
+    fi
+    echo "building the flux-operator $upstream_version controller from the Go module proxy (once, into ${upstream_operator%/*})" >&2
+    work=$(mktemp -d "${upstream_operator%/*}/.build-XXXXXX") || exit 1
+    trap 'rm -rf "$work"' EXIT
+    (
+      set -e
+      cp -r "$source/." "$work/src"
+      chmod -R u+w "$work/src"
+      cd "$work/src"
+      mkdir -p web/dist
+      echo '<!doctype html><title>flux-operator</title>' >web/dist/index.html
+      go mod edit -replace \
+        github.com/google/go-containerregistry/pkg/authn/kubernetes=github.com/google/go-containerregistry/pkg/authn/kubernetes@v0.0.0-20250225234217-098045d5e61f
+      GOFLAGS='-buildvcs=false -mod=mod' go build -o "$work/operator" ./cmd/operator
+    ) || { echo "building the flux-operator $upstream_version controller failed" >&2; exit 1; }
+    rm -rf "$upstream_operator_crds" && cp -r "$work/src/config/crd/bases" "$upstream_operator_crds" &&
+      mv "$work/operator" "$upstream_operator"
+  )
 }
