@@ -97,6 +97,7 @@ std::string change(ssa::Action action, const std::string& line) {
       return painted(kRed, line);
     case ssa::Action::Unchanged:
     case ssa::Action::Skipped:
+    case ssa::Action::count:
       break;
   }
   return line;

@@ -1,20 +1,19 @@
 #include "core/reason.h"
 
-#include <array>
+#include "core/enum_table.h"
 
 namespace fluxop {
 
 namespace {
 
 struct ReasonField {
-  Reason reason;
+  Reason value;
   std::string_view name;
   EventType type;
   std::string_view message;  // "{}" for each value the message takes
 };
 
-// Indexed by Reason: the static_assert below checks that each row is at its
-// reason's index and that every reason has one.
+// Indexed by Reason (core/enum_table.h).
 constexpr ReasonField kReasons[] = {
     {Reason::progressing, "Progressing", EventType::normal, ""},
     {Reason::reconciliation_succeeded, "ReconciliationSucceeded", EventType::normal,
@@ -35,27 +34,12 @@ constexpr ReasonField kReasons[] = {
 
 constexpr std::string_view kEventTypes[] = {"", "Normal", "Warning"};
 
-constexpr bool covers_in_order() {
-  for (std::size_t i = 0; i < std::size(kReasons); ++i) {
-    if (static_cast<std::size_t>(kReasons[i].reason) != i || kReasons[i].name.empty()) return false;
-  }
-  return std::size(kReasons) == static_cast<std::size_t>(Reason::count);
-}
-static_assert(covers_in_order(), "kReasons: one row per Reason, in the enum's order");
-
-constexpr bool names_unique() {
-  for (std::size_t i = 0; i < std::size(kReasons); ++i) {
-    for (std::size_t j = i + 1; j < std::size(kReasons); ++j) {
-      if (kReasons[i].name == kReasons[j].name) return false;
-    }
-  }
-  return true;
-}
-static_assert(names_unique(), "kReasons: each name once");
+static_assert(covers_enum(kReasons),
+              "kReasons: one row per Reason, in the enum's order, each name once");
 static_assert(std::size(kEventTypes) == static_cast<std::size_t>(EventType::count),
               "kEventTypes: one name per EventType");
 
-const ReasonField& field(Reason reason) { return kReasons[static_cast<std::size_t>(reason)]; }
+const ReasonField& field(Reason reason) { return enum_row(kReasons, reason); }
 
 }  // namespace
 

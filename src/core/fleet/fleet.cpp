@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 
 namespace fluxop::fleet {
@@ -38,19 +39,17 @@ std::vector<std::string> select_contexts(const std::vector<std::string>& availab
   return selected;
 }
 
-std::string_view outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::ok:
-      return "ok";
-    case Outcome::changed:
-      return "changed";
-    case Outcome::failed:
-      return "failed";
-    case Outcome::skipped:
-      return "skipped";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr EnumName<Outcome> kOutcomes[] = {{Outcome::ok, "ok"},
+                                           {Outcome::changed, "changed"},
+                                           {Outcome::failed, "failed"},
+                                           {Outcome::skipped, "skipped"}};
+static_assert(covers_enum(kOutcomes));
+
+}  // namespace
+
+std::string_view outcome_name(Outcome outcome) { return enum_row(kOutcomes, outcome).name; }
 
 std::vector<std::vector<std::size_t>> batches(std::size_t count, std::size_t size) {
   if (size == 0) size = std::max<std::size_t>(count, 1);

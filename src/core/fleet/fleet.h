@@ -25,6 +25,7 @@ enum class Outcome {
   changed,  // done, and it would change something (diff)
   failed,
   skipped,  // not started: a failure stopped the fleet first
+  count,    // not an outcome: the number of them
 };
 
 // "ok", "changed", "failed", "skipped": the summary's and -o json's word.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/distribution/kubernetes_range.h"
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "core/kube/meta.h"
 #include "core/plural.h"
@@ -121,19 +122,13 @@ std::vector<kube::AccessQuery> apply_access(const RenderedInstance& instance) {
   return queries;
 }
 
+constexpr EnumName<CheckStatus> kCheckStatuses[] = {
+    {CheckStatus::ok, "ok"}, {CheckStatus::warning, "warning"}, {CheckStatus::failed, "failed"}};
+static_assert(covers_enum(kCheckStatuses));
+
 }  // namespace
 
-std::string_view status_name(CheckStatus status) {
-  switch (status) {
-    case CheckStatus::ok:
-      return "ok";
-    case CheckStatus::warning:
-      return "warning";
-    case CheckStatus::failed:
-      break;
-  }
-  return "failed";
-}
+std::string_view status_name(CheckStatus status) { return enum_row(kCheckStatuses, status).name; }
 
 CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInstance& instance) {
   const std::string name = "kubernetes-version";

@@ -20,7 +20,12 @@
 
 namespace fluxop::reconcile {
 
-enum class CheckStatus { ok, warning, failed };
+enum class CheckStatus {
+  ok,
+  warning,
+  failed,
+  count,  // not a status: the number of them
+};
 
 // "ok", "warning", "failed": as -o json and the table print it.
 std::string_view status_name(CheckStatus status);

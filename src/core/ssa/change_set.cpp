@@ -1,24 +1,21 @@
 #include "core/ssa/change_set.h"
 
+#include "core/enum_table.h"
+
 namespace fluxop::ssa {
 
-std::string_view action_name(Action action) {
-  switch (action) {
-    case Action::Created:
-      return "created";
-    case Action::Configured:
-      return "configured";
-    case Action::Unchanged:
-      return "unchanged";
-    case Action::Replaced:
-      return "replaced";
-    case Action::Deleted:
-      return "deleted";
-    case Action::Skipped:
-      return "skipped";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr EnumName<Action> kActions[] = {
+    {Action::Created, "created"},     {Action::Configured, "configured"},
+    {Action::Unchanged, "unchanged"}, {Action::Replaced, "replaced"},
+    {Action::Deleted, "deleted"},     {Action::Skipped, "skipped"},
+};
+static_assert(covers_enum(kActions));
+
+}  // namespace
+
+std::string_view action_name(Action action) { return enum_row(kActions, action).name; }
 
 std::string change_line(const Change& change) {
   return display_name(change.ref) + " " + std::string(action_name(change.action));

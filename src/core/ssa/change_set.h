@@ -10,7 +10,15 @@
 
 namespace fluxop::ssa {
 
-enum class Action { Created, Configured, Unchanged, Replaced, Deleted, Skipped };
+enum class Action {
+  Created,
+  Configured,
+  Unchanged,
+  Replaced,
+  Deleted,
+  Skipped,
+  count,  // not an action: the number of them
+};
 
 std::string_view action_name(Action action);
 
