@@ -57,7 +57,8 @@ void add_commands(CLI::App& app, yaml::ParseCache& parse_cache) {
   add_diff_command(app, parse_cache);
   add_check_command(app, parse_cache);
   add_delete_command(app);
-  add_instance_commands(app);
+  add_get_command(app);
+  add_request_commands(app);
   add_report_command(app);
   add_verify_command(app);
   add_create_command(app);

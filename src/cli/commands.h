@@ -49,8 +49,10 @@ void add_check_command(CLI::App& app, yaml::ParseCache& parse_cache);
 void add_delete_command(CLI::App& app);
 // verify bundle: a file against its Sigstore bundle.
 void add_verify_command(CLI::App& app);
-// get, wait, reconcile, suspend, resume.
-void add_instance_commands(CLI::App& app);
+// get: the FluxInstance's status; get all: the Flux resources.
+void add_get_command(CLI::App& app);
+// wait, reconcile, suspend, resume: the requests to the FluxInstance.
+void add_request_commands(CLI::App& app);
 // The upstream CLI's `export resource FluxInstance/flux`, under `export`.
 void add_export_resource_command(CLI::App& export_command);
 void add_report_command(CLI::App& app);

@@ -1,6 +1,7 @@
 #include "core/reconcile/instance_object.h"
 
 #include "core/error.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/share.h"
 #include "core/ssa/takeover.h"
 #include "core/yaml/json.h"
@@ -165,9 +166,29 @@ bool instance_in_place(const json& object, const json& live, std::string_view ma
   return ssa::takeover_patch(live, manager).is_null() && values_in(object, live);
 }
 
+nlohmann::ordered_json exported_instance(const json& live) {
+  json metadata = live.value("metadata", json::object());
+  json clean = {{"name", metadata.value("name", "")},
+                {"namespace", metadata.value("namespace", "")}};
+  if (json labels = metadata.value("labels", json::object()); labels.is_object()) {
+    for (std::string_view owner : {instance::kOwnerNameLabel, instance::kOwnerNamespaceLabel})
+      labels.erase(std::string(owner));
+    if (!labels.empty()) clean["labels"] = labels;
+  }
+  if (json annotations = metadata.value("annotations", json::object()); annotations.is_object()) {
+    annotations.erase(std::string(kRequestedAtAnnotation));
+    if (!annotations.empty()) clean["annotations"] = annotations;
+  }
+  nlohmann::ordered_json object = {{"apiVersion", live.value("apiVersion", "")},
+                                   {"kind", live.value("kind", "")},
+                                   {"metadata", nlohmann::ordered_json::parse(clean.dump())}};
+  if (live.contains("spec")) object["spec"] = nlohmann::ordered_json::parse(live["spec"].dump());
+  return object;
+}
+
 ssa::Owner owner_labels(const kube::ObjectKey& instance) {
-  return {{"fluxcd.controlplane.io/name", instance.name},
-          {"fluxcd.controlplane.io/namespace", instance.ns}};
+  return {{std::string(instance::kOwnerNameLabel), instance.name},
+          {std::string(instance::kOwnerNamespaceLabel), instance.ns}};
 }
 
 }  // namespace fluxop::reconcile

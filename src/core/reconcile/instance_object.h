@@ -25,6 +25,11 @@ inline kube::ObjectKey instance_ref(std::string ns, std::string name) {
 // The labels of the objects the instance installed: only those are pruned.
 ssa::Owner owner_labels(const kube::ObjectKey& instance);
 
+// The instance as the upstream CLI's `export resource` exports it, to apply
+// elsewhere: no status; of the metadata only the name, namespace, labels and
+// annotations, without the owner labels and the request annotation.
+nlohmann::ordered_json exported_instance(const nlohmann::json& live);
+
 // The rendered objects as JSON, in apply order.
 std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);
 

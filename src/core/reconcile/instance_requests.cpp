@@ -6,6 +6,7 @@
 #include <ctime>
 #include <thread>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "core/kube/lease.h"
 #include "core/kube/meta.h"
@@ -114,6 +115,53 @@ std::string request_time(std::chrono::system_clock::time_point now) {
     time += digits;
   }
   return time + "Z";
+}
+
+namespace {
+
+struct RequestRow {
+  InstanceRequest value;
+  std::string_view name;
+  std::string_view done;
+};
+constexpr RequestRow kRequests[] = {
+    {InstanceRequest::reconcile, "reconcile", "requested"},
+    {InstanceRequest::suspend, "suspend", "suspended"},
+    {InstanceRequest::resume, "resume", "resumed"},
+};
+static_assert(covers_enum(kRequests));
+
+}  // namespace
+
+std::string_view request_name(InstanceRequest request) { return enum_row(kRequests, request).name; }
+
+std::string_view request_done(InstanceRequest request) { return enum_row(kRequests, request).done; }
+
+std::map<std::string, std::string> request_annotations(InstanceRequest request,
+                                                       const std::string& now, bool force) {
+  std::map<std::string, std::string> annotations;
+  if (request == InstanceRequest::suspend) {
+    annotations[std::string(kReconcileAnnotation)] = "disabled";
+    return annotations;
+  }
+  annotations[std::string(kRequestedAtAnnotation)] = now;
+  if (force) annotations[std::string(kForceAtAnnotation)] = now;
+  if (request == InstanceRequest::resume)
+    annotations[std::string(kReconcileAnnotation)] = "enabled";
+  return annotations;
+}
+
+bool request_answered(InstanceRequest request) { return request != InstanceRequest::suspend; }
+
+std::string nothing_reconciles(kube::Cluster& cluster, const kube::ObjectKey& ref) {
+  std::optional<std::string> reconciler = find_reconciler(cluster, ref.ns);
+  if (!reconciler || !reconciler->empty()) return "";
+  return display_name(ref) + ": nothing reconciles it (no operator Deployment in " + ref.ns +
+         ", no Lease " + ref.ns + "/" + std::string(kOperatorLease) + " or " + ref.ns + "/" +
+         std::string(kWatchLease) +
+         " renewed by `fluxopctl apply --watch`): the request waits for one; to reconcile now, "
+         "run `fluxopctl apply FILE`, or start `fluxopctl apply --watch --from-cluster -n " +
+         ref.ns + "`";
 }
 
 void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,

@@ -48,6 +48,35 @@ std::vector<std::string> running_operators(kube::Cluster& cluster, const std::st
 // zeros trimmed (Go's RFC3339Nano).
 std::string request_time(std::chrono::system_clock::time_point now);
 
+// What a user asks of the instance, as the upstream CLI's commands of these
+// names do.
+enum class InstanceRequest {
+  reconcile,
+  suspend,
+  resume,
+  count,  // not a request: the number of them
+};
+
+// "reconcile", "suspend", "resume": the command's name.
+std::string_view request_name(InstanceRequest request);
+// "requested", "suspended", "resumed": what it did.
+std::string_view request_done(InstanceRequest request);
+
+// The annotations that ask it at `now` (request_time): suspend disables the
+// reconciliation; reconcile and resume request one at `now`, with a forced
+// migration of the Flux resources when `force`; resume enables it again.
+std::map<std::string, std::string> request_annotations(InstanceRequest request,
+                                                       const std::string& now, bool force);
+
+// Whether a reconciliation answers the request (suspend's answer is that none
+// runs): the CLI waits for it.
+bool request_answered(InstanceRequest request);
+
+// Why a request to the instance `ref` would wait for nothing, when nothing
+// reconciles it (find_reconciler): what to run instead. Empty when something
+// reconciles it, or when the caller may not tell.
+std::string nothing_reconciles(kube::Cluster& cluster, const kube::ObjectKey& ref);
+
 // Sets the annotations on the live instance (the others stay); throws
 // fluxop::Error naming it when it does not exist.
 void annotate_instance(kube::Cluster& cluster, const kube::ObjectKey& ref,

@@ -251,10 +251,10 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
     charge_common_metadata(flux, rendered.objects.size(), *context.budget);
     set_metadata(rendered.objects, flux.common_metadata->labels, flux.common_metadata->annotations);
   }
-  set_metadata(
-      rendered.objects,
-      {{"fluxcd.controlplane.io/name", flux.name}, {"fluxcd.controlplane.io/namespace", flux.ns}},
-      {});
+  set_metadata(rendered.objects,
+               {{std::string(instance::kOwnerNameLabel), flux.name},
+                {std::string(instance::kOwnerNamespaceLabel), flux.ns}},
+               {});
   return rendered;
 }
 

@@ -84,6 +84,53 @@ TEST_CASE("requests: annotations are added beside the others, at the version rea
   CHECK_FALSE(reconcile_disabled(cluster.objects.at("FluxInstance/flux-system/flux")));
 }
 
+TEST_CASE("requests: the annotations each request writes, and which one a reconciliation answers") {
+  using Asked = InstanceRequest;
+  CHECK(request_annotations(Asked::suspend, "t1", /*force=*/true) ==
+        std::map<std::string, std::string>{{"fluxcd.controlplane.io/reconcile", "disabled"}});
+  CHECK(request_annotations(Asked::reconcile, "t1", /*force=*/false) ==
+        std::map<std::string, std::string>{{"reconcile.fluxcd.io/requestedAt", "t1"}});
+  CHECK(request_annotations(Asked::reconcile, "t1", /*force=*/true) ==
+        std::map<std::string, std::string>{{"reconcile.fluxcd.io/requestedAt", "t1"},
+                                           {"reconcile.fluxcd.io/forceAt", "t1"}});
+  CHECK(request_annotations(Asked::resume, "t1", /*force=*/false) ==
+        std::map<std::string, std::string>{{"fluxcd.controlplane.io/reconcile", "enabled"},
+                                           {"reconcile.fluxcd.io/requestedAt", "t1"}});
+  CHECK_FALSE(request_answered(Asked::suspend));
+  CHECK(request_answered(Asked::reconcile));
+  CHECK(request_answered(Asked::resume));
+  CHECK(request_name(Asked::resume) == "resume");
+  CHECK(request_done(Asked::suspend) == "suspended");
+}
+
+TEST_CASE("requests: nothing reconciles an instance with no operator, daemon or Lease beside it") {
+  testing::FakeCluster cluster;
+  std::string nothing = nothing_reconciles(cluster, kRef);
+  CHECK(nothing.find("FluxInstance/flux-system/flux: nothing reconciles it") == 0);
+  CHECK(nothing.find("fluxopctl apply --watch --from-cluster -n flux-system") != std::string::npos);
+  cluster.put(json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "flux-operator", "namespace": "flux-system",
+                 "labels": {"app.kubernetes.io/name": "flux-operator"}},
+    "spec": {"replicas": 1}, "status": {"replicas": 1}})"));
+  CHECK(nothing_reconciles(cluster, kRef).empty());
+}
+
+TEST_CASE("requests: the exported instance keeps the spec and the user's metadata only") {
+  json live = instance("True");
+  live["metadata"]["labels"] = {{"fluxcd.controlplane.io/name", "flux"},
+                                {"fluxcd.controlplane.io/namespace", "flux-system"},
+                                {"team", "platform"}};
+  live["metadata"]["annotations"] = {{"reconcile.fluxcd.io/requestedAt", "t1"},
+                                     {"fluxcd.controlplane.io/reconcile", "disabled"}};
+  live["metadata"]["uid"] = "u1";
+  live["spec"] = {{"distribution", {{"version", "2.x"}}}};
+  CHECK(
+      exported_instance(live).dump() ==
+      R"({"apiVersion":"fluxcd.controlplane.io/v1","kind":"FluxInstance","metadata":{"annotations":)"
+      R"({"fluxcd.controlplane.io/reconcile":"disabled"},"labels":{"team":"platform"},"name":"flux",)"
+      R"("namespace":"flux-system"},"spec":{"distribution":{"version":"2.x"}}})");
+}
+
 TEST_CASE("requests: a wait ends ready, failed, or at its deadline naming what is not ready") {
   testing::FakeCluster cluster;
   cluster.served.insert("fluxcd.controlplane.io/v1/FluxInstance");
