@@ -3,10 +3,6 @@
 // object), printed with --export or applied. Secret values come from files
 // or stdin (the upstream --password is accepted too) and are never printed
 // but in the exported object.
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-
 #include <iostream>
 #include <map>
 #include <memory>
@@ -106,120 +102,96 @@ std::map<std::string, std::string> metadata(const std::vector<std::string>& item
   return parsed;
 }
 
-// Whether the PEM certificate and key form a pair (the key is the
-// certificate's), as the TLS stack that loads them will ask.
-bool certificate_pair(const std::string& certificate, const std::string& key) {
-  BIO* cert_bio = BIO_new_mem_buf(certificate.data(), static_cast<int>(certificate.size()));
-  BIO* key_bio = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
-  X509* cert = cert_bio ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr) : nullptr;
-  EVP_PKEY* pkey = key_bio ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr) : nullptr;
-  bool pair = cert && pkey && X509_check_private_key(cert, pkey) == 1;
-  EVP_PKEY_free(pkey);
-  X509_free(cert);
-  BIO_free(key_bio);
-  BIO_free(cert_bio);
-  return pair;
-}
-
 std::string password_of(const CreateSecretOptions& options) {
   if (!options.password_stdin) return options.password;
   if (!options.password.empty()) usage("--password and --password-stdin: give one");
   return stdin_line("--password-stdin");
 }
 
-// The keys and values of the Secret, as the flags of its kind give them.
-std::map<std::string, std::string> secret_data(const CreateSecretOptions& options) {
-  std::map<std::string, std::string> data;
+// What the flags of the Secret's kind give: each required one checked, the
+// files and stdin read; reconcile::secret_data lays them out.
+reconcile::SecretInput secret_input(const CreateSecretOptions& options) {
+  reconcile::SecretInput input;
   switch (options.kind) {
-    case SecretKind::basic_auth: {
+    case SecretKind::basic_auth:
+    case SecretKind::registry:
+      if (options.kind == SecretKind::registry) require(options.server, "--server");
       require(options.username, "--username");
-      std::string password = password_of(options);
-      require(password, "--password", " (or --password-stdin)");
-      data = {{"username", options.username}, {"password", password}};
+      input.server = options.server;
+      input.username = options.username;
+      input.password = password_of(options);
+      require(input.password, "--password", " (or --password-stdin)");
       break;
-    }
-    case SecretKind::registry: {
-      require(options.server, "--server");
-      require(options.username, "--username");
-      std::string password = password_of(options);
-      require(password, "--password", " (or --password-stdin)");
-      data[".dockerconfigjson"] =
-          reconcile::docker_config_json(options.server, options.username, password);
-      break;
-    }
-    case SecretKind::proxy: {
+    case SecretKind::proxy:
       require(options.address, "--address");
       if (options.address.find("://") == std::string::npos)
         usage("--address: " + quote(options.address) + " is not a URL such as http://proxy:3128");
-      data["address"] = options.address;
-      if (!options.username.empty()) data["username"] = options.username;
-      if (std::string password = password_of(options); !password.empty())
-        data["password"] = password;
+      input.address = options.address;
+      input.username = options.username;
+      input.password = password_of(options);
       break;
-    }
-    case SecretKind::ssh: {
+    case SecretKind::ssh:
       require(options.private_key_file, "--private-key-file");
       require(options.known_hosts_file, "--knownhosts-file");
-      data["identity"] = read_value_file("--private-key-file", options.private_key_file);
-      data["known_hosts"] = read_value_file("--knownhosts-file", options.known_hosts_file);
+      input.identity = read_value_file("--private-key-file", options.private_key_file);
+      input.known_hosts = read_value_file("--knownhosts-file", options.known_hosts_file);
       if (!options.public_key_file.empty())
-        data["identity.pub"] = read_value_file("--public-key-file", options.public_key_file);
-      if (std::string password = password_of(options); !password.empty())
-        data["password"] = password;
+        input.identity_pub = read_value_file("--public-key-file", options.public_key_file);
+      input.password = password_of(options);
       break;
-    }
-    case SecretKind::githubapp: {
+    case SecretKind::githubapp:
       require(options.app_id, "--app-id");
       require(options.app_private_key_file, "--app-private-key-file");
       if (options.installation_owner.empty() == options.installation_id.empty())
         usage("--app-installation-owner and --app-installation-id: give exactly one");
-      data["githubAppID"] = options.app_id;
-      data["githubAppPrivateKey"] =
+      input.app_id = options.app_id;
+      input.app_private_key =
           read_value_file("--app-private-key-file", options.app_private_key_file);
-      if (!options.installation_owner.empty())
-        data["githubAppInstallationOwner"] = options.installation_owner;
-      if (!options.installation_id.empty())
-        data["githubAppInstallationID"] = options.installation_id;
-      if (!options.app_base_url.empty()) data["githubAppBaseURL"] = options.app_base_url;
+      input.installation_owner = options.installation_owner;
+      input.installation_id = options.installation_id;
+      input.app_base_url = options.app_base_url;
       break;
-    }
-    case SecretKind::tls: {
+    case SecretKind::tls:
       if (options.tls_crt_file.empty() != options.tls_key_file.empty())
         usage("--tls-crt-file and --tls-key-file: give both or neither");
       if (options.tls_crt_file.empty() && options.ca_crt_file.empty())
         usage("--tls-crt-file and --tls-key-file, or --ca-crt-file, is required");
       if (!options.tls_crt_file.empty()) {
-        data["tls.crt"] = read_value_file("--tls-crt-file", options.tls_crt_file);
-        data["tls.key"] = read_value_file("--tls-key-file", options.tls_key_file);
-        if (!certificate_pair(data["tls.crt"], data["tls.key"]))
-          throw CommandError(
-              "--tls-crt-file, --tls-key-file: not a PEM certificate and its private key", 1);
+        input.tls_crt = read_value_file("--tls-crt-file", options.tls_crt_file);
+        input.tls_key = read_value_file("--tls-key-file", options.tls_key_file);
       }
       if (!options.ca_crt_file.empty())
-        data["ca.crt"] = read_value_file("--ca-crt-file", options.ca_crt_file);
+        input.ca_crt = read_value_file("--ca-crt-file", options.ca_crt_file);
       break;
-    }
-    case SecretKind::sops: {
+    case SecretKind::sops:
       if (options.age_key_stdin && options.gpg_key_stdin)
         usage("--age-key-stdin and --gpg-key-stdin: stdin holds one key");
-      std::vector<std::pair<std::string, bool>> keys;  // the key, whether Age
       for (const std::string& file : options.age_key_files)
-        keys.emplace_back(read_value_file("--age-key-file", file), true);
+        input.sops_keys.push_back({read_value_file("--age-key-file", file), true});
       for (const std::string& file : options.gpg_key_files)
-        keys.emplace_back(read_value_file("--gpg-key-file", file), false);
-      if (options.age_key_stdin) keys.emplace_back(stdin_lines("--age-key-stdin"), true);
-      if (options.gpg_key_stdin) keys.emplace_back(stdin_lines("--gpg-key-stdin"), false);
-      if (keys.empty())
+        input.sops_keys.push_back({read_value_file("--gpg-key-file", file), false});
+      if (options.age_key_stdin) input.sops_keys.push_back({stdin_lines("--age-key-stdin"), true});
+      if (options.gpg_key_stdin) input.sops_keys.push_back({stdin_lines("--gpg-key-stdin"), false});
+      if (input.sops_keys.empty())
         usage("--age-key-file, --gpg-key-file, --age-key-stdin or --gpg-key-stdin is required");
-      for (const auto& [key, age] : keys) {
-        if (key.empty())
-          throw CommandError(std::string(age ? "an Age" : "a GPG") + " key is empty", 1);
-        data[reconcile::sops_key_name(key, age)] = key;
+      for (const reconcile::SecretInput::SopsKey& key : input.sops_keys) {
+        if (key.key.empty())
+          throw CommandError(std::string(key.age ? "an Age" : "a GPG") + " key is empty", 1);
       }
       break;
-    }
   }
-  return data;
+  return input;
+}
+
+// The Secret's keys and values; tls's refusal of a certificate and a key that are no
+// pair names their flags.
+std::map<std::string, std::string> secret_data(const CreateSecretOptions& options) {
+  reconcile::SecretInput input = secret_input(options);
+  try {
+    return reconcile::secret_data(options.kind, input);
+  } catch (const Error& e) {
+    throw CommandError("--tls-crt-file, --tls-key-file: " + std::string(e.what()), 1);
+  }
 }
 
 void run_create_secret(const CreateSecretOptions& options) {

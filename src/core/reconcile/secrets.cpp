@@ -1,8 +1,13 @@
 #include "core/reconcile/secrets.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <cstdint>
 
 #include "core/base64.h"
+#include "core/error.h"
 #include "core/utf8.h"
 
 namespace fluxop::reconcile {
@@ -78,6 +83,74 @@ ordered_json secret_object(SecretKind kind, const std::string& name, const std::
   if (!text.empty() || bytes.empty()) secret["stringData"] = sorted_object(text);
   secret["type"] = secret_type(kind, string_data);
   return secret;
+}
+
+namespace {
+
+bool certificate_pair(const std::string& certificate, const std::string& key) {
+  BIO* cert_bio = BIO_new_mem_buf(certificate.data(), static_cast<int>(certificate.size()));
+  BIO* key_bio = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
+  X509* cert = cert_bio ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr) : nullptr;
+  EVP_PKEY* pkey = key_bio ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr) : nullptr;
+  bool pair = cert && pkey && X509_check_private_key(cert, pkey) == 1;
+  EVP_PKEY_free(pkey);
+  X509_free(cert);
+  BIO_free(key_bio);
+  BIO_free(cert_bio);
+  return pair;
+}
+
+// Sets data[key] to value unless it is empty.
+void set_given(std::map<std::string, std::string>& data, const std::string& key,
+               const std::string& value) {
+  if (!value.empty()) data[key] = value;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> secret_data(SecretKind kind, const SecretInput& input) {
+  std::map<std::string, std::string> data;
+  switch (kind) {
+    case SecretKind::basic_auth:
+      data = {{"username", input.username}, {"password", input.password}};
+      break;
+    case SecretKind::registry:
+      data[".dockerconfigjson"] = docker_config_json(input.server, input.username, input.password);
+      break;
+    case SecretKind::proxy:
+      data["address"] = input.address;
+      set_given(data, "username", input.username);
+      set_given(data, "password", input.password);
+      break;
+    case SecretKind::ssh:
+      data["identity"] = input.identity;
+      data["known_hosts"] = input.known_hosts;
+      if (input.identity_pub) data["identity.pub"] = *input.identity_pub;
+      set_given(data, "password", input.password);
+      break;
+    case SecretKind::githubapp:
+      data["githubAppID"] = input.app_id;
+      data["githubAppPrivateKey"] = input.app_private_key;
+      set_given(data, "githubAppInstallationOwner", input.installation_owner);
+      set_given(data, "githubAppInstallationID", input.installation_id);
+      set_given(data, "githubAppBaseURL", input.app_base_url);
+      break;
+    case SecretKind::tls:
+      if (input.tls_crt || input.tls_key) {
+        std::string certificate = input.tls_crt.value_or(""), key = input.tls_key.value_or("");
+        if (!certificate_pair(certificate, key))
+          throw Error("not a PEM certificate and its private key");
+        data["tls.crt"] = certificate;
+        data["tls.key"] = key;
+      }
+      set_given(data, "ca.crt", input.ca_crt);
+      break;
+    case SecretKind::sops:
+      for (const SecretInput::SopsKey& key : input.sops_keys)
+        data[sops_key_name(key.key, key.age)] = key.key;
+      break;
+  }
+  return data;
 }
 
 std::string sops_key_name(std::string_view key, bool age) {

@@ -41,6 +41,34 @@ nlohmann::ordered_json secret_object(SecretKind kind, const std::string& name,
                                      const std::map<std::string, std::string>& labels,
                                      const std::map<std::string, std::string>& annotations);
 
+// What `create secret KIND` is given, as its flags, files and standard input
+// hold it; a kind reads its own members.
+struct SecretInput {
+  std::string username, password;           // basic-auth, registry, proxy; ssh: password
+  std::string server;                       // registry
+  std::string address;                      // proxy: a URL
+  std::string identity, known_hosts;        // ssh
+  std::optional<std::string> identity_pub;  // ssh, when given
+  std::string app_id, installation_owner, installation_id, app_private_key, app_base_url;
+  std::optional<std::string> tls_crt, tls_key;  // tls: PEM, when given
+  std::string ca_crt;                           // tls
+  struct SopsKey {
+    std::string key;
+    bool age = true;  // else GPG
+  };
+  std::vector<SopsKey> sops_keys;
+};
+
+// The keys and values of a `kind` Secret from `input`, as the upstream CLI
+// lays them out (basic-auth: username, password; registry:
+// .dockerconfigjson; ssh: identity, identity.pub, known_hosts, password;
+// githubapp: githubApp*; tls: tls.crt, tls.key, ca.crt; proxy: address,
+// username, password; sops: one key each, sops_key_name), optional members
+// left out when empty. Throws fluxop::Error when tls's certificate and key
+// are not a pair (the key the certificate's, as the TLS stack that loads them
+// asks).
+std::map<std::string, std::string> secret_data(SecretKind kind, const SecretInput& input);
+
 // The key a sops kind stores one Age (".agekey") or GPG (".asc") private
 // key under: the Adler-32 checksum of the key, as the upstream CLI and the
 // flux CLI name it, so that the same key is stored once.

@@ -7,6 +7,7 @@
 
 #include "../instance/support.h"
 #include "../kube/fake_cluster.h"
+#include "../test_certificates.h"
 #include "core/reconcile/preflight.h"
 
 namespace fluxop::reconcile {
@@ -48,6 +49,57 @@ TEST_CASE("secret_object and apply_secret: a value that is not UTF-8 is kept byt
   CHECK_FALSE(bytes_only.contains("stringData"));
   apply_secret(cluster, bytes_only, false);
   CHECK(cluster.objects.at("Secret/n/t")["data"] == json{{"ca.crt", "MIIB/wA="}});
+}
+
+TEST_CASE("secret_data: each kind's keys, the optional ones only when given") {
+  SecretInput input;
+  input.username = "u";
+  input.password = "p";
+  input.server = "ghcr.io";
+  input.address = "http://proxy:3128";
+  CHECK(secret_data(SecretKind::basic_auth, input) ==
+        std::map<std::string, std::string>{{"username", "u"}, {"password", "p"}});
+  CHECK(secret_data(SecretKind::registry, input) ==
+        std::map<std::string, std::string>{
+            {".dockerconfigjson", docker_config_json("ghcr.io", "u", "p")}});
+  CHECK(secret_data(SecretKind::proxy, input).size() == 3);
+  input.username = input.password = "";
+  CHECK(secret_data(SecretKind::proxy, input) ==
+        std::map<std::string, std::string>{{"address", "http://proxy:3128"}});
+  input.identity = "key";
+  input.known_hosts = "hosts";
+  CHECK(secret_data(SecretKind::ssh, input) ==
+        std::map<std::string, std::string>{{"identity", "key"}, {"known_hosts", "hosts"}});
+  input.identity_pub = "";
+  CHECK(secret_data(SecretKind::ssh, input).at("identity.pub").empty());
+  input.app_id = "1";
+  input.app_private_key = "pem";
+  input.installation_id = "2";
+  CHECK(secret_data(SecretKind::githubapp, input) ==
+        std::map<std::string, std::string>{{"githubAppID", "1"},
+                                           {"githubAppPrivateKey", "pem"},
+                                           {"githubAppInstallationID", "2"}});
+  input.sops_keys = {{"AGE-SECRET-KEY-1", true}, {"-----BEGIN PGP", false}};
+  std::map<std::string, std::string> sops = secret_data(SecretKind::sops, input);
+  CHECK(sops.at(sops_key_name("AGE-SECRET-KEY-1", true)) == "AGE-SECRET-KEY-1");
+  CHECK(sops.at(sops_key_name("-----BEGIN PGP", false)) == "-----BEGIN PGP");
+}
+
+TEST_CASE("secret_data: tls takes a certificate with its own key only") {
+  testing::TempDir dir;
+  testing::make_certificates(dir, {"ca", "other"}, {});
+  SecretInput input;
+  input.ca_crt = testing::file_text(dir, "ca.pem");
+  CHECK(secret_data(SecretKind::tls, input) ==
+        std::map<std::string, std::string>{{"ca.crt", input.ca_crt}});
+  input.tls_crt = testing::file_text(dir, "ca.pem");
+  input.tls_key = testing::file_text(dir, "ca.key");
+  CHECK(secret_data(SecretKind::tls, input).size() == 3);
+  input.tls_key = testing::file_text(dir, "other.key");
+  CHECK_THROWS_WITH_AS(secret_data(SecretKind::tls, input),
+                       "not a PEM certificate and its private key", Error);
+  input.tls_crt = input.tls_key = "";
+  CHECK_THROWS_AS(secret_data(SecretKind::tls, input), Error);
 }
 
 TEST_CASE("sops_key_name: the key's Adler-32, the extension of its kind") {
