@@ -7,7 +7,7 @@
 #include "cli/notice.h"
 #include "cli/registry_flags.h"
 #include "core/adopt/adopt.h"
-#include "core/adopt/cluster.h"
+#include "core/adopt/live_installation.h"
 #include "core/display.h"
 #include "core/distribution/locate.h"
 #include "core/instance/instance.h"

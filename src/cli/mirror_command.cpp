@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/oci/mirror.h"
 #include "core/oci/push.h"
+#include "core/oci/registry_access.h"
 #include "core/signatures/image_signatures.h"
 
 namespace fluxop::cli {
@@ -85,7 +86,7 @@ void run_mirror(const MirrorCommandOptions& options) {
   std::vector<oci::MirrorCopy> copies = mirror_copies(selected, dest);
 
   oci::MirrorOptions mirror;
-  mirror.registry = reconcile::registry_options(options.selection.input.registry, {});
+  mirror.registry = oci::registry_options(options.selection.input.registry, {});
   // From here on a SIGINT or SIGTERM ends the transfers under way, so that
   // the blobs on their way are removed with their scratch directory: a
   // mirror run again resumes from what the destination holds.

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/registry_flags.h"
 #include "core/oci/push.h"
+#include "core/oci/registry_access.h"
 
 namespace fluxop::cli {
 
@@ -22,7 +23,7 @@ struct PushCommandOptions {
 void run_push(const PushCommandOptions& options) {
   oci::Reference ref = oci::Reference::parse(options.url);
   oci::PushOptions push;
-  push.registry = reconcile::registry_options(options.registry, {});
+  push.registry = oci::registry_options(options.registry, {});
   push.source = options.source;
   push.revision = options.revision;
   push.dry_run = options.dry_run != "none";

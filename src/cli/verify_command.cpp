@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "core/digest.h"
 #include "core/file.h"
+#include "core/oci/registry_access.h"
 #include "core/rfc3339.h"
 #include "core/signatures/image_signatures.h"
 #include "core/sigstore/verify.h"
@@ -218,7 +219,7 @@ void run_verify(const VerifyOptions& options) {
   else
     targets = instance_targets(options.selection);
 
-  oci::RegistryClient client(reconcile::registry_options(options.selection.input.registry, {}));
+  oci::RegistryClient client(oci::registry_options(options.selection.input.registry, {}));
   std::int64_t now = std::time(nullptr);
   bool json = options.output == "json";
   nlohmann::ordered_json verified = nlohmann::ordered_json::array();

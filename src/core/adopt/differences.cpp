@@ -8,7 +8,7 @@
 #include "core/duration.h"
 #include "core/kube/object.h"
 #include "core/kustomize/resource.h"
-#include "core/reconcile/diff.h"
+#include "core/ssa/diff.h"
 #include "core/ssa/field_ownership.h"
 #include "core/yaml/json.h"
 
@@ -37,8 +37,7 @@ std::map<std::string, Keyed> by_key(const std::vector<yaml::Node>& objects) {
     kustomize::ResourceId id = resource.id();
     // Not by version: the sync's source may be written in another one.
     out[id.gvk.group + "|" + id.gvk.kind + "|" + id.ns + "|" + id.name] = {
-        id.to_string(), reconcile::comparable(yaml::to_sorted_json(object)), id,
-        resource.api_version()};
+        id.to_string(), ssa::comparable(yaml::to_sorted_json(object)), id, resource.api_version()};
   }
   return out;
 }
@@ -289,11 +288,10 @@ std::optional<Expected> expected(const FieldDifference& change, const json& inst
 // The changes with those of the items of a list of scalars (arguments,
 // an enum) as one change of the whole list: an argument inserted moves the
 // others, and what matters is the list.
-std::vector<reconcile::FieldChange> whole_scalar_lists(std::vector<reconcile::FieldChange> changes,
-                                                       const json& installed,
-                                                       const json& rendered) {
-  std::vector<reconcile::FieldChange> out;
-  for (reconcile::FieldChange& change : changes) {
+std::vector<ssa::FieldChange> whole_scalar_lists(std::vector<ssa::FieldChange> changes,
+                                                 const json& installed, const json& rendered) {
+  std::vector<ssa::FieldChange> out;
+  for (ssa::FieldChange& change : changes) {
     std::size_t slash = change.path.rfind('/');
     std::string list = change.path.substr(0, slash);
     std::string index = change.path.substr(slash + 1);
@@ -372,8 +370,8 @@ Comparison compare(const std::vector<yaml::Node>& installed,
     ++out.compared;
     std::vector<std::string> configured;
     if (auto original = before_patches.find(key); original != before_patches.end()) {
-      for (const reconcile::FieldChange& change :
-           reconcile::field_changes(original->second.object, installed_object.object)) {
+      for (const ssa::FieldChange& change :
+           ssa::field_changes(original->second.object, installed_object.object)) {
         configured.push_back(change.path);
       }
     }
@@ -385,11 +383,11 @@ Comparison compare(const std::vector<yaml::Node>& installed,
     if (kube::is_flux_group(installed_object.id.gvk.group)) {
       as_rendered_durations(as_written, rendered_object->second.object);
     }
-    std::vector<reconcile::FieldChange> changes =
-        whole_scalar_lists(reconcile::field_changes(as_written, rendered_object->second.object),
+    std::vector<ssa::FieldChange> changes =
+        whole_scalar_lists(ssa::field_changes(as_written, rendered_object->second.object),
                            as_written, rendered_object->second.object);
     if (changes.empty()) ++out.equal;
-    for (reconcile::FieldChange& change : changes) {
+    for (ssa::FieldChange& change : changes) {
       FieldDifference difference{installed_object.name,
                                  installed_object.api_version,
                                  installed_object.id.gvk.kind,

@@ -4,28 +4,11 @@
 #include "core/distribution/locate.h"
 #include "core/error.h"
 #include "core/file.h"
-#include "core/net/trust.h"
 #include "core/oci/credentials.h"
 #include "core/oci/reference.h"
 #include "core/signatures/image_signatures.h"
 
 namespace fluxop::reconcile {
-
-oci::RegistryOptions registry_options(const RegistrySettings& settings,
-                                      const RegistryCredentials& credentials) {
-  oci::RegistryOptions options;
-  options.insecure_registries = settings.insecure_registries;
-  options.credentials = credentials ? credentials : oci::default_docker_credentials();
-  options.http.request_timeout = settings.request_timeout;
-  options.http.host_trust = net::registry_trust(settings.ca_pem, settings.certs_dir);
-  std::string certs_dir =
-      "a certificates directory (--certs-dir, " + std::string(net::kCertsDirEnvironment) + ")";
-  options.http.untrusted_hint =
-      "add its CA with --ca-file, or as HOST[:PORT]/ca.crt in " + certs_dir;
-  options.http.client_certificate_hint =
-      "put it as HOST[:PORT]/client.cert with its client.key in " + certs_dir;
-  return options;
-}
 
 RegistryArtifacts::RegistryArtifacts(RegistrySettings settings, std::string cache_root,
                                      std::function<void(const std::string&)> notice)
@@ -131,7 +114,7 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
   try {
     oci::ArtifactCache artifacts = cache();
     oci::PullOptions options;
-    options.registry = registry_options(settings_, credentials);
+    options.registry = oci::registry_options(settings_, credentials);
     options.offline = settings_.offline;
     options.waiting = notice_;
     oci::Reference ref = oci::Reference::parse(url);
@@ -160,7 +143,7 @@ oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::stri
 std::optional<std::string> RegistryArtifacts::verify_image(const oci::Reference& image,
                                                            std::string_view default_identity) {
   if (!settings_.verify.enabled) return std::nullopt;
-  return verified_digest(cache(), image, registry_options(settings_, {}), default_identity);
+  return verified_digest(cache(), image, oci::registry_options(settings_, {}), default_identity);
 }
 
 PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_view origin,

@@ -16,6 +16,7 @@
 #include "core/oci/cache.h"
 #include "core/oci/pull.h"
 #include "core/oci/registry.h"
+#include "core/oci/registry_access.h"
 #include "core/sigstore/verify.h"
 
 namespace fluxop::reconcile {
@@ -77,18 +78,12 @@ sigstore::Policy verification_policy(const ArtifactVerification& verify,
 std::string verified_statement(const ArtifactVerification& verify, const sigstore::Policy& policy,
                                const oci::Reference& ref, const std::string& digest);
 
-// How registries are reached: the flags of every command that pulls.
-struct RegistrySettings {
-  std::vector<std::string> insecure_registries;  // reached over plain HTTP
-  bool offline = false;                          // the cache only
-  std::chrono::milliseconds request_timeout{30'000};
-  std::string ca_pem;     // CAs trusted beside the system's (--ca-file), checked
-  std::string certs_dir;  // a certs.d directory (net/trust.h); none when empty
+// How registries are reached (oci::registry_options), and what a pull
+// may do: the flags of every command that pulls.
+struct RegistrySettings : oci::RegistryAccess {
+  bool offline = false;  // the cache only
   ArtifactVerification verify;
 };
-
-oci::RegistryOptions registry_options(const RegistrySettings& settings,
-                                      const RegistryCredentials& credentials);
 
 // The artifacts of fluxopctl's cache (`cache_root`, empty when there is no
 // cache directory) and of the registries.

@@ -5,10 +5,10 @@
 
 #include "core/error.h"
 #include "core/reconcile/apply.h"
-#include "core/reconcile/diff.h"
 #include "core/reconcile/inventory.h"
 #include "core/reconcile/preflight.h"
 #include "core/ssa/diagnosis.h"
+#include "core/ssa/diff.h"
 #include "core/ssa/engine.h"
 #include "core/ssa/health.h"
 #include "core/yaml/emit.h"
@@ -40,6 +40,7 @@ std::string_view diff_action(ssa::Action action) {
       return "delete";
     case ssa::Action::Unchanged:
     case ssa::Action::Skipped:
+    case ssa::Action::count:
       break;
   }
   return "unchanged";
@@ -53,7 +54,7 @@ std::string diff_summary(const InstanceDiff& diff) {
   std::vector<std::pair<std::string, std::string>> images;  // old, new; in the objects' order
   for (const ObjectDiff& object : diff.objects) {
     ++actions[diff_action(object.action)];
-    for (const FieldChange& field : object.fields) {
+    for (const ssa::FieldChange& field : object.fields) {
       if (!field.path.ends_with("/image") || !field.before || !field.after ||
           !field.before->is_string() || !field.after->is_string())
         continue;
@@ -88,7 +89,7 @@ json diff_json(const InstanceDiff& diff) {
     json entry = ssa::object_json(object.key);
     entry["action"] = diff_action(object.action);
     json fields = json::array();
-    for (const FieldChange& field : object.fields) {
+    for (const ssa::FieldChange& field : object.fields) {
       json change = {{"path", field.path}};
       if (field.before) change["before"] = *field.before;
       if (field.after) change["after"] = *field.after;
@@ -139,13 +140,13 @@ InstanceDiff diff_instance(kube::Cluster& cluster, const instance::FluxInstance&
     }
     if (planned.action == ssa::Action::Unchanged) continue;
     ++result.changed;
-    json before = planned.live.is_null() ? json() : comparable(planned.live);
-    json after = comparable(planned.merged);
-    mask_secrets(before, after);
-    if (!planned.live.is_null()) object.fields = field_changes(before, after);
+    json before = planned.live.is_null() ? json() : ssa::comparable(planned.live);
+    json after = ssa::comparable(planned.merged);
+    ssa::mask_secrets(before, after);
+    if (!planned.live.is_null()) object.fields = ssa::field_changes(before, after);
     std::string text =
-        unified_diff(as_yaml(before), as_yaml(after),
-                     planned.live.is_null() ? "/dev/null" : "live " + name, "merged " + name);
+        ssa::unified_diff(as_yaml(before), as_yaml(after),
+                          planned.live.is_null() ? "/dev/null" : "live " + name, "merged " + name);
     if (planned.action == ssa::Action::Replaced) {
       text = "replace " + name + " (an immutable field changes)\n" + text;
     } else if (text.empty()) {

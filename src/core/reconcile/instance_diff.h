@@ -11,10 +11,10 @@
 
 #include "core/instance/instance.h"
 #include "core/kube/cluster.h"
-#include "core/reconcile/diff.h"
 #include "core/reconcile/prune.h"
 #include "core/render/render.h"
 #include "core/ssa/change_set.h"
+#include "core/ssa/diff.h"
 
 namespace fluxop::reconcile {
 
@@ -25,7 +25,7 @@ namespace fluxop::reconcile {
 struct ObjectDiff {
   kube::ObjectKey key;
   ssa::Action action;
-  std::vector<FieldChange> fields;
+  std::vector<ssa::FieldChange> fields;
   // Why the live object is being deleted (it is not healthy, whatever the
   // apply changes); empty when it is not.
   std::string terminating{};

@@ -1,5 +1,6 @@
-// `fluxopctl diff`: live objects against what apply would make of them,
-// compared as YAML without the fields the API server owns, as a unified diff.
+// Objects compared: without the fields the API server owns, field by field
+// (JSON Pointers), or as texts in a unified diff; for `fluxopctl diff`
+// (reconcile/instance_diff.h) and `adopt` (what a user changed of a render).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 // The object without status, managed fields, resourceVersion, generation,
 // uid, selfLink and timestamps.
@@ -36,4 +37,4 @@ std::vector<FieldChange> field_changes(const nlohmann::json& before, const nlohm
 std::string unified_diff(const std::string& before, const std::string& after,
                          const std::string& before_label, const std::string& after_label);
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

@@ -1,11 +1,11 @@
-#include "core/reconcile/diff.h"
+#include "core/ssa/diff.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "core/kube/meta.h"
 
-namespace fluxop::reconcile {
+namespace fluxop::ssa {
 
 using kube::pointer_token;
 using nlohmann::json;
@@ -192,4 +192,4 @@ std::string unified_diff(const std::string& before, const std::string& after,
   return out;
 }
 
-}  // namespace fluxop::reconcile
+}  // namespace fluxop::ssa

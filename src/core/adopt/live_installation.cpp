@@ -1,4 +1,4 @@
-#include "core/adopt/cluster.h"
+#include "core/adopt/live_installation.h"
 
 #include <string_view>
 
