@@ -63,7 +63,7 @@ void say_distribution(const RenderedInstance& instance) {
             << (distribution::is_oci_url(root)
                     ? root
                     : std::filesystem::absolute(root).lexically_normal().string())
-            << " (Flux " << instance.rendered.version << ")\n";
+            << " (Flux " << instance.rendered.version.original << ")\n";
 }
 
 }  // namespace fluxop::cli

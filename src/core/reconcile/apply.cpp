@@ -388,7 +388,7 @@ void InstanceApply::refuse_dropped_versions(const std::vector<ssa::Live>& live) 
     std::string through =
         options_.intermediate_version ? options_.intermediate_version(name, needed) : "";
     throw Error(display_name(kube::object_key(crd)) + ": objects are stored as " + join(dropped) +
-                ", which Flux " + rendered_.version + " no longer serves: apply " +
+                ", which Flux " + rendered_.version.original + " no longer serves: apply " +
                 (through.empty() ? "an earlier Flux version that serves " + join(needed)
                                  : "Flux " + through) +
                 " first (with migrateResources, it stores them as " + storage + "), then this one");
@@ -470,9 +470,9 @@ void InstanceApply::fail(Failure failure, const std::string& message) {
       std::string now = now_rfc3339();
       mark_failed(status, failure, message, generation_, now);
       mark_handled(status, requests_, migrated_);
-      record_history(status,
-                     {rendered_.revision.substr(rendered_.revision.find('@') + 1), reason(failure),
-                      rendered_.version, now, std::chrono::steady_clock::now() - started_});
+      record_history(
+          status, {rendered_.revision.substr(rendered_.revision.find('@') + 1), reason(failure),
+                   rendered_.version.original, now, std::chrono::steady_clock::now() - started_});
     });
   } catch (const Error&) {
     // The cluster may be what failed; the error that ends the apply says it.
@@ -660,8 +660,9 @@ ApplyResult InstanceApply::run() {
       status["lastArtifactRevision"] = options_.artifact_revision;
     status["components"] = components_status(objects_, flux_.components);
     mark_handled(status, requests_, migrated_ || !flux_.migrate_resources);
-    record_history(status, {rendered_.revision.substr(rendered_.revision.find('@') + 1),
-                            Reason::reconciliation_succeeded, rendered_.version, now, elapsed});
+    record_history(status,
+                   {rendered_.revision.substr(rendered_.revision.find('@') + 1),
+                    Reason::reconciliation_succeeded, rendered_.version.original, now, elapsed});
   });
   if (LeaseLock* lock = run_.held_lock()) lock->release();
   result_.changes = run_.changes();
@@ -672,15 +673,14 @@ ApplyResult InstanceApply::run() {
 
 }  // namespace
 
-std::optional<std::string> downgrade_refusal(const json& status, const std::string& version) {
+std::optional<std::string> downgrade_refusal(const json& status, const distribution::Version& to) {
   std::string applied = status.is_object() ? status.value("lastAppliedRevision", "") : "";
   std::optional<distribution::Version> from =
       distribution::parse_version(std::string_view(applied).substr(0, applied.find('@')));
-  std::optional<distribution::Version> to = distribution::parse_version(version);
-  if (!from || !to) return std::nullopt;
-  if (to->major > from->major || (to->major == from->major && to->minor >= from->minor))
+  if (!from) return std::nullopt;
+  if (to.major > from->major || (to.major == from->major && to.minor >= from->minor))
     return std::nullopt;
-  return "downgrading from " + from->original + " to " + to->original +
+  return "downgrading from " + from->original + " to " + to.original +
          " is not supported, reinstall needed";
 }
 

@@ -101,7 +101,7 @@ ApplyResult apply_instance(kube::Cluster& cluster, const instance::FluxInstance&
 // may not go back); nullopt when it is not a downgrade. apply, diff and
 // check all say it so.
 std::optional<std::string> downgrade_refusal(const nlohmann::json& status,
-                                             const std::string& version);
+                                             const distribution::Version& to);
 
 // How long an apply may take: `flag` (--timeout), else the reconcileTimeout
 // annotation, else 5m; an unparsable annotation is `warn`ed about, as the

@@ -21,8 +21,8 @@ std::optional<std::string> outdated_version(const RenderedInstance& instance) {
   try {
     std::string latest =
         "v" + distribution::to_string(distribution::resolve_version(instance.distribution, "2.x"));
-    if (latest == instance.rendered.version) return std::nullopt;
-    return message(Reason::outdated_version, {instance.rendered.version, latest});
+    if (latest == instance.rendered.version.original) return std::nullopt;
+    return message(Reason::outdated_version, {instance.rendered.version.original, latest});
   } catch (const Error&) {
     // A distribution without a 2.x version has nothing newer to say.
     return std::nullopt;
@@ -94,13 +94,11 @@ std::map<std::string, std::string_view> catalog_signers(
     const instance::FluxInstance& flux, const distribution::Distribution& distribution,
     const render::Rendered& rendered) {
   std::map<std::string, std::string_view> signers;
-  std::optional<distribution::Version> version = distribution::parse_version(rendered.version);
-  if (!version) return signers;
   try {
     std::string variant =
         distribution::catalog_variant(flux.distribution.registry, flux.distribution.variant);
     for (const distribution::CatalogImage& image :
-         distribution::catalog_entries(distribution, *version, variant, {}))
+         distribution::catalog_entries(distribution, rendered.version, variant, {}))
       signers[distribution::catalog_component(image)] = signatures::default_identity(image.name);
   } catch (const Error&) {
     // No catalog to say: each image's own name does.
@@ -189,7 +187,7 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
     pinned = true;
   }
   if (pinned && !rendered.revision.empty())
-    rendered.revision = render::revision_of(rendered.version, rendered.objects);
+    rendered.revision = render::revision_of(rendered.version.original, rendered.objects);
 }
 
 RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
@@ -256,11 +254,8 @@ ApplyResult apply_rendered(kube::Cluster& cluster, const RenderedInstance& insta
   apply.outdated_version = outdated_version(instance);
   apply.intermediate_version = [&instance](const std::string& crd,
                                            const std::vector<std::string>& api_versions) {
-    std::optional<distribution::Version> target =
-        distribution::parse_version(instance.rendered.version);
-    std::optional<distribution::Version> through =
-        target ? distribution::newest_serving(instance.distribution, *target, crd, api_versions)
-               : std::nullopt;
+    std::optional<distribution::Version> through = distribution::newest_serving(
+        instance.distribution, instance.rendered.version, crd, api_versions);
     return through ? "v" + distribution::to_string(*through) : std::string();
   };
   return apply_instance(cluster, instance.flux, instance.rendered, apply);

@@ -137,11 +137,9 @@ CheckResult check_kubernetes_version(kube::Cluster& cluster, const RenderedInsta
   if (!kubernetes)
     return result(name, CheckStatus::warning,
                   "the API server's version " + quote(server) + " is not a semantic version");
-  std::string flux = "Flux " + instance.rendered.version;
-  std::optional<distribution::Version> version =
-      distribution::parse_version(instance.rendered.version);
+  std::string flux = "Flux " + instance.rendered.version.original;
   std::optional<distribution::KubernetesRange> range =
-      version ? distribution::kubernetes_range(instance.distribution, *version) : std::nullopt;
+      distribution::kubernetes_range(instance.distribution, instance.rendered.version);
   if (!range)
     return result(name, CheckStatus::warning,
                   "Kubernetes " + server + ": no supported range is known for " + flux + " (add " +
@@ -307,7 +305,7 @@ CheckResult check_permissions(kube::Cluster& cluster, const RenderedInstance& in
 CheckResult version_change_check(const std::optional<json>& live,
                                  const RenderedInstance& instance) {
   const std::string name = "version";
-  std::string to = "Flux " + instance.rendered.version;
+  std::string to = "Flux " + instance.rendered.version.original;
   if (!live) return result(name, CheckStatus::ok, to + " is a first install");
   const json* status = member(*live, "status");
   if (std::optional<std::string> refused =
@@ -425,9 +423,9 @@ std::vector<CheckResult> run_checks(kube::Cluster& cluster, const instance::Flux
   const RenderedInstance* instance = nullptr;
   try {
     instance = &render();
-    checks.push_back(
-        result("distribution", CheckStatus::ok,
-               instance->distribution.root() + " (Flux " + instance->rendered.version + ")"));
+    checks.push_back(result(
+        "distribution", CheckStatus::ok,
+        instance->distribution.root() + " (Flux " + instance->rendered.version.original + ")"));
   } catch (const Error& e) {
     checks.push_back(result("distribution", CheckStatus::failed, e.what()));
   }

@@ -237,7 +237,7 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
   } catch (const Error& error) {
     throw Error(std::string(error.what()) + " (rendering Flux " + version.original + ")");
   }
-  rendered.version = version.original;
+  rendered.version = version;
   rendered.objects.reserve(resources.size());
   for (kustomize::Resource& resource : resources) {
     rendered.objects.push_back(std::move(resource.object()));

@@ -15,7 +15,7 @@
 namespace fluxop::render {
 
 struct Rendered {
-  std::string version;   // the distribution directory used, e.g. "v2.9.4"
+  distribution::Version version;  // resolved; its original: the directory used, e.g. "v2.9.4"
   std::string revision;  // "v2.9.4@sha256:<hex>", computed as upstream does; empty if not asked
   std::vector<yaml::Node> objects;    // in upstream's output order
   std::vector<std::string> warnings;  // e.g. images not pinned by digest, and why

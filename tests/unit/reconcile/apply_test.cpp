@@ -38,7 +38,10 @@ spec:
 )";
 
 render::Rendered rendered(std::string_view objects = kObjects) {
-  return {"v2.9.0", "v2.9.0@sha256:0123", yaml::parse_documents(objects, "rendered.yaml"), {}};
+  return {*distribution::parse_version("v2.9.0"),
+          "v2.9.0@sha256:0123",
+          yaml::parse_documents(objects, "rendered.yaml"),
+          {}};
 }
 
 void serve_fluxinstances(FakeCluster& cluster) {

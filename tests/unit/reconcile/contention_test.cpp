@@ -48,7 +48,7 @@ struct Daemon {
   std::vector<std::string> progress;
   instance::FluxInstance flux =
       instance::testing::load(std::string(instance::testing::kMinimal) + "  wait: false\n");
-  render::Rendered rendered{"v2.9.0",
+  render::Rendered rendered{*distribution::parse_version("v2.9.0"),
                             "v2.9.0@sha256:0123",
                             yaml::parse_documents(R"(apiVersion: apps/v1
 kind: Deployment

@@ -153,7 +153,7 @@ TEST_CASE("the pipeline records its events in the operator's order, the outdated
   const render::Rendered newest = instance.rendered;  // v2.9.0, the distribution's newest
   // What an instance pinned to an older minor renders.
   auto render_older = [&] {
-    instance.rendered.version = "v2.8.0";
+    instance.rendered.version = *distribution::parse_version("v2.8.0");
     instance.rendered.revision = "v2.8.0" + newest.revision.substr(newest.revision.find('@'));
   };
   render_older();
@@ -359,7 +359,8 @@ TEST_CASE("--verify: every image installed is verified before the apply, a tag p
               "oci://" + kustomize_tagged + " " + std::string(signatures::kFluxIdentity)});
     CHECK(image_of(cluster, "source-controller") == tagged + "@" + source_digest);
     CHECK(run.result.revision != unverified.result.revision);
-    CHECK(run.result.revision.starts_with(unverified.instance.rendered.version + "@sha256:"));
+    CHECK(run.result.revision.starts_with(unverified.instance.rendered.version.original +
+                                          "@sha256:"));
   }
   SUBCASE("the images' signatures are asked for together, not one after the other") {
     // Each answer waits until both are asked: one after the other, the first

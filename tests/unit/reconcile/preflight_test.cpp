@@ -56,7 +56,7 @@ bool wrote(const FakeCluster& cluster) {
 TEST_CASE("check kubernetes-version: the server's version against the Flux minor's range") {
   FakeCluster cluster;
   RenderedInstance instance = rendered();
-  REQUIRE(instance.rendered.version == "v2.9.0");
+  REQUIRE(instance.rendered.version.original == "v2.9.0");
   auto on = [&](std::string server) {
     cluster.kubernetes_version = std::move(server);
     return check_kubernetes_version(cluster, instance);
@@ -78,7 +78,7 @@ TEST_CASE("check kubernetes-version: the server's version against the Flux minor
         is(CheckStatus::warning, "the API server's version \"devel\" is not a semantic version"));
 
   // A Flux minor fluxopctl knows nothing of, unless its distribution does.
-  instance.rendered.version = "v2.99.0";
+  instance.rendered.version = *distribution::parse_version("v2.99.0");
   CHECK(on("v1.34.10") == is(CheckStatus::warning,
                              "Kubernetes v1.34.10: no supported range is known for Flux v2.99.0 "
                              "(add kubernetes-versions.yaml to the distribution)"));

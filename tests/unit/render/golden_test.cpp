@@ -37,7 +37,7 @@ TEST_CASE("golden: each case renders to its expected output") {
     std::vector<std::string> warnings;
     instance::FluxInstance flux = instance::load_instance_file(entry.path().string(), {}, warnings);
     Rendered rendered = render(flux, dist);
-    CHECK(rendered.version == "v2.9.0");
+    CHECK(rendered.version.original == "v2.9.0");
     CHECK(as_stream(rendered.objects) ==
           yaml::read_file(kGolden + "/cases/" + name + ".expected.yaml"));
     ++cases;

@@ -91,7 +91,7 @@ bool has_arg(const yaml::Node& deployment, std::string_view arg) {
 
 TEST_CASE("render: revision is the version and a SHA-256 digest of the kustomize output") {
   Rendered rendered = render_spec("");
-  CHECK(rendered.version == "v2.9.0");
+  CHECK(rendered.version.original == "v2.9.0");
   CHECK(rendered.revision.starts_with("v2.9.0@sha256:"));
   CHECK(rendered.revision.size() == std::string("v2.9.0@sha256:").size() + 64);
   // Common metadata is set after the digest: it does not change the revision.
