@@ -49,36 +49,13 @@ struct ServerVersions {
   std::string flux;        // "v2.7.2", or what says none is installed
 };
 
-// The Flux version installed in `ns`: the revision the FluxInstance flux
-// last applied ("v2.7.2@sha256:..."), else the version label Flux puts on
-// its namespace (an installation without the operator).
-std::string installed_flux(kube::Cluster& cluster, const std::string& ns) {
-  kube::ObjectKey instance = reconcile::instance_ref(ns, "flux");
-  if (cluster.has_kind(instance)) {
-    if (std::optional<nlohmann::json> live = reconcile::get_live_instance(cluster, instance)) {
-      std::string revision =
-          live->value("status", nlohmann::json::object()).value("lastAppliedRevision", "");
-      if (!revision.empty()) return revision.substr(0, revision.find('@'));
-    }
-  }
-  std::optional<nlohmann::json> space = cluster.get({"", "v1", "Namespace", "", ns});
-  if (space) {
-    nlohmann::json labels = space->value("metadata", nlohmann::json::object())
-                                .value("labels", nlohmann::json::object());
-    if (labels.is_object()) {
-      auto version = labels.find("app.kubernetes.io/version");
-      if (version != labels.end() && version->is_string()) return version->get<std::string>();
-    }
-  }
-  return "none in " + ns;
-}
-
 ServerVersions server_versions(const VersionOptions& options) {
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   kube::ServerVersion server = connected.cluster->server_version();
   ServerVersions versions{server.git_version, server.platform, ""};
   try {
-    versions.flux = installed_flux(*connected.cluster, options.ns);
+    versions.flux = reconcile::installed_flux_version(*connected.cluster, options.ns);
+    if (versions.flux.empty()) versions.flux = "none in " + options.ns;
   } catch (const kube::ApiError& e) {
     // As kubectl version, which needs only /version: a caller who may not
     // read the instance or the namespace still learns the server's.

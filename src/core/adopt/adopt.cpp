@@ -10,6 +10,7 @@
 #include "core/distribution/version.h"
 #include "core/error.h"
 #include "core/instance/instance.h"
+#include "core/labels.h"
 #include "core/render/render.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/json.h"

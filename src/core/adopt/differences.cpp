@@ -8,6 +8,7 @@
 #include "core/duration.h"
 #include "core/kube/object.h"
 #include "core/kustomize/resource.h"
+#include "core/labels.h"
 #include "core/ssa/diff.h"
 #include "core/ssa/field_ownership.h"
 #include "core/yaml/json.h"
@@ -66,7 +67,7 @@ bool overlaps(std::string_view a, std::string_view b) {
 // The labels the operator sets on every object it installs.
 bool operator_label(std::string_view key) {
   return key.starts_with("fluxcd.controlplane.io/") || key == "app.kubernetes.io/managed-by" ||
-         key == "app.kubernetes.io/instance" || key == "app.kubernetes.io/version" ||
+         key == "app.kubernetes.io/instance" || key == kVersionLabel ||
          key == "app.kubernetes.io/part-of";
 }
 // The annotations the operator sets: the namespace's prune: disabled, and
@@ -78,7 +79,7 @@ bool operator_annotation(std::string_view key) {
 }
 // The labels flux bootstrap also gives the controllers' pods.
 bool template_label(std::string_view key) {
-  return key == "app.kubernetes.io/instance" || key == "app.kubernetes.io/version";
+  return key == "app.kubernetes.io/instance" || key == kVersionLabel;
 }
 // The annotation the operator gives the controllers' pods.
 bool template_annotation(std::string_view key) {

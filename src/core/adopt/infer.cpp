@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/instance/instance.h"
+#include "core/labels.h"
 
 namespace fluxop::adopt {
 

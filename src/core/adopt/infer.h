@@ -22,7 +22,4 @@ struct Inferred {
 // controller, two installations, no version label or two versions.
 Inferred infer_instance(const std::vector<yaml::Node>& objects, const std::string& origin);
 
-// The controllers' label of the Flux version (app.kubernetes.io/version).
-inline constexpr std::string_view kVersionLabel = "app.kubernetes.io/version";
-
 }  // namespace fluxop::adopt

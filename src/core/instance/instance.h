@@ -19,10 +19,6 @@ namespace fluxop::instance {
 
 using StringMap = std::map<std::string, std::string>;
 
-// The labels on every object an instance installs, naming the instance.
-inline constexpr std::string_view kOwnerNameLabel = "fluxcd.controlplane.io/name";
-inline constexpr std::string_view kOwnerNamespaceLabel = "fluxcd.controlplane.io/namespace";
-
 // The values of .spec.components the schema allows, in the order Flux lists them.
 inline constexpr std::array<std::string_view, 7> kComponents = {
     "source-controller",       "kustomize-controller",       "helm-controller",

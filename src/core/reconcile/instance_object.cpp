@@ -1,6 +1,8 @@
 #include "core/reconcile/instance_object.h"
 
 #include "core/error.h"
+#include "core/kube/meta.h"
+#include "core/labels.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/share.h"
 #include "core/ssa/takeover.h"
@@ -171,7 +173,7 @@ nlohmann::ordered_json exported_instance(const json& live) {
   json clean = {{"name", metadata.value("name", "")},
                 {"namespace", metadata.value("namespace", "")}};
   if (json labels = metadata.value("labels", json::object()); labels.is_object()) {
-    for (std::string_view owner : {instance::kOwnerNameLabel, instance::kOwnerNamespaceLabel})
+    for (std::string_view owner : {kOwnerNameLabel, kOwnerNamespaceLabel})
       labels.erase(std::string(owner));
     if (!labels.empty()) clean["labels"] = labels;
   }
@@ -186,9 +188,24 @@ nlohmann::ordered_json exported_instance(const json& live) {
   return object;
 }
 
+std::string installed_flux_version(kube::Cluster& cluster, const std::string& ns) {
+  kube::ObjectKey instance = instance_ref(ns, "flux");
+  if (cluster.has_kind(instance)) {
+    if (std::optional<json> live = get_live_instance(cluster, instance)) {
+      std::string revision = live->value("status", json::object()).value("lastAppliedRevision", "");
+      if (!revision.empty()) return revision.substr(0, revision.find('@'));
+    }
+  }
+  if (std::optional<json> space = cluster.get({"", "v1", "Namespace", "", ns})) {
+    json labels = space->value("metadata", json::object()).value("labels", json::object());
+    if (labels.is_object()) return kube::string_member(labels, kVersionLabel);
+  }
+  return "";
+}
+
 ssa::Owner owner_labels(const kube::ObjectKey& instance) {
-  return {{std::string(instance::kOwnerNameLabel), instance.name},
-          {std::string(instance::kOwnerNamespaceLabel), instance.ns}};
+  return {{std::string(kOwnerNameLabel), instance.name},
+          {std::string(kOwnerNamespaceLabel), instance.ns}};
 }
 
 }  // namespace fluxop::reconcile

@@ -30,6 +30,11 @@ ssa::Owner owner_labels(const kube::ObjectKey& instance);
 // annotations, without the owner labels and the request annotation.
 nlohmann::ordered_json exported_instance(const nlohmann::json& live);
 
+// The Flux version installed in namespace `ns`: the FluxInstance flux's last
+// applied revision, else the namespace's version label (what `flux install`
+// and bootstrap set); empty when neither says.
+std::string installed_flux_version(kube::Cluster& cluster, const std::string& ns);
+
 // The rendered objects as JSON, in apply order.
 std::vector<nlohmann::json> rendered_json(const render::Rendered& rendered);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/kustomize/fieldspec.h"
+#include "core/labels.h"
 
 namespace fluxop::render {
 
@@ -71,7 +72,7 @@ kustomize::Transforms instance_transforms(const instance::FluxInstance& flux,
   transforms.transformers.push_back({"transformers[1]",
                                      {{"app.kubernetes.io/managed-by", "flux-operator"},
                                       {"app.kubernetes.io/instance", flux.ns},
-                                      {"app.kubernetes.io/version", version.original},
+                                      {std::string(kVersionLabel), version.original},
                                       {"app.kubernetes.io/part-of", "flux"}},
                                      metadata_field("labels")});
   return transforms;

@@ -10,6 +10,7 @@
 #include "core/distribution/resolve.h"
 #include "core/error.h"
 #include "core/kustomize/build.h"
+#include "core/labels.h"
 #include "core/render/apply_order.h"
 #include "core/render/component_patches.h"
 #include "core/render/generated.h"
@@ -251,10 +252,10 @@ Rendered render(const instance::FluxInstance& flux, const distribution::Distribu
     charge_common_metadata(flux, rendered.objects.size(), *context.budget);
     set_metadata(rendered.objects, flux.common_metadata->labels, flux.common_metadata->annotations);
   }
-  set_metadata(rendered.objects,
-               {{std::string(instance::kOwnerNameLabel), flux.name},
-                {std::string(instance::kOwnerNamespaceLabel), flux.ns}},
-               {});
+  set_metadata(
+      rendered.objects,
+      {{std::string(kOwnerNameLabel), flux.name}, {std::string(kOwnerNamespaceLabel), flux.ns}},
+      {});
   return rendered;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/base64.h"
 #include "core/kube/meta.h"
+#include "core/labels.h"
 
 namespace fluxop::report {
 
@@ -54,8 +55,7 @@ Distribution distribution(const std::optional<json>& gitrepositories_crd,
     result.status = "Installed";
     json labels =
         gitrepositories_crd->value("metadata", json::object()).value("labels", json::object());
-    if (labels.contains("app.kubernetes.io/version"))
-      result.version = string_member(labels, "app.kubernetes.io/version");
+    if (labels.contains(kVersionLabel)) result.version = string_member(labels, kVersionLabel);
     if (labels.contains("app.kubernetes.io/managed-by"))
       result.managed_by = string_member(labels, "app.kubernetes.io/managed-by");
     else if (labels.contains("kustomize.toolkit.fluxcd.io/name"))
