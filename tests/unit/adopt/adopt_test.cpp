@@ -10,6 +10,7 @@
 #include "../memory_dir.h"
 #include "core/adopt/infer.h"
 #include "core/error.h"
+#include "core/labels.h"
 #include "core/render/render.h"
 #include "core/yaml/emit.h"
 #include "core/yaml/parse.h"
