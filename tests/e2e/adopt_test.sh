@@ -32,19 +32,15 @@
 #   again   diff again exits 0
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when it cannot run.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 version=v2.9.4
 apply_timeout=5m
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
 # shellcheck source=tests/adopt/lib.sh
 source "$root/tests/adopt/lib.sh"
-work=$(mktemp -d)
-on_exit e2e_cleanup
 
-e2e_require "$bin" "$dist"
 adopt_prerequisites "$version"
 command -v ssh-keygen >/dev/null || skip_test "ssh-keygen is not installed (the bootstrap's deploy key)"
 mapfile -t flags < <(common_flags)

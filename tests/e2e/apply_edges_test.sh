@@ -31,14 +31,11 @@
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when there is no
 # cluster or no distribution to test with.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
-work=$(mktemp -d)
-on_exit e2e_cleanup
+e2e_suite "$1"
+shift 2
 
 # edge NAME INSTANCE_FILE [FLAGS...]: fluxopctl apply (see fx).
 edge() {
@@ -94,7 +91,6 @@ given_no_flux() {
     kwait 180 delete customresourcedefinitions -l app.kubernetes.io/part-of=flux --ignore-not-found >/dev/null
 }
 
-e2e_require "$bin" "$dist"
 all_cases=(diff_empty replaced migration rollout_stuck drift_instance drift_stripped drift_status)
 e2e_select_cases "$@"
 e2e_cluster_up "$work/cluster"

@@ -21,16 +21,12 @@
 # Closes with `N passed, M failed`; a skip (exit 77, a failure when CI=true)
 # only when kubectl, python3 or the cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-work=$(mktemp -d)
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 
-on_exit e2e_cleanup
-
-command -v kubectl >/dev/null || skip_test "kubectl is not installed"
 command -v python3 >/dev/null || skip_test "python3 is not installed"
 all_cases=(version impersonation proxies)
 e2e_select_cases "$@"

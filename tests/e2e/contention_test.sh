@@ -42,23 +42,18 @@
 # failure when CI=true) only when kubectl, the distribution or the cluster
 # binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instances=$root/tests/e2e/instances
-work=$(mktemp -d)
 run_limit=600
 apply_timeout=5m
 lease=fluxopctl-flux
 cluster=$root/scripts/cluster
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 
 daemon= background=
-on_exit e2e_cleanup
-
-e2e_require "$bin" "$dist"
 
 all_cases=(stale_render stolen_lease paused_writer no_reconciler file_requests force_failed
   force_outage controller_beside namespace_deleted unestablished)

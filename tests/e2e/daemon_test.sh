@@ -45,18 +45,14 @@
 # failure when CI=true) only when kubectl, curl, the distribution, the
 # registry or the cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
-work=$(mktemp -d)
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 
 daemon=
-on_exit e2e_cleanup
 
-e2e_require "$bin" "$dist"
 command -v curl >/dev/null || skip_test "curl is not installed"
 all_cases=(file cluster second_instance leader usage)
 e2e_select_cases "$@"

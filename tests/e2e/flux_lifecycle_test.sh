@@ -49,15 +49,13 @@
 # controllers, the flux CLI, the cluster), docker-registry or the
 # distribution are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
-work=$(mktemp -d)
 run_limit=300
 apply_timeout=3m
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 # shellcheck source=scripts/lib/flux-controllers.sh
 source "$root/scripts/lib/flux-controllers.sh"
 # shellcheck source=tests/adopt/lib.sh
@@ -67,9 +65,7 @@ controllers=$work/controllers
 # A safety net should the test be killed before its cleanup.
 export REGISTRY_LIFETIME=1800
 e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
-on_exit e2e_cleanup
 
-e2e_require "$bin" "$dist"
 all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade
   daemon_beside adopt)
 e2e_select_cases "$@"

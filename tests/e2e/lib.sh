@@ -3,6 +3,12 @@
 # tests share, and the checks of an applied FluxInstance against two
 # renderings, fluxopctl's and the upstream CLI's.
 #
+#   e2e_suite BIN         what a suite starts with, once it has set root and
+#                         sourced this file: bin (BIN, absolute), dist
+#                         ($FLUXOPCTL_DISTRIBUTION_ARTIFACT, else
+#                         ../shared/flux-distribution beside the checkout),
+#                         work (a new temporary directory), e2e_cleanup on
+#                         exit, and e2e_require's checks
 #   e2e_cluster_up DIR    brings it up in DIR and sets KUBECONFIG; a skip
 #                         (skip_test) when it cannot be built here, a failure
 #                         (with its log) when it fails to start
@@ -520,6 +526,15 @@ e2e_require() {
   [ -x "$1" ] || abort "no fluxopctl at $1"
   command -v kubectl >/dev/null || skip_test "kubectl is not installed"
   [ -d "$2/flux" ] || skip_test "no Flux distribution at $2"
+}
+
+# e2e_suite BIN: the start of every suite (the header above).
+e2e_suite() {
+  bin=$(realpath "$1") || abort "no fluxopctl at $1"
+  dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
+  work=$(mktemp -d)
+  on_exit e2e_cleanup
+  e2e_require "$bin" "$dist"
 }
 
 e2e_select_cases() {

@@ -34,17 +34,13 @@
 # failure when CI=true) only when kubectl, the distribution or the cluster
 # binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
-work=$(mktemp -d)
 apply_timeout=5m
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
-on_exit e2e_cleanup
+e2e_suite "$1"
+shift 2
 
-e2e_require "$bin" "$dist"
 command -v jq >/dev/null || skip_test "jq is not installed"
 all_cases=(uninstall keep_crds hostile_status daemon usage)
 e2e_select_cases "$@"

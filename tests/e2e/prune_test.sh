@@ -30,21 +30,17 @@
 # `N passed, M failed`. A skip (exit 77, a failure when CI=true) only when
 # kubectl, the distribution or the cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instances=$root/tests/e2e/instances
-work=$(mktemp -d)
 run_limit=240
 apply_timeout=3m
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 
 finalizer_pid=
-on_exit e2e_cleanup
 
-e2e_require "$bin" "$dist"
 all_cases=(crds terminating sync delete inventory labels downgrade)
 e2e_select_cases "$@"
 

@@ -17,15 +17,13 @@
 # distribution, docker-registry cannot be installed or Go is missing to build
 # distribution v3's registry; a registry that does not start is a failure.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT}")
 root=$(cd "${2:?usage: $0 BIN ROOT}" && pwd)
-dist=$root/../shared/flux-distribution
 source "$root/scripts/lib/oci-registry.sh"
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
 # shellcheck source=tests/mirror/lib.sh
 source "$root/tests/mirror/lib.sh"
 
-work=$(mktemp -d)
 # fluxopctl's cache is the test's own (scripts/cluster keeps its binaries in
 # the default one).
 export DOCKER_CONFIG=$work/docker
@@ -34,7 +32,6 @@ fluxopctl=(env "XDG_CACHE_HOME=$work/cache" "$bin")
 # longer than any run of the test.
 export REGISTRY_LIFETIME=1200
 mkdir -p "$DOCKER_CONFIG"
-on_exit e2e_cleanup
 
 # exits_with STATUS STDERR_REGEX COMMAND...: COMMAND (within 120 s) exits
 # STATUS with a stderr line matching; its output in $work/out and err.
@@ -48,7 +45,6 @@ exits_with() {
 # A step the rest cannot go without.
 stop() { abort "$1: $2"; }
 
-[ -d "$dist/flux" ] || skip_test "no distribution at $dist"
 registry_ensure_installed || skip_test "docker-registry cannot be installed"
 status=0
 registry_v3_ensure_built 2>"$work/registry-v3.err" || status=$?

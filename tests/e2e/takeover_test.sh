@@ -13,17 +13,13 @@
 # Closes with `N passed, M failed`; exit 77 (1 in CI) when it cannot run (no
 # kubectl, no cluster binaries, no distribution, no upstream CLI).
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=${FLUXOPCTL_DISTRIBUTION_ARTIFACT:-$root/../shared/flux-distribution}
 instance=$root/tests/e2e/instances/flux-2.9-four.yaml
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
-work=$(mktemp -d)
-on_exit e2e_cleanup
+e2e_suite "$1"
+shift 2
 
-e2e_require "$bin" "$dist"
 # One case: the take-over needs a cluster no apply installed Flux on.
 all_cases=(takeover)
 e2e_select_cases "$@"

@@ -29,13 +29,11 @@
 # kubectl, the distribution, docker-registry, Go to build cosign or the
 # cluster binaries are missing.
 set -uo pipefail
-bin=$(realpath "${1:?usage: $0 BIN ROOT [CASE...]}")
 root=$(cd "${2:?usage: $0 BIN ROOT [CASE...]}" && pwd)
-shift 2
-dist=$root/../shared/flux-distribution
-work=$(mktemp -d)
 # shellcheck source=tests/e2e/lib.sh
 source "$root/tests/e2e/lib.sh"
+e2e_suite "$1"
+shift 2
 # shellcheck source=scripts/lib/cosign.sh
 source "$root/scripts/lib/cosign.sh"
 # shellcheck source=tests/mirror/lib.sh
@@ -46,12 +44,10 @@ export REGISTRY_LIFETIME=3600
 daemon=
 # The daemon runs detached (its pid in $work/daemon.pid), not as a job.
 e2e_cleanup_hook() { [ -s "$work/daemon.pid" ] && kill -9 "$(cat "$work/daemon.pid")" 2>/dev/null; }
-on_exit e2e_cleanup
 
 all_cases=(mirror_apply unsigned_image daemon_tampered)
 e2e_select_cases "$@"
 
-e2e_require "$bin" "$dist"
 command -v curl >/dev/null || skip_test "curl is not installed"
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 cosign_ensure_built || skip_test "cosign $cosign_version could not be built (above)"
