@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/plural.h"
 #include "core/reconcile/events.h"
+#include "core/reconcile/instance_requests.h"
 #include "core/reconcile/pipeline.h"
 #include "core/reconcile/shared_render.h"
 #include "core/ssa/change_set.h"
@@ -254,8 +255,8 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
   add_change_set_flags(*cmd, options->writes);
   cmd->add_flag("-v,--verbose", options->verbose, "Also list unchanged objects");
   cmd->add_flag("--force", options->force,
-                "Apply an instance whose reconciliation is disabled (fluxopctl suspend, the "
-                "fluxcd.controlplane.io/reconcile: disabled annotation)");
+                "Apply an instance whose reconciliation is disabled (fluxopctl suspend, the " +
+                    std::string(reconcile::kReconcileAnnotation) + ": disabled annotation)");
   add_prune_crds_flag(*cmd, options->prune_crds);
   WatchFlags& daemon = options->daemon;
   cmd->add_flag(

@@ -125,31 +125,32 @@ void add_request_commands(CLI::App& app) {
   cmd->callback([wait] { run_wait(*wait); });
 
   auto reconcile = std::make_shared<InstanceCommandOptions>();
-  cmd = add_instance_command(
-      app, "reconcile",
-      "Request a reconciliation of the FluxInstance (reconcile.fluxcd.io/requestedAt), as "
-      "`flux-operator reconcile instance` does, and wait for it",
-      reconcile, /*writes=*/true);
+  cmd = add_instance_command(app, "reconcile",
+                             "Request a reconciliation of the FluxInstance (" +
+                                 std::string(reconcile::kRequestedAtAnnotation) +
+                                 "), as `flux-operator reconcile instance` does, and wait for it",
+                             reconcile, /*writes=*/true);
   cmd->add_flag("--force", reconcile->force,
-                "Also migrate every Flux custom resource to its latest API version "
-                "(reconcile.fluxcd.io/forceAt)");
+                "Also migrate every Flux custom resource to its latest API version (" +
+                    std::string(reconcile::kForceAtAnnotation) + ")");
   add_wait_flag(*cmd, *reconcile);
   cmd->callback([reconcile] { run_request(*reconcile, InstanceRequest::reconcile); });
 
   auto suspend = std::make_shared<InstanceCommandOptions>();
   cmd = add_instance_command(
       app, "suspend",
-      "Suspend the FluxInstance's reconciliation (fluxcd.controlplane.io/reconcile: disabled): "
-      "the operator and the daemon pause, a one-shot apply refuses it unless forced",
+      "Suspend the FluxInstance's reconciliation (" + std::string(reconcile::kReconcileAnnotation) +
+          ": disabled): the operator and the daemon pause, a one-shot apply refuses it unless "
+          "forced",
       suspend, /*writes=*/true);
   cmd->callback([suspend] { run_request(*suspend, InstanceRequest::suspend); });
 
   auto resume = std::make_shared<InstanceCommandOptions>();
-  cmd = add_instance_command(
-      app, "resume",
-      "Resume the FluxInstance's reconciliation (fluxcd.controlplane.io/reconcile: enabled, "
-      "and a reconcile requested), and wait for it",
-      resume, /*writes=*/true);
+  cmd = add_instance_command(app, "resume",
+                             "Resume the FluxInstance's reconciliation (" +
+                                 std::string(reconcile::kReconcileAnnotation) +
+                                 ": enabled, and a reconcile requested), and wait for it",
+                             resume, /*writes=*/true);
   add_wait_flag(*cmd, *resume);
   cmd->callback([resume] { run_request(*resume, InstanceRequest::resume); });
 }
