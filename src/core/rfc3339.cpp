@@ -15,6 +15,8 @@ std::string utc_rfc3339(std::time_t seconds) {
   return text;
 }
 
+std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
+
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
   std::tm utc{};
   const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &utc);

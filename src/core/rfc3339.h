@@ -10,6 +10,8 @@ namespace fluxop {
 
 // "2026-11-22T07:37:16Z".
 std::string utc_rfc3339(std::time_t seconds);
+// Now, so written (a condition's lastTransitionTime, a history entry's time).
+std::string now_rfc3339();
 
 // RFC 3339 as Kubernetes and Sigstore write it: "2026-11-22T08:00:00Z",
 // fractions (dropped) and offsets allowed; nullopt when malformed. Times

@@ -37,8 +37,6 @@ using ssa::Change;
 constexpr std::chrono::minutes kDefaultTimeout{5};
 constexpr std::string_view kTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout";
 
-std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
-
 std::string annotation(const instance::StringMap& annotations, std::string_view name) {
   auto found = annotations.find(std::string(name));
   return found == annotations.end() ? "" : found->second;

@@ -14,12 +14,6 @@ namespace fluxop::reconcile {
 
 using nlohmann::json;
 
-namespace {
-
-std::string now_rfc3339() { return utc_rfc3339(std::time(nullptr)); }
-
-}  // namespace
-
 // Ready=False with the failure's reason, and Stalled for a build failure,
 // which does not go away by retrying: only a new spec helps.
 void mark_failed(json& status, Failure failure, const std::string& message, std::int64_t generation,
