@@ -192,15 +192,13 @@ std::string installed_flux_version(kube::Cluster& cluster, const std::string& ns
   kube::ObjectKey instance = instance_ref(ns, "flux");
   if (cluster.has_kind(instance)) {
     if (std::optional<json> live = get_live_instance(cluster, instance)) {
-      std::string revision = live->value("status", json::object()).value("lastAppliedRevision", "");
+      std::string revision = kube::text_at(*live, "/status/lastAppliedRevision");
       if (!revision.empty()) return revision.substr(0, revision.find('@'));
     }
   }
-  if (std::optional<json> space = cluster.get({"", "v1", "Namespace", "", ns})) {
-    json labels = space->value("metadata", json::object()).value("labels", json::object());
-    if (labels.is_object()) return kube::string_member(labels, kVersionLabel);
-  }
-  return "";
+  std::optional<json> space = cluster.get({"", "v1", "Namespace", "", ns});
+  return space ? kube::text_at(*space, "/metadata/labels/" + kube::pointer_token(kVersionLabel))
+               : "";
 }
 
 ssa::Owner owner_labels(const kube::ObjectKey& instance) {

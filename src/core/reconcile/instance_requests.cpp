@@ -119,23 +119,17 @@ std::string request_time(std::chrono::system_clock::time_point now) {
 
 namespace {
 
-struct RequestRow {
-  InstanceRequest value;
-  std::string_view name;
-  std::string_view done;
-};
-constexpr RequestRow kRequests[] = {
-    {InstanceRequest::reconcile, "reconcile", "requested"},
-    {InstanceRequest::suspend, "suspend", "suspended"},
-    {InstanceRequest::resume, "resume", "resumed"},
+// What each request did.
+constexpr EnumName<InstanceRequest> kRequests[] = {
+    {InstanceRequest::reconcile, "requested"},
+    {InstanceRequest::suspend, "suspended"},
+    {InstanceRequest::resume, "resumed"},
 };
 static_assert(covers_enum(kRequests));
 
 }  // namespace
 
-std::string_view request_name(InstanceRequest request) { return enum_row(kRequests, request).name; }
-
-std::string_view request_done(InstanceRequest request) { return enum_row(kRequests, request).done; }
+std::string_view request_done(InstanceRequest request) { return enum_row(kRequests, request).name; }
 
 std::map<std::string, std::string> request_annotations(InstanceRequest request,
                                                        const std::string& now, bool force) {

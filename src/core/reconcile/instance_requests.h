@@ -57,8 +57,6 @@ enum class InstanceRequest {
   count,  // not a request: the number of them
 };
 
-// "reconcile", "suspend", "resume": the command's name.
-std::string_view request_name(InstanceRequest request);
 // "requested", "suspended", "resumed": what it did.
 std::string_view request_done(InstanceRequest request);
 

@@ -99,7 +99,6 @@ TEST_CASE("requests: the annotations each request writes, and which one a reconc
   CHECK_FALSE(request_answered(Asked::suspend));
   CHECK(request_answered(Asked::reconcile));
   CHECK(request_answered(Asked::resume));
-  CHECK(request_name(Asked::resume) == "resume");
   CHECK(request_done(Asked::suspend) == "suspended");
 }
 
