@@ -10,7 +10,7 @@ namespace {
 using Op = Constraint::Op;
 using Term = Constraint::Term;
 
-constexpr std::size_t kMaxLength = 512;
+constexpr std::size_t kMaxConstraintLength = 512;
 constexpr std::size_t kMaxGroups = 32;
 
 constexpr std::array<std::pair<std::string_view, Op>, 12> kOperators{{
@@ -38,10 +38,6 @@ bool is_operator_char(char c) {
 // The library's segment class also admits '|'; such segments fail later.
 bool is_segment_char(char c) {
   return (c >= '0' && c <= '9') || std::string_view("xX*|").find(c) != std::string_view::npos;
-}
-
-bool is_identifier_char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
 }
 
 bool is_wildcard(std::string_view segment) {
@@ -284,7 +280,7 @@ bool satisfies(const Term& t, const Version& v) {
 }  // namespace
 
 std::optional<Constraint> Constraint::parse(std::string_view text) {
-  if (text.size() > kMaxLength) return std::nullopt;
+  if (text.size() > kMaxConstraintLength) return std::nullopt;
   std::string rewritten = rewrite_ranges(text);
   std::vector<std::string_view> alternatives = split_alternatives(rewritten);
   if (alternatives.size() > kMaxGroups) return std::nullopt;

@@ -6,13 +6,9 @@
 namespace fluxop::distribution {
 namespace {
 
-constexpr std::size_t kMaxLength = 256;
+constexpr std::size_t kMaxVersionLength = 256;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-bool is_identifier_char(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
-}
 
 bool all_digits(std::string_view s) {
   for (char c : s) {
@@ -85,8 +81,12 @@ int compare_numbers(std::uint64_t a, std::uint64_t b) { return a < b ? -1 : (a >
 
 }  // namespace
 
+bool is_identifier_char(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+}
+
 std::optional<Version> parse_version(std::string_view text) {
-  if (text.size() > kMaxLength) return std::nullopt;
+  if (text.size() > kMaxVersionLength) return std::nullopt;
   Version version;
   version.original = std::string(text);
   std::size_t pos = text.starts_with('v') ? 1 : 0;

@@ -24,6 +24,9 @@ struct Version {
 // must not have leading zeros; at most 256 characters. nullopt otherwise.
 std::optional<Version> parse_version(std::string_view text);
 
+// [0-9A-Za-z-]: a character of a pre-release or metadata identifier.
+bool is_identifier_char(char c);
+
 // Semver precedence: -1, 0 or 1. Pre-releases sort before their release;
 // metadata is ignored.
 int compare(const Version& a, const Version& b);

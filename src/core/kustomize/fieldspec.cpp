@@ -7,14 +7,14 @@ namespace fluxop::kustomize {
 
 namespace {
 
-struct Step {
+struct PathStep {
   std::string key;
   bool sequence = false;  // written "key[]"
 };
 
 // Splits on "/", rejoining parts whose "/" was escaped as "\/"; a leading
 // "/" is allowed.
-std::vector<Step> split_path(std::string_view path) {
+std::vector<PathStep> split_path(std::string_view path) {
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (true) {
@@ -24,7 +24,7 @@ std::vector<Step> split_path(std::string_view path) {
     start = slash + 1;
   }
   if (parts.size() > 1 && parts.front().empty()) parts.erase(parts.begin());
-  std::vector<Step> steps;
+  std::vector<PathStep> steps;
   for (auto& part : parts) {
     if (!steps.empty() && steps.back().key.ends_with('\\')) {
       steps.back().key.back() = '/';
@@ -65,7 +65,7 @@ class Walk {
 
  private:
   void enter(yaml::Node& map, std::size_t step) {
-    const Step& next = steps_[step];
+    const PathStep& next = steps_[step];
     if (next.key.empty()) fail("empty field name");
     bool last = step + 1 == steps_.size();
     yaml::Node* child = map.get(next.key);
@@ -86,7 +86,7 @@ class Walk {
 
   const yaml::Node& object_;
   const FieldSpec& spec_;
-  std::vector<Step> steps_;
+  std::vector<PathStep> steps_;
   const std::function<void(yaml::Node&)>& visit_;
 };
 

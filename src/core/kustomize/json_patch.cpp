@@ -18,11 +18,9 @@ namespace {
 
 using yaml::Node;
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
 // The operation being applied: errors start with its label, "[2] add /a",
 // which grows as the operation's fields are read.
-struct Step {
+struct PatchStep {
   std::string label;
   std::string path;
   yaml::NodeBudget& budget;
@@ -34,11 +32,11 @@ struct Step {
 
 // Errors about a pointer other than `path` name it first.
 std::string about(std::string_view role, std::string_view pointer) {
-  return role.empty() ? "" : std::string(role) + " " + quoted(pointer) + ": ";
+  return role.empty() ? "" : std::string(role) + " " + quote(pointer) + ": ";
 }
 
 // The reference tokens of an RFC 6901 pointer; none for "" (the document).
-std::vector<std::string> tokens_of(std::string_view pointer, const Step& step,
+std::vector<std::string> tokens_of(std::string_view pointer, const PatchStep& step,
                                    const std::string& context) {
   std::vector<std::string> tokens;
   if (pointer.empty()) return tokens;
@@ -82,9 +80,9 @@ std::optional<std::size_t> index_in(std::string_view token, std::size_t slots) {
 }
 
 std::size_t resolve_index(const std::string& token, std::size_t size, bool inserting,
-                          const Step& step, const std::string& context) {
+                          const PatchStep& step, const std::string& context) {
   if (auto index = index_in(token, size + (inserting ? 1 : 0))) return *index;
-  if (!parse_index(token)) step.fail(context + quoted(token) + " is not a sequence index");
+  if (!parse_index(token)) step.fail(context + quote(token) + " is not a sequence index");
   step.fail(context + "index " + token + " out of range (" + std::to_string(size) + " items)");
 }
 
@@ -101,7 +99,7 @@ struct Location {
 // not new, but may not nest the document too deeply either.
 enum class Placed { created, moved };
 
-void admit(const Node& value, const Location& at, Placed placed, const Step& step) {
+void admit(const Node& value, const Location& at, Placed placed, const PatchStep& step) {
   try {
     if (placed == Placed::created) {
       step.budget.charge(value, at.depth);
@@ -114,7 +112,7 @@ void admit(const Node& value, const Location& at, Placed placed, const Step& ste
 }
 
 // Every step before the last must exist and be a map or a sequence.
-Location locate(Node& document, std::string_view pointer, const Step& step,
+Location locate(Node& document, std::string_view pointer, const PatchStep& step,
                 std::string_view role = {}) {
   std::string context = about(role, pointer);
   std::vector<std::string> tokens = tokens_of(pointer, step, context);
@@ -135,12 +133,12 @@ Location locate(Node& document, std::string_view pointer, const Step& step,
 
 // The value at a location; nullptr for a missing map key (the library
 // reads it as null).
-const Node* value_at(const Location& at, const Step& step, const std::string& context) {
+const Node* value_at(const Location& at, const PatchStep& step, const std::string& context) {
   if (at.parent->is_map()) return at.parent->get(at.key);
   return &at.parent->items()[resolve_index(at.key, at.parent->size(), false, step, context)];
 }
 
-void insert(const Location& at, Node value, const Step& step) {
+void insert(const Location& at, Node value, const PatchStep& step) {
   if (at.parent->is_map()) {
     at.parent->set(at.key, std::move(value));
     return;
@@ -151,7 +149,7 @@ void insert(const Location& at, Node value, const Step& step) {
   items.insert(items.begin() + static_cast<std::ptrdiff_t>(index), std::move(value));
 }
 
-Node take(const Location& at, const Step& step, const std::string& context) {
+Node take(const Location& at, const PatchStep& step, const std::string& context) {
   if (at.parent->is_map()) {
     Node* found = at.parent->get(at.key);
     if (!found) step.fail(context + "path not found");
@@ -201,10 +199,10 @@ bool json_equal(const Node& a, const Node& b) {
   return false;
 }
 
-std::string string_field(const Node& operation, std::string_view key, const Step& step) {
+std::string string_field(const Node& operation, std::string_view key, const PatchStep& step) {
   const Node* field = operation.get(key);
-  if (!field) step.fail("missing " + quoted(key));
-  if (!field->is_string()) step.fail(quoted(key) + " must be a string");
+  if (!field) step.fail("missing " + quote(key));
+  if (!field->is_string()) step.fail(quote(key) + " must be a string");
   return field->text();
 }
 
@@ -214,18 +212,18 @@ Node value_of(const Node& operation) {
   return value ? *value : Node();
 }
 
-void op_add(Node& document, const Node& operation, const Step& step) {
+void op_add(Node& document, const Node& operation, const PatchStep& step) {
   Location at = locate(document, step.path, step);
   Node value = value_of(operation);
   admit(value, at, Placed::created, step);
   insert(at, std::move(value), step);
 }
 
-void op_remove(Node& document, const Node&, const Step& step) {
+void op_remove(Node& document, const Node&, const PatchStep& step) {
   take(locate(document, step.path, step), step, "");
 }
 
-void op_replace(Node& document, const Node& operation, const Step& step) {
+void op_replace(Node& document, const Node& operation, const PatchStep& step) {
   Node value = value_of(operation);
   if (step.path.empty()) {
     if (!value.is_map()) step.fail("the document can only be replaced by a map");
@@ -243,7 +241,7 @@ void op_replace(Node& document, const Node& operation, const Step& step) {
   }
 }
 
-void op_move(Node& document, const Node& operation, const Step& step) {
+void op_move(Node& document, const Node& operation, const PatchStep& step) {
   std::string from = string_field(operation, "from", step);
   Node value = take(locate(document, from, step, "from"), step, about("from", from));
   Location at = locate(document, step.path, step);
@@ -251,7 +249,7 @@ void op_move(Node& document, const Node& operation, const Step& step) {
   insert(at, std::move(value), step);
 }
 
-void op_copy(Node& document, const Node& operation, const Step& step) {
+void op_copy(Node& document, const Node& operation, const PatchStep& step) {
   std::string from = string_field(operation, "from", step);
   const Node* found = value_at(locate(document, from, step, "from"), step, about("from", from));
   Location at = locate(document, step.path, step);
@@ -260,13 +258,13 @@ void op_copy(Node& document, const Node& operation, const Step& step) {
   insert(at, found ? *found : Node(), step);
 }
 
-void op_test(Node& document, const Node& operation, const Step& step) {
+void op_test(Node& document, const Node& operation, const PatchStep& step) {
   const Node* found = &document;
   if (!step.path.empty()) found = value_at(locate(document, step.path, step), step, "");
   if (!json_equal(found ? *found : Node(), value_of(operation))) step.fail("test failed");
 }
 
-using Operation = void (*)(Node& document, const Node& operation, const Step& step);
+using Operation = void (*)(Node& document, const Node& operation, const PatchStep& step);
 
 Operation operation_named(std::string_view name) {
   static const std::pair<std::string_view, Operation> operations[] = {
@@ -281,19 +279,18 @@ Operation operation_named(std::string_view name) {
 
 void apply_operation(Node& document, const Node& operation, std::size_t index,
                      yaml::NodeBudget& budget) {
-  Step step{"[" + std::to_string(index) + "]", "", budget};
+  PatchStep step{"[" + std::to_string(index) + "]", "", budget};
   if (!operation.is_map()) {
     step.fail("an operation must be a map, not a " + std::string(yaml::kind_name(operation)));
   }
   std::string name = string_field(operation, "op", step);
   Operation apply = operation_named(name);
   if (!apply) {
-    step.fail("unknown op " + quoted(name) +
-              " (expected add, remove, replace, move, copy or test)");
+    step.fail("unknown op " + quote(name) + " (expected add, remove, replace, move, copy or test)");
   }
   step.label += " " + name;
   step.path = string_field(operation, "path", step);
-  step.label += " " + (step.path.empty() ? quoted(step.path) : step.path);
+  step.label += " " + (step.path.empty() ? quote(step.path) : step.path);
   apply(document, operation, step);
 }
 

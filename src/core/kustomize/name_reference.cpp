@@ -22,7 +22,7 @@ using Candidates = std::vector<const Resource*>;
 
 // kustomize compares namespaces with "" meaning "default"; cluster-scoped
 // resources have none at all ("").
-std::string effective_namespace(const ResourceId& id) {
+std::string namespace_or_default(const ResourceId& id) {
   if (is_cluster_scoped(id.gvk)) return {};
   return id.ns.empty() ? "default" : id.ns;
 }
@@ -160,7 +160,7 @@ class ResourceIndex {
       for (const std::string& name : names) {
         for (const std::string& kind : kinds) by_old_name_[key(name, kind)].add(&r);
       }
-      std::string original_ns = effective_namespace(r.original_id());
+      std::string original_ns = namespace_or_default(r.original_id());
       if (!original_ns.empty()) by_original_ns_[original_ns].push_back(&r);
     }
   }
@@ -193,12 +193,12 @@ class ResourceIndex {
 class Visible {
  public:
   explicit Visible(const Resource& referrer)
-      : referrer_ns_(effective_namespace(referrer.id())),
+      : referrer_ns_(namespace_or_default(referrer.id())),
         subjects_ns_(subject_namespaces(referrer)) {}
 
   bool sees(const Resource& target) const {
     if (referrer_ns_.empty()) return true;
-    std::string target_ns = effective_namespace(target.id());
+    std::string target_ns = namespace_or_default(target.id());
     return target_ns.empty() || target_ns == referrer_ns_ || subjects_ns_.contains(target.ns());
   }
 
@@ -270,7 +270,7 @@ class Reference {
     return [this, ns, by_original](const Resource* r) {
       if (!visible_.sees(*r)) return false;
       if (ns) {
-        std::string candidate_ns = effective_namespace(by_original ? r->original_id() : r->id());
+        std::string candidate_ns = namespace_or_default(by_original ? r->original_id() : r->id());
         if (candidate_ns.empty() || candidate_ns != ns->text()) return false;
       }
       return was_selected_by(*r, target_) && (!role_ || was_selected_by(*r, *role_)) &&
@@ -347,8 +347,8 @@ class Reference {
   // Namespaced referrers see cluster-scoped resources, their own namespace,
   // and ServiceAccounts anywhere (RoleBindings bind those across namespaces).
   bool in_reach(const Resource& r) const {
-    std::string referrer_ns = effective_namespace(referrer_.id());
-    std::string ns = effective_namespace(r.id());
+    std::string referrer_ns = namespace_or_default(referrer_.id());
+    std::string ns = namespace_or_default(r.id());
     return referrer_ns.empty() || ns.empty() || r.kind() == "ServiceAccount" || ns == referrer_ns;
   }
 

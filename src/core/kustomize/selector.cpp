@@ -14,8 +14,6 @@ namespace {
 
 using Operator = Requirement::Operator;
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool is_symbol(char c) { return std::string_view("=!(),<>").find(c) != std::string_view::npos; }
 bool is_alnum(char c) {
@@ -98,7 +96,7 @@ class Parser {
     while (true) {
       selector.push_back(requirement());
       if (at_end()) return selector;
-      if (!at(",")) fail("found " + quoted(peek().text) + ", expected \",\" or the end");
+      if (!at(",")) fail("found " + quote(peek().text) + ", expected \",\" or the end");
       next();
       if (at_end() || (peek().symbol && !at("!"))) {
         fail("found " + describe(peek()) + ", expected a key after \",\"");
@@ -117,11 +115,11 @@ class Parser {
   bool at(std::string_view symbol) const { return peek().symbol && peek().text == symbol; }
 
   static std::string describe(const Token& token) {
-    return token.text.empty() ? "the end" : quoted(token.text);
+    return token.text.empty() ? "the end" : quote(token.text);
   }
 
   [[noreturn]] void fail(std::string_view message) const {
-    throw Error("invalid selector " + quoted(text_) + ": " + std::string(message));
+    throw Error("invalid selector " + quote(text_) + ": " + std::string(message));
   }
 
   Requirement requirement() {
@@ -131,7 +129,7 @@ class Parser {
     const Token& key = next();
     if (key.symbol || key.text.empty()) fail("found " + describe(key) + ", expected a key");
     if (!is_qualified_name(key.text)) {
-      fail("invalid label key " + quoted(key.text) +
+      fail("invalid label key " + quote(key.text) +
            ": must be a name of alphanumerics, '-', '_' or '.' (at most 63, alphanumeric at "
            "both ends), optionally prefixed by a DNS subdomain and '/'");
     }
@@ -188,13 +186,13 @@ class Parser {
   void check_values(const Requirement& requirement) const {
     for (const std::string& value : requirement.values) {
       if (!value.empty() && !is_label_name(value)) {
-        fail("invalid value " + quoted(value) + " for " + quoted(requirement.key) +
+        fail("invalid value " + quote(value) + " for " + quote(requirement.key) +
              ": must be alphanumerics, '-', '_' or '.' (at most 63, alphanumeric at both ends)");
       }
       bool ordered =
           requirement.op == Operator::GreaterThan || requirement.op == Operator::LessThan;
       if (ordered && !parse_int64(value)) {
-        fail("the value of " + quoted(requirement.key) + " for > and < must be an integer");
+        fail("the value of " + quote(requirement.key) + " for > and < must be an integer");
       }
     }
   }

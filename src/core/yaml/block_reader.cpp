@@ -4,14 +4,12 @@
 #include <limits>
 #include <string>
 
+#include "core/yaml/budget.h"
 #include "core/yaml/scalar.h"
 
 namespace fluxop::yaml {
 
 namespace {
-
-// Collections nested deeper go to yaml-cpp, which refuses nesting past 500.
-constexpr int kMaxDepth = 100;
 
 // Where a scalar can only be a key: no line continues it.
 constexpr int kKeyOnly = std::numeric_limits<int>::max();
@@ -190,7 +188,9 @@ class BlockReader {
   }
 
   Node read_map(int indent, std::string key, Mark mark, int depth) {
-    if (depth > kMaxDepth) unsupported();
+    // Collections nested deeper than the budget's kMaxDepth go to yaml-cpp,
+    // which refuses nesting past 500.
+    if (static_cast<std::size_t>(depth) > kMaxDepth) unsupported();
     count_node();
     Node map = Node::map();
     map.mark = mark;
@@ -244,7 +244,7 @@ class BlockReader {
   // A block sequence whose first "-" is at the cursor. An indentless one
   // (under a key, at the key's indentation) ends where the next key is.
   Node read_sequence(int indent, bool indentless, int depth) {
-    if (depth > kMaxDepth) unsupported();
+    if (static_cast<std::size_t>(depth) > kMaxDepth) unsupported();
     count_node();
     Node sequence = Node::sequence();
     sequence.mark = mark_at(pos_);
