@@ -56,7 +56,7 @@ _fluxopctl() {
       elif [ "$command" = get ]; then
         COMPREPLY=($(compgen -W "table wide yaml json" -- "$cur"))
       elif [ "$command" = report ]; then
-        COMPREPLY=($(compgen -W "table yaml json" -- "$cur"))
+        COMPREPLY=($(compgen -W "table yaml json html" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
       fi

@@ -143,7 +143,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from get" -l ready-status -x -a
 complete -c fluxopctl -n "__fish_seen_subcommand_from diff" -l summary -d 'Print only the summary: objects per action, images that change'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply reconcile" -l force -d 'Apply a suspended instance; reconcile: also migrate the custom resources'
 complete -c fluxopctl -n "__fish_seen_subcommand_from report" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'The namespace Flux is installed in'
-complete -c fluxopctl -n "__fish_seen_subcommand_from report" -s o -l output -x -a 'table yaml json' -d 'Output format'
+complete -c fluxopctl -n "__fish_seen_subcommand_from report" -s o -l output -x -a 'table yaml json html' -d 'Output format'
 complete -c fluxopctl -n "__fish_seen_subcommand_from report" -l write -d 'Also server-side apply the report as the FluxReport flux'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l list -d 'List the cached artifacts'
 complete -c fluxopctl -n "__fish_seen_subcommand_from pull" -l prune -d 'Delete unused cached artifacts'

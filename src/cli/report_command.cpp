@@ -12,9 +12,11 @@
 #include "cli/table.h"
 #include "core/file.h"
 #include "core/names.h"
+#include "core/reconcile/instance_object.h"
 #include "core/report/report.h"
 #include "core/report/write.h"
 #include "core/rfc3339.h"
+#include "core/status/fleet_page.h"
 
 namespace fluxop::cli {
 
@@ -91,7 +93,8 @@ std::string report_table(const report::ReportSpec& spec) {
 
 struct ComputedReport {
   report::ReportSpec spec;
-  std::vector<ssa::Change> changes;  // --write's
+  std::vector<ssa::Change> changes;        // --write's
+  std::optional<nlohmann::json> instance;  // -o html's: the FluxInstance, when there is one
 };
 
 // The report of one cluster, written when asked; what could not be computed
@@ -110,7 +113,23 @@ ComputedReport compute_report(const ReportCommandOptions& options, kube::Cluster
         cluster, computed.spec, options.ns,
         {took, utc_rfc3339(std::time(nullptr)), std::chrono::steady_clock::now() + kCrdTimeout});
   }
-  return {std::move(computed.spec), std::move(changes)};
+  std::optional<nlohmann::json> instance;
+  if (options.output == "html")
+    instance = reconcile::get_live_instance(cluster, target_key(options.target));
+  return {std::move(computed.spec), std::move(changes), std::move(instance)};
+}
+
+status::ClusterOverview overview_of(std::string context, ComputedReport computed) {
+  status::ClusterOverview overview;
+  overview.context = std::move(context);
+  overview.instance = status::instance_state(computed.instance ? &*computed.instance : nullptr);
+  overview.report = std::move(computed.spec);
+  return overview;
+}
+
+// -o html: the fleet file, of one cluster or several.
+void print_fleet_page(std::vector<status::ClusterOverview> clusters) {
+  std::cout << status::fleet_page(std::move(clusters), utc_rfc3339(std::time(nullptr)));
 }
 
 bool dry_run(const ReportCommandOptions& options) { return options.dry_run != "none"; }
@@ -128,26 +147,45 @@ OutputFormat document_format(const ReportCommandOptions& options) {
 // summary; or one document keyed by context.
 void run_fleet_report(const ReportCommandOptions& options,
                       const std::vector<std::string>& contexts) {
-  std::vector<std::optional<report::ReportSpec>> specs(contexts.size());
+  std::vector<std::optional<ComputedReport>> computed(contexts.size());
   std::vector<fleet::ClusterResult> results =
       run_fleet(contexts, options.cluster, options.fleet, [&](const FleetMember& member) {
         ConnectedCluster connected = kube::connect(member.settings, dry_run(options));
-        ComputedReport computed = compute_report(options, *connected.cluster);
-        print_changes(options, computed.changes);
-        specs[member.index] = std::move(computed.spec);
+        ComputedReport one = compute_report(options, *connected.cluster);
+        print_changes(options, one.changes);
+        computed[member.index] = std::move(one);
         return fleet::ClusterResult{fleet::Outcome::ok, ""};
       });
+  if (options.output == "html") {
+    std::vector<status::ClusterOverview> clusters;
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      if (computed[i]) {
+        clusters.push_back(overview_of(contexts[i], std::move(*computed[i])));
+      } else {
+        status::ClusterOverview failed;
+        failed.context = contexts[i];
+        failed.error = results[i].message.empty()
+                           ? std::string(fleet::outcome_name(results[i].outcome))
+                           : results[i].message;
+        clusters.push_back(std::move(failed));
+      }
+    }
+    print_fleet_page(std::move(clusters));
+    exit_with(results, /*diff=*/false);
+    return;
+  }
   if (options.output == "table") {
     for (std::size_t i = 0; i < contexts.size(); ++i) {
-      if (specs[i])
-        std::cout << "# " << printable(contexts[i]) << "\n" << report_table(*specs[i]) << "\n";
+      if (computed[i])
+        std::cout << "# " << printable(contexts[i]) << "\n"
+                  << report_table(computed[i]->spec) << "\n";
     }
     print_fleet_summary(contexts, results);
   } else {
     nlohmann::ordered_json document = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < contexts.size(); ++i) {
-      if (specs[i])
-        document[contexts[i]] = report::report_object(*specs[i], options.ns);
+      if (computed[i])
+        document[contexts[i]] = report::report_object(computed[i]->spec, options.ns);
       else
         document[contexts[i]] = {{"error", results[i].message}};
     }
@@ -167,6 +205,13 @@ void run_report(const ReportCommandOptions& options) {
   ComputedReport computed = compute_report(options, *connected.cluster);
   if (options.output == "table") {
     std::cout << report_table(computed.spec);
+  } else if (options.output == "html") {
+    print_changes(options, computed.changes);
+    const std::string& context = connected.client->access().context;
+    std::vector<status::ClusterOverview> clusters;
+    clusters.push_back(overview_of(context.empty() ? "in-cluster" : context, std::move(computed)));
+    print_fleet_page(std::move(clusters));
+    return;
   } else {
     std::cout << render_document(report::report_object(computed.spec, options.ns),
                                  document_format(options));
@@ -187,9 +232,11 @@ void add_report_subcommand(CLI::App& parent, const std::string& output) {
   // FILE, -f or -n: the instance's namespace, as get, wait and delete take it.
   add_instance_target(*cmd, options->target);
   cmd->add_option("-o,--output", options->output,
-                  "table: readable tables; yaml or json: the FluxReport object")
-      ->check(CLI::IsMember({"table", "yaml", "json"}))
-      ->option_text("table|yaml|json (default " + output + ")");
+                  "table: readable tables; yaml or json: the FluxReport object; html: one "
+                  "self-contained page, a row per cluster worst first, then each cluster's "
+                  "overview (with --all-contexts: the fleet file)")
+      ->check(CLI::IsMember({"table", "yaml", "json", "html"}))
+      ->option_text("table|yaml|json|html (default " + output + ")");
   cmd->add_flag("--write", options->write,
                 "Also server-side apply the report as the FluxReport `flux` in the namespace "
                 "(installing the FluxReport CRD when the cluster has none)");

@@ -26,13 +26,19 @@ std::string hex_digest(const unsigned char* hash, unsigned int size,
 
 }  // namespace
 
-std::string sha256_digest(std::string_view data) {
+std::string sha256_bytes(std::string_view data) {
   unsigned char hash[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   if (EVP_Digest(data.data(), data.size(), hash, &size, EVP_sha256(), nullptr) != 1) {
     throw Error("SHA-256 failed");
   }
-  return hex_digest(hash, size);
+  return std::string(reinterpret_cast<const char*>(hash), size);
+}
+
+std::string sha256_digest(std::string_view data) {
+  std::string hash = sha256_bytes(data);
+  return hex_digest(reinterpret_cast<const unsigned char*>(hash.data()),
+                    static_cast<unsigned int>(hash.size()));
 }
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {

@@ -10,6 +10,9 @@ namespace fluxop {
 // "sha256:<64 lowercase hex digits>" of `data`.
 std::string sha256_digest(std::string_view data);
 
+// The 32 bytes of `data`'s SHA-256 (a Content-Security-Policy hash is their base64).
+std::string sha256_bytes(std::string_view data);
+
 // "hmac-sha256:<64 lowercase hex digits>" of `data` under `key`.
 std::string hmac_sha256(std::string_view key, std::string_view data);
 

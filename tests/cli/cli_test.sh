@@ -375,7 +375,7 @@ expect "get instance: the command's flags" 1 empty "^error: $work/empty.kubeconf
 expect "delete instance flux: the command's -n and FILE rule" 2 empty '^error: .*excludes' -- \
   "$bin" delete instance flux -n flux-system -f a.yaml
 expect "export alone" 2 empty '^error: ' -- "$bin" export
-expect "export report: report's flags" 2 empty '^error: --output: wide not in \{table,yaml,json\}$' -- \
+expect "export report: report's flags" 2 empty '^error: --output: wide not in \{table,yaml,json,html\}$' -- \
   "$bin" export report -o wide
 
 # A Secret's value that is not UTF-8 (a DER CA certificate) is kept byte

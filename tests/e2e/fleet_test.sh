@@ -8,7 +8,7 @@
 # others; the exit codes say it; a canary rollout in batches of one stops at
 # the batch that does not become Ready. The cases, each from whatever the
 # clusters hold (given_applied applies the instance where it needs it):
-#   contexts, check, diff, apply, get, suspend_resume, report, canary
+#   contexts, check, diff, apply, get, suspend_resume, report, report_html, canary
 #
 #   tests/e2e/fleet_test.sh BIN ROOT [CASE...]
 #
@@ -23,7 +23,7 @@ e2e_suite "$1"
 shift 2
 
 command -v python3 >/dev/null || skip_test "python3 is not installed"
-all_cases=(contexts check diff apply get suspend_resume report canary)
+all_cases=(contexts check diff apply get suspend_resume report report_html canary)
 e2e_select_cases "$@"
 e2e_cluster_up "$work/cluster"
 main_config=$KUBECONFIG
@@ -177,6 +177,96 @@ case_report() {
   check "report: the instance applied" given_applied || return
   fx report report "${three[@]}" -o json
   check "report: report -o json: one object keyed by context, exit 1" exit_and 1 json_keys report "$main" east gone
+}
+
+# --- the fleet file: report -o html ---------------------------------------
+# page NAME [FILE]: FILE ($work/NAME.out) read as a browser's parser reads it
+# (html_page.py), into $work/NAME.page.json.
+page() { python3 "$root/tests/e2e/html_page.py" "${2:-$work/$1.out}" >"$work/$1.page.json"; }
+# page_has NAME JQ: the page's reading satisfies the jq expression.
+page_has() {
+  jq -e "$2" "$work/$1.page.json" >/dev/null || { jq -c '{tags, active, rows}' "$work/$1.page.json"; return 1; }
+}
+# no_console NAME: the page logged nothing in the browser (e2e_browse).
+no_console() { [ ! -s "$work/$1.console" ] || { cat "$work/$1.console"; return 1; }; }
+# in_browser NAME: $work/NAME.out loaded in chromium, its DOM read (page
+# NAME-dom); a skip where chromium is not installed.
+in_browser() {
+  if ! command -v chromium >/dev/null; then
+    skip "$1: in a real browser" "chromium is not installed"
+    return 1
+  fi
+  cp "$work/$1.out" "$work/$1.html"
+  check "$1: chromium loads the page" e2e_browse "$1" "file://$work/$1.html" || return 1
+  page "$1-dom" "$work/$1.dom"
+}
+# The failing reconcilers of CONTEXT as report -o json counts them ($work/report-json.out).
+json_failing() {
+  jq -r --arg c "$1" '[.[$c].spec.reconcilers[].stats.failing] | add' "$work/report-json.out"
+}
+# row_is NAME CONTEXT COLUMN VALUE: the page's row of CONTEXT has VALUE in
+# COLUMN (0: the context, 1: health, 4: Ready, 5: failing).
+row_is() {
+  jq -e --arg c "$2" --argjson i "$3" --arg v "$4" \
+    '[.rows[1:][] | select(.[0] == $c)] | length == 1 and .[0][$i] == $v' "$work/$1.page.json" >/dev/null ||
+    { echo "row of $2: $(jq -c --arg c "$2" '.rows[1:][] | select(.[0] == $c)' "$work/$1.page.json"), not $4 at $3"; return 1; }
+}
+ready_of() {
+  k --context "$1" -n "$ns" get fluxinstance flux -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'
+}
+case_report_html() {
+  check "report_html: the instance applied" given_applied || return
+  # The hostile instance below is gone, whatever an earlier run left.
+  k --context "$main" -n html-hostile delete fluxinstance flux --ignore-not-found >/dev/null 2>&1
+  fx report-html report "${three[@]}" -o html
+  check "report_html: the fleet's exit code, 1 (one cluster unreachable)" exit_is 1 report-html
+  page report-html
+  check "report_html: a row per cluster, the unreachable one first, saying why" \
+    page_has report-html "(.rows | length == 4) and .rows[1][0] == \"gone\" and .rows[1][1] == \"unreachable\" and (.rows[1][8] | length > 0)"
+  check "report_html: worst first" page_has report-html \
+    '[.rows[1:][] | {"unreachable": 0, "not ready": 1, "failing": 2, "suspended": 3, "healthy": 4}[.[1]]] | . == sort and all(. != null)'
+  fx report-json report --context "$main" --context east -o json
+  check "report_html: report -o json for the counts" exit_is 0 report-json
+  local context
+  for context in "$main" east; do
+    check "report_html: $context's failing count is report -o json's" \
+      row_is report-html "$context" 5 "$(json_failing "$context")"
+    check "report_html: $context's Ready is its FluxInstance's" row_is report-html "$context" 4 "$(ready_of "$context")"
+  done
+  check "report_html: no script, nothing that loads or runs" \
+    page_has report-html '(.tags | any(. == "script") | not) and (.active == [])'
+  if in_browser report-html; then
+    check "report_html: chromium: nothing logged (no error, no policy violation)" no_console report-html
+    check "report_html: chromium: the DOM after load has the four rows, and no script" \
+      page_has report-html-dom "(.rows | length == 4) and (.rows[1][0] == \"gone\") and (.tags | any(. == \"script\") | not)"
+  fi
+
+  # A FluxInstance of its own namespace, whose Ready message is hostile:
+  # markup, a URL with credentials, an ANSI escape. It shows as text.
+  k --context "$main" create namespace html-hostile --dry-run=client -o yaml | k --context "$main" apply -f - >/dev/null
+  sed 's/namespace: flux-system/namespace: html-hostile/' "$instance" | k --context "$main" apply -f - >/dev/null
+  local status
+  status=$(python3 -c 'import json; print(json.dumps({"status": {"conditions": [{"type": "Ready", "status": "False",
+    "reason": "BuildFailed", "lastTransitionTime": "2026-12-07T00:00:00Z",
+    "message": "<script>alert(1)</script> \"x\" pull https://bot:s3cret@git.example/repo \u001b[31mred"}]}}))')
+  check "report_html: the hostile status written" \
+    k --context "$main" -n html-hostile patch fluxinstance flux --subresource=status --type=merge -p "$status"
+  fx report-hostile report --context "$main" -n html-hostile -o html
+  check "report_html: one cluster's page, exit 0" exit_is 0 report-hostile
+  page report-hostile
+  check "report_html: the markup is text, no element made of it" \
+    page_has report-hostile '(.tags | any(. == "script") | not) and (.text | contains("<script>alert(1)</script> \"x\""))'
+  check "report_html: the credentials redacted" \
+    page_has report-hostile '(.text | contains("https://***@git.example/repo")) and (.text | contains("s3cret") | not)'
+  check "report_html: the ANSI escape shown, not sent" \
+    page_has report-hostile '(.text | contains("\\x1b[31mred")) and (.text | contains("\u001b") | not)'
+  if in_browser report-hostile; then
+    check "report_html: chromium: nothing logged from the hostile page" no_console report-hostile
+    check "report_html: chromium: the hostile message is text in the DOM, no script element" \
+      page_has report-hostile-dom '(.tags | any(. == "script") | not) and (.text | contains("<script>alert(1)</script>"))'
+  fi
+  # A failing FluxInstance left on the cluster would count in other cases' reports.
+  k --context "$main" -n html-hostile delete fluxinstance flux --ignore-not-found >/dev/null 2>&1
 }
 
 # --- a canary rollout in batches of one -----------------------------------

@@ -23,6 +23,11 @@
 #   e2e_operator_start LOG / e2e_operator_stop
 #                         the upstream Flux Operator's controller run out of
 #                         cluster (after sourcing scripts/lib/upstream-operator.sh)
+#   e2e_browse NAME URL   URL loaded in a real browser (Debian's chromium,
+#                         headless): $work/NAME.dom, the DOM after load;
+#                         $work/NAME.console, what the page logged (errors,
+#                         policy violations); a screenshot kept as the test's
+#                         artefact, $E2E_ARTIFACTS/NAME.png
 #
 #   e2e_cleanup           what ends every suite (`on_exit e2e_cleanup`):
 #                         e2e_cleanup_hook when the suite defines one (what
@@ -518,6 +523,23 @@ instance_ready() {
   version=$(fi_get '{.spec.distribution.version}')
   want=$(sed -n 's/^ *version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$1" | head -n 1)
   [ "$version" = "$want" ] || { echo "FluxInstance .spec.distribution.version is '$version', not '$want'"; return 1; }
+}
+
+# The screenshots the browser checks keep: beside the binary tested
+# (build/test-artifacts), or where E2E_ARTIFACTS says.
+e2e_artifacts() { echo "${E2E_ARTIFACTS:-$(dirname "$bin")/test-artifacts}"; }
+
+e2e_browse() {
+  local name=$1 url=$2 artifacts
+  artifacts=$(e2e_artifacts)
+  mkdir -p "$artifacts"
+  # As root (CI) chromium needs --no-sandbox; its profile is the test's own.
+  local browser=(timeout -k 5 90 chromium --headless --no-sandbox --disable-gpu --no-first-run
+    --disable-extensions --user-data-dir="$work/chromium-$name" --window-size=1280,1400
+    --enable-logging=stderr --v=0)
+  "${browser[@]}" --dump-dom "$url" >"$work/$name.dom" 2>"$work/$name.browser.err" || return 1
+  "${browser[@]}" --screenshot="$artifacts/$name.png" "$url" >/dev/null 2>>"$work/$name.browser.err" || return 1
+  grep -F 'CONSOLE' "$work/$name.browser.err" >"$work/$name.console" || true
 }
 
 # e2e_require BIN DIST: what a suite needs before it starts: the binary (or

@@ -1,0 +1,229 @@
+#include "core/status/fleet_page.h"
+
+#include <algorithm>
+
+#include "core/base64.h"
+#include "core/digest.h"
+#include "core/plural.h"
+
+namespace fluxop::status {
+
+namespace {
+
+// Light by default, dark when the browser says so; tables scroll sideways
+// on a phone rather than overflow.
+constexpr char kStyle[] = R"css(
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
+  --bad: #b3261e; --warn: #8a5a00; --good: #1a7f37; --head: #f6f8fa; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d;
+    --bad: #ff7b72; --warn: #e3b341; --good: #3fb950; --head: #161b22; }
+}
+body { margin: 0 auto; max-width: 80rem; padding: 1rem; font: 15px/1.45 system-ui, sans-serif;
+  color: var(--fg); background: var(--bg); }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; }
+h3 { font-size: 1rem; margin: 1rem 0 .25rem; color: var(--muted); }
+p.meta { color: var(--muted); margin: 0 0 1rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid var(--line); }
+th { background: var(--head); font-weight: 600; white-space: nowrap; }
+td.message { min-width: 16rem; word-break: break-word; }
+td.number { text-align: right; }
+a { color: inherit; }
+.unreachable, .not-ready, .failing, .false { color: var(--bad); font-weight: 600; }
+.suspended, .unknown { color: var(--warn); font-weight: 600; }
+.healthy, .true { color: var(--good); }
+)css";
+
+Markup health_class(Health health) {
+  switch (health) {
+    case Health::unreachable:
+      return "unreachable";
+    case Health::not_ready:
+      return "not-ready";
+    case Health::failing:
+      return "failing";
+    case Health::suspended:
+      return "suspended";
+    case Health::healthy:
+    case Health::count:
+      break;
+  }
+  return "healthy";
+}
+
+// A condition's status as a cell: True, False or Unknown, coloured.
+Html status_cell(const std::string& status) {
+  Html cell;
+  if (status == "True")
+    cell << "<td class=\"true\">";
+  else if (status == "False")
+    cell << "<td class=\"false\">";
+  else
+    cell << "<td class=\"unknown\">";
+  cell << text(status) << "</td>";
+  return cell;
+}
+
+Html yes_no_cell(bool ready) { return status_cell(ready ? "True" : "False"); }
+
+Html cell(std::string_view value) {
+  Html html;
+  html << "<td>" << text(value.empty() ? "-" : value) << "</td>";
+  return html;
+}
+
+Html message_cell(std::string_view value) {
+  Html html;
+  html << "<td class=\"message\">" << text(value) << "</td>";
+  return html;
+}
+
+Html number_cell(std::int64_t value) {
+  Html html;
+  html << "<td class=\"number\">" << number(value) << "</td>";
+  return html;
+}
+
+Html instance_table(const InstanceState& instance, const report::ReportSpec& spec) {
+  Html html;
+  html << "<h3>FluxInstance</h3>";
+  if (!instance.found) {
+    html << "<p class=\"not-ready\">No FluxInstance.</p>";
+    return html;
+  }
+  html << "<div class=\"scroll\"><table class=\"instance\"><tbody>"
+       << "<tr><th>Flux</th>" << cell(spec.distribution.version) << "</tr>"
+       << "<tr><th>Version range</th>" << cell(instance.version_range) << "</tr>"
+       << "<tr><th>Artifact</th>" << cell(instance.artifact) << "</tr>"
+       << "<tr><th>Artifact revision</th>" << cell(instance.last_artifact_revision) << "</tr>"
+       << "<tr><th>Ready</th>" << status_cell(instance.ready) << "</tr>"
+       << "<tr><th>Reason</th>" << cell(instance.reason) << "</tr>"
+       << "<tr><th>Message</th>" << message_cell(instance.message) << "</tr>"
+       << "<tr><th>Suspended</th>" << cell(instance.suspended ? "yes" : "no") << "</tr>"
+       << "<tr><th>Last applied revision</th>" << cell(instance.last_applied_revision) << "</tr>"
+       << "<tr><th>Last reconcile</th>" << cell(instance.last_reconciled) << "</tr>"
+       << "<tr><th>Last handled request</th>" << cell(instance.last_handled_request) << "</tr>"
+       << "<tr><th>Inventory</th>"
+       << number_cell(static_cast<std::int64_t>(instance.inventory_size))
+       << "</tr></tbody></table></div>";
+  return html;
+}
+
+// A part of the overview: its title, then its table (the header row given,
+// the rows after it), or `none` when it has no rows.
+Html part(Markup title, Markup none, Markup header, const Html& rows, bool empty) {
+  Html html;
+  html << "<h3>" << title << "</h3>";
+  if (empty) {
+    html << "<p>" << none << "</p>";
+    return html;
+  }
+  html << "<div class=\"scroll\"><table><thead><tr>" << header << "</tr></thead><tbody>" << rows
+       << "</tbody></table></div>";
+  return html;
+}
+
+Html components_table(const report::ReportSpec& spec) {
+  Html rows;
+  for (const report::Component& component : spec.components) {
+    rows << "<tr>" << cell(component.name) << yes_no_cell(component.ready)
+         << message_cell(component.status) << cell(component.image) << "</tr>";
+  }
+  return part("Components", "No Flux components.",
+              "<th>Component</th><th>Ready</th><th>Status</th><th>Image</th>", rows,
+              spec.components.empty());
+}
+
+Html reconcilers_table(const report::ReportSpec& spec) {
+  Html rows;
+  for (const report::Reconciler& reconciler : spec.reconcilers) {
+    const report::ReconcilerStats& stats = reconciler.stats;
+    rows << "<tr>" << cell(reconciler.kind) << cell(reconciler.api_version)
+         << number_cell(stats.running) << number_cell(stats.failing) << number_cell(stats.suspended)
+         << cell(stats.total_size) << "</tr>";
+  }
+  return part("Reconcilers", "No Flux reconcilers.",
+              "<th>Kind</th><th>API version</th><th>Running</th><th>Failing</th>"
+              "<th>Suspended</th><th>Storage</th>",
+              rows, spec.reconcilers.empty());
+}
+
+Html sync_table(const report::ReportSpec& spec) {
+  Html rows;
+  if (spec.sync) {
+    const report::Sync& sync = *spec.sync;
+    rows << "<tr>" << cell(sync.id) << yes_no_cell(sync.ready) << cell(sync.path)
+         << cell(sync.source) << message_cell(sync.status) << "</tr>";
+  }
+  return part("Cluster sync", "No cluster sync.",
+              "<th>Sync</th><th>Ready</th><th>Path</th><th>Source</th><th>Status</th>", rows,
+              !spec.sync);
+}
+
+}  // namespace
+
+std::string_view page_style() { return kStyle; }
+
+std::string content_security_policy() {
+  return "default-src 'none'; style-src 'sha256-" + base64_encode(sha256_bytes(kStyle)) +
+         "'; base-uri 'none'; form-action 'none'";
+}
+
+Html cluster_overview(const ClusterOverview& cluster) {
+  Html html;
+  if (!cluster.error.empty() || !cluster.report) {
+    html << "<p class=\"unreachable\">" << text(cluster.error) << "</p>";
+    return html;
+  }
+  html << instance_table(cluster.instance, *cluster.report) << components_table(*cluster.report)
+       << reconcilers_table(*cluster.report) << sync_table(*cluster.report);
+  return html;
+}
+
+std::string fleet_page(std::vector<ClusterOverview> clusters, std::string_view generated_at) {
+  sort_worst_first(clusters);
+  Html rows;
+  Html sections;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterOverview& cluster = clusters[i];
+    Health state = health(cluster);
+    Escaped anchor = text("cluster-" + std::to_string(i));
+    rows << "<tr><td><a href=\"#" << anchor << "\">" << text(cluster.context) << "</a></td>"
+         << "<td class=\"" << health_class(state) << "\">" << text(health_name(state)) << "</td>";
+    if (cluster.report) {
+      ReconcilerTotals totals = reconciler_totals(*cluster.report);
+      rows << cell(cluster.report->distribution.version) << cell(cluster.instance.version_range)
+           << status_cell(cluster.instance.found ? cluster.instance.ready : "False")
+           << number_cell(totals.failing) << number_cell(totals.suspended)
+           << cell(cluster.instance.last_reconciled)
+           << message_cell(cluster.instance.found ? cluster.instance.message : "no FluxInstance");
+    } else {
+      rows << cell("") << cell("") << status_cell("Unknown") << cell("") << cell("") << cell("")
+           << message_cell(cluster.error);
+    }
+    rows << "</tr>";
+    sections << "<section class=\"cluster\" id=\"" << anchor << "\"><h2>" << text(cluster.context)
+             << " <span class=\"" << health_class(state) << "\">" << text(health_name(state))
+             << "</span></h2>" << cluster_overview(cluster) << "</section>";
+  }
+  Html page;
+  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+          "<meta name=\"referrer\" content=\"no-referrer\">"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\""
+       << text(content_security_policy()) << "\"><title>Flux fleet</title><style>" << kStyle
+       << "</style></head>\n<body><header><h1>Flux fleet</h1><p class=\"meta\">"
+       << text(count_of(clusters.size(), "cluster")) << ", worst first; made " << text(generated_at)
+       << " by fluxopctl</p></header>\n<main><div class=\"scroll\"><table id=\"clusters\"><thead>"
+          "<tr><th>Context</th><th>Health</th><th>Flux</th><th>Version range</th><th>Ready</th>"
+          "<th>Failing</th><th>Suspended</th><th>Last reconcile</th><th>Message</th></tr>"
+          "</thead><tbody>"
+       << rows << "</tbody></table></div>\n"
+       << sections << "</main></body></html>\n";
+  return page.str();
+}
+
+}  // namespace fluxop::status
