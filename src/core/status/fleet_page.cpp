@@ -37,21 +37,11 @@ a { color: inherit; }
 .healthy, .true { color: var(--good); }
 )css";
 
-Markup health_class(Health health) {
-  switch (health) {
-    case Health::unreachable:
-      return "unreachable";
-    case Health::not_ready:
-      return "not-ready";
-    case Health::failing:
-      return "failing";
-    case Health::suspended:
-      return "suspended";
-    case Health::healthy:
-    case Health::count:
-      break;
-  }
-  return "healthy";
+// The CSS class of a health: its name, a space written "-" ("not-ready").
+Escaped health_class(Health health) {
+  std::string name(health_name(health));
+  std::replace(name.begin(), name.end(), ' ', '-');
+  return text(name);
 }
 
 // A condition's status as a cell: True, False or Unknown, coloured.
