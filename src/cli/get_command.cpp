@@ -2,6 +2,7 @@
 // Flux resources (`get all`, the upstream CLI's), one instance across a fleet.
 #include <algorithm>
 #include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "cli/commands.h"
@@ -162,40 +163,42 @@ void run_fleet_get(const InstanceCommandOptions& options,
 void run_get_all(const InstanceCommandOptions& options) {
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   std::string ns = options.target.ns.empty() ? "flux-system" : options.target.ns;
-  std::vector<report::ResourceLabels> resources;
+  std::vector<report::FluxResource> resources;
   for (const json& live : connected.cluster->list(reconcile::instance_ref("", ""), {})) {
     ReadyCondition ready = ready_of(live);
-    resources.push_back({{"kind", "FluxInstance"},
-                         {"name", kube::text_at(live, "/metadata/name")},
-                         {"exported_namespace", kube::text_at(live, "/metadata/namespace")},
-                         {"ready", ready.status},
-                         {"reason", ready.reason},
-                         {"suspended", reconcile::reconcile_disabled(live) ? "True" : "False"}});
+    report::FluxResource& instance = resources.emplace_back();
+    instance.kind = "FluxInstance";
+    instance.name = kube::text_at(live, "/metadata/name");
+    instance.ns = kube::text_at(live, "/metadata/namespace");
+    instance.ready = ready.status;
+    instance.reason = ready.reason;
+    instance.suspended = reconcile::reconcile_disabled(live);
   }
   report::Report computed = report::compute(*connected.cluster, ns, options.cluster.field_manager);
   for (const std::string& error : computed.errors) print_warning(error);
-  resources.insert(resources.end(), computed.resources.begin(), computed.resources.end());
+  resources.insert(resources.end(), std::make_move_iterator(computed.resources.begin()),
+                   std::make_move_iterator(computed.resources.end()));
   std::vector<std::vector<std::string>> rows = {{"KIND", "NAME", "READY", "REASON"}};
   if (options.all_namespaces) rows[0].insert(rows[0].begin(), "NAMESPACE");
   nlohmann::ordered_json items = nlohmann::ordered_json::array();
-  for (report::ResourceLabels& resource : resources) {
-    if (!options.all_namespaces && resource["exported_namespace"] != ns) continue;
+  for (const report::FluxResource& resource : resources) {
+    if (!options.all_namespaces && resource.ns != ns) continue;
     if (!options.kinds.empty() &&
         std::none_of(options.kinds.begin(), options.kinds.end(), [&](const std::string& kind) {
-          return lowercase(kind) == lowercase(resource["kind"]);
+          return lowercase(kind) == lowercase(resource.kind);
         }))
       continue;
-    std::string ready = resource["suspended"] == "True" ? "Suspended" : resource["ready"];
+    std::string ready = resource.suspended ? "Suspended" : resource.ready;
     if (!options.ready_status.empty() && lowercase(ready) != lowercase(options.ready_status))
       continue;
-    std::vector<std::string> row = {resource["kind"], resource["name"], ready, resource["reason"]};
-    if (options.all_namespaces) row.insert(row.begin(), resource["exported_namespace"]);
+    std::vector<std::string> row = {resource.kind, resource.name, ready, resource.reason};
+    if (options.all_namespaces) row.insert(row.begin(), resource.ns);
     rows.push_back(std::move(row));
-    items.push_back({{"kind", resource["kind"]},
-                     {"name", resource["name"]},
-                     {"namespace", resource["exported_namespace"]},
+    items.push_back({{"kind", resource.kind},
+                     {"name", resource.name},
+                     {"namespace", resource.ns},
                      {"ready", ready},
-                     {"reason", resource["reason"]}});
+                     {"reason", resource.reason}});
   }
   if (options.output != "table" && options.output != "wide") {
     std::cout << render_document(items, document_format(options));

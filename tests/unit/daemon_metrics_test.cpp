@@ -217,18 +217,13 @@ TEST_CASE("daemon metrics: flux_resource_info for each resource of the report, r
   Metrics metrics;
   CHECK(metrics.render().find("flux_resource_info") == std::string::npos);
   auto resource = [](std::string kind, std::string name, std::string ready) {
-    return std::map<std::string, std::string>{{"uid", "uid-" + name},
-                                              {"kind", std::move(kind)},
-                                              {"name", name},
-                                              {"exported_namespace", "apps"},
-                                              {"ready", std::move(ready)},
-                                              {"reason", ""},
-                                              {"suspended", "False"},
-                                              {"revision", ""},
-                                              {"url", ""},
-                                              {"ref", ""},
-                                              {"source_name", ""},
-                                              {"path", ""}};
+    fluxop::report::FluxResource resource;
+    resource.uid = "uid-" + name;
+    resource.kind = std::move(kind);
+    resource.name = std::move(name);
+    resource.ns = "apps";
+    resource.ready = std::move(ready);
+    return resource;
   };
   metrics.set_resources({resource("Kustomization", "b", "True"),
                          resource("GitRepository", "a", "False"),
@@ -240,7 +235,7 @@ TEST_CASE("daemon metrics: flux_resource_info for each resource of the report, r
   REQUIRE(info.size() == 3);
   // Sorted by the values of the labels in name order (exported_namespace,
   // kind, name, ...), as the Go client sorts them.
-  CHECK(info[0].labels == resource("GitRepository", "a", "False"));
+  CHECK(info[0].labels == fluxop::report::resource_labels(resource("GitRepository", "a", "False")));
   CHECK(info[1].labels.at("name") == "c");
   CHECK(info[2].labels.at("kind") == "Kustomization");
   CHECK(text.find("flux_resource_info{exported_namespace=\"apps\",kind=\"GitRepository\","

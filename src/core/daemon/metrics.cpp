@@ -197,13 +197,17 @@ void Metrics::clear_instance() {
   instance_.reset();
 }
 
-void Metrics::set_resources(std::vector<report::ResourceLabels> resources) {
+void Metrics::set_resources(const std::vector<report::FluxResource>& resources) {
+  std::vector<report::ResourceLabels> labels;
+  labels.reserve(resources.size());
+  for (const report::FluxResource& resource : resources)
+    labels.push_back(report::resource_labels(resource));
   // By their label values in label name order, as the Go client gathers them.
-  std::sort(resources.begin(), resources.end());
+  std::sort(labels.begin(), labels.end());
   // Kept as the text each scrape writes: about 300 bytes a resource, a
   // fifth of the labels' maps, held between reports.
   std::string samples;
-  for (const report::ResourceLabels& resource : resources) {
+  for (const report::ResourceLabels& resource : labels) {
     // A std::map: the labels in name order, as the Go client writes them.
     write_sample(samples, "flux_resource_info", Labels(resource.begin(), resource.end()), 1);
   }

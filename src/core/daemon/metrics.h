@@ -46,7 +46,7 @@ class Metrics {
   void clear_instance();
   // Replaces the Flux resources exported as flux_resource_info (the
   // report's), as upstream does with each report.
-  void set_resources(std::vector<report::ResourceLabels> resources);
+  void set_resources(const std::vector<report::FluxResource>& resources);
   // One reconcile ended with `result` (one of kResults; std::invalid_argument
   // otherwise), after `seconds`.
   void observe_reconcile(std::string_view result, std::chrono::duration<double> seconds);

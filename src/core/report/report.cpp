@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/base64.h"
+#include "core/display.h"
 #include "core/kube/meta.h"
 #include "core/labels.h"
 
@@ -142,60 +143,58 @@ Reconciler reconciler(const ReportedKind& kind, const KindTally& tally) {
           {tally.total - tally.suspended, tally.failed, tally.suspended, format_size(tally.size)}};
 }
 
-// The labels upstream gives flux_resource_info for one object.
-ResourceLabels resource_labels(const json& object) {
-  std::string kind = string_member(object, "kind");
+// What the report keeps of one Flux object; later fields win over earlier
+// ones, as upstream sets flux_resource_info's labels in turn.
+FluxResource flux_resource(const json& object) {
+  FluxResource resource;
+  resource.kind = string_member(object, "kind");
   json metadata = object.value("metadata", json::object());
-  ResourceLabels labels{{"uid", string_member(metadata, "uid")},
-                        {"kind", kind},
-                        {"name", string_member(metadata, "name")},
-                        {"exported_namespace", string_member(metadata, "namespace")},
-                        {"ready", "Unknown"},
-                        {"reason", ""},
-                        {"suspended", true_at(object, "/spec/suspend") ? "True" : "False"},
-                        {"revision", ""},
-                        {"url", ""},
-                        {"ref", ""},
-                        {"source_name", ""},
-                        {"path", ""}};
+  resource.uid = string_member(metadata, "uid");
+  resource.name = string_member(metadata, "name");
+  resource.ns = string_member(metadata, "namespace");
+  resource.created = string_member(metadata, "creationTimestamp");
+  resource.suspended = true_at(object, "/spec/suspend");
   if (const json* ready = condition_at(object, "Ready")) {
-    labels["ready"] = string_member(*ready, "status");
-    labels["reason"] = string_member(*ready, "reason");
+    resource.ready = string_member(*ready, "status");
+    resource.reason = string_member(*ready, "reason");
+    resource.message = printable_within(string_member(*ready, "message"), kMaxResourceMessage);
   }
-  // Later fields win over earlier ones, as upstream sets them in turn.
-  auto set = [&](const char* label, const char* pointer) {
-    if (std::optional<std::string> value = string_at(object, pointer)) labels[label] = *value;
+  if (const json* reconciling = condition_at(object, "Reconciling"))
+    resource.reconciling = string_member(*reconciling, "status") == "True";
+  auto set = [&](std::string& field, const char* pointer) {
+    if (std::optional<std::string> value = string_at(object, pointer)) field = *value;
   };
-  set("source_name", "/spec/sourceRef/name");
-  set("revision", "/status/artifact/revision");
-  set("revision", "/status/lastAttemptedRevision");
-  set("url", "/spec/url");
+  set(resource.source_name, "/spec/sourceRef/name");
+  set(resource.revision, "/status/artifact/revision");
+  set(resource.revision, "/status/lastAttemptedRevision");
+  set(resource.url, "/spec/url");
+  const std::string& kind = resource.kind;
   if (kind == "Kustomization") {
-    set("path", "/spec/path");
+    set(resource.path, "/spec/path");
   } else if (kind == "GitRepository") {
     for (const char* ref :
          {"/spec/ref/branch", "/spec/ref/tag", "/spec/ref/semver", "/spec/ref/name"})
-      set("ref", ref);
+      set(resource.ref, ref);
   } else if (kind == "OCIRepository") {
-    for (const char* ref : {"/spec/ref/tag", "/spec/ref/semver"}) set("ref", ref);
+    for (const char* ref : {"/spec/ref/tag", "/spec/ref/semver"}) set(resource.ref, ref);
   } else if (kind == "Bucket") {
-    set("url", "/spec/endpoint");
-    set("ref", "/spec/bucketName");
+    set(resource.url, "/spec/endpoint");
+    set(resource.ref, "/spec/bucketName");
   } else if (kind == "HelmRelease") {
-    set("source_name", "/spec/chartRef/name");
-    set("source_name", "/spec/chart/spec/sourceRef/name");
+    set(resource.source_name, "/spec/chartRef/name");
+    set(resource.source_name, "/spec/chart/spec/sourceRef/name");
   } else if (kind == "HelmRepository") {
-    if (string_at(object, "/spec/type") == "oci") labels["ready"] = "True";
+    if (string_at(object, "/spec/type") == "oci") resource.ready = "True";
   } else if (kind == "Alert" || kind == "Provider") {
-    labels["ready"] = "True";  // they have no Ready condition any more
+    resource.ready = "True";  // they have no Ready condition any more
   } else if (kind == "Receiver") {
-    set("url", "/status/webhookPath");
+    set(resource.url, "/status/webhookPath");
   } else if (kind == "ImageRepository") {
-    set("url", "/spec/image");
+    set(resource.url, "/spec/image");
   } else if (kind == "ImagePolicy") {
-    set("source_name", "/spec/imageRepositoryRef/name");
+    set(resource.source_name, "/spec/imageRepositoryRef/name");
   }
-  return labels;
+  return resource;
 }
 
 const json* find_object(const std::vector<json>& objects, const std::string& ns,
@@ -272,6 +271,21 @@ std::optional<Sync> sync(const std::vector<ReportedKind>& kinds,
 }
 
 }  // namespace
+
+ResourceLabels resource_labels(const FluxResource& resource) {
+  return {{"uid", resource.uid},
+          {"kind", resource.kind},
+          {"name", resource.name},
+          {"exported_namespace", resource.ns},
+          {"ready", resource.ready},
+          {"reason", resource.reason},
+          {"suspended", resource.suspended ? "True" : "False"},
+          {"revision", resource.revision},
+          {"url", resource.url},
+          {"ref", resource.ref},
+          {"source_name", resource.source_name},
+          {"path", resource.path}};
+}
 
 bool reconcile_disabled(const json& object) {
   return kube::any_in_metadata(object, "fluxcd.controlplane.io/reconcile", "disabled");
@@ -400,7 +414,7 @@ Report compute(kube::Cluster& cluster, const std::string& ns, const std::string&
     const ReportedKind& kind = (*kinds)[i];
     tallies[i].count(kind, object);
     if (kind.operator_kind) return;
-    if (resources == Resources::listed) report.resources.push_back(resource_labels(object));
+    if (resources == Resources::listed) report.resources.push_back(flux_resource(object));
     if (namespace_of(object) == ns && name_of(object) == synced)
       sync_candidates[i].push_back(std::move(object));
   });

@@ -68,23 +68,49 @@ struct ReportSpec {
   std::optional<Sync> sync;
 };
 
+// One custom resource of the Flux CRDs as the report lists it: what the
+// daemon exports of it (flux_resource_info), `get all` lists and the status
+// pages show.
+struct FluxResource {
+  std::string uid;
+  std::string kind;
+  std::string name;
+  std::string ns;
+  std::string created;            // .metadata.creationTimestamp, RFC 3339
+  std::string ready = "Unknown";  // the Ready condition's status and reason
+  std::string reason;
+  // And its message as a page or a line shows it: redacted, escaped and cut
+  // (printable_within, core/display.h) to kMaxResourceMessage columns. A
+  // controller's message can be a whole build log; 10,000 of them are held.
+  std::string message;
+  bool suspended = false;    // .spec.suspend
+  bool reconciling = false;  // its Reconciling condition is True
+  std::string revision;      // the artifact's, or the last attempted
+  std::string url;
+  std::string ref;
+  std::string source_name;
+  std::string path;
+};
+inline constexpr std::size_t kMaxResourceMessage = 1024;
+
 // The labels of the flux_resource_info metric for one Flux custom resource,
 // by name (uid, kind, name, exported_namespace, ready, reason, suspended,
-// revision, url, ref, source_name, path).
+// revision, url, ref, source_name, path), as upstream exports them.
 using ResourceLabels = std::map<std::string, std::string>;
+ResourceLabels resource_labels(const FluxResource& resource);
 
 struct Report {
   ReportSpec spec;
   // Every custom resource of the Flux CRDs (not the operator's kinds), as
   // upstream exports them with the report.
-  std::vector<ResourceLabels> resources;
+  std::vector<FluxResource> resources;
   // What could not be computed, as upstream's reporter words it (e.g. "no
   // Flux CRDs found"); the spec holds what could.
   std::vector<std::string> errors;
 };
 
-// Whether Report::resources is filled: the daemon exports them; a report
-// printed leaves them out (10,000 resources' labels are 15 MB).
+// Whether Report::resources is filled: the daemon exports and shows them; a
+// report printed leaves them out (10,000 resources' labels are 15 MB).
 enum class Resources { listed, left_out };
 
 // The report of the Flux installation in `ns`; `manager` names the

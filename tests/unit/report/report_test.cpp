@@ -392,7 +392,8 @@ TEST_CASE("report: flux_resource_info's labels of every Flux object") {
   Report report = compute(cluster, kNamespace, "m");
   REQUIRE(report.resources.size() == 2);  // the operator's kinds have metrics of their own
   std::map<std::string, ResourceLabels> by_name;
-  for (const ResourceLabels& labels : report.resources) by_name[labels.at("name")] = labels;
+  for (const FluxResource& resource : report.resources)
+    by_name[resource.name] = resource_labels(resource);
   CHECK(by_name.at("repo") == ResourceLabels{{"uid", "uid-repo"},
                                              {"kind", "GitRepository"},
                                              {"name", "repo"},
