@@ -73,7 +73,7 @@ _fluxopctl() {
       return ;;
     --ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --certs-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --as|--as-group|--insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
+    --as|--as-group|--insecure-registry|--request-timeout|--older-than|--source|--revision|--field-manager|--timeout|--lock-timeout|--version|--metrics-addr|--health-addr|--status-addr|--leader-election-lease-duration|--leader-election-renew-deadline|--leader-election-retry-period)
       return ;;
   esac
   case "$command" in
@@ -91,7 +91,7 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --prune-crds --watch
-          --from-cluster -n --namespace --metrics-addr --health-addr --log-format
+          --from-cluster -n --namespace --metrics-addr --health-addr --status-addr --status-insecure --log-format
           --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
           --leader-election-retry-period -h --help" \
           -- "$cur"))

@@ -115,6 +115,8 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l from-cluster -d 
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'With --from-cluster: the instance namespace'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l metrics-addr -x -d 'With --watch: serve /metrics on this address'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l health-addr -x -d 'With --watch: serve /healthz and /readyz on this address'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l status-addr -x -d 'With --watch: serve the status pages on this address'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l status-insecure -d 'With --status-addr: allow an address that is not a loopback one'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l log-format -x -a 'text json' -d 'With --watch: the log format'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l enable-leader-election -d 'With --watch: one replica at a time reconciles'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l leader-election-lease-duration -x -d 'How long standbys wait for a leader that stopped renewing'

@@ -14,6 +14,7 @@
 #include "cli/instance_input.h"
 #include "cli/interrupt.h"
 #include "cli/notice.h"
+#include "core/daemon/endpoints.h"
 #include "core/daemon/watch.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -34,6 +35,8 @@ struct WatchFlags {
   std::string ns = "flux-system";
   std::string metrics_addr;
   std::string health_addr;
+  std::string status_addr;
+  bool status_insecure = false;
   std::string log_format = "text";
   bool leader_elect = false;
   std::string lease_duration = "35s";
@@ -213,6 +216,7 @@ void run_watch(const ApplyCommandOptions& options) {
   watch.apply = apply_options(options);
   watch.metrics_addr = flags.metrics_addr;
   watch.health_addr = flags.health_addr;
+  watch.status_addr = flags.status_addr;
   watch.log_format = flags.log_format == "json" ? daemon::LogFormat::json : daemon::LogFormat::text;
   watch.leader_elect = flags.leader_elect;
   watch.lease_duration = duration_flag(flags.lease_duration);
@@ -279,6 +283,15 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                                         "With --watch: serve /healthz and /readyz on this "
                                         "address, e.g. :8081 (default: off)")
                             ->option_text("HOST:PORT");
+  CLI::Option* status = cmd->add_option("--status-addr", daemon.status_addr,
+                                        "With --watch: serve the status pages (an overview, the "
+                                        "Flux objects, their JSON under /api/) on this address, "
+                                        "e.g. 127.0.0.1:9090; read-only (default: off)")
+                            ->option_text("HOST:PORT");
+  CLI::Option* status_insecure = cmd->add_flag(
+      "--status-insecure", daemon.status_insecure,
+      "With --status-addr: allow an address that is not a loopback one, so that anyone who "
+      "reaches it reads the status pages");
   CLI::Option* log_format =
       cmd->add_option("--log-format", daemon.log_format, "With --watch: the log lines' format")
           ->check(CLI::IsMember({"text", "json"}))
@@ -304,8 +317,9 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
     const WatchFlags& daemon = options->daemon;
     options->wait_given = wait->count() > 0;
     if (!daemon.watch) {
-      for (CLI::Option* needs_watch : {from_cluster, ns, metrics, health, log_format, leader_elect,
-                                       election[0], election[1], election[2]}) {
+      for (CLI::Option* needs_watch :
+           {from_cluster, ns, metrics, health, status, status_insecure, log_format, leader_elect,
+            election[0], election[1], election[2]}) {
         if (needs_watch->count() > 0)
           throw CLI::ValidationError(needs_watch->get_name(), "only with --watch");
       }
@@ -326,6 +340,16 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
       if (option->count() > 0 && !daemon.leader_elect)
         throw CLI::ValidationError(option->get_name(), "only with --enable-leader-election");
     }
+    if (daemon.status_insecure && daemon.status_addr.empty())
+      throw CLI::ValidationError("--status-insecure", "only with --status-addr");
+    // The pages show every Flux object's messages: a network hears them only
+    // when the user says so.
+    if (!daemon.status_addr.empty() && !daemon.status_insecure &&
+        !daemon::loopback_address(daemon.status_addr))
+      throw CLI::ValidationError("--status-addr", daemon.status_addr +
+                                                      ": not a loopback address, and anyone who "
+                                                      "reaches it reads the status pages "
+                                                      "(--status-insecure to serve it so)");
     run_watch(*options);
   });
 }

@@ -32,6 +32,13 @@
 #     flux-operator) and reconciles, the other does not, and neither logged
 #     an ERROR while starting; the leader killed,
 #     the standby takes over; SIGTERM releases the Lease at once
+#   status      the status pages (--status-addr) with Flux objects in every
+#     state (Ready; Failed with <script>, a URL with credentials and an ANSI
+#     escape in its message; Suspended; Reconciling): their headers, the API's
+#     counts equal to `report -o json`'s, each state as it is; the overview and
+#     the resources page in chromium (nothing logged, no script, the markup
+#     text, no secret in the DOM; screenshots kept); a non-loopback address
+#     refused without --status-insecure
 #   usage       --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
 #
@@ -54,7 +61,7 @@ shift 2
 daemon=
 
 command -v curl >/dev/null || skip_test "curl is not installed"
-all_cases=(file cluster second_instance leader usage)
+all_cases=(file cluster second_instance leader status usage)
 e2e_select_cases "$@"
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 
@@ -424,6 +431,144 @@ case_leader() {
   stop_daemon TERM 10
   check "leader: SIGTERM exits 0 within 10 s" stopped_cleanly
   check "leader: the Lease is released on SIGTERM" released
+}
+
+# --- the status pages ---------------------------------------------------------
+# Flux objects of every state in $status_ns, their statuses written as the
+# controllers would (none runs here).
+status_ns=status-pages
+status_objects() {
+  cat <<'YAML'
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ready-one, namespace: status-pages}
+spec: {interval: 10m, prune: true, path: ./apps, sourceRef: {kind: GitRepository, name: repo}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: failed-one, namespace: status-pages}
+spec: {interval: 10m, prune: true, path: ./apps, sourceRef: {kind: GitRepository, name: repo}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: suspended-one, namespace: status-pages}
+spec: {interval: 10m, url: "https://example.com/repo.git", suspend: true}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: reconciling-one, namespace: status-pages}
+spec: {interval: 10m, chart: {spec: {chart: podinfo, sourceRef: {kind: HelmRepository, name: podinfo}}}}
+YAML
+}
+# condition TYPE STATUS REASON MESSAGE: one condition as JSON.
+condition() {
+  jq -cn --arg t "$1" --arg s "$2" --arg r "$3" --arg m "$4" \
+    '{type: $t, status: $s, reason: $r, message: $m, lastTransitionTime: "2026-12-07T00:00:00Z"}'
+}
+# set_conditions KIND NAME CONDITION_JSON...
+set_conditions() {
+  local kind=$1 name=$2
+  shift 2
+  k -n "$status_ns" patch "$kind" "$name" --subresource=status --type=merge \
+    -p "$(jq -cn '{status: {conditions: $ARGS.positional}}' --jsonargs "$@")" >/dev/null
+}
+hostile_message=$'<script>alert(1)</script> "x" pull https://bot:s3cret@git.example/repo?token=t0ken \e[31mred'
+given_status_objects() {
+  k create namespace "$status_ns" --dry-run=client -o yaml | k apply -f - >/dev/null &&
+    status_objects | k apply -f - >/dev/null &&
+    set_conditions kustomization ready-one "$(condition Ready True ReconciliationSucceeded 'Applied revision: main@sha1:abc')" &&
+    set_conditions kustomization failed-one "$(condition Ready False BuildFailed "$hostile_message")" &&
+    set_conditions helmrelease reconciling-one "$(condition Reconciling True Progressing 'Fresh install in progress')" \
+      "$(condition Ready Unknown Progressing 'Fresh install in progress')"
+}
+status_url() { printf 'http://127.0.0.1:%s%s' "$status_port" "$1"; }
+status_get() { curl -sf --max-time 10 "$(status_url "$1")"; }
+# The daemon reported the objects (a report follows each reconcile).
+status_reported() {
+  [ "$(status_get "/api/v1/resources?namespace=$status_ns" | jq '.matching')" = 4 ]
+}
+status_headers_hold() {
+  local headers
+  headers=$(curl -sfI --max-time 10 "$(status_url /)" | tr -d '\r') || { echo "HEAD / failed"; return 1; }
+  grep -q "^Content-Security-Policy: default-src 'none'; style-src 'sha256-[^']*'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'$" <<<"$headers" &&
+    grep -q '^X-Content-Type-Options: nosniff$' <<<"$headers" &&
+    grep -q '^Cache-Control: no-store$' <<<"$headers" &&
+    grep -q '^Content-Type: text/html; charset=utf-8$' <<<"$headers" || { echo "$headers"; return 1; }
+}
+# Each object's state, as the API lists them: "NAME=STATE ...", by name.
+api_states() {
+  status_get "/api/v1/resources?namespace=$status_ns" | jq -r '[.items[] | "\(.name)=\(.state)"] | sort | join(" ")'
+}
+# The API's counts are report -o json's: per kind, and the states summed
+# over the Flux kinds.
+counts_agree() {
+  local api report
+  api=$(status_get /api/v1/overview) || { echo "GET /api/v1/overview failed"; return 1; }
+  report=$(cat "$work/status-report.out")
+  local theirs ours
+  theirs=$(jq -c '[.spec.reconcilers[] | {kind, stats: (.stats | {running, failing, suspended})}] | sort_by(.kind)' <<<"$report")
+  ours=$(jq -c '[.report.reconcilers[] | {kind, stats: (.stats | {running, failing, suspended})}] | sort_by(.kind)' <<<"$api")
+  [ "$theirs" = "$ours" ] || { echo "report: $theirs"; echo "pages: $ours"; return 1; }
+  # The resources are the Flux CRDs' objects; the report counts the
+  # operator's kinds (the FluxInstance) besides.
+  jq -e --argjson r "$report" '
+    [$r.spec.reconcilers[] | select(.apiVersion | startswith("fluxcd.controlplane.io/") | not) | .stats] as $flux |
+    ([$flux[].failing] | add) as $failing |
+    ([$flux[].suspended] | add) as $suspended |
+    ([$flux[] | .running + .suspended] | add) as $total |
+    .resources.states.Failed == $failing and .resources.states.Suspended == $suspended and .resources.total == $total' \
+    <<<"$api" >/dev/null || { jq -c .resources <<<"$api"; return 1; }
+}
+status_page() { python3 "$root/tests/e2e/html_page.py" "$work/$1.dom" "$2" >"$work/$1.page.json"; }
+status_page_has() {
+  jq -e "$2" "$work/$1.page.json" >/dev/null || { jq -c '{tags, active, rows}' "$work/$1.page.json"; return 1; }
+}
+no_console() { [ ! -s "$work/$1.console" ] || { cat "$work/$1.console"; return 1; }; }
+# Nothing on the page runs, and every link stays on the daemon's pages.
+only_own_links='(.tags | any(. == "script") | not) and (.active | all(test("^(a href|form action)=/([^/]|$)")))'
+case_status() {
+  local every='    fluxcd.controlplane.io/reconcileEvery: "10s"'
+  check "status: no instance in the cluster to start from" no_instance || return
+  check "status: no objects of an earlier run" kwait 120 delete namespace "$status_ns" --ignore-not-found || return
+  daemon_instance "$work/status-instance.yaml" "$every"
+  status_port=$(registry_free_port)
+  start_daemon status "$work/status-instance.yaml" --distribution-artifact "$dist" \
+    --status-addr "127.0.0.1:$status_port"
+  check "status: the instance is installed and Ready" wait_until 300 ready || { stop_daemon; return; }
+  check "status: Flux objects in every state" given_status_objects
+  check "status: a reconcile's report shows them" wait_until 120 status_reported
+  check "status: the headers: the policy, nosniff, no caching" status_headers_hold
+  check "status: each object's state, as it is" \
+    test "$(api_states)" = "failed-one=Failed ready-one=Ready reconciling-one=Reconciling suspended-one=Suspended"
+  fx status-report report --kubeconfig "$KUBECONFIG" -o json
+  check "status: report -o json" exit_is 0 status-report
+  check "status: the counts are report -o json's" counts_agree
+  check "status: the API redacts the credentials" \
+    eval '! status_get /api/v1/resources | grep -q -e s3cret -e t0ken'
+  if command -v chromium >/dev/null; then
+    check "status: chromium loads the overview" e2e_browse status-overview "$(status_url /)"
+    status_page status-overview states
+    check "status: chromium: the overview logged nothing" no_console status-overview
+    check "status: chromium: the overview counts the four states, and nothing runs" \
+      status_page_has status-overview "(.rows | length == 5) and ([.rows[1:][][0]] == [\"Failed\", \"Reconciling\", \"Suspended\", \"Ready\"]) and $only_own_links"
+    check "status: chromium loads the resources page, filtered" \
+      e2e_browse status-resources "$(status_url "/resources?namespace=$status_ns")"
+    status_page status-resources resources
+    check "status: chromium: the resources page logged nothing" no_console status-resources
+    check "status: chromium: failing first, each state as it is" \
+      status_page_has status-resources '[.rows[1:][] | [.[0], .[3]]] == [["Failed", "failed-one"], ["Reconciling", "reconciling-one"], ["Suspended", "suspended-one"], ["Ready", "ready-one"]]'
+    check "status: chromium: the hostile message is text, its secrets redacted, nothing runs" \
+      status_page_has status-resources "(.text | contains(\"<script>alert(1)</script>\")) and (.text | contains(\"https://***@git.example\")) and (.text | test(\"s3cret|t0ken|\u001b\") | not) and $only_own_links"
+  else
+    skip "status: in a real browser" "chromium is not installed"
+  fi
+  stop_daemon TERM 10
+  check "status: SIGTERM exits 0 within 10 s" stopped_cleanly
+  # Objects of its own would count in the next cases' reports.
+  kwait 120 delete namespace "$status_ns" --ignore-not-found >/dev/null
+
+  fx status-exposed apply --watch "$work/status-instance.yaml" --status-addr "0.0.0.0:$status_port"
+  check "status: a non-loopback address needs --status-insecure" usage_error status-exposed --status-insecure
 }
 
 # --- usage ---------------------------------------------------------------------

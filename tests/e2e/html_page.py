@@ -3,10 +3,10 @@
 what the tests check as one JSON object: the names of the elements in it
 ("tags"), the attributes that could run or load something ("active": on*
 handlers, href/src/action other than an in-page "#" link), the rows of the
-table with id "clusters" as lists of cell texts ("rows"), and all of the
-page's text, entities decoded ("text").
+table with id TABLE (default "clusters") as lists of cell texts ("rows"), and
+all of the page's text, entities decoded ("text").
 
-    python3 tests/e2e/html_page.py PAGE.html
+    python3 tests/e2e/html_page.py PAGE.html [TABLE]
 """
 import json
 import sys
@@ -14,13 +14,14 @@ from html.parser import HTMLParser
 
 
 class Page(HTMLParser):
-    def __init__(self):
+    def __init__(self, table_id):
         super().__init__(convert_charrefs=True)
+        self.table_id = table_id
         self.tags = set()
         self.active = []
         self.rows = []
         self.text = []
-        self._table = 0  # depth inside table#clusters
+        self._table = 0  # depth inside table#TABLE
         self._row = None
         self._cell = None
 
@@ -31,7 +32,7 @@ class Page(HTMLParser):
                 self.active.append(f"{tag} {name}")
             if name in ("href", "src", "action", "formaction") and not (value or "").startswith("#"):
                 self.active.append(f"{tag} {name}={value}")
-        if tag == "table" and ("id", "clusters") in attrs:
+        if tag == "table" and ("id", self.table_id) in attrs:
             self._table = 1
         elif tag == "table" and self._table:
             self._table += 1
@@ -57,7 +58,7 @@ class Page(HTMLParser):
 
 
 def main():
-    page = Page()
+    page = Page(sys.argv[2] if len(sys.argv) > 2 else "clusters")
     with open(sys.argv[1], encoding="utf-8") as f:
         page.feed(f.read())
     page.close()

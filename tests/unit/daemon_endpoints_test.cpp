@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -242,6 +243,45 @@ TEST_CASE("daemon endpoints: the responses on the wire") {
                                 "GET  /metrics HTTP/1.1\r\n\r\n", "\r\n"}) {
     CAPTURE(malformed);
     CHECK(exchange(server.port(), malformed).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+  }
+}
+
+TEST_CASE("daemon endpoints: the pages answer every other path, with their headers") {
+  std::vector<std::string> targets;
+  std::mutex mutex;
+  EndpointServer server("--status-addr", "127.0.0.1:0", {.pages = [&](std::string_view target) {
+                          std::lock_guard lock(mutex);
+                          targets.emplace_back(target);
+                          return fluxop::daemon::HttpResponse{
+                              target == "/" ? 200 : 404,
+                              "text/html; charset=utf-8",
+                              {{"X-Content-Type-Options", "nosniff"}},
+                              "<p>page</p>"};
+                        }});
+  CHECK(exchange(server.port(), "GET /resources?state=Failed&q=a+b HTTP/1.1\r\n\r\n") ==
+        "HTTP/1.1 404 Not Found\r\nConnection: close\r\n"
+        "Content-Type: text/html; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
+        "Content-Length: 11\r\n\r\n<p>page</p>");
+  CHECK(exchange(server.port(), "HEAD / HTTP/1.1\r\n\r\n").ends_with("Content-Length: 11\r\n\r\n"));
+  // Another method reaches no page.
+  CHECK(exchange(server.port(), "POST / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
+  // The metrics and probes are not served beside them.
+  CHECK(exchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
+  std::lock_guard lock(mutex);
+  CHECK(targets == std::vector<std::string>{"/resources?state=Failed&q=a+b", "/", "/metrics"});
+}
+
+TEST_CASE("daemon endpoints: which addresses are loopback ones") {
+  using fluxop::daemon::loopback_address;
+  for (const char* loopback : {"127.0.0.1:9090", "127.1.2.3:0", "[::1]:9090", "localhost:9090"}) {
+    CAPTURE(loopback);
+    CHECK(loopback_address(loopback));
+  }
+  for (const char* other :
+       {":9090", "0.0.0.0:9090", "[::]:9090", "10.0.0.1:9090", "example.com:9090",
+        "[::ffff:10.0.0.1]:9090", "127.0.0.1", "127.0.0.1:x"}) {
+    CAPTURE(other);
+    CHECK_FALSE(loopback_address(other));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "core/daemon/endpoints.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -129,11 +130,7 @@ int local_port(int fd) {
   return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
-struct Response {
-  int status = 200;
-  std::string_view content_type;  // none when empty
-  std::string body;
-};
+using Response = HttpResponse;
 
 std::string_view reason_phrase(int status) {
   switch (status) {
@@ -145,6 +142,8 @@ std::string_view reason_phrase(int status) {
       return "Not Found";
     case 431:
       return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
     default:
       return "Internal Server Error";
   }
@@ -162,6 +161,7 @@ std::string serialize(const Response& response, bool with_body) {
     wire += response.content_type;
     wire += "\r\n";
   }
+  for (const auto& [name, value] : response.headers) wire += name + ": " + value + "\r\n";
   wire += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
   if (with_body) wire += response.body;
   return wire;
@@ -183,8 +183,8 @@ std::size_t head_end(std::string_view input) {
 // A probe's answer: "ok", or a 500 and "<name> check failed", in the words
 // of controller-runtime's healthz handler.
 Response probe(std::string_view name, const std::function<bool()>& check) {
-  if (check()) return {200, kProbeContentType, "ok"};
-  return {500, kProbeContentType, std::string(name) + " check failed\n"};
+  if (check()) return {200, std::string(kProbeContentType), {}, "ok"};
+  return {500, std::string(kProbeContentType), {}, std::string(name) + " check failed\n"};
 }
 
 // One client's connection, through its one request and response.
@@ -324,7 +324,7 @@ void EndpointServer::Server::read_request(Connection& connection, Clock::time_po
     if (request_line.ends_with('\r')) request_line.remove_suffix(1);
     response = answer(request_line, head_only);
   } else if (input.size() == kMaxRequestHead) {
-    response = {431, {}, {}};
+    response = {431, {}, {}, {}};
   } else {
     return;
   }
@@ -365,26 +365,37 @@ Response EndpointServer::Server::answer(std::string_view request_line, bool& hea
   std::size_t last_space = request_line.rfind(' ');
   if (first_space == std::string_view::npos ||
       request_line.find(' ', first_space + 1) != last_space) {
-    return {400, {}, {}};
+    return {400, {}, {}, {}};
   }
   std::string_view method = request_line.substr(0, first_space);
   std::string_view target = request_line.substr(first_space + 1, last_space - first_space - 1);
   std::string_view version = request_line.substr(last_space + 1);
-  if (target.empty() || (version != "HTTP/1.1" && version != "HTTP/1.0")) return {400, {}, {}};
+  if (target.empty() || (version != "HTTP/1.1" && version != "HTTP/1.0")) return {400, {}, {}, {}};
   std::string_view path = target.substr(0, target.find('?'));
   head_only = method == "HEAD";
   // Every endpoint is a GET: another method finds none, as with a path not served.
-  if (method != "GET" && !head_only) return {404, {}, {}};
+  if (method != "GET" && !head_only) return {404, {}, {}, {}};
   try {
     if (path == "/metrics" && handlers.metrics) {
-      return {200, kMetricsContentType, handlers.metrics()};
+      return {200, std::string(kMetricsContentType), {}, handlers.metrics()};
     }
     if (path == "/healthz" && handlers.healthy) return probe("healthz", handlers.healthy);
     if (path == "/readyz" && handlers.ready) return probe("readyz", handlers.ready);
+    if (handlers.pages) return handlers.pages(target);
   } catch (...) {
-    return {500, {}, {}};
+    return {500, {}, {}, {}};
   }
-  return {404, {}, {}};
+  return {404, {}, {}, {}};
+}
+
+bool loopback_address(std::string_view address) {
+  ListenAddress parsed;
+  if (!parse_address(address, parsed).empty()) return false;
+  if (parsed.host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, parsed.host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, parsed.host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 EndpointServer::EndpointServer(std::string flag, std::string address, EndpointHandlers handlers)

@@ -1,12 +1,15 @@
 // The daemon's HTTP endpoints, as the Flux Operator serves them: Prometheus
 // metrics on one address (--metrics-addr), the liveness and readiness probes
-// on another (--health-addr). Plain HTTP/1.1 (and 1.0), one request per
-// connection; GET and HEAD.
+// on another (--health-addr), the status pages on a third (--status-addr).
+// Plain HTTP/1.1 (and 1.0), one request per connection; GET and HEAD.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace fluxop::daemon {
 
@@ -15,16 +18,31 @@ namespace fluxop::daemon {
 // any other (another server's, say). The
 // `{}`s let a designated initializer name only some of them without
 // -Wmissing-field-initializers.
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;  // none when empty
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
 struct EndpointHandlers {
   std::function<std::string()> metrics{};  // the body of GET /metrics
   std::function<bool()> healthy{};         // GET /healthz: 200 "ok" when true, else 500
   std::function<bool()> ready{};           // GET /readyz: 200 "ok" when true, else 500
+  // GET of any path but those above, given its target (path and query): the
+  // status pages.
+  std::function<HttpResponse(std::string_view target)> pages{};
 };
+
+// Whether `address` (HOST:PORT, as the flags take it) listens on a loopback
+// interface only: 127.0.0.0/8, ::1 or localhost. ":PORT" is every interface.
+bool loopback_address(std::string_view address);
 
 // Serves the handlers on `address` ("HOST:PORT", "[IPV6]:PORT", or ":PORT"
 // for every interface, IPv4 and IPv6; port 0 for any free port) in a thread
 // of its own, from construction (connections are accepted as soon as the
-// constructor returns) until destruction. Anything but the endpoints: 404.
+// constructor returns) until destruction. Anything but the endpoints (or
+// the pages, when served): 404.
 // A request's line and headers may take 8 KiB (else 431), and a client 5
 // seconds to send it and read the response (else it is dropped); a client
 // that is slow or silent delays no other. At most 256 connections are served

@@ -18,12 +18,14 @@
 #include "core/file.h"
 #include "core/interruption.h"
 #include "core/reconcile/events.h"
+#include "core/reconcile/instance_object.h"
 #include "core/reconcile/instance_requests.h"
 #include "core/reconcile/status.h"
 #include "core/reconcile/uninstall.h"
 #include "core/report/write.h"
 #include "core/rfc3339.h"
 #include "core/ssa/change_set.h"
+#include "core/status/cluster_pages.h"
 
 namespace fluxop::daemon {
 
@@ -142,8 +144,9 @@ class DaemonCluster {
   }
 
   // The FluxReport of the instance's namespace, written as `report --write`
-  // writes it; its resources exported as flux_resource_info.
-  void report(const Observed& observed, Metrics& metrics) {
+  // writes it; its resources exported as flux_resource_info and, with the
+  // instance's state, shown by the status pages (`board`, when served).
+  void report(const Observed& observed, Metrics& metrics, status::StatusBoard* board) {
     const std::string& ns = observed.flux->ns;
     auto started = std::chrono::steady_clock::now();
     // A connection per report: discovery is fresh (CRDs change with upgrades).
@@ -160,7 +163,19 @@ class DaemonCluster {
                        {took, utc_rfc3339(std::time(nullptr)), started + kReportTimeout})) {
       if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
     }
-    metrics.set_resources(std::move(computed.resources));
+    metrics.set_resources(computed.resources);
+    if (board) {
+      status::ClusterStatus shown;
+      const std::string& context = connected.client->access().context;
+      shown.overview.context = context.empty() ? "in-cluster" : context;
+      std::optional<nlohmann::json> live = reconcile::get_live_instance(
+          *connected.cluster, reconcile::instance_ref(ns, observed.flux->name));
+      shown.overview.instance = status::instance_state(live ? &*live : nullptr);
+      shown.overview.report = std::move(computed.spec);
+      shown.resources = std::move(computed.resources);
+      shown.reported_at = utc_rfc3339(std::time(nullptr));
+      board->publish(std::move(shown));
+    }
     // What the report read and decoded is freed, in pages glibc keeps for
     // the next one: they go back to the system, so that an idle daemon's
     // memory is what it holds, not the report's peak (10,000 resources).
@@ -310,7 +325,11 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
   actions.disabled = [&](const Observed& observed) { cluster.mark_disabled(observed); };
   actions.uninstall = [&](const Observed& observed) { cluster.uninstall(observed); };
   Metrics metrics;
-  actions.report = [&](const Observed& observed) { cluster.report(observed, metrics); };
+  std::optional<status::StatusBoard> board;
+  if (!options.status_addr.empty()) board.emplace();
+  actions.report = [&](const Observed& observed) {
+    cluster.report(observed, metrics, board ? &*board : nullptr);
+  };
   Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 
   // Several replicas: one leads (the operator's Lease), the others wait for
@@ -346,7 +365,7 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
         [&root](const std::string& error) { root.error("renewing the daemon's Lease", error); });
   }
 
-  std::optional<EndpointServer> metrics_server, health_server;
+  std::optional<EndpointServer> metrics_server, health_server, status_server;
   if (!options.metrics_addr.empty()) {
     metrics_server.emplace("--metrics-addr", options.metrics_addr,
                            EndpointHandlers{.metrics = [&metrics] { return metrics.render(); }});
@@ -359,6 +378,15 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
             .healthy = [] { return true; },
             .ready = [&] { return loop.started() || (leader && !leader->leading()); }});
     root.info("serving health probes", {{"address", options.health_addr}});
+  }
+  if (board) {
+    status_server.emplace("--status-addr", options.status_addr,
+                          EndpointHandlers{.pages = [&board](std::string_view target) {
+                            status::PageResponse page = board->answer(target);
+                            return HttpResponse{page.status, std::move(page.content_type),
+                                                status::status_headers(), std::move(page.body)};
+                          }});
+    root.info("serving the status pages", {{"address", options.status_addr}});
   }
   root.info("starting",
             {{"source", options.file.empty() ? "FluxInstance/" + ns + "/flux" : options.file}});

@@ -29,6 +29,7 @@ struct WatchOptions {
   reconcile::ApplyOptions apply;    // its callbacks are the daemon's
   std::string metrics_addr;         // empty: no /metrics
   std::string health_addr;          // empty: no /healthz, /readyz
+  std::string status_addr;          // empty: no status pages
   LogFormat log_format = LogFormat::text;
   bool leader_elect = false;  // the Lease flux-operator in `ns`
   std::chrono::milliseconds lease_duration{35'000};

@@ -74,6 +74,18 @@ std::string url_escape(std::string_view text) {
   return out;
 }
 
+std::string url_unescape_form(std::string_view text) {
+  std::string spaced(text);
+  std::replace(spaced.begin(), spaced.end(), '+', ' ');
+  int length = 0;
+  char* unescaped =
+      curl_easy_unescape(nullptr, spaced.data(), static_cast<int>(spaced.size()), &length);
+  if (!unescaped) throw Error("out of memory");
+  std::string out(unescaped, static_cast<std::size_t>(length));
+  curl_free(unescaped);
+  return out;
+}
+
 namespace {
 
 // OpenSSL's words when an HTTPS request reaches a plain-HTTP server: its

@@ -208,5 +208,8 @@ std::string resolve_url(const std::string& base, const std::string& location);
 
 // `text` percent-encoded for a query string.
 std::string url_escape(std::string_view text);
+// A query string's value decoded, as a form sends it: "%XX" its byte, "+" a
+// space.
+std::string url_unescape_form(std::string_view text);
 
 }  // namespace fluxop::net

@@ -2,80 +2,12 @@
 
 #include <algorithm>
 
-#include "core/base64.h"
-#include "core/digest.h"
 #include "core/plural.h"
+#include "core/status/page_parts.h"
 
 namespace fluxop::status {
 
 namespace {
-
-// Light by default, dark when the browser says so; tables scroll sideways
-// on a phone rather than overflow.
-constexpr char kStyle[] = R"css(
-:root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
-  --bad: #b3261e; --warn: #8a5a00; --good: #1a7f37; --head: #f6f8fa; }
-@media (prefers-color-scheme: dark) {
-  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d;
-    --bad: #ff7b72; --warn: #e3b341; --good: #3fb950; --head: #161b22; }
-}
-body { margin: 0 auto; max-width: 80rem; padding: 1rem; font: 15px/1.45 system-ui, sans-serif;
-  color: var(--fg); background: var(--bg); }
-h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
-h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; }
-h3 { font-size: 1rem; margin: 1rem 0 .25rem; color: var(--muted); }
-p.meta { color: var(--muted); margin: 0 0 1rem; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid var(--line); }
-th { background: var(--head); font-weight: 600; white-space: nowrap; }
-td.message { min-width: 16rem; word-break: break-word; }
-td.number { text-align: right; }
-a { color: inherit; }
-.unreachable, .not-ready, .failing, .false { color: var(--bad); font-weight: 600; }
-.suspended, .unknown { color: var(--warn); font-weight: 600; }
-.healthy, .true { color: var(--good); }
-)css";
-
-// The CSS class of a health: its name, a space written "-" ("not-ready").
-Escaped health_class(Health health) {
-  std::string name(health_name(health));
-  std::replace(name.begin(), name.end(), ' ', '-');
-  return text(name);
-}
-
-// A condition's status as a cell: True, False or Unknown, coloured.
-Html status_cell(const std::string& status) {
-  Html cell;
-  if (status == "True")
-    cell << "<td class=\"true\">";
-  else if (status == "False")
-    cell << "<td class=\"false\">";
-  else
-    cell << "<td class=\"unknown\">";
-  cell << text(status) << "</td>";
-  return cell;
-}
-
-Html yes_no_cell(bool ready) { return status_cell(ready ? "True" : "False"); }
-
-Html cell(std::string_view value) {
-  Html html;
-  html << "<td>" << text(value.empty() ? "-" : value) << "</td>";
-  return html;
-}
-
-Html message_cell(std::string_view value) {
-  Html html;
-  html << "<td class=\"message\">" << text(value) << "</td>";
-  return html;
-}
-
-Html number_cell(std::int64_t value) {
-  Html html;
-  html << "<td class=\"number\">" << number(value) << "</td>";
-  return html;
-}
 
 Html instance_table(const InstanceState& instance, const report::ReportSpec& spec) {
   Html html;
@@ -155,13 +87,6 @@ Html sync_table(const report::ReportSpec& spec) {
 
 }  // namespace
 
-std::string_view page_style() { return kStyle; }
-
-std::string content_security_policy() {
-  return "default-src 'none'; style-src 'sha256-" + base64_encode(sha256_bytes(kStyle)) +
-         "'; base-uri 'none'; form-action 'none'";
-}
-
 Html cluster_overview(const ClusterOverview& cluster) {
   Html html;
   if (!cluster.error.empty() || !cluster.report) {
@@ -200,12 +125,8 @@ std::string fleet_page(std::vector<ClusterOverview> clusters, std::string_view g
              << "</span></h2>" << cluster_overview(cluster) << "</section>";
   }
   Html page;
-  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-          "<meta name=\"referrer\" content=\"no-referrer\">"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\""
-       << text(content_security_policy()) << "\"><title>Flux fleet</title><style>" << kStyle
-       << "</style></head>\n<body><header><h1>Flux fleet</h1><p class=\"meta\">"
+  page << document_head(text("Flux fleet"), content_security_policy("'none'"))
+       << "<body><header><h1>Flux fleet</h1><p class=\"meta\">"
        << text(count_of(clusters.size(), "cluster")) << ", worst first; made " << text(generated_at)
        << " by fluxopctl</p></header>\n<main><div class=\"scroll\"><table id=\"clusters\"><thead>"
           "<tr><th>Context</th><th>Health</th><th>Flux</th><th>Version range</th><th>Ready</th>"

@@ -15,11 +15,6 @@
 
 namespace fluxop::status {
 
-// The page's style sheet, and the Content-Security-Policy that allows it
-// (by its SHA-256) and nothing else.
-std::string_view page_style();
-std::string content_security_policy();
-
 // One cluster's overview: its instance, components, reconcilers and sync.
 Html cluster_overview(const ClusterOverview& cluster);
 

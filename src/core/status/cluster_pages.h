@@ -1,0 +1,66 @@
+// The daemon's status pages (`apply --watch --status-addr`): its cluster as
+// of its last report, read-only. Two pages rendered on the server, with no
+// script, and the JSON they are views of, for scripts:
+//
+//   /                   the overview: the instance, components, reconcilers,
+//                       sync, and the Flux objects counted by state
+//   /resources          every Flux object, failing first, filtered by the
+//                       query (state, kind, namespace, q), 100 a page (page)
+//   /api/v1/overview    the overview's data
+//   /api/v1/resources   the resources' rows, the same query
+//
+// docs/status.md documents them. Answering reads only what the loop
+// published: no request reaches the cluster.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/report/report.h"
+#include "core/status/overview.h"
+
+namespace fluxop::status {
+
+// What the pages show.
+struct ClusterStatus {
+  ClusterOverview overview;
+  std::vector<report::FluxResource> resources;
+  std::string reported_at;  // RFC 3339
+};
+
+struct PageResponse {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+};
+
+// The answer to a GET of `target` (a path and its query) at `now`, from
+// `status` (null before the first report: 503). 404 for another path, 400
+// for a query that is not one. `status->resources` in sort_by_state's order.
+PageResponse answer_status_request(const ClusterStatus* status, std::string_view target,
+                                   std::chrono::system_clock::time_point now);
+
+// The headers of every answer: the pages' Content-Security-Policy with
+// frame-ancestors 'none' (no other site frames them), nosniff, no caching,
+// no referrer.
+std::vector<std::pair<std::string, std::string>> status_headers();
+
+// Where the daemon's loop publishes the status and the page server's thread
+// reads it: each request answers from one whole status, never a half-replaced one.
+class StatusBoard {
+ public:
+  // Replaces what the pages show; sorts the resources.
+  void publish(ClusterStatus status);
+  PageResponse answer(std::string_view target) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const ClusterStatus> status_;
+};
+
+}  // namespace fluxop::status
