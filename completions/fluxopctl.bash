@@ -68,6 +68,7 @@ _fluxopctl() {
       COMPREPLY=($(compgen -W "$(kubectl config get-contexts -o name 2>/dev/null)" -- "$cur"))
       return ;;
     --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+    --status-auth) COMPREPLY=($(compgen -W "none kubernetes" -- "$cur")); return ;;
     -n|--namespace)
       COMPREPLY=($(compgen -W "$(kubectl get namespaces -o name 2>/dev/null | sed 's|^namespace/||')" -- "$cur"))
       return ;;
@@ -91,7 +92,7 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --batch-size --stop-on-failure -f --filename --distribution-artifact --offline --insecure-registry --ca-file --certs-dir --verify --certificate-identity-regexp --certificate-oidc-issuer --key --trusted-root
           --allow-unknown-fields --kubeconfig --context --insecure-skip-tls-verify --request-timeout --field-manager
           --wait --no-wait --timeout --lock-timeout --dry-run -o --output -v --verbose --force --prune-crds --watch
-          --from-cluster -n --namespace --metrics-addr --health-addr --status-addr --status-insecure --log-format
+          --from-cluster -n --namespace --metrics-addr --health-addr --status-addr --status-auth --status-insecure --log-format
           --enable-leader-election --leader-election-lease-duration --leader-election-renew-deadline
           --leader-election-retry-period -h --help" \
           -- "$cur"))

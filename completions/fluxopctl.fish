@@ -116,6 +116,7 @@ complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -s n -l namespace -
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l metrics-addr -x -d 'With --watch: serve /metrics on this address'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l health-addr -x -d 'With --watch: serve /healthz and /readyz on this address'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l status-addr -x -d 'With --watch: serve the status pages on this address'
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l status-auth -x -a 'none kubernetes' -d 'With --status-addr: who may read the pages'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l status-insecure -d 'With --status-addr: allow an address that is not a loopback one'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l log-format -x -a 'text json' -d 'With --watch: the log format'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply" -l enable-leader-election -d 'With --watch: one replica at a time reconciles'

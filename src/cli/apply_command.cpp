@@ -36,6 +36,7 @@ struct WatchFlags {
   std::string metrics_addr;
   std::string health_addr;
   std::string status_addr;
+  std::string status_auth = "none";
   bool status_insecure = false;
   std::string log_format = "text";
   bool leader_elect = false;
@@ -217,6 +218,7 @@ void run_watch(const ApplyCommandOptions& options) {
   watch.metrics_addr = flags.metrics_addr;
   watch.health_addr = flags.health_addr;
   watch.status_addr = flags.status_addr;
+  watch.status_auth = flags.status_auth == "kubernetes";
   watch.log_format = flags.log_format == "json" ? daemon::LogFormat::json : daemon::LogFormat::text;
   watch.leader_elect = flags.leader_elect;
   watch.lease_duration = duration_flag(flags.lease_duration);
@@ -288,10 +290,17 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
                                         "Flux objects, their JSON under /api/) on this address, "
                                         "e.g. 127.0.0.1:9090; read-only (default: off)")
                             ->option_text("HOST:PORT");
+  CLI::Option* status_auth =
+      cmd->add_option("--status-auth", daemon.status_auth,
+                      "With --status-addr: kubernetes: every request needs a bearer token the "
+                      "API server accepts, of a user allowed to get fluxinstances in the "
+                      "instance's namespace (else 401 or 403)")
+          ->check(CLI::IsMember({"none", "kubernetes"}))
+          ->option_text("none|kubernetes (default none)");
   CLI::Option* status_insecure = cmd->add_flag(
       "--status-insecure", daemon.status_insecure,
-      "With --status-addr: allow an address that is not a loopback one, so that anyone who "
-      "reaches it reads the status pages");
+      "With --status-addr and no --status-auth: allow an address that is not a loopback one, "
+      "so that anyone who reaches it reads the status pages");
   CLI::Option* log_format =
       cmd->add_option("--log-format", daemon.log_format, "With --watch: the log lines' format")
           ->check(CLI::IsMember({"text", "json"}))
@@ -318,8 +327,8 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
     options->wait_given = wait->count() > 0;
     if (!daemon.watch) {
       for (CLI::Option* needs_watch :
-           {from_cluster, ns, metrics, health, status, status_insecure, log_format, leader_elect,
-            election[0], election[1], election[2]}) {
+           {from_cluster, ns, metrics, health, status, status_auth, status_insecure, log_format,
+            leader_elect, election[0], election[1], election[2]}) {
         if (needs_watch->count() > 0)
           throw CLI::ValidationError(needs_watch->get_name(), "only with --watch");
       }
@@ -340,16 +349,22 @@ void add_apply_command(CLI::App& app, yaml::ParseCache& parse_cache) {
       if (option->count() > 0 && !daemon.leader_elect)
         throw CLI::ValidationError(option->get_name(), "only with --enable-leader-election");
     }
-    if (daemon.status_insecure && daemon.status_addr.empty())
-      throw CLI::ValidationError("--status-insecure", "only with --status-addr");
+    for (CLI::Option* option : {status_auth, status_insecure}) {
+      if (option->count() > 0 && daemon.status_addr.empty())
+        throw CLI::ValidationError(option->get_name(), "only with --status-addr");
+    }
     // The pages show every Flux object's messages: a network hears them only
-    // when the user says so.
-    if (!daemon.status_addr.empty() && !daemon.status_insecure &&
+    // from users the API server vouches for, or when the user says so.
+    bool authenticated = daemon.status_auth == "kubernetes";
+    if (authenticated && daemon.status_insecure)
+      throw CLI::ValidationError("--status-insecure", "not with --status-auth kubernetes");
+    if (!daemon.status_addr.empty() && !authenticated && !daemon.status_insecure &&
         !daemon::loopback_address(daemon.status_addr))
-      throw CLI::ValidationError("--status-addr", daemon.status_addr +
-                                                      ": not a loopback address, and anyone who "
-                                                      "reaches it reads the status pages "
-                                                      "(--status-insecure to serve it so)");
+      throw CLI::ValidationError("--status-addr",
+                                 daemon.status_addr +
+                                     ": not a loopback address, and anyone who reaches it reads "
+                                     "the status pages (--status-auth kubernetes to ask for a "
+                                     "token, or --status-insecure to serve it so)");
     run_watch(*options);
   });
 }

@@ -128,7 +128,8 @@ if c is None:
     print("no container fluxopctl"); sys.exit(1)
 need(c.get("image") == want_image, f"image is {c.get('image')}, not {want_image}")
 need(c.get("args") == ["apply", "--watch", "--from-cluster", "--namespace=flux-system",
-                       "--metrics-addr=:8080", "--health-addr=:8081", "--log-format=json",
+                       "--metrics-addr=:8080", "--health-addr=:8081", "--status-addr=:9090",
+                       "--status-auth=kubernetes", "--log-format=json",
                        "--enable-leader-election"], f"args are {c.get('args')}")
 sc = c.get("securityContext", {})
 need(sc.get("runAsNonRoot") is True, "container runAsNonRoot is not true")
@@ -139,6 +140,7 @@ need(sc.get("capabilities", {}).get("drop") == ["ALL"], "capabilities do not dro
 need(sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "container seccompProfile not RuntimeDefault")
 ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
 need(ports.get("http-metrics") == 8080, "no container port http-metrics 8080")
+need(ports.get("http-status") == 9090, "no container port http-status 9090")
 def probe(kind, path):
     get = c.get(kind, {}).get("httpGet", {})
     port = get.get("port")
@@ -158,6 +160,9 @@ svc = next((d for d in docs if d["kind"] == "Service"), {})
 sports = svc.get("spec", {}).get("ports", [])
 need(any(p.get("name") == "http-metrics" and p.get("port") == 8080 for p in sports),
      "the Service has no port http-metrics 8080")
+need(any(p.get("name") == "http-status" and p.get("port") == 9090 for p in sports),
+     "the Service has no port http-status 9090")
+need(svc.get("spec", {}).get("type", "ClusterIP") == "ClusterIP", "the Service is not a ClusterIP one")
 need(svc.get("spec", {}).get("selector", {}).items() <= dep["spec"]["template"]["metadata"]["labels"].items(),
      "the Service does not select the Deployment's pods")
 if problems:
@@ -166,7 +171,7 @@ if problems:
     sys.exit(1)
 PY
 }
-check "deploy/: objects, securityContext, probes, args, /tmp emptyDir, metrics port" \
+check "deploy/: objects, securityContext, probes, args, /tmp emptyDir, metrics and status ports" \
   deploy_is "$work/deploy.yaml" ghcr.io/fluxopctl/fluxopctl:latest
 
 mkdir -p "$work/overlay"
@@ -528,6 +533,7 @@ get configmaps -n kube-system
 get nodes/node-1
 create validatingwebhookconfigurations.admissionregistration.k8s.io
 create serviceaccounts --subresource=token -n flux-system
+create localsubjectaccessreviews.authorization.k8s.io -n default
 * *
 CASES
     # What the daemon needs that the applies above may not have exercised.
@@ -550,6 +556,8 @@ get storageclasses.storage.k8s.io/standard
 list pods -n flux-system
 list replicasets.apps -n flux-system
 list events -n flux-system
+create tokenreviews.authentication.k8s.io
+create subjectaccessreviews.authorization.k8s.io
 CASES
   )
   [ -z "$wrong" ] || { echo "the service account $(head -n 1 <<<"$wrong")"; tail -n +2 <<<"$wrong"; return 1; }

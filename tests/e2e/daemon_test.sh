@@ -35,10 +35,14 @@
 #   status      the status pages (--status-addr) with Flux objects in every
 #     state (Ready; Failed with <script>, a URL with credentials and an ANSI
 #     escape in its message; Suspended; Reconciling): their headers, the API's
-#     counts equal to `report -o json`'s, each state as it is; the overview and
+#     counts equal to `report -o json`'s, each state as it is, the instance's
+#     Events; the overview and
 #     the resources page in chromium (nothing logged, no script, the markup
 #     text, no secret in the DOM; screenshots kept); a non-loopback address
 #     refused without --status-insecure
+#   status_auth the status pages with --status-auth kubernetes: no token and a
+#     forged one 401 (WWW-Authenticate), a service account without `get` on
+#     fluxinstances 403, one with it and a cluster admin's 200
 #   usage       --watch with neither FILE nor --from-cluster, --from-cluster
 #     without --watch, --watch with --dry-run: exit 2, naming the flag
 #
@@ -61,7 +65,7 @@ shift 2
 daemon=
 
 command -v curl >/dev/null || skip_test "curl is not installed"
-all_cases=(file cluster second_instance leader status usage)
+all_cases=(file cluster second_instance leader status status_auth usage)
 e2e_select_cases "$@"
 registry_ensure_installed || skip_test "the Debian package docker-registry is not installed and could not be"
 
@@ -543,6 +547,8 @@ case_status() {
   fx status-report report --kubeconfig "$KUBECONFIG" -o json
   check "status: report -o json" exit_is 0 status-report
   check "status: the counts are report -o json's" counts_agree
+  check "status: the overview has the instance's Events" \
+    eval 'status_get /api/v1/overview | jq -e ".events | any(.reason == \"ReconciliationSucceeded\")" >/dev/null'
   check "status: the API redacts the credentials" \
     eval '! status_get /api/v1/resources | grep -q -e s3cret -e t0ken'
   if command -v chromium >/dev/null; then
@@ -550,7 +556,7 @@ case_status() {
     status_page status-overview states
     check "status: chromium: the overview logged nothing" no_console status-overview
     check "status: chromium: the overview counts the four states, and nothing runs" \
-      status_page_has status-overview "(.rows | length == 5) and ([.rows[1:][][0]] == [\"Failed\", \"Reconciling\", \"Suspended\", \"Ready\"]) and $only_own_links"
+      status_page_has status-overview "(.rows | length == 5) and ([.rows[1:][][0]] == [\"Failed\", \"Reconciling\", \"Suspended\", \"Ready\"]) and (.text | contains(\"ReconciliationSucceeded\")) and $only_own_links"
     check "status: chromium loads the resources page, filtered" \
       e2e_browse status-resources "$(status_url "/resources?namespace=$status_ns")"
     status_page status-resources resources
@@ -569,6 +575,54 @@ case_status() {
 
   fx status-exposed apply --watch "$work/status-instance.yaml" --status-addr "0.0.0.0:$status_port"
   check "status: a non-loopback address needs --status-insecure" usage_error status-exposed --status-insecure
+}
+
+# --- the status pages, for users the API server vouches for -------------------
+# given_accounts: the service accounts status-reader (may get fluxinstances in
+# $ns), status-stranger (may not) and status-admin (cluster-admin).
+given_accounts() {
+  local account
+  for account in status-reader status-stranger status-admin; do
+    k -n "$ns" create serviceaccount "$account" --dry-run=client -o yaml | k apply -f - >/dev/null || return 1
+  done
+  k -n "$ns" create role status-reader --verb=get --resource=fluxinstances.fluxcd.controlplane.io \
+    --dry-run=client -o yaml | k apply -f - >/dev/null &&
+    k -n "$ns" create rolebinding status-reader --role=status-reader --serviceaccount="$ns:status-reader" \
+      --dry-run=client -o yaml | k apply -f - >/dev/null &&
+    k create clusterrolebinding status-admin --clusterrole=cluster-admin --serviceaccount="$ns:status-admin" \
+      --dry-run=client -o yaml | k apply -f - >/dev/null
+}
+token_of() { k -n "$ns" create token "$1"; }
+# answer_is CODE PATH [TOKEN]: the page's status code, asked with TOKEN.
+answer_is() {
+  local code auth=()
+  [ -z "${3:-}" ] || auth=(-H "Authorization: Bearer $3")
+  code=$(curl -s -o "$work/status-auth.body" -D "$work/status-auth.headers" -w '%{http_code}' --max-time 20 \
+    "${auth[@]}" "$(status_url "$2")")
+  [ "$code" = "$1" ] || { echo "$code, not $1: $(head -c 200 "$work/status-auth.body")"; return 1; }
+}
+asks_for_bearer() { tr -d '\r' <"$work/status-auth.headers" | grep -q '^WWW-Authenticate: Bearer'; }
+case_status_auth() {
+  daemon_instance "$work/status-auth-instance.yaml"
+  status_port=$(registry_free_port)
+  start_daemon status-auth "$work/status-auth-instance.yaml" --distribution-artifact "$dist" \
+    --status-addr "127.0.0.1:$status_port" --status-auth kubernetes
+  # The reader's Role names the FluxInstance CRD, which the daemon installs.
+  check "status_auth: the instance is installed and Ready" wait_until 300 ready || { stop_daemon; return; }
+  check "status_auth: the service accounts" given_accounts || { stop_daemon; return; }
+  local reader stranger admin
+  reader=$(token_of status-reader) && stranger=$(token_of status-stranger) && admin=$(token_of status-admin)
+  check "status_auth: their tokens" test -n "$reader" -a -n "$stranger" -a -n "$admin"
+  check "status_auth: the reader's page, once reported" wait_until 300 answer_is 200 / "$reader"
+  check "status_auth: no token: 401" answer_is 401 /
+  check "status_auth: 401 asks for a bearer token" asks_for_bearer
+  check "status_auth: a forged token: 401" answer_is 401 /api/v1/overview forged-token
+  check "status_auth: a user who may not get fluxinstances: 403" answer_is 403 /api/v1/overview "$stranger"
+  check "status_auth: the reader: 200" answer_is 200 /api/v1/resources "$reader"
+  check "status_auth: the cluster admin: 200" answer_is 200 /resources "$admin"
+  stop_daemon TERM 10
+  check "status_auth: SIGTERM exits 0 within 10 s" stopped_cleanly
+  k delete clusterrolebinding status-admin --ignore-not-found >/dev/null
 }
 
 # --- usage ---------------------------------------------------------------------

@@ -247,28 +247,34 @@ TEST_CASE("daemon endpoints: the responses on the wire") {
 }
 
 TEST_CASE("daemon endpoints: the pages answer every other path, with their headers") {
-  std::vector<std::string> targets;
+  std::vector<std::string> targets, authorizations;
   std::mutex mutex;
-  EndpointServer server("--status-addr", "127.0.0.1:0", {.pages = [&](std::string_view target) {
-                          std::lock_guard lock(mutex);
-                          targets.emplace_back(target);
-                          return fluxop::daemon::HttpResponse{
-                              target == "/" ? 200 : 404,
-                              "text/html; charset=utf-8",
-                              {{"X-Content-Type-Options", "nosniff"}},
-                              "<p>page</p>"};
-                        }});
+  EndpointServer server(
+      "--status-addr", "127.0.0.1:0", {.pages = [&](const fluxop::daemon::PageRequest& request) {
+        std::lock_guard lock(mutex);
+        targets.emplace_back(request.target);
+        authorizations.emplace_back(request.authorization);
+        return fluxop::daemon::HttpResponse{request.target == "/" ? 200 : 404,
+                                            "text/html; charset=utf-8",
+                                            {{"X-Content-Type-Options", "nosniff"}},
+                                            "<p>page</p>"};
+      }});
   CHECK(exchange(server.port(), "GET /resources?state=Failed&q=a+b HTTP/1.1\r\n\r\n") ==
         "HTTP/1.1 404 Not Found\r\nConnection: close\r\n"
         "Content-Type: text/html; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
         "Content-Length: 11\r\n\r\n<p>page</p>");
-  CHECK(exchange(server.port(), "HEAD / HTTP/1.1\r\n\r\n").ends_with("Content-Length: 11\r\n\r\n"));
+  // The Authorization header, whatever its name's case, its value trimmed.
+  CHECK(exchange(server.port(),
+                 "HEAD / HTTP/1.1\r\nHost: x\r\nauthoRIZATION: \t Bearer abc \r\n"
+                 "X-Authorization: no\r\n\r\n")
+            .ends_with("Content-Length: 11\r\n\r\n"));
   // Another method reaches no page.
   CHECK(exchange(server.port(), "POST / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
   // The metrics and probes are not served beside them.
   CHECK(exchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
   std::lock_guard lock(mutex);
   CHECK(targets == std::vector<std::string>{"/resources?state=Failed&q=a+b", "/", "/metrics"});
+  CHECK(authorizations == std::vector<std::string>{"", "Bearer abc", ""});
 }
 
 TEST_CASE("daemon endpoints: which addresses are loopback ones") {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -138,6 +139,10 @@ std::string_view reason_phrase(int status) {
       return "OK";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 431:
@@ -178,6 +183,34 @@ std::size_t head_end(std::string_view input) {
     if (length == 0 || (length == 1 && input[start] == '\r')) return newline + 1;
     start = newline + 1;
   }
+}
+
+// The line of `head` starting at `start`, without its CR LF or LF.
+std::string_view line_at(std::string_view head, std::size_t start) {
+  std::string_view line = head.substr(start, head.find('\n', start) - start);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return line;
+}
+
+// The value of the first header called `name` (in lower case; a header's
+// name is in any case), its surrounding spaces and tabs left out; empty
+// when there is none.
+std::string_view header_value(std::string_view head, std::string_view name) {
+  for (std::size_t start = head.find('\n'); start != std::string_view::npos;
+       start = head.find('\n', start)) {
+    std::string_view line = line_at(head, ++start);
+    std::size_t colon = line.find(':');
+    if (colon != name.size()) continue;
+    bool same = std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+      return a == std::tolower(static_cast<unsigned char>(b));
+    });
+    if (!same) continue;
+    std::string_view value = line.substr(colon + 1);
+    std::size_t first = value.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    return value.substr(first, value.find_last_not_of(" \t") - first + 1);
+  }
+  return {};
 }
 
 // A probe's answer: "ok", or a 500 and "<name> check failed", in the words
@@ -230,7 +263,7 @@ struct EndpointServer::Server {
   void read_request(Connection& connection, Clock::time_point now) const;
   static void write_response(Connection& connection, Clock::time_point now);
   static void drain(Connection& connection);
-  Response answer(std::string_view request_line, bool& head_only) const;
+  Response answer(std::string_view head, bool& head_only) const;
 };
 
 void EndpointServer::Server::serve() {
@@ -319,10 +352,7 @@ void EndpointServer::Server::read_request(Connection& connection, Clock::time_po
   Response response;
   bool head_only = false;
   if (std::size_t end = head_end(input); end != std::string::npos) {
-    std::string_view head(input.data(), end);
-    std::string_view request_line = head.substr(0, head.find('\n'));
-    if (request_line.ends_with('\r')) request_line.remove_suffix(1);
-    response = answer(request_line, head_only);
+    response = answer(std::string_view(input.data(), end), head_only);
   } else if (input.size() == kMaxRequestHead) {
     response = {431, {}, {}, {}};
   } else {
@@ -358,9 +388,10 @@ void EndpointServer::Server::drain(Connection& connection) {
   connection.done = got <= 0 || connection.discarded > kMaxDiscarded;
 }
 
-// The response to "METHOD TARGET HTTP/1.x"; `head_only` set for a HEAD. A
-// handler that throws is a 500.
-Response EndpointServer::Server::answer(std::string_view request_line, bool& head_only) const {
+// The response to a request's head ("METHOD TARGET HTTP/1.x" and its
+// headers); `head_only` set for a HEAD. A handler that throws is a 500.
+Response EndpointServer::Server::answer(std::string_view head, bool& head_only) const {
+  std::string_view request_line = line_at(head, 0);
   std::size_t first_space = request_line.find(' ');
   std::size_t last_space = request_line.rfind(' ');
   if (first_space == std::string_view::npos ||
@@ -381,7 +412,7 @@ Response EndpointServer::Server::answer(std::string_view request_line, bool& hea
     }
     if (path == "/healthz" && handlers.healthy) return probe("healthz", handlers.healthy);
     if (path == "/readyz" && handlers.ready) return probe("readyz", handlers.ready);
-    if (handlers.pages) return handlers.pages(target);
+    if (handlers.pages) return handlers.pages({target, header_value(head, "authorization")});
   } catch (...) {
     return {500, {}, {}, {}};
   }

@@ -25,13 +25,19 @@ struct HttpResponse {
   std::string body;
 };
 
+// A request of the status pages: its target (path and query) and its
+// Authorization header's value (empty without one).
+struct PageRequest {
+  std::string_view target;
+  std::string_view authorization;
+};
+
 struct EndpointHandlers {
   std::function<std::string()> metrics{};  // the body of GET /metrics
   std::function<bool()> healthy{};         // GET /healthz: 200 "ok" when true, else 500
   std::function<bool()> ready{};           // GET /readyz: 200 "ok" when true, else 500
-  // GET of any path but those above, given its target (path and query): the
-  // status pages.
-  std::function<HttpResponse(std::string_view target)> pages{};
+  // GET of any path but those above: the status pages.
+  std::function<HttpResponse(const PageRequest& request)> pages{};
 };
 
 // Whether `address` (HOST:PORT, as the flags take it) listens on a loopback

@@ -14,6 +14,7 @@
 #include "core/daemon/daemon.h"
 #include "core/daemon/endpoints.h"
 #include "core/daemon/leader.h"
+#include "core/daemon/status_access.h"
 #include "core/daemon/stop_signal.h"
 #include "core/file.h"
 #include "core/interruption.h"
@@ -38,6 +39,34 @@ std::string failure_message(const reconcile::ReconcileError& error) {
   if (error.failure() == reconcile::Failure::build)
     return std::string("build failed: ") + error.what();
   return error.what();
+}
+
+// A status page, or the reason it is not shown: 401 without a token the API
+// server accepts, 403 for a user who may not read the instance, 503 when
+// the API server could not be asked (`access` null: every request is shown).
+HttpResponse status_answer(const status::StatusBoard& board, StatusAccess* access,
+                           const PageRequest& request) {
+  std::vector<std::pair<std::string, std::string>> headers = status::status_headers();
+  auto refused = [&](int code, std::string message) {
+    return HttpResponse{code, "text/plain; charset=utf-8", headers, std::move(message) + "\n"};
+  };
+  if (access) {
+    Access decided = Access::unauthenticated;
+    try {
+      decided = access->decide(request.authorization);
+    } catch (const Error& error) {
+      return refused(503,
+                     std::string("the request's token could not be reviewed: ") + error.what());
+    }
+    if (decided == Access::unauthenticated) {
+      headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fluxopctl\"");
+      return refused(401, "a bearer token the API server accepts is needed");
+    }
+    if (decided == Access::forbidden) return refused(403, "this user may not get the FluxInstance");
+  }
+  status::PageResponse page = board.answer(request.target);
+  return HttpResponse{page.status, std::move(page.content_type), std::move(headers),
+                      std::move(page.body)};
 }
 
 // How long a report may take, its API server outages ridden out included.
@@ -171,6 +200,12 @@ class DaemonCluster {
       std::optional<nlohmann::json> live = reconcile::get_live_instance(
           *connected.cluster, reconcile::instance_ref(ns, observed.flux->name));
       shown.overview.instance = status::instance_state(live ? &*live : nullptr);
+      try {
+        shown.overview.events =
+            status::instance_events(*connected.cluster, ns, observed.flux->name);
+      } catch (const Error& error) {
+        log_.error("cannot list the FluxInstance's Events", error.what());
+      }
       shown.overview.report = std::move(computed.spec);
       shown.resources = std::move(computed.resources);
       shown.reported_at = utc_rfc3339(std::time(nullptr));
@@ -379,14 +414,21 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
             .ready = [&] { return loop.started() || (leader && !leader->leading()); }});
     root.info("serving health probes", {{"address", options.health_addr}});
   }
+  // With --status-auth kubernetes, the reviews go through a connection of
+  // the page server's own.
+  std::optional<kube::Connection> access_connection;
+  std::optional<StatusAccess> access;
+  if (board && options.status_auth) {
+    access_connection.emplace(kube::connect(options.cluster, /*dry_run=*/false));
+    access.emplace(*access_connection->cluster, instance_ns);
+  }
   if (board) {
     status_server.emplace("--status-addr", options.status_addr,
-                          EndpointHandlers{.pages = [&board](std::string_view target) {
-                            status::PageResponse page = board->answer(target);
-                            return HttpResponse{page.status, std::move(page.content_type),
-                                                status::status_headers(), std::move(page.body)};
+                          EndpointHandlers{.pages = [&](const PageRequest& request) {
+                            return status_answer(*board, access ? &*access : nullptr, request);
                           }});
-    root.info("serving the status pages", {{"address", options.status_addr}});
+    root.info("serving the status pages", {{"address", options.status_addr},
+                                           {"auth", options.status_auth ? "kubernetes" : "none"}});
   }
   root.info("starting",
             {{"source", options.file.empty() ? "FluxInstance/" + ns + "/flux" : options.file}});

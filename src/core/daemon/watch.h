@@ -30,6 +30,7 @@ struct WatchOptions {
   std::string metrics_addr;         // empty: no /metrics
   std::string health_addr;          // empty: no /healthz, /readyz
   std::string status_addr;          // empty: no status pages
+  bool status_auth = false;         // --status-auth kubernetes (status_access.h)
   LogFormat log_format = LogFormat::text;
   bool leader_elect = false;  // the Lease flux-operator in `ns`
   std::chrono::milliseconds lease_duration{35'000};

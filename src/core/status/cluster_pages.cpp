@@ -189,10 +189,19 @@ json overview_json(const ClusterStatus& status) {
   StateCounts counts = count_states(status.resources);
   for (std::size_t i = 0; i < counts.size(); ++i)
     states[std::string(state_name(static_cast<ResourceState>(i)))] = counts[i];
+  json events = json::array();
+  for (const InstanceEvent& event : status.overview.events) {
+    events.push_back({{"lastSeen", event.last_seen},
+                      {"type", event.type},
+                      {"reason", event.reason},
+                      {"count", event.count},
+                      {"message", event.message}});
+  }
   return {{"context", status.overview.context},
           {"reportedAt", status.reported_at},
           {"health", health_name(health(status.overview))},
           {"instance", instance_json(status.overview.instance)},
+          {"events", std::move(events)},
           {"report", status.overview.report ? report::spec_json(*status.overview.report) : json()},
           {"resources", {{"total", status.resources.size()}, {"states", states}}}};
 }

@@ -48,6 +48,19 @@ Html part(Markup title, Markup none, Markup header, const Html& rows, bool empty
   return html;
 }
 
+Html events_table(const std::vector<InstanceEvent>& events) {
+  Html rows;
+  for (const InstanceEvent& event : events) {
+    rows << "<tr>" << cell(event.last_seen) << "<td class=\""
+         << (event.type == "Warning" ? Markup("false") : Markup("true")) << "\">"
+         << text(event.type) << "</td>" << cell(event.reason) << number_cell(event.count)
+         << message_cell(event.message) << "</tr>";
+  }
+  return part("Events", "No Events on the FluxInstance.",
+              "<th>Last seen</th><th>Type</th><th>Reason</th><th>Count</th><th>Message</th>", rows,
+              events.empty());
+}
+
 Html components_table(const report::ReportSpec& spec) {
   Html rows;
   for (const report::Component& component : spec.components) {
@@ -93,8 +106,9 @@ Html cluster_overview(const ClusterOverview& cluster) {
     html << "<p class=\"unreachable\">" << text(cluster.error) << "</p>";
     return html;
   }
-  html << instance_table(cluster.instance, *cluster.report) << components_table(*cluster.report)
-       << reconcilers_table(*cluster.report) << sync_table(*cluster.report);
+  html << instance_table(cluster.instance, *cluster.report) << events_table(cluster.events)
+       << components_table(*cluster.report) << reconcilers_table(*cluster.report)
+       << sync_table(*cluster.report);
   return html;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/display.h"
 #include "core/enum_table.h"
 #include "core/kube/meta.h"
 #include "core/report/report.h"
@@ -41,6 +42,37 @@ InstanceState instance_state(const nlohmann::json* live) {
     state.last_reconciled = kube::string_member(history.front(), "lastReconciled");
   state.suspended = report::reconcile_disabled(*live);
   return state;
+}
+
+std::vector<InstanceEvent> instance_events(kube::Cluster& cluster, const std::string& ns,
+                                           const std::string& name) {
+  std::vector<InstanceEvent> events;
+  kube::ListQuery query{{"", "v1", "Event", ns, ""},
+                        {},
+                        "",
+                        "involvedObject.kind=FluxInstance,involvedObject.name=" + name};
+  std::vector<std::vector<nlohmann::json>> lists = cluster.list_all({query});
+  for (const nlohmann::json& event : lists.front()) {
+    InstanceEvent shown;
+    // An Event of the events.k8s.io API has an eventTime and a series
+    // instead of the core API's timestamps and count.
+    for (const char* pointer : {"/lastTimestamp", "/series/lastObservedTime", "/eventTime",
+                                "/metadata/creationTimestamp"}) {
+      shown.last_seen = kube::text_at(event, pointer);
+      if (!shown.last_seen.empty()) break;
+    }
+    shown.type = kube::text_at(event, "/type");
+    shown.reason = kube::text_at(event, "/reason");
+    shown.message = printable_within(kube::text_at(event, "/message"), report::kMaxResourceMessage);
+    shown.count = kube::integer_at(event, "/count").value_or(1);
+    events.push_back(std::move(shown));
+  }
+  // RFC 3339 in UTC sorts as time does; a second's ties keep the list's order.
+  std::stable_sort(
+      events.begin(), events.end(),
+      [](const InstanceEvent& a, const InstanceEvent& b) { return a.last_seen > b.last_seen; });
+  if (events.size() > kMaxInstanceEvents) events.resize(kMaxInstanceEvents);
+  return events;
 }
 
 ReconcilerTotals reconciler_totals(const report::ReportSpec& spec) {

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/kube/cluster.h"
 #include "core/report/report.h"
 
 namespace fluxop::status {
@@ -33,11 +35,28 @@ struct InstanceState {
 // The state of the FluxInstance `live` (nullptr: there is none).
 InstanceState instance_state(const nlohmann::json* live);
 
+// One Event on the instance, as `kubectl events` shows it; its message
+// redacted, escaped and cut as a resource's (report::kMaxResourceMessage).
+struct InstanceEvent {
+  std::string last_seen;  // RFC 3339
+  std::string type;       // Normal or Warning
+  std::string reason;
+  std::string message;
+  std::int64_t count = 1;
+};
+inline constexpr std::size_t kMaxInstanceEvents = 10;
+
+// The newest Events on the FluxInstance `name` in `ns`, newest first, at
+// most kMaxInstanceEvents: one list request (a field selector).
+std::vector<InstanceEvent> instance_events(kube::Cluster& cluster, const std::string& ns,
+                                           const std::string& name);
+
 struct ClusterOverview {
   std::string context;
   std::string error;  // why the cluster could not be read; then nothing else is known
   std::optional<report::ReportSpec> report;
   InstanceState instance;
+  std::vector<InstanceEvent> events;  // instance_events'
 };
 
 // The report's reconcilers summed over every kind.

@@ -151,8 +151,12 @@ class FakeCluster : public kube::Cluster {
   // Before each status write, with the object it writes to: another writer
   // moving it in between.
   std::function<void(json&)> before_status;
+  // The answer to creating a kind that is only asked, never stored (a
+  // TokenReview, a SubjectAccessReview); none: every object is stored.
+  std::function<json(const json&)> answer_review;
   std::optional<json> create(const json& object) override {
     log("CREATE", kube::object_key(object));
+    if (answer_review) return answer_review(object);
     std::string name = key(kube::object_key(object));
     if (objects.contains(name)) return std::nullopt;
     // As the API server: nothing new in a namespace being deleted.

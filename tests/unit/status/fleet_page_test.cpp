@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../kube/fake_cluster.h"
 #include "core/base64.h"
 #include "core/digest.h"
 #include "core/status/page_parts.h"
@@ -119,6 +120,49 @@ TEST_CASE("fleet_page: rows worst first, each linking to its cluster's overview"
   CHECK(page.find("no route to host") != std::string::npos);
   CHECK(page.find("2 clusters, worst first; made 2026-12-07T03:00:00Z") != std::string::npos);
   CHECK(page.find("Reconciliation finished") != std::string::npos);
+}
+
+json event(const std::string& name, const std::string& involved, const std::string& last_seen,
+           const std::string& type, const std::string& message) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name}, {"namespace", "flux-system"}}},
+          {"involvedObject", {{"kind", "FluxInstance"}, {"name", involved}}},
+          {"lastTimestamp", last_seen},
+          {"type", type},
+          {"reason", type == "Warning" ? "BuildFailed" : "ReconciliationSucceeded"},
+          {"message", message},
+          {"count", 2}};
+}
+
+TEST_CASE("instance_events: the instance's newest first, at most ten, shown safely") {
+  testing::FakeCluster api;
+  api.served.insert("/v1/Event");
+  for (int i = 0; i < 12; ++i) {
+    std::string minute = (i < 10 ? "0" : "") + std::to_string(i);
+    api.put(event("e" + std::to_string(i), "flux", "2026-12-07T01:" + minute + ":00Z", "Normal",
+                  "Reconciliation finished"));
+  }
+  api.put(event("other", "team-a", "2026-12-07T02:00:00Z", "Normal", "not this one"));
+  api.put(event("hostile", "flux", "2026-12-07T01:30:00Z", "Warning",
+                "<b>x</b> https://bot:s3cret@git.example/x \x1b[31m"));
+  std::vector<InstanceEvent> events = instance_events(api, "flux-system", "flux");
+  REQUIRE(events.size() == kMaxInstanceEvents);
+  CHECK(events[0].last_seen == "2026-12-07T01:30:00Z");
+  CHECK(events[0].type == "Warning");
+  CHECK(events[0].message == "<b>x</b> https://***@git.example/x \\x1b[31m");
+  CHECK(events[0].count == 2);
+  CHECK(events[1].last_seen == "2026-12-07T01:11:00Z");
+  CHECK(events.back().last_seen == "2026-12-07T01:03:00Z");
+
+  json ready = instance("True", "ok");
+  ClusterOverview overview = cluster("east", &ready);
+  overview.events = events;
+  std::string html = cluster_overview(overview).str();
+  CHECK(html.find("<h3>Events</h3>") != std::string::npos);
+  CHECK(html.find("&lt;b&gt;x&lt;/b&gt; https://***@git.example/x") != std::string::npos);
+  CHECK(html.find("s3cret") == std::string::npos);
+  CHECK(html.find("<td class=\"false\">Warning</td>") != std::string::npos);
 }
 
 TEST_CASE("fleet_page: its policy allows its one style sheet by hash and nothing else") {
