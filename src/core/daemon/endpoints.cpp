@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -20,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/ascii.h"
 #include "core/error.h"
 
 namespace fluxop::daemon {
@@ -200,11 +200,7 @@ std::string_view header_value(std::string_view head, std::string_view name) {
        start = head.find('\n', start)) {
     std::string_view line = line_at(head, ++start);
     std::size_t colon = line.find(':');
-    if (colon != name.size()) continue;
-    bool same = std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
-      return a == std::tolower(static_cast<unsigned char>(b));
-    });
-    if (!same) continue;
+    if (colon != name.size() || lowercase(line.substr(0, colon)) != name) continue;
     std::string_view value = line.substr(colon + 1);
     std::size_t first = value.find_first_not_of(" \t");
     if (first == std::string_view::npos) return {};

@@ -1,12 +1,13 @@
 #include "core/daemon/status_access.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 
+#include "core/ascii.h"
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/kube/meta.h"
+#include "core/reconcile/instance_object.h"
 
 namespace fluxop::daemon {
 
@@ -23,8 +24,7 @@ constexpr std::size_t kMaxDecisions = 1024;
 std::optional<std::string> bearer_token(std::string_view authorization) {
   constexpr std::string_view kScheme = "bearer ";
   if (authorization.size() <= kScheme.size() ||
-      !std::equal(kScheme.begin(), kScheme.end(), authorization.begin(),
-                  [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }))
+      lowercase(authorization.substr(0, kScheme.size())) != kScheme)
     return std::nullopt;
   std::string_view token = authorization.substr(kScheme.size());
   token.remove_prefix(std::min(token.size(), token.find_first_not_of(' ')));
@@ -51,13 +51,9 @@ Access StatusAccess::decide(std::string_view authorization) {
   if (!token) return Access::unauthenticated;
   std::string key = sha256_digest(*token);
   Clock::time_point now = now_();
-  {
-    std::lock_guard lock(mutex_);
-    if (auto known = decisions_.find(key); known != decisions_.end() && now < known->second.expires)
-      return known->second.access;
-  }
+  if (auto known = decisions_.find(key); known != decisions_.end() && now < known->second.expires)
+    return known->second.access;
   Access access = review(*token);
-  std::lock_guard lock(mutex_);
   if (decisions_.size() >= kMaxDecisions) {
     std::erase_if(decisions_, [&](const auto& entry) { return entry.second.expires <= now; });
     if (decisions_.size() >= kMaxDecisions) decisions_.clear();
@@ -78,7 +74,7 @@ Access StatusAccess::review(const std::string& token) {
                {"resourceAttributes",
                 {{"namespace", ns_},
                  {"verb", "get"},
-                 {"group", "fluxcd.controlplane.io"},
+                 {"group", reconcile::instance_ref("", "").group},
                  {"resource", "fluxinstances"}}}};
   for (const char* field : {"uid", "groups", "extra"}) {
     if (user->contains(field)) spec[field] = (*user)[field];

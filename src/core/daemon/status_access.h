@@ -10,7 +10,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -29,7 +28,8 @@ enum class Access {
 class StatusAccess {
  public:
   using Clock = std::chrono::steady_clock;
-  // `cluster` asks the reviews, from the page server's thread alone; `ns`
+  // `cluster` asks the reviews; only the page server's thread calls
+  // decide(), so nothing here is locked. `ns`
   // is the instance's namespace. `now` is the clock (a test's own).
   StatusAccess(kube::Cluster& cluster, std::string ns,
                std::function<Clock::time_point()> now = Clock::now);
@@ -48,7 +48,6 @@ class StatusAccess {
   kube::Cluster& cluster_;
   std::string ns_;
   std::function<Clock::time_point()> now_;
-  std::mutex mutex_;
   std::map<std::string, Decision> decisions_;  // by the token's SHA-256
 };
 

@@ -46,25 +46,23 @@ std::string failure_message(const reconcile::ReconcileError& error) {
 // the API server could not be asked (`access` null: every request is shown).
 HttpResponse status_answer(const status::StatusBoard& board, StatusAccess* access,
                            const PageRequest& request) {
-  std::vector<std::pair<std::string, std::string>> headers = status::status_headers();
-  auto refused = [&](int code, std::string message) {
-    return HttpResponse{code, "text/plain; charset=utf-8", headers, std::move(message) + "\n"};
-  };
+  status::PageResponse page;
   if (access) {
-    Access decided = Access::unauthenticated;
     try {
-      decided = access->decide(request.authorization);
+      Access decided = access->decide(request.authorization);
+      if (decided == Access::unauthenticated)
+        page = status::plain_page(401, "a bearer token the API server accepts is needed");
+      else if (decided == Access::forbidden)
+        page = status::plain_page(403, "this user may not get the FluxInstance");
     } catch (const Error& error) {
-      return refused(503,
-                     std::string("the request's token could not be reviewed: ") + error.what());
+      page = status::plain_page(
+          503, std::string("the request's token could not be reviewed: ") + error.what());
     }
-    if (decided == Access::unauthenticated) {
-      headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fluxopctl\"");
-      return refused(401, "a bearer token the API server accepts is needed");
-    }
-    if (decided == Access::forbidden) return refused(403, "this user may not get the FluxInstance");
   }
-  status::PageResponse page = board.answer(request.target);
+  if (page.content_type.empty()) page = board.answer(request.target);
+  std::vector<std::pair<std::string, std::string>> headers = status::status_headers();
+  // RFC 6750: a 401 names the scheme that would be accepted.
+  if (page.status == 401) headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fluxopctl\"");
   return HttpResponse{page.status, std::move(page.content_type), std::move(headers),
                       std::move(page.body)};
 }
@@ -187,9 +185,9 @@ class DaemonCluster {
     for (const std::string& error : computed.errors)
       log_.error("report computed with errors", error);
     auto took = std::chrono::steady_clock::now() - started;
-    for (const ssa::Change& change :
-         report::write(*connected.cluster, computed.spec, ns,
-                       {took, utc_rfc3339(std::time(nullptr)), started + kReportTimeout})) {
+    std::string reported_at = utc_rfc3339(std::time(nullptr));
+    for (const ssa::Change& change : report::write(*connected.cluster, computed.spec, ns,
+                                                   {took, reported_at, started + kReportTimeout})) {
       if (change.action != ssa::Action::Unchanged) log_.info(ssa::change_line(change));
     }
     metrics.set_resources(computed.resources);
@@ -208,7 +206,7 @@ class DaemonCluster {
       }
       shown.overview.report = std::move(computed.spec);
       shown.resources = std::move(computed.resources);
-      shown.reported_at = utc_rfc3339(std::time(nullptr));
+      shown.reported_at = std::move(reported_at);
       board->publish(std::move(shown));
     }
     // What the report read and decoded is freed, in pages glibc keeps for

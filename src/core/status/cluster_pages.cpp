@@ -20,10 +20,6 @@ constexpr std::string_view kHtml = "text/html; charset=utf-8";
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kText = "text/plain; charset=utf-8";
 
-PageResponse plain(int status, std::string message) {
-  return {status, std::string(kText), std::move(message) + "\n"};
-}
-
 // Every string of a document redacted: messages and URLs read from the
 // cluster reach scripts as they reach the pages.
 json redacted(json document) {
@@ -230,6 +226,10 @@ json resources_json(const ClusterStatus& status, const ResourceQuery& query) {
 
 }  // namespace
 
+PageResponse plain_page(int status, std::string message) {
+  return {status, std::string(kText), std::move(message) + "\n"};
+}
+
 PageResponse answer_status_request(const ClusterStatus* status, std::string_view target,
                                    std::chrono::system_clock::time_point now) {
   std::size_t question = target.find('?');
@@ -237,8 +237,8 @@ PageResponse answer_status_request(const ClusterStatus* status, std::string_view
   std::string_view query =
       question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   bool resources = path == "/resources" || path == "/api/v1/resources";
-  if (!resources && path != "/" && path != "/api/v1/overview") return plain(404, "not found");
-  if (!status) return plain(503, "no report yet: the daemon's first one is under way");
+  if (!resources && path != "/" && path != "/api/v1/overview") return plain_page(404, "not found");
+  if (!status) return plain_page(503, "no report yet: the daemon's first one is under way");
   if (!resources) {
     if (path == "/") return {200, std::string(kHtml), overview_page(*status)};
     return json_response(overview_json(*status));
@@ -247,7 +247,7 @@ PageResponse answer_status_request(const ClusterStatus* status, std::string_view
   try {
     parsed = parse_resource_query(query);
   } catch (const Error& error) {
-    return plain(400, error.what());
+    return plain_page(400, error.what());
   }
   if (path == "/resources") return {200, std::string(kHtml), resources_page(*status, parsed, now)};
   return json_response(resources_json(*status, parsed));

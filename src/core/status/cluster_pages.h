@@ -39,6 +39,9 @@ struct PageResponse {
   std::string body;
 };
 
+// A text/plain answer of `status` saying `message` (a refusal, an error).
+PageResponse plain_page(int status, std::string message);
+
 // The answer to a GET of `target` (a path and its query) at `now`, from
 // `status` (null before the first report: 503). 404 for another path, 400
 // for a query that is not one. `status->resources` in sort_by_state's order.
