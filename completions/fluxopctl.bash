@@ -27,7 +27,7 @@ _fluxopctl() {
   command=${COMP_WORDS[i]}
   if [ "$i" -eq "$COMP_CWORD" ] && [ "$prev" != --kubeconfig ] && [ "$prev" != --context ] &&
     [ "$prev" != -n ] && [ "$prev" != --namespace ]; then
-    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report adopt export create kustomize pull push images mirror verify version help completion $global_flags
+    COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report tree adopt export create kustomize pull push images mirror verify version help completion $global_flags
       --help --version" -- "$cur"))
     return
   fi
@@ -57,6 +57,8 @@ _fluxopctl() {
         COMPREPLY=($(compgen -W "table wide yaml json" -- "$cur"))
       elif [ "$command" = report ]; then
         COMPREPLY=($(compgen -W "table yaml json html" -- "$cur"))
+      elif [ "$command" = tree ]; then
+        COMPREPLY=($(compgen -W "tree yaml json" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
       fi
@@ -172,6 +174,15 @@ _fluxopctl() {
         --field-manager -f --filename -n
         --namespace -o --output --write --dry-run -h --help" -- "$cur"))
       ;;
+    tree)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "-n --namespace -o --output --kubeconfig --context --insecure-skip-tls-verify
+          --request-timeout -h --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "kustomization/ helmrelease/ fluxinstance/ ks hr" -- "$cur"))
+        compopt -o nospace 2>/dev/null
+      fi
+      ;;
     adopt)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--from-cluster -n --namespace --version-range --distribution-artifact --offline
@@ -262,7 +273,7 @@ _fluxopctl() {
       fi
       ;;
     help)
-      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report adopt export create
+      COMPREPLY=($(compgen -W "build apply diff check delete get wait reconcile suspend resume report tree adopt export create
         kustomize pull push images mirror verify version help completion" -- "$cur"))
       ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;

@@ -1,5 +1,5 @@
 # fish completion for fluxopctl
-set -l commands build apply diff check delete get wait reconcile suspend resume report adopt export create kustomize pull push images mirror verify version help completion
+set -l commands build apply diff check delete get wait reconcile suspend resume report tree adopt export create kustomize pull push images mirror verify version help completion
 complete -c fluxopctl -f
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a build -d 'Render a FluxInstance into the Flux installation it describes'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a apply -d 'Install or upgrade Flux on a cluster from a FluxInstance'
@@ -17,6 +17,10 @@ complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a kustomiz
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a pull -d 'Pull a Flux distribution artifact into the cache, list or prune it'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a push -d 'Push a distribution directory to a registry'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a version -d 'Print the fluxopctl version'
+complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a tree -d 'Show what a Kustomization, a HelmRelease or the FluxInstance applied, as a tree'
+complete -c fluxopctl -n "__fish_seen_subcommand_from tree" -x -a 'kustomization/ helmrelease/ fluxinstance/ ks hr'
+complete -c fluxopctl -n "__fish_seen_subcommand_from tree" -s n -l namespace -x -a '(kubectl get namespaces -o name 2>/dev/null | string replace namespace/ "")' -d 'The namespace of KIND/NAME'
+complete -c fluxopctl -n "__fish_seen_subcommand_from tree" -s o -l output -x -a 'tree yaml json' -d 'Output format'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a export -d "The upstream CLI's spelling: export report"
 complete -c fluxopctl -n "__fish_seen_subcommand_from export" -x -a 'report resource'
 complete -c fluxopctl -n "not __fish_seen_subcommand_from $commands" -a create -d 'Create the Secrets a FluxInstance names'
@@ -94,7 +98,7 @@ complete -c fluxopctl -l context -x -a '(kubectl config get-contexts -o name 2>/
 complete -c fluxopctl -l as -x -d 'Impersonate this user (global)'
 complete -c fluxopctl -l as-group -x -d 'Impersonate this group, repeatable (global)'
 complete -c fluxopctl -l timeout -x -d 'How long a command that waits may wait (global)'
-complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check delete get wait reconcile suspend resume report version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
+complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check delete get wait reconcile suspend resume report tree version" -l insecure-skip-tls-verify -d "Do not verify the API server's certificate"
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l all-contexts -d 'Run on every context of the kubeconfig'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l context-selector -x -d 'With --all-contexts: the contexts matching this glob'
 complete -c fluxopctl -n "__fish_seen_subcommand_from apply diff check get wait suspend resume report" -l parallel -x -d 'At most this many clusters at once'

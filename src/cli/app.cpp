@@ -60,6 +60,7 @@ void add_commands(CLI::App& app, yaml::ParseCache& parse_cache) {
   add_get_command(app);
   add_request_commands(app);
   add_report_command(app);
+  add_tree_command(app);
   add_verify_command(app);
   add_create_command(app);
   add_adopt_command(app, parse_cache);

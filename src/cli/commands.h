@@ -56,6 +56,8 @@ void add_request_commands(CLI::App& app);
 // The upstream CLI's `export resource FluxInstance/flux`, under `export`.
 void add_export_resource_command(CLI::App& export_command);
 void add_report_command(CLI::App& app);
+// tree KIND/NAME: what a Flux object applied, with each object's readiness.
+void add_tree_command(CLI::App& app);
 // create secret KIND NAME: the Secrets an instance names.
 void add_create_command(CLI::App& app);
 // adopt [DIR]: the FluxInstance of a flux bootstrap installation, proven.

@@ -6,7 +6,7 @@
 namespace fluxop::cli {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kExamples{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 23> kExamples{{
     {"version",
      "  # fluxopctl's version, the cluster's Kubernetes version and its Flux version\n"
      "  fluxopctl version\n"
@@ -68,6 +68,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kExample
      "  fluxopctl get\n"
      "  # every instance, with the digests\n"
      "  fluxopctl get -A -o wide"},
+    {"tree",
+     "  # what the sync applied, and what that applied in turn, each object's readiness\n"
+     "  fluxopctl tree kustomization/flux-system -n flux-system\n"
+     "  # the upstream CLI's spelling, as JSON\n"
+     "  fluxopctl tree hr podinfo -n apps -o json"},
     {"wait",
      "  # until the instance is ready, or why not\n"
      "  fluxopctl wait -n flux-system --timeout 5m"},

@@ -93,9 +93,9 @@ std::string report_table(const report::ReportSpec& spec) {
 
 struct ComputedReport {
   report::ReportSpec spec;
-  std::vector<ssa::Change> changes;           // --write's
-  std::optional<nlohmann::json> instance;     // -o html's: the FluxInstance, when there is one
-  std::vector<status::InstanceEvent> events;  // -o html's: its newest Events
+  std::vector<ssa::Change> changes;         // --write's
+  std::optional<nlohmann::json> instance;   // -o html's: the FluxInstance, when there is one
+  std::vector<status::ObjectEvent> events;  // -o html's: its newest Events
 };
 
 // The report of one cluster, written when asked; what could not be computed
@@ -115,14 +115,14 @@ ComputedReport compute_report(const ReportCommandOptions& options, kube::Cluster
         {took, utc_rfc3339(std::time(nullptr)), std::chrono::steady_clock::now() + kCrdTimeout});
   }
   std::optional<nlohmann::json> instance;
-  std::vector<status::InstanceEvent> events;
+  std::vector<status::ObjectEvent> events;
   if (options.output == "html") {
     kube::ObjectKey key = target_key(options.target);
     instance = reconcile::get_live_instance(cluster, key);
     // The page without them rather than none: a user may read the
     // instance and not its namespace's Events.
     try {
-      events = status::instance_events(cluster, key.ns, key.name);
+      events = status::object_events(cluster, key);
     } catch (const Error& error) {
       print_warning(std::string("the FluxInstance's Events: ") + error.what());
     }

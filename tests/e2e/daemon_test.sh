@@ -485,6 +485,35 @@ given_status_objects() {
     set_conditions helmrelease reconciling-one "$(condition Reconciling True Progressing 'Fresh install in progress')" \
       "$(condition Ready Unknown Progressing 'Fresh install in progress')"
 }
+# given_details: failed-one applied a ConfigMap (there), a Secret (there)
+# and a ConfigMap since deleted, as its inventory says; a Warning Event on
+# it holds the hostile message.
+given_details() {
+  k -n "$status_ns" create configmap tree-config --dry-run=client -o yaml | k apply -f - >/dev/null &&
+    k -n "$status_ns" create secret generic tree-secret --from-literal=token=t0ken --dry-run=client -o yaml |
+    k apply -f - >/dev/null &&
+    k -n "$status_ns" patch kustomization failed-one --subresource=status --type=merge -p \
+      "{\"status\": {\"inventory\": {\"entries\": [{\"id\": \"${status_ns}_tree-config__ConfigMap\", \"v\": \"v1\"}, {\"id\": \"${status_ns}_tree-secret__Secret\", \"v\": \"v1\"}, {\"id\": \"${status_ns}_gone__ConfigMap\", \"v\": \"v1\"}]}}}" >/dev/null &&
+    jq -cn --arg m "$hostile_message" --arg ns "$status_ns" '{apiVersion: "v1", kind: "Event",
+      metadata: {name: "failed-one.details", namespace: $ns},
+      involvedObject: {apiVersion: "kustomize.toolkit.fluxcd.io/v1", kind: "Kustomization", name: "failed-one", namespace: $ns},
+      reason: "BuildFailed", message: $m, type: "Warning", count: 1, source: {component: "kustomize-controller"},
+      firstTimestamp: "2026-12-07T00:00:00Z", lastTimestamp: "2026-12-07T00:00:00Z"}' | k apply -f - >/dev/null
+}
+details_path="/resource?kind=Kustomization&namespace=$status_ns&name=failed-one"
+# The details' API: the conditions, the source, the Event, the inventory's
+# states in its order, nothing secret.
+details_api_holds() {
+  local details
+  details=$(status_get "/api/v1${details_path}") || { echo "GET /api/v1${details_path} failed"; return 1; }
+  jq -e --arg ns "$status_ns" '.ready == "False" and .conditions[0].reason == "BuildFailed" and
+    .source == {kind: "GitRepository", namespace: $ns, name: "repo"} and
+    (.events | any(.reason == "BuildFailed" and .type == "Warning")) and
+    ([.inventory.resources[] | "\(.kind)/\(.name)=\(.state)"] == ["ConfigMap/tree-config=Ready", "Secret/tree-secret=NotRead", "ConfigMap/gone=NotFound"])' \
+    <<<"$details" >/dev/null || { echo "$details" | head -c 600; return 1; }
+  ! grep -q -e s3cret -e t0ken <<<"$details" || { echo "a secret in the details"; return 1; }
+}
+code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$(status_url "$1")"; }
 status_url() { printf 'http://127.0.0.1:%s%s' "$status_port" "$1"; }
 status_get() { curl -sf --max-time 10 "$(status_url "$1")"; }
 # The daemon reported the objects (a report follows each reconcile).
@@ -551,6 +580,11 @@ case_status() {
     eval 'status_get /api/v1/overview | jq -e ".events | any(.reason == \"ReconciliationSucceeded\")" >/dev/null'
   check "status: the API redacts the credentials" \
     eval '! status_get /api/v1/resources | grep -q -e s3cret -e t0ken'
+  check "status: a failing object's inventory and Event" given_details
+  check "status: its details, read when asked: conditions, source, Event, inventory states" details_api_holds
+  check "status: details only of the report's objects: a ConfigMap is 404, a missing name 400" \
+    eval '[ "$(code_of "/resource?kind=ConfigMap&namespace=$status_ns&name=tree-config")" = 404 ] &&
+      [ "$(code_of "/api/v1/resource?kind=Kustomization&namespace=$status_ns")" = 400 ]'
   if command -v chromium >/dev/null; then
     check "status: chromium loads the overview" e2e_browse status-overview "$(status_url /)"
     status_page status-overview states
@@ -565,6 +599,16 @@ case_status() {
       status_page_has status-resources '[.rows[1:][] | [.[0], .[3]]] == [["Failed", "failed-one"], ["Reconciling", "reconciling-one"], ["Suspended", "suspended-one"], ["Ready", "ready-one"]]'
     check "status: chromium: the hostile message is text, its secrets redacted, nothing runs" \
       status_page_has status-resources "(.text | contains(\"<script>alert(1)</script>\")) and (.text | contains(\"https://***@git.example\")) and (.text | test(\"s3cret|t0ken|\u001b\") | not) and $only_own_links"
+    check "status: chromium loads a failing object's details" e2e_browse status-details "$(status_url "$details_path")"
+    status_page status-details summary
+    check "status: chromium: the details page logged nothing" no_console status-details
+    check "status: chromium: its conditions, Event and inventory tree, the hostile message as text, nothing runs" \
+      status_page_has status-details "(.text | contains(\"ConfigMap/$status_ns/tree-config\")) and (.text | contains(\"NotRead\")) and (.text | contains(\"NotFound\")) and (.text | contains(\"GitRepository/$status_ns/repo\")) and (.text | contains(\"<script>alert(1)</script>\")) and (.text | test(\"s3cret|t0ken|\u001b\") | not) and $only_own_links"
+    check "status: chromium loads the FluxInstance's details" \
+      e2e_browse status-instance "$(status_url "/resource?kind=FluxInstance&namespace=$ns&name=flux")"
+    status_page status-instance summary
+    check "status: chromium: what the instance applied, Ready" \
+      status_page_has status-instance "(.text | test(\"Ready Deployment/$ns/source-controller\")) and $only_own_links"
   else
     skip "status: in a real browser" "chromium is not installed"
   fi

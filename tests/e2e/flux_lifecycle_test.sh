@@ -41,6 +41,13 @@
 #                 decryption, ignore): adopt --from-cluster generates no patch
 #                 for what the server defaulted, carries the sync's settings;
 #                 its apply and the sync's next reconcile recreate nothing
+#   tree          `fluxopctl tree` of what the real controllers applied: the
+#                 sync's lines are the flux CLI's `flux tree kustomization`
+#                 lines, each object Ready; the FluxInstance's tree holds the
+#                 sync and what it applied; a HelmRelease's, the chart's
+#                 objects; -o json counts the inventory kubectl reads; a
+#                 Secret applied by a Kustomization is named, never read
+#                 (the audit-free proof: its read is refused by RBAC)
 #
 #   tests/e2e/flux_lifecycle_test.sh BIN ROOT [CASE...]
 #
@@ -67,7 +74,7 @@ export REGISTRY_LIFETIME=1800
 e2e_cleanup_hook() { flux_controllers_cleanup "$controllers"; }
 
 all_cases=(delete failing_sync restored_sync kept_count renamed_sync prune_crds daemon_uninstall upgrade
-  daemon_beside adopt)
+  daemon_beside adopt tree)
 e2e_select_cases "$@"
 
 e2e_needs "building source- and kustomize-controller" flux_controllers_ensure_built source-controller kustomize-controller
@@ -729,6 +736,79 @@ case_adopt() {
   check "adopt: and recreates nothing (same uids)" still_as "$work/adopt.before" "the installation" adopted_uids "$dir"
   fx adopt-diff diff "$work/adopt.out" "${flags[@]}"
   check "adopt: diff after it changes nothing, the reconcile request left as asked" exit_is 0 adopt-diff
+}
+
+# ---------------------------------------------------------------------------
+# tree: what the controllers applied, drawn.
+
+# without_states FILE: fluxopctl tree's lines without the state each ends
+# with ("  Ready", "  InProgress: ..."): the flux CLI's lines.
+without_states() { sed -E 's/  (Ready|InProgress|Failed|NotFound|NotRead)(: .*)?$//' "$1"; }
+# every_line_ready NAME: each line of the fx NAME's tree says Ready.
+every_line_ready() {
+  local not
+  not=$(grep -v '  Ready$' "$work/$1.out")
+  [ -z "$not" ] || { echo "not Ready: $not"; return 1; }
+}
+# secret_kustomization: a Kustomization in apps applying a ConfigMap and a
+# Secret (the workloads artifact's w0 path holds the ConfigMap; this one's
+# own artifact, the Secret too), Ready.
+case_tree() {
+  given "tree: given the instance, its sync and the user's workloads reconciled" \
+    eval 'installed && user_workloads' || return
+  local flux_bin
+  flux_bin=$(flux_cli "$flux_controllers_flux_version")
+  fx tree-sync tree kustomization/flux-system -n "$ns" --kubeconfig "$KUBECONFIG"
+  check "tree: the sync's tree exits 0" exit_is 0 tree-sync
+  timeout 60 "$flux_bin" tree kustomization flux-system -n "$ns" --kubeconfig "$KUBECONFIG" \
+    >"$work/flux-tree.out" 2>"$work/flux-tree.err"
+  check "tree: its lines are flux tree kustomization's, with the states added" \
+    eval 'diff <(without_states "$work/tree-sync.out") "$work/flux-tree.out"'
+  check "tree: the sync and what it applied are Ready" every_line_ready tree-sync
+  check "tree: it names the synced ConfigMap" out_has tree-sync '^└── ConfigMap/apps/synced  Ready$|^├── ConfigMap/apps/synced  Ready$'
+
+  fx tree-instance tree fluxinstance/flux -n "$ns" --kubeconfig "$KUBECONFIG"
+  check "tree: the FluxInstance's tree holds the sync, and under it what the sync applied" \
+    out_has tree-instance '^FluxInstance/flux-system/flux  Ready$' \
+    '^[├└]── Kustomization/flux-system/flux-system  Ready$' '^[│ ]   [├└]── ConfigMap/apps/synced  Ready$' \
+    '^[├└]── Deployment/flux-system/kustomize-controller  Ready$'
+
+  fx tree-w0 tree ks w0 -n apps --kubeconfig "$KUBECONFIG" -o json
+  check "tree: -o json, the upstream spelling ks NAME: what kubectl reads of the inventory" \
+    eval '[ "$(jq -r "[.resources[] | .kind + \"/\" + .namespace + \"/\" + .name + \" \" + .state] | join(\",\")" "$work/tree-w0.out")" = "ConfigMap/apps/w0 Ready" ] &&
+      [ "$(k -n apps get kustomization w0 -o jsonpath="{.status.inventory.entries[*].id}")" = "apps_w0__ConfigMap" ]'
+  if [ "$helm" = 1 ]; then
+    fx tree-hr tree hr demo-a -n apps --kubeconfig "$KUBECONFIG"
+    check "tree: a HelmRelease's tree holds the chart's objects (its .status.inventory)" \
+      eval 'out_has tree-hr "^HelmRelease/apps/demo-a  Ready$" "^[├└]── ConfigMap/apps/demo-a" &&
+        [ "$(($(wc -l <"$work/tree-hr.out") - 1))" = "$(k -n apps get helmrelease demo-a -o jsonpath="{.status.inventory.entries[*].id}" | wc -w)" ]'
+  fi
+
+  # A Kustomization that applied a Secret: named, never read, proven by a
+  # reader whose RBAC refuses Secrets.
+  mkdir -p "$work/secret-app"
+  printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: tree-secret\n  namespace: apps\nstringData:\n  token: t0ken\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tree-config\n  namespace: apps\n' \
+    >"$work/secret-app/app.yaml"
+  flux_sync_push secret-app:latest "$work/secret-app" >/dev/null 2>"$work/push.err" ||
+    { fail "tree: pushing the Secret's artifact" "$(tail -n 1 "$work/push.err")"; return; }
+  printf 'apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: secret-app\n  namespace: apps\nspec:\n  url: oci://%s/secret-app\n  ref:\n    tag: latest\n  interval: 1m\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: secret-app\n  namespace: apps\nspec:\n  interval: 1m\n  prune: true\n  path: ./\n  sourceRef:\n    kind: OCIRepository\n    name: secret-app\n' \
+    "$REGISTRY_ADDR" | k apply -f - >/dev/null
+  given "tree: given a Kustomization that applied a Secret, Ready" \
+    kwait 180 -n apps wait --for=condition=Ready kustomization/secret-app || return
+  k -n apps create serviceaccount tree-reader >/dev/null 2>&1
+  k create clusterrole tree-reader --verb=get,list --resource=kustomizations.kustomize.toolkit.fluxcd.io,configmaps >/dev/null 2>&1
+  k create clusterrolebinding tree-reader --clusterrole=tree-reader --serviceaccount=apps:tree-reader >/dev/null 2>&1
+  fx tree-secret tree ks secret-app -n apps --kubeconfig "$KUBECONFIG" --as system:serviceaccount:apps:tree-reader
+  check "tree: the Secret is named, NotRead, never asked for; the ConfigMap Ready" \
+    eval 'exit_is 0 tree-secret && out_has tree-secret "^[├└]── Secret/apps/tree-secret  NotRead: a Secret: fluxopctl reads none$" "^[├└]── ConfigMap/apps/tree-config  Ready$" &&
+      ! grep -q t0ken "$work/tree-secret.out"'
+  fx tree-missing tree ks nothing -n apps --kubeconfig "$KUBECONFIG"
+  check "tree: a Kustomization that is not there: exit 1, one error line naming it" \
+    eval 'exit_is 1 && [ ! -s "$work/tree-missing.out" ] && err_has tree-missing "^error: Kustomization/apps/nothing: not found$"'
+  fx tree-bad tree gitrepository/flux-system -n "$ns" --kubeconfig "$KUBECONFIG"
+  check "tree: a kind without an inventory is a usage error" usage_error tree-bad gitrepository
+  k -n apps delete kustomization/secret-app ocirepository/secret-app --wait=false >/dev/null 2>&1
+  k delete clusterrolebinding/tree-reader clusterrole/tree-reader --wait=false >/dev/null 2>&1
 }
 
 e2e_run_cases

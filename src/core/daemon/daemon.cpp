@@ -179,8 +179,14 @@ void Daemon::check_artifact() {
 
 void Daemon::report() {
   next_report_ = Clock::now() + kReportEvery;
+  std::optional<std::chrono::system_clock::time_point> next;
+  if (std::optional<Clock::time_point> due = schedule_.next_reconcile()) {
+    next = std::chrono::system_clock::now() +
+           std::chrono::duration_cast<std::chrono::system_clock::duration>(
+               std::max(*due - Clock::now(), Clock::duration::zero()));
+  }
   try {
-    actions_.report(observed_);
+    actions_.report(observed_, next);
   } catch (const std::exception& e) {
     log_.error("report failed", e.what());
   }

@@ -45,9 +45,12 @@ struct DaemonActions {
   // reconciled: reconcile::record_disabled).
   std::function<void(const Observed&)> disabled;
   // Computes the FluxReport of the instance's namespace, writes it and
-  // exports its flux_resource_info; throws fluxop::Error (logged). None: no
-  // report.
-  std::function<void(const Observed&)> report;
+  // exports its flux_resource_info; `next_reconcile` is when the schedule
+  // reconciles next (nullopt: not until the instance changes). Throws
+  // fluxop::Error (logged). None: no report.
+  std::function<void(const Observed&,
+                     std::optional<std::chrono::system_clock::time_point> next_reconcile)>
+      report;
 };
 
 class Daemon {

@@ -139,6 +139,11 @@ Due Scheduler::due(TimePoint now) const {
   return Due::nothing;
 }
 
+std::optional<Scheduler::TimePoint> Scheduler::next_reconcile() const {
+  if (!observed_ || disabled_) return std::nullopt;
+  return reconcile_at_;
+}
+
 std::optional<Scheduler::TimePoint> Scheduler::next_wake() const {
   if (!observed_ || disabled_) return std::nullopt;
   if (reconcile_at_ && check_at_) return std::min(*reconcile_at_, *check_at_);

@@ -90,6 +90,9 @@ class Scheduler {
   void artifact_checked(ArtifactCheck result, TimePoint now);
 
   Due due(TimePoint now) const;
+  // When the next reconcile is due (a change's, the interval's, a retry's);
+  // nullopt when none will be until the instance changes.
+  std::optional<TimePoint> next_reconcile() const;
   // The earliest time something is due; nullopt when nothing will be until
   // the instance changes (disabled, stalled, or no interval).
   std::optional<TimePoint> next_wake() const;

@@ -44,8 +44,9 @@ std::string failure_message(const reconcile::ReconcileError& error) {
 // A status page, or the reason it is not shown: 401 without a token the API
 // server accepts, 403 for a user who may not read the instance, 503 when
 // the API server could not be asked (`access` null: every request is shown).
+// A details page reads `cluster`.
 HttpResponse status_answer(const status::StatusBoard& board, StatusAccess* access,
-                           const PageRequest& request) {
+                           kube::Cluster& cluster, const PageRequest& request) {
   status::PageResponse page;
   if (access) {
     try {
@@ -59,7 +60,7 @@ HttpResponse status_answer(const status::StatusBoard& board, StatusAccess* acces
           503, std::string("the request's token could not be reviewed: ") + error.what());
     }
   }
-  if (page.content_type.empty()) page = board.answer(request.target);
+  if (page.content_type.empty()) page = board.answer(request.target, &cluster);
   std::vector<std::pair<std::string, std::string>> headers = status::status_headers();
   // RFC 6750: a 401 names the scheme that would be accepted.
   if (page.status == 401) headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fluxopctl\"");
@@ -173,7 +174,8 @@ class DaemonCluster {
   // The FluxReport of the instance's namespace, written as `report --write`
   // writes it; its resources exported as flux_resource_info and, with the
   // instance's state, shown by the status pages (`board`, when served).
-  void report(const Observed& observed, Metrics& metrics, status::StatusBoard* board) {
+  void report(const Observed& observed, Metrics& metrics, status::StatusBoard* board,
+              std::optional<std::chrono::system_clock::time_point> next_reconcile) {
     const std::string& ns = observed.flux->ns;
     auto started = std::chrono::steady_clock::now();
     // A connection per report: discovery is fresh (CRDs change with upgrades).
@@ -195,12 +197,19 @@ class DaemonCluster {
       status::ClusterStatus shown;
       const std::string& context = connected.client->access().context;
       shown.overview.context = context.empty() ? "in-cluster" : context;
-      std::optional<nlohmann::json> live = reconcile::get_live_instance(
-          *connected.cluster, reconcile::instance_ref(ns, observed.flux->name));
+      kube::ObjectKey instance = reconcile::instance_ref(ns, observed.flux->name);
+      std::optional<nlohmann::json> live =
+          reconcile::get_live_instance(*connected.cluster, instance);
       shown.overview.instance = status::instance_state(live ? &*live : nullptr);
+      shown.overview.instance.next_reconcile =
+          next_reconcile ? utc_rfc3339(std::chrono::system_clock::to_time_t(*next_reconcile))
+                         : "none until the instance changes";
+      shown.overview.instance.verification =
+          options_.registry.verify.enabled
+              ? "verified before each apply (--verify): the artifact's and the images' signatures"
+              : "not verified: the daemon runs without --verify";
       try {
-        shown.overview.events =
-            status::instance_events(*connected.cluster, ns, observed.flux->name);
+        shown.overview.events = status::object_events(*connected.cluster, instance);
       } catch (const Error& error) {
         log_.error("cannot list the FluxInstance's Events", error.what());
       }
@@ -360,8 +369,9 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
   Metrics metrics;
   std::optional<status::StatusBoard> board;
   if (!options.status_addr.empty()) board.emplace();
-  actions.report = [&](const Observed& observed) {
-    cluster.report(observed, metrics, board ? &*board : nullptr);
+  actions.report = [&](const Observed& observed,
+                       std::optional<std::chrono::system_clock::time_point> next_reconcile) {
+    cluster.report(observed, metrics, board ? &*board : nullptr, next_reconcile);
   };
   Daemon loop(*source, actions, log, metrics, stop.fd(), stopping);
 
@@ -412,18 +422,17 @@ void run_watch(const WatchOptions& options, std::ostream& log_stream) {
             .ready = [&] { return loop.started() || (leader && !leader->leading()); }});
     root.info("serving health probes", {{"address", options.health_addr}});
   }
-  // With --status-auth kubernetes, the reviews go through a connection of
-  // the page server's own.
-  std::optional<kube::Connection> access_connection;
+  // The details pages' reads and, with --status-auth kubernetes, the
+  // reviews go through a connection of the page server's own.
+  std::optional<kube::Connection> pages_connection;
   std::optional<StatusAccess> access;
-  if (board && options.status_auth) {
-    access_connection.emplace(kube::connect(options.cluster, /*dry_run=*/false));
-    access.emplace(*access_connection->cluster, instance_ns);
-  }
+  if (board) pages_connection.emplace(kube::connect(options.cluster, /*dry_run=*/false));
+  if (board && options.status_auth) access.emplace(*pages_connection->cluster, instance_ns);
   if (board) {
     status_server.emplace("--status-addr", options.status_addr,
                           EndpointHandlers{.pages = [&](const PageRequest& request) {
-                            return status_answer(*board, access ? &*access : nullptr, request);
+                            return status_answer(*board, access ? &*access : nullptr,
+                                                 *pages_connection->cluster, request);
                           }});
     root.info("serving the status pages", {{"address", options.status_addr},
                                            {"auth", options.status_auth ? "kubernetes" : "none"}});

@@ -388,7 +388,7 @@ std::vector<KubeClient::Listing> KubeClient::listings(const std::vector<ListQuer
     listing.selector =
         join_query({labels.empty() ? "" : "labelSelector=" + net::url_escape(labels),
                     query.fields.empty() ? "" : "fieldSelector=" + net::url_escape(query.fields)});
-    listing.api_version = kind.group.empty() ? kind.version : kind.group + "/" + kind.version;
+    listing.api_version = kube::api_version(kind);
     listing.kind = kind.kind;
     listing.named = !query.name.empty();
     ObjectKey named = kind;

@@ -65,7 +65,7 @@ std::vector<WriteResult> KubeCluster::apply_all(const std::vector<json>& objects
 
 json KubeCluster::apply_status(const ObjectKey& ref, const json& status,
                                const std::string& resource_version) {
-  json object = {{"apiVersion", ref.group.empty() ? ref.version : ref.group + "/" + ref.version},
+  json object = {{"apiVersion", kube::api_version(ref)},
                  {"kind", ref.kind},
                  {"metadata", {{"name", ref.name}, {"namespace", ref.ns}}},
                  {"status", status}};

@@ -28,4 +28,8 @@ std::string display_name(const ObjectKey& key) {
   return key.kind + "/" + (key.ns.empty() ? "" : key.ns + "/") + key.name;
 }
 
+std::string api_version(const ObjectKey& key) {
+  return key.group.empty() ? key.version : key.group + "/" + key.version;
+}
+
 }  // namespace fluxop::kube

@@ -34,6 +34,9 @@ ObjectKey object_key(const nlohmann::json& object);
 // "Deployment/flux-system/source-controller", "Namespace/flux-system".
 std::string display_name(const ObjectKey& key);
 
+// Its apiVersion: "apps/v1", "v1" for the core group.
+std::string api_version(const ObjectKey& key);
+
 // Whether an API group is one of Flux's: *.toolkit.fluxcd.io, and
 // *.extensions.fluxcd.io (source-watcher's ArtifactGenerator).
 bool is_flux_group(std::string_view group);

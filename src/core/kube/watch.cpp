@@ -96,7 +96,7 @@ std::string ObjectWatch::list(KubeClient& client) {
   std::optional<json> found;
   for (json& item : page.items) {
     // A list's items carry no apiVersion and kind; the watch's objects do.
-    item["apiVersion"] = key_.group.empty() ? key_.version : key_.group + "/" + key_.version;
+    item["apiVersion"] = kube::api_version(key_);
     item["kind"] = key_.kind;
     found = std::move(item);
   }

@@ -33,10 +33,6 @@ std::optional<kube::ObjectKey> resource_kind(const json& crd) {
   return kube::ObjectKey{group, version, kind, "", ""};
 }
 
-std::string api_version(const kube::ObjectKey& key) {
-  return key.group.empty() ? key.version : key.group + "/" + key.version;
-}
-
 // The merge patch that releases an object before its deletion: a Flux
 // object suspended (its controller then deletes it without acting on what
 // it made), and every finalizer removed, so that it goes at once, whoever
@@ -86,7 +82,7 @@ std::vector<ObjectCount> count_objects(const std::vector<kube::ObjectKey>& keys)
   std::map<std::tuple<std::string, std::string, std::string>, ObjectCount> counts;
   for (const kube::ObjectKey& key : keys) {
     ObjectCount& one = counts[{key.kind, key.group, key.ns}];
-    one = {api_version(key), key.kind, key.ns, one.count + 1};
+    one = {kube::api_version(key), key.kind, key.ns, one.count + 1};
   }
   std::vector<ObjectCount> out;
   for (auto& [by, one] : counts) out.push_back(std::move(one));

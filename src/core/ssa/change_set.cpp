@@ -22,8 +22,7 @@ std::string change_line(const Change& change) {
 }
 
 nlohmann::json object_json(const kube::ObjectKey& ref) {
-  return {{"object", display_name(ref)},
-          {"apiVersion", ref.group.empty() ? ref.version : ref.group + "/" + ref.version}};
+  return {{"object", display_name(ref)}, {"apiVersion", kube::api_version(ref)}};
 }
 
 nlohmann::json change_set_json(const std::vector<Change>& changes) {

@@ -237,10 +237,9 @@ std::vector<PlannedPrune> Engine::plan_prune(const std::vector<ObjectKey>& stale
   for (auto it = stale.rbegin(); it != stale.rend(); ++it) {
     json metadata = {{"name", it->name}, {"labels", owner}};
     if (!it->ns.empty()) metadata["namespace"] = it->ns;
-    objects.push_back(
-        {{"apiVersion", it->group.empty() ? it->version : it->group + "/" + it->version},
-         {"kind", it->kind},
-         {"metadata", std::move(metadata)}});
+    objects.push_back({{"apiVersion", kube::api_version(*it)},
+                       {"kind", it->kind},
+                       {"metadata", std::move(metadata)}});
   }
   std::vector<Live> live = read_live(objects);
   std::vector<PlannedPrune> planned;

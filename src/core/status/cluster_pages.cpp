@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/plural.h"
 #include "core/redact.h"
+#include "core/status/details_page.h"
 #include "core/status/fleet_page.h"
 #include "core/status/page_parts.h"
 #include "core/status/resources.h"
@@ -81,9 +82,15 @@ Html states_table(const StateCounts& counts) {
 
 std::string overview_page(const ClusterStatus& status) {
   Html page;
+  Html instance;
+  if (const InstanceState& state = status.overview.instance; state.found) {
+    instance << "<p id=\"instance-details\"><a href=\""
+             << text(details_link("FluxInstance", state.ns, state.name))
+             << "\">What the FluxInstance applied</a>, its conditions and Events</p>";
+  }
   page << page_start(status, "Flux") << "<main>" << navigation(false)
-       << states_table(count_states(status.resources)) << cluster_overview(status.overview)
-       << "</main></body></html>\n";
+       << states_table(count_states(status.resources)) << instance
+       << cluster_overview(status.overview) << "</main></body></html>\n";
   return page.str();
 }
 
@@ -126,9 +133,10 @@ Html resource_row(const report::FluxResource& resource, std::chrono::system_cloc
   ResourceState state = resource_state(resource);
   Html row;
   row << "<tr><td class=\"" << state_class(state) << "\">" << text(state_name(state)) << "</td>"
-      << cell(resource.kind) << cell(resource.ns) << cell(resource.name)
-      << message_cell(resource.message) << cell(resource.revision)
-      << cell(age(resource.created, now)) << "</tr>";
+      << cell(resource.kind) << cell(resource.ns) << "<td><a href=\""
+      << text(details_link(resource.kind, resource.ns, resource.name)) << "\">"
+      << text(resource.name) << "</a></td>" << message_cell(resource.message)
+      << cell(resource.revision) << cell(age(resource.created, now)) << "</tr>";
   return row;
 }
 
@@ -177,7 +185,9 @@ json instance_json(const InstanceState& instance) {
           {"lastReconciled", instance.last_reconciled},
           {"lastHandledReconcileAt", instance.last_handled_request},
           {"suspended", instance.suspended},
-          {"inventorySize", instance.inventory_size}};
+          {"inventorySize", instance.inventory_size},
+          {"nextReconcile", instance.next_reconcile},
+          {"verification", instance.verification}};
 }
 
 json overview_json(const ClusterStatus& status) {
@@ -185,19 +195,11 @@ json overview_json(const ClusterStatus& status) {
   StateCounts counts = count_states(status.resources);
   for (std::size_t i = 0; i < counts.size(); ++i)
     states[std::string(state_name(static_cast<ResourceState>(i)))] = counts[i];
-  json events = json::array();
-  for (const InstanceEvent& event : status.overview.events) {
-    events.push_back({{"lastSeen", event.last_seen},
-                      {"type", event.type},
-                      {"reason", event.reason},
-                      {"count", event.count},
-                      {"message", event.message}});
-  }
   return {{"context", status.overview.context},
           {"reportedAt", status.reported_at},
           {"health", health_name(health(status.overview))},
           {"instance", instance_json(status.overview.instance)},
-          {"events", std::move(events)},
+          {"events", events_json(status.overview.events)},
           {"report", status.overview.report ? report::spec_json(*status.overview.report) : json()},
           {"resources", {{"total", status.resources.size()}, {"states", states}}}};
 }
@@ -224,6 +226,37 @@ json resources_json(const ClusterStatus& status, const ResourceQuery& query) {
           {"items", std::move(items)}};
 }
 
+// The details of the object `query` names (kind, namespace, name), read
+// from `cluster`: a page (`html`) or its document.
+PageResponse answer_details(const ClusterStatus& status, const ResourceQuery& query,
+                            kube::Cluster* cluster, bool html) {
+  if (query.kind.empty() || query.ns.empty() || query.name.empty())
+    return plain_page(400, "kind, namespace, name: each is needed");
+  if (!has_details(status, query.kind, query.ns, query.name))
+    return plain_page(404, query.kind + "/" + query.ns + "/" + query.name +
+                               ": not a Flux object of the last report");
+  if (!cluster) return plain_page(503, "no connection to the cluster");
+  std::optional<ObjectDetails> details;
+  try {
+    std::optional<kube::ObjectKey> kind = served_object_kind(*cluster, query.kind);
+    if (kind) {
+      kind->ns = query.ns;
+      kind->name = query.name;
+      details = read_details(*cluster, *kind);
+    }
+  } catch (const Error& error) {
+    return plain_page(503, std::string("the cluster could not be read: ") + error.what());
+  }
+  if (!details)
+    return plain_page(404, query.kind + "/" + query.ns + "/" + query.name +
+                               ": gone from the cluster since the last report");
+  if (!html) return json_response(details_json(*details));
+  Html page;
+  page << page_start(status, "Flux object") << "<main>" << navigation(true)
+       << details_body(status, *details) << "</main></body></html>\n";
+  return {200, std::string(kHtml), page.str()};
+}
+
 }  // namespace
 
 PageResponse plain_page(int status, std::string message) {
@@ -231,15 +264,18 @@ PageResponse plain_page(int status, std::string message) {
 }
 
 PageResponse answer_status_request(const ClusterStatus* status, std::string_view target,
-                                   std::chrono::system_clock::time_point now) {
+                                   std::chrono::system_clock::time_point now,
+                                   kube::Cluster* cluster) {
   std::size_t question = target.find('?');
   std::string_view path = target.substr(0, question);
   std::string_view query =
       question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   bool resources = path == "/resources" || path == "/api/v1/resources";
-  if (!resources && path != "/" && path != "/api/v1/overview") return plain_page(404, "not found");
+  bool details = path == "/resource" || path == "/api/v1/resource";
+  if (!resources && !details && path != "/" && path != "/api/v1/overview")
+    return plain_page(404, "not found");
   if (!status) return plain_page(503, "no report yet: the daemon's first one is under way");
-  if (!resources) {
+  if (!resources && !details) {
     if (path == "/") return {200, std::string(kHtml), overview_page(*status)};
     return json_response(overview_json(*status));
   }
@@ -249,6 +285,7 @@ PageResponse answer_status_request(const ClusterStatus* status, std::string_view
   } catch (const Error& error) {
     return plain_page(400, error.what());
   }
+  if (details) return answer_details(*status, parsed, cluster, path == "/resource");
   if (path == "/resources") return {200, std::string(kHtml), resources_page(*status, parsed, now)};
   return json_response(resources_json(*status, parsed));
 }
@@ -268,13 +305,13 @@ void StatusBoard::publish(ClusterStatus status) {
   status_ = std::move(published);
 }
 
-PageResponse StatusBoard::answer(std::string_view target) const {
+PageResponse StatusBoard::answer(std::string_view target, kube::Cluster* cluster) const {
   std::shared_ptr<const ClusterStatus> status;
   {
     std::lock_guard lock(mutex_);
     status = status_;
   }
-  return answer_status_request(status.get(), target, std::chrono::system_clock::now());
+  return answer_status_request(status.get(), target, std::chrono::system_clock::now(), cluster);
 }
 
 }  // namespace fluxop::status

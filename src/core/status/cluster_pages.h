@@ -8,9 +8,13 @@
 //                       query (state, kind, namespace, q), 100 a page (page)
 //   /api/v1/overview    the overview's data
 //   /api/v1/resources   the resources' rows, the same query
+//   /resource           one of them, or the instance (kind, namespace, name):
+//                       its conditions, Events, source and inventory tree
+//   /api/v1/resource    the same as JSON
 //
 // docs/status.md documents them. Answering reads only what the loop
-// published: no request reaches the cluster.
+// published, but for the details of one object (details_page.h), read from
+// the cluster when asked: only of the objects the report holds.
 #pragma once
 
 #include <chrono>
@@ -21,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/kube/cluster.h"
 #include "core/report/report.h"
 #include "core/status/overview.h"
 
@@ -43,10 +48,12 @@ struct PageResponse {
 PageResponse plain_page(int status, std::string message);
 
 // The answer to a GET of `target` (a path and its query) at `now`, from
-// `status` (null before the first report: 503). 404 for another path, 400
-// for a query that is not one. `status->resources` in sort_by_state's order.
+// `status` (null before the first report: 503), the details read from
+// `cluster` (null: 503). 404 for another path, 400 for a query that is
+// not one. `status->resources` in sort_by_state's order.
 PageResponse answer_status_request(const ClusterStatus* status, std::string_view target,
-                                   std::chrono::system_clock::time_point now);
+                                   std::chrono::system_clock::time_point now,
+                                   kube::Cluster* cluster = nullptr);
 
 // The headers of every answer: the pages' Content-Security-Policy with
 // frame-ancestors 'none' (no other site frames them), nosniff, no caching,
@@ -59,7 +66,8 @@ class StatusBoard {
  public:
   // Replaces what the pages show; sorts the resources.
   void publish(ClusterStatus status);
-  PageResponse answer(std::string_view target) const;
+  // The details are read from `cluster`, the page server's.
+  PageResponse answer(std::string_view target, kube::Cluster* cluster) const;
 
  private:
   mutable std::mutex mutex_;

@@ -28,37 +28,12 @@ Html instance_table(const InstanceState& instance, const report::ReportSpec& spe
        << "<tr><th>Last applied revision</th>" << cell(instance.last_applied_revision) << "</tr>"
        << "<tr><th>Last reconcile</th>" << cell(instance.last_reconciled) << "</tr>"
        << "<tr><th>Last handled request</th>" << cell(instance.last_handled_request) << "</tr>"
+       << "<tr><th>Next reconcile</th>" << cell(instance.next_reconcile) << "</tr>"
+       << "<tr><th>Signatures</th>" << cell(instance.verification) << "</tr>"
        << "<tr><th>Inventory</th>"
        << number_cell(static_cast<std::int64_t>(instance.inventory_size))
        << "</tr></tbody></table></div>";
   return html;
-}
-
-// A part of the overview: its title, then its table (the header row given,
-// the rows after it), or `none` when it has no rows.
-Html part(Markup title, Markup none, Markup header, const Html& rows, bool empty) {
-  Html html;
-  html << "<h3>" << title << "</h3>";
-  if (empty) {
-    html << "<p>" << none << "</p>";
-    return html;
-  }
-  html << "<div class=\"scroll\"><table><thead><tr>" << header << "</tr></thead><tbody>" << rows
-       << "</tbody></table></div>";
-  return html;
-}
-
-Html events_table(const std::vector<InstanceEvent>& events) {
-  Html rows;
-  for (const InstanceEvent& event : events) {
-    rows << "<tr>" << cell(event.last_seen) << "<td class=\""
-         << (event.type == "Warning" ? Markup("false") : Markup("true")) << "\">"
-         << text(event.type) << "</td>" << cell(event.reason) << number_cell(event.count)
-         << message_cell(event.message) << "</tr>";
-  }
-  return part("Events", "No Events on the FluxInstance.",
-              "<th>Last seen</th><th>Type</th><th>Reason</th><th>Count</th><th>Message</th>", rows,
-              events.empty());
 }
 
 Html components_table(const report::ReportSpec& spec) {

@@ -25,6 +25,8 @@ InstanceState instance_state(const nlohmann::json* live) {
   InstanceState state;
   if (!live) return state;
   state.found = true;
+  state.ns = kube::text_at(*live, "/metadata/namespace");
+  state.name = kube::text_at(*live, "/metadata/name");
   if (const nlohmann::json* ready = kube::condition_at(*live, "Ready")) {
     state.ready = kube::string_member(*ready, "status");
     state.reason = kube::string_member(*ready, "reason");
@@ -44,16 +46,15 @@ InstanceState instance_state(const nlohmann::json* live) {
   return state;
 }
 
-std::vector<InstanceEvent> instance_events(kube::Cluster& cluster, const std::string& ns,
-                                           const std::string& name) {
-  std::vector<InstanceEvent> events;
-  kube::ListQuery query{{"", "v1", "Event", ns, ""},
+std::vector<ObjectEvent> object_events(kube::Cluster& cluster, const kube::ObjectKey& ref) {
+  std::vector<ObjectEvent> events;
+  kube::ListQuery query{{"", "v1", "Event", ref.ns, ""},
                         {},
                         "",
-                        "involvedObject.kind=FluxInstance,involvedObject.name=" + name};
+                        "involvedObject.kind=" + ref.kind + ",involvedObject.name=" + ref.name};
   std::vector<std::vector<nlohmann::json>> lists = cluster.list_all({query});
   for (const nlohmann::json& event : lists.front()) {
-    InstanceEvent shown;
+    ObjectEvent shown;
     // An Event of the events.k8s.io API has an eventTime and a series
     // instead of the core API's timestamps and count.
     for (const char* pointer : {"/lastTimestamp", "/series/lastObservedTime", "/eventTime",
@@ -68,11 +69,23 @@ std::vector<InstanceEvent> instance_events(kube::Cluster& cluster, const std::st
     events.push_back(std::move(shown));
   }
   // RFC 3339 in UTC sorts as time does; a second's ties keep the list's order.
-  std::stable_sort(
-      events.begin(), events.end(),
-      [](const InstanceEvent& a, const InstanceEvent& b) { return a.last_seen > b.last_seen; });
-  if (events.size() > kMaxInstanceEvents) events.resize(kMaxInstanceEvents);
+  std::stable_sort(events.begin(), events.end(), [](const ObjectEvent& a, const ObjectEvent& b) {
+    return a.last_seen > b.last_seen;
+  });
+  if (events.size() > kMaxObjectEvents) events.resize(kMaxObjectEvents);
   return events;
+}
+
+nlohmann::json events_json(const std::vector<ObjectEvent>& events) {
+  nlohmann::json shown = nlohmann::json::array();
+  for (const ObjectEvent& event : events) {
+    shown.push_back({{"lastSeen", event.last_seen},
+                     {"type", event.type},
+                     {"reason", event.reason},
+                     {"count", event.count},
+                     {"message", event.message}});
+  }
+  return shown;
 }
 
 ReconcilerTotals reconciler_totals(const report::ReportSpec& spec) {

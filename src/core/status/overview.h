@@ -19,6 +19,8 @@ namespace fluxop::status {
 
 struct InstanceState {
   bool found = false;
+  std::string ns;  // its namespace and name
+  std::string name;
   std::string ready = "Unknown";  // the Ready condition's status: True, False or Unknown
   std::string reason;             // and its reason and message
   std::string message;
@@ -30,33 +32,41 @@ struct InstanceState {
   std::string last_handled_request;    // .status.lastHandledReconcileAt
   bool suspended = false;              // reconcile disabled
   std::size_t inventory_size = 0;      // the objects it applied
+  // What only its reconciler knows (the daemon says them; empty in the
+  // fleet file): when it reconciles next (RFC 3339), and whether what it
+  // applies is verified (signatures).
+  std::string next_reconcile;
+  std::string verification;
 };
 
 // The state of the FluxInstance `live` (nullptr: there is none).
 InstanceState instance_state(const nlohmann::json* live);
 
-// One Event on the instance, as `kubectl events` shows it; its message
+// One Event on an object, as `kubectl events` shows it; its message
 // redacted, escaped and cut as a resource's (report::kMaxResourceMessage).
-struct InstanceEvent {
+struct ObjectEvent {
   std::string last_seen;  // RFC 3339
   std::string type;       // Normal or Warning
   std::string reason;
   std::string message;
   std::int64_t count = 1;
 };
-inline constexpr std::size_t kMaxInstanceEvents = 10;
+inline constexpr std::size_t kMaxObjectEvents = 10;
 
-// The newest Events on the FluxInstance `name` in `ns`, newest first, at
-// most kMaxInstanceEvents: one list request (a field selector).
-std::vector<InstanceEvent> instance_events(kube::Cluster& cluster, const std::string& ns,
-                                           const std::string& name);
+// The newest Events on the object `ref` (its kind, namespace and name),
+// newest first, at most kMaxObjectEvents: one list request (a field
+// selector).
+std::vector<ObjectEvent> object_events(kube::Cluster& cluster, const kube::ObjectKey& ref);
+// The Events as the pages' JSON has them (lastSeen, type, reason, count,
+// message).
+nlohmann::json events_json(const std::vector<ObjectEvent>& events);
 
 struct ClusterOverview {
   std::string context;
   std::string error;  // why the cluster could not be read; then nothing else is known
   std::optional<report::ReportSpec> report;
   InstanceState instance;
-  std::vector<InstanceEvent> events;  // instance_events'
+  std::vector<ObjectEvent> events;  // the instance's, object_events'
 };
 
 // The report's reconcilers summed over every kind.

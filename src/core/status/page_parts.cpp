@@ -42,6 +42,13 @@ form.filters label { display: flex; flex-direction: column; font-size: .85rem; c
 form.filters select, form.filters input, form.filters button { font: inherit; padding: .25rem .4rem; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
 table.states td { white-space: nowrap; }
+.inprogress { color: var(--warn); }
+.notfound { color: var(--bad); font-weight: 600; }
+.notread { color: var(--muted); }
+ul.tree, ul.tree ul { list-style: none; margin: 0; padding-left: 1.25rem; border-left: 1px solid var(--line); }
+ul.tree { padding-left: 0; border-left: 0; }
+ul.tree li { margin: .2rem 0; word-break: break-word; }
+ul.tree .message { color: var(--muted); }
 )css";
 
 }  // namespace
@@ -102,6 +109,31 @@ Html number_cell(std::int64_t value) {
   Html html;
   html << "<td class=\"number\">" << number(value) << "</td>";
   return html;
+}
+
+Html part(Markup title, Markup none, Markup header, const Html& rows, bool empty) {
+  Html html;
+  html << "<h3>" << title << "</h3>";
+  if (empty) {
+    html << "<p>" << none << "</p>";
+    return html;
+  }
+  html << "<div class=\"scroll\"><table><thead><tr>" << header << "</tr></thead><tbody>" << rows
+       << "</tbody></table></div>";
+  return html;
+}
+
+Html events_table(const std::vector<ObjectEvent>& events) {
+  Html rows;
+  for (const ObjectEvent& event : events) {
+    rows << "<tr>" << cell(event.last_seen) << "<td class=\""
+         << (event.type == "Warning" ? Markup("false") : Markup("true")) << "\">"
+         << text(event.type) << "</td>" << cell(event.reason) << number_cell(event.count)
+         << message_cell(event.message) << "</tr>";
+  }
+  return part("Events", "No Events.",
+              "<th>Last seen</th><th>Type</th><th>Reason</th><th>Count</th><th>Message</th>", rows,
+              events.empty());
 }
 
 }  // namespace fluxop::status

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status/html.h"
 #include "core/status/overview.h"
@@ -34,5 +35,11 @@ Html message_cell(std::string_view value);
 Html number_cell(std::int64_t value);
 Html status_cell(const std::string& status);
 Html yes_no_cell(bool ready);
+
+// A part of a page: its title, then its table (the header row given, the
+// rows after it), or `none` when it has no rows.
+Html part(Markup title, Markup none, Markup header, const Html& rows, bool empty);
+// An object's Events, newest first (object_events'), as a part.
+Html events_table(const std::vector<ObjectEvent>& events);
 
 }  // namespace fluxop::status

@@ -36,6 +36,7 @@ bool matches(const report::FluxResource& resource, const ResourceQuery& query,
   if (query.state && resource_state(resource) != *query.state) return false;
   if (!query.kind.empty() && resource.kind != query.kind) return false;
   if (!query.ns.empty() && resource.ns != query.ns) return false;
+  if (!query.name.empty() && resource.name != query.name) return false;
   if (lowered_text.empty()) return true;
   for (const std::string* field :
        {&resource.kind, &resource.ns, &resource.name, &resource.message, &resource.revision}) {
@@ -92,6 +93,8 @@ ResourceQuery parse_resource_query(std::string_view query) {
       parsed.kind = value;
     } else if (name == "namespace") {
       parsed.ns = value;
+    } else if (name == "name") {
+      parsed.name = value;
     } else if (name == "q") {
       parsed.text = value;
     } else if (name == "page") {
@@ -115,6 +118,7 @@ std::string query_string(const ResourceQuery& query, std::size_t page) {
   if (query.state) add("state", state_name(*query.state));
   add("kind", query.kind);
   add("namespace", query.ns);
+  add("name", query.name);
   add("q", query.text);
   if (page > 1) add("page", std::to_string(page));
   return out;

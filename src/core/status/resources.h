@@ -40,11 +40,13 @@ struct ResourceQuery {
   std::optional<ResourceState> state;
   std::string kind;  // exact, as listed
   std::string ns;
+  std::string name;      // exact: one object, the details page's
   std::string text;      // in the kind, namespace, name, message or revision, any letter case
   std::size_t page = 1;  // from 1
 };
 
 // The query of a query string ("state=Failed&kind=Kustomization&q=apps&page=2",
+// "kind=Kustomization&namespace=apps&name=podinfo" for one object,
 // as the page's form sends it; empty values are no filter). Throws
 // fluxop::Error "<name>: <why>" for a state or page that is not one; other
 // names are ignored.

@@ -137,7 +137,8 @@ struct Harness {
         throw Error("it failed");
       }
     };
-    actions.report = [this](const Observed& observed) {
+    actions.report = [this](const Observed& observed,
+                            std::optional<std::chrono::system_clock::time_point>) {
       std::lock_guard lock(mutex);
       reports.push_back(observed.key);
     };

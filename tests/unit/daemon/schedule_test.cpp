@@ -152,6 +152,18 @@ TEST_CASE("daemon schedule: after a success the next reconcile is every ± 5%") 
   CHECK(wild.next_wake() == most.next_wake());
 }
 
+TEST_CASE("daemon schedule: the next reconcile, not the artifact check, none while disabled") {
+  Scheduler scheduler = fixed_jitter(0);
+  CHECK_FALSE(scheduler.next_reconcile());
+  scheduler.observe("k1", {.every = 1h, .artifact_every = 10min}, false, t0);
+  CHECK(scheduler.next_reconcile() == t0);
+  scheduler.reconciled(Outcome::succeeded, t0, /*has_artifact=*/true);
+  CHECK(scheduler.next_wake() == t0 + 10min);
+  CHECK(scheduler.next_reconcile() == t0 + 1h);
+  scheduler.observe("k1", {.every = 1h, .artifact_every = 10min}, true, t0);
+  CHECK_FALSE(scheduler.next_reconcile());
+}
+
 TEST_CASE("daemon schedule: the default jitter stays within ± 5% and varies") {
   Scheduler scheduler;
   scheduler.observe("k1", {.every = 100s, .artifact_every = 0s}, false, t0);

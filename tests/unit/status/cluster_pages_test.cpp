@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../kube/fake_cluster.h"
 #include "core/rfc3339.h"
 #include "core/status/page_parts.h"
 #include "core/status/resources.h"
@@ -71,7 +72,7 @@ TEST_CASE("status pages: the overview counts the objects by state, each linking 
   StatusBoard board;
   ClusterStatus status = cluster_status();
   board.publish(status);
-  PageResponse page = board.answer("/");
+  PageResponse page = board.answer("/", nullptr);
   CHECK(page.status == 200);
   CHECK(page.content_type == "text/html; charset=utf-8");
   const std::string& html = page.body;
@@ -113,13 +114,14 @@ TEST_CASE("status pages: the resources page and its API select the same rows") {
   sort_by_state(status.resources);
   std::string html = get(status, "/resources?kind=Kustomization").body;
   // Failing first; the pending GitRepository filtered out.
-  std::size_t broken = html.find("<td>broken</td>");
-  std::size_t paused = html.find("<td>paused</td>");
-  std::size_t ok = html.find("<td>ok</td>");
+  std::size_t broken = html.find(
+      "<td><a href=\"/resource?kind=Kustomization&amp;namespace=apps&amp;name=broken\">broken</a>");
+  std::size_t paused = html.find(">paused</a></td>");
+  std::size_t ok = html.find(">ok</a></td>");
   CHECK(broken < paused);
   CHECK(paused < ok);
   CHECK(ok != std::string::npos);
-  CHECK(html.find("<td>pending</td>") == std::string::npos);
+  CHECK(html.find(">pending</a>") == std::string::npos);
   CHECK(html.find("3 objects matching, page 1 of 1") != std::string::npos);
   CHECK(html.find("<option value=\"Kustomization\" selected>") != std::string::npos);
   CHECK(html.find("<td>60m</td>") != std::string::npos);  // its age, as kubectl says it
@@ -156,6 +158,80 @@ TEST_CASE("status pages: the pager's links keep the query, escaped") {
         std::string::npos);
   CHECK(second.find("rel=\"next\"") == std::string::npos);
   CHECK(second.find("150 objects matching, page 2 of 2") != std::string::npos);
+}
+
+TEST_CASE("status pages: the details of an object of the report, read from the cluster") {
+  ClusterStatus status = cluster_status();
+  status.overview.instance.ns = "flux-system";
+  status.overview.instance.name = "flux";
+  sort_by_state(status.resources);
+  testing::FakeCluster cluster;
+  cluster.served.insert("kustomize.toolkit.fluxcd.io/v1/Kustomization");
+  cluster.served.insert("source.toolkit.fluxcd.io/v1/GitRepository");
+  cluster.served.insert("/v1/Event");
+  cluster.put(
+      {{"apiVersion", "kustomize.toolkit.fluxcd.io/v1"},
+       {"kind", "Kustomization"},
+       {"metadata", {{"name", "broken"}, {"namespace", "apps"}}},
+       {"spec", {{"sourceRef", {{"kind", "GitRepository"}, {"name", "pending"}}}}},
+       {"status",
+        {{"conditions", json::array({{{"type", "Ready"},
+                                      {"status", "False"},
+                                      {"reason", "BuildFailed"},
+                                      {"message", kHostile},
+                                      {"lastTransitionTime", "2026-12-07T11:30:00Z"}}})},
+         {"inventory",
+          {{"entries", json::array({{{"id", "apps_settings__ConfigMap"}, {"v", "v1"}}})}}}}}});
+  cluster.put({{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata", {{"name", "settings"}, {"namespace", "apps"}}}});
+  cluster.put({{"apiVersion", "v1"},
+               {"kind", "Event"},
+               {"metadata", {{"name", "e1"}, {"namespace", "apps"}}},
+               {"involvedObject", {{"kind", "Kustomization"}, {"name", "broken"}}},
+               {"lastTimestamp", "2026-12-07T11:31:00Z"},
+               {"type", "Warning"},
+               {"reason", "BuildFailed"},
+               {"message", kHostile}});
+  auto details = [&](std::string_view target) {
+    return answer_status_request(&status, target, std::chrono::system_clock::now(), &cluster);
+  };
+  PageResponse page = details("/resource?kind=Kustomization&namespace=apps&name=broken");
+  REQUIRE(page.status == 200);
+  const std::string& html = page.body;
+  CHECK(html.find("<h2>Kustomization/apps/broken</h2>") != std::string::npos);
+  CHECK(html.find("<td>BuildFailed</td>") != std::string::npos);
+  CHECK(html.find("<td>2026-12-07T11:31:00Z</td>") != std::string::npos);  // the Event
+  // The source links to its own page, with its state from the report.
+  CHECK(
+      html.find("<a href=\"/resource?kind=GitRepository&amp;namespace=apps&amp;name=pending\">"
+                "GitRepository/apps/pending</a> <span class=\"reconciling\">Reconciling</span>") !=
+      std::string::npos);
+  CHECK(html.find("<li><span class=\"ready\">Ready</span> ConfigMap/apps/settings</li>") !=
+        std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("s3cret") == std::string::npos);
+  CHECK(html.find('\x1b') == std::string::npos);
+
+  json api =
+      json::parse(details("/api/v1/resource?kind=Kustomization&namespace=apps&name=broken").body);
+  CHECK(api["ready"] == "False");
+  CHECK(api["source"] ==
+        json{{"kind", "GitRepository"}, {"namespace", "apps"}, {"name", "pending"}});
+  CHECK(api["inventory"]["resources"][0]["state"] == "Ready");
+  CHECK(api["events"][0]["reason"] == "BuildFailed");
+  CHECK(api.dump().find("s3cret") == std::string::npos);
+
+  // Only the report's objects and the instance; the kind, namespace and name all given.
+  CHECK(details("/resource?kind=ConfigMap&namespace=apps&name=settings").status == 404);
+  CHECK(details("/resource?kind=Kustomization&namespace=apps").status == 400);
+  CHECK(details("/resource?kind=FluxInstance&namespace=flux-system&name=flux").status == 404);
+  CHECK(answer_status_request(&status, "/resource?kind=Kustomization&namespace=apps&name=broken",
+                              std::chrono::system_clock::now())
+            .status == 503);
+  CHECK(answer_status_request(nullptr, "/resource?kind=Kustomization&namespace=apps&name=broken",
+                              std::chrono::system_clock::now(), &cluster)
+            .status == 503);
 }
 
 TEST_CASE("status pages: every answer's headers") {

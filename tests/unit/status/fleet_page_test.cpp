@@ -5,6 +5,7 @@
 #include "../kube/fake_cluster.h"
 #include "core/base64.h"
 #include "core/digest.h"
+#include "core/reconcile/instance_object.h"
 #include "core/status/page_parts.h"
 
 namespace fluxop::status {
@@ -135,7 +136,7 @@ json event(const std::string& name, const std::string& involved, const std::stri
           {"count", 2}};
 }
 
-TEST_CASE("instance_events: the instance's newest first, at most ten, shown safely") {
+TEST_CASE("object_events: the object's newest first, at most ten, shown safely") {
   testing::FakeCluster api;
   api.served.insert("/v1/Event");
   for (int i = 0; i < 12; ++i) {
@@ -146,8 +147,9 @@ TEST_CASE("instance_events: the instance's newest first, at most ten, shown safe
   api.put(event("other", "team-a", "2026-12-07T02:00:00Z", "Normal", "not this one"));
   api.put(event("hostile", "flux", "2026-12-07T01:30:00Z", "Warning",
                 "<b>x</b> https://bot:s3cret@git.example/x \x1b[31m"));
-  std::vector<InstanceEvent> events = instance_events(api, "flux-system", "flux");
-  REQUIRE(events.size() == kMaxInstanceEvents);
+  std::vector<ObjectEvent> events =
+      object_events(api, reconcile::instance_ref("flux-system", "flux"));
+  REQUIRE(events.size() == kMaxObjectEvents);
   CHECK(events[0].last_seen == "2026-12-07T01:30:00Z");
   CHECK(events[0].type == "Warning");
   CHECK(events[0].message == "<b>x</b> https://***@git.example/x \\x1b[31m");
