@@ -172,7 +172,8 @@ _fluxopctl() {
     report)
       COMPREPLY=($(compgen -W "--all-contexts --context-selector --parallel --fail-fast --kubeconfig --context --insecure-skip-tls-verify --request-timeout
         --field-manager -f --filename -n
-        --namespace -o --output --write --dry-run -h --help" -- "$cur"))
+        --namespace -o --output --write --dry-run --distribution-artifact --offline --insecure-registry --ca-file --certs-dir
+        -h --help" -- "$cur"))
       ;;
     tree)
       if [[ "$cur" == -* ]]; then

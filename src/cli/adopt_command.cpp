@@ -4,6 +4,7 @@
 
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/instance_input.h"
 #include "cli/notice.h"
 #include "cli/registry_flags.h"
 #include "core/adopt/adopt.h"
@@ -132,13 +133,8 @@ void run_adopt(const AdoptCommandOptions& options) {
     installation = adopt::read_directory(options.dir, disk(), options.parse_cache);
   }
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.registry);
-  reconcile::RenderRequest request{.artifact = options.distribution_artifact,
-                                   .version = {},
-                                   .mode = render::Mode::operator_controller,
-                                   .revision = false,
-                                   .environment = distribution::Environment::current(),
-                                   .notice = print_notice,
-                                   .parse_cache = options.parse_cache};
+  reconcile::RenderRequest request =
+      distribution_request(options.distribution_artifact, options.parse_cache);
   std::string digest;
   distribution::Distribution dist =
       reconcile::locate_distribution(artifacts, instance::FluxInstance{}, request, {}, digest);

@@ -52,6 +52,17 @@ reconcile::RenderRequest render_request(const InstanceInput& input, bool revisio
           .parse_cache = input.parse_cache};
 }
 
+reconcile::RenderRequest distribution_request(const std::string& artifact,
+                                              yaml::ParseCache* parse_cache) {
+  return {.artifact = artifact,
+          .version = {},
+          .mode = render::Mode::operator_controller,
+          .revision = false,
+          .environment = distribution::Environment::current(),
+          .notice = print_notice,
+          .parse_cache = parse_cache};
+}
+
 RenderedInstance render_input(const InstanceInput& input, bool revision) {
   reconcile::RegistryArtifacts artifacts = registry_artifacts(input.registry);
   return reconcile::render_instance(artifacts, load_input(input), render_request(input, revision));

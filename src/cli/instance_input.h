@@ -43,6 +43,10 @@ instance::FluxInstance load_input(const InstanceInput& input);
 
 // What the flags ask the pipeline to render; its warnings go to stderr.
 reconcile::RenderRequest render_request(const InstanceInput& input, bool revision);
+// What a command that only reads the distribution (adopt, report -o html)
+// asks the pipeline: --distribution-artifact's, the operator's mode.
+reconcile::RenderRequest distribution_request(const std::string& artifact,
+                                              yaml::ParseCache* parse_cache);
 
 // Loads the instance and renders it, without a cluster (build).
 RenderedInstance render_input(const InstanceInput& input, bool revision);

@@ -1,18 +1,24 @@
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "cli/change_output.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/fleet.h"
+#include "cli/instance_input.h"
 #include "cli/instance_target.h"
 #include "cli/notice.h"
 #include "cli/output.h"
+#include "cli/registry_flags.h"
 #include "cli/table.h"
+#include "core/distribution/resolve.h"
 #include "core/file.h"
 #include "core/names.h"
 #include "core/reconcile/instance_object.h"
+#include "core/reconcile/pipeline.h"
 #include "core/report/report.h"
 #include "core/report/write.h"
 #include "core/rfc3339.h"
@@ -30,6 +36,9 @@ struct ReportCommandOptions {
   std::string output = "table";
   bool write = false;
   std::string dry_run = "none";  // --write's
+  // -o html: the distribution each cluster's range is resolved against.
+  std::string distribution_artifact;
+  RegistryFlags registry;
 };
 
 // How long --write waits for the FluxReport CRD it installs to be served.
@@ -139,8 +148,51 @@ status::ClusterOverview overview_of(std::string context, ComputedReport computed
   return overview;
 }
 
+// For each cluster's instance, whether the distribution holds a version its
+// range takes newer than what runs: the distribution of --distribution-
+// artifact, else of the instance's .spec.distribution.artifact, else
+// FLUXOPCTL_DISTRIBUTION, what `fluxopctl pull` fetched, the cache (as
+// build finds it), each opened once. What cannot be told is said once, and
+// the page says "unknown".
+void mark_newer_versions(const ReportCommandOptions& options,
+                         std::vector<status::ClusterOverview>& clusters) {
+  reconcile::RegistryArtifacts artifacts = registry_artifacts(options.registry);
+  reconcile::RenderRequest request = distribution_request(options.distribution_artifact, nullptr);
+  // By the instance's artifact (which the flag overrides): what it opened;
+  // nullopt when it could not be (said once).
+  std::map<std::string, std::optional<distribution::Distribution>> opened;
+  std::set<std::string> said;
+  for (status::ClusterOverview& cluster : clusters) {
+    const status::InstanceState& state = cluster.instance;
+    if (!state.found || !cluster.report) continue;
+    cluster.newer_in_range = "unknown";
+    try {
+      auto [entry, added] = opened.try_emplace(state.artifact);
+      if (added) {
+        instance::FluxInstance flux;
+        flux.distribution.artifact = state.artifact;
+        std::string digest;
+        entry->second = reconcile::locate_distribution(artifacts, flux, request, {}, digest);
+      }
+      if (!entry->second) continue;
+      distribution::Version newest =
+          distribution::resolve_version(*entry->second, state.version_range);
+      std::optional<distribution::Version> running =
+          distribution::parse_version(cluster.report->distribution.version);
+      cluster.newer_in_range = !running || distribution::compare(newest, *running) > 0
+                                   ? "v" + distribution::to_string(newest)
+                                   : "none";
+    } catch (const Error& error) {
+      if (said.insert(error.what()).second)
+        print_warning(std::string("a newer Flux version in range: ") + error.what());
+    }
+  }
+}
+
 // -o html: the fleet file, of one cluster or several.
-void print_fleet_page(std::vector<status::ClusterOverview> clusters) {
+void print_fleet_page(const ReportCommandOptions& options,
+                      std::vector<status::ClusterOverview> clusters) {
+  mark_newer_versions(options, clusters);
   std::cout << status::fleet_page(std::move(clusters), utc_rfc3339(std::time(nullptr)));
 }
 
@@ -182,7 +234,7 @@ void run_fleet_report(const ReportCommandOptions& options,
         clusters.push_back(std::move(failed));
       }
     }
-    print_fleet_page(std::move(clusters));
+    print_fleet_page(options, std::move(clusters));
     exit_with(results, /*diff=*/false);
     return;
   }
@@ -222,7 +274,7 @@ void run_report(const ReportCommandOptions& options) {
     const std::string& context = connected.client->access().context;
     std::vector<status::ClusterOverview> clusters;
     clusters.push_back(overview_of(context.empty() ? "in-cluster" : context, std::move(computed)));
-    print_fleet_page(std::move(clusters));
+    print_fleet_page(options, std::move(clusters));
     return;
   } else {
     std::cout << render_document(report::report_object(computed.spec, options.ns),
@@ -253,6 +305,13 @@ void add_report_subcommand(CLI::App& parent, const std::string& output) {
                 "Also server-side apply the report as the FluxReport `flux` in the namespace "
                 "(installing the FluxReport CRD when the cluster has none)");
   add_dry_run_flag(*cmd, options->dry_run);
+  cmd->add_option("--distribution-artifact", options->distribution_artifact,
+                  "-o html: the Flux distribution each cluster's version range is resolved "
+                  "against, for a newer version: oci://HOST/REPO[:TAG|@DIGEST], a directory or "
+                  "file://DIR (default: the instance's .spec.distribution.artifact, "
+                  "FLUXOPCTL_DISTRIBUTION, what `fluxopctl pull` fetched, the cache)")
+      ->option_text("URL|DIR");
+  add_registry_flags(*cmd, options->registry, /*offline=*/true);
   cmd->callback([options] {
     options->ns = target_key(options->target).ns;
     if (!is_dns_label(options->ns))

@@ -205,7 +205,7 @@ json_failing() {
   jq -r --arg c "$1" '[.[$c].spec.reconcilers[].stats.failing] | add' "$work/report-json.out"
 }
 # row_is NAME CONTEXT COLUMN VALUE: the page's row of CONTEXT has VALUE in
-# COLUMN (0: the context, 1: health, 4: Ready, 5: failing).
+# COLUMN (0: the context, 1: health, 4: newer in range, 5: Ready, 6: failing).
 row_is() {
   jq -e --arg c "$2" --argjson i "$3" --arg v "$4" \
     '[.rows[1:][] | select(.[0] == $c)] | length == 1 and .[0][$i] == $v' "$work/$1.page.json" >/dev/null ||
@@ -222,7 +222,7 @@ case_report_html() {
   check "report_html: the fleet's exit code, 1 (one cluster unreachable)" exit_is 1 report-html
   page report-html
   check "report_html: a row per cluster, the unreachable one first, saying why" \
-    page_has report-html "(.rows | length == 4) and .rows[1][0] == \"gone\" and .rows[1][1] == \"unreachable\" and (.rows[1][8] | length > 0)"
+    page_has report-html "(.rows | length == 4) and .rows[1][0] == \"gone\" and .rows[1][1] == \"unreachable\" and (.rows[1][9] | length > 0)"
   check "report_html: worst first" page_has report-html \
     '[.rows[1:][] | {"unreachable": 0, "not ready": 1, "failing": 2, "suspended": 3, "healthy": 4}[.[1]]] | . == sort and all(. != null)'
   fx report-json report --context "$main" --context east -o json
@@ -230,9 +230,26 @@ case_report_html() {
   local context
   for context in "$main" east; do
     check "report_html: $context's failing count is report -o json's" \
-      row_is report-html "$context" 5 "$(json_failing "$context")"
-    check "report_html: $context's Ready is its FluxInstance's" row_is report-html "$context" 4 "$(ready_of "$context")"
+      row_is report-html "$context" 6 "$(json_failing "$context")"
+    check "report_html: $context's Ready is its FluxInstance's" row_is report-html "$context" 5 "$(ready_of "$context")"
   done
+  check "report_html: without a distribution, whether a newer version is in range is unknown, said once" \
+    eval 'row_is report-html "$main" 4 unknown && [ "$(grep -c "a newer Flux version in range" "$work/report-html.err")" = 1 ]'
+  fx report-current report --context "$main" --context east -o html --distribution-artifact "$dist"
+  page report-current
+  check "report_html: with the distribution, none newer than what runs (its newest 2.9)" \
+    eval 'row_is report-current "$main" 4 none && row_is report-current east 4 none'
+  # The distribution with a v2.9.5 beside v2.9.4 (links, in the test's own directory).
+  local newer=$work/newer-distribution
+  rm -rf "$newer" && mkdir -p "$newer/flux" && cp -rs "$dist/." "$newer/" 2>/dev/null
+  ln -sfn "$dist/flux/v2.9.4" "$newer/flux/v2.9.5"
+  fx report-newer report --context "$main" --context east -o html --distribution-artifact "$newer"
+  page report-newer
+  check "report_html: a newer version in the range 2.9.x, named on each row" \
+    eval 'row_is report-newer "$main" 4 v2.9.5 && row_is report-newer east 4 v2.9.5'
+  if in_browser report-newer; then
+    check "report_html: chromium: the page with a newer version logged nothing" no_console report-newer
+  fi
   check "report_html: no script, nothing that loads or runs" \
     page_has report-html '(.tags | any(. == "script") | not) and (.active == [])'
   if in_browser report-html; then

@@ -9,6 +9,24 @@ namespace fluxop::status {
 
 namespace {
 
+// A row of what only the instance's reconciler knows: none in the fleet
+// file, where nothing says it.
+Html known_row(Markup name, const std::string& value) {
+  Html html;
+  if (!value.empty()) html << "<tr><th>" << name << "</th>" << cell(value) << "</tr>";
+  return html;
+}
+
+// A newer version in range, flagged; "none" and "unknown" as they are.
+Html newer_cell(const std::string& newer) {
+  Html html;
+  if (newer.starts_with("v"))
+    html << "<td class=\"suspended\">" << text(newer) << "</td>";
+  else
+    html << cell(newer);
+  return html;
+}
+
 Html instance_table(const InstanceState& instance, const report::ReportSpec& spec) {
   Html html;
   html << "<h3>FluxInstance</h3>";
@@ -28,9 +46,8 @@ Html instance_table(const InstanceState& instance, const report::ReportSpec& spe
        << "<tr><th>Last applied revision</th>" << cell(instance.last_applied_revision) << "</tr>"
        << "<tr><th>Last reconcile</th>" << cell(instance.last_reconciled) << "</tr>"
        << "<tr><th>Last handled request</th>" << cell(instance.last_handled_request) << "</tr>"
-       << "<tr><th>Next reconcile</th>" << cell(instance.next_reconcile) << "</tr>"
-       << "<tr><th>Signatures</th>" << cell(instance.verification) << "</tr>"
-       << "<tr><th>Inventory</th>"
+       << known_row("Next reconcile", instance.next_reconcile)
+       << known_row("Signatures", instance.verification) << "<tr><th>Inventory</th>"
        << number_cell(static_cast<std::int64_t>(instance.inventory_size))
        << "</tr></tbody></table></div>";
   return html;
@@ -100,13 +117,14 @@ std::string fleet_page(std::vector<ClusterOverview> clusters, std::string_view g
     if (cluster.report) {
       ReconcilerTotals totals = reconciler_totals(*cluster.report);
       rows << cell(cluster.report->distribution.version) << cell(cluster.instance.version_range)
+           << newer_cell(cluster.newer_in_range)
            << status_cell(cluster.instance.found ? cluster.instance.ready : "False")
            << number_cell(totals.failing) << number_cell(totals.suspended)
            << cell(cluster.instance.last_reconciled)
            << message_cell(cluster.instance.found ? cluster.instance.message : "no FluxInstance");
     } else {
-      rows << cell("") << cell("") << status_cell("Unknown") << cell("") << cell("") << cell("")
-           << message_cell(cluster.error);
+      rows << cell("") << cell("") << cell("") << status_cell("Unknown") << cell("") << cell("")
+           << cell("") << message_cell(cluster.error);
     }
     rows << "</tr>";
     sections << "<section class=\"cluster\" id=\"" << anchor << "\"><h2>" << text(cluster.context)
@@ -118,7 +136,8 @@ std::string fleet_page(std::vector<ClusterOverview> clusters, std::string_view g
        << "<body><header><h1>Flux fleet</h1><p class=\"meta\">"
        << text(count_of(clusters.size(), "cluster")) << ", worst first; made " << text(generated_at)
        << " by fluxopctl</p></header>\n<main><div class=\"scroll\"><table id=\"clusters\"><thead>"
-          "<tr><th>Context</th><th>Health</th><th>Flux</th><th>Version range</th><th>Ready</th>"
+          "<tr><th>Context</th><th>Health</th><th>Flux</th><th>Version range</th>"
+          "<th>Newer in range</th><th>Ready</th>"
           "<th>Failing</th><th>Suspended</th><th>Last reconcile</th><th>Message</th></tr>"
           "</thead><tbody>"
        << rows << "</tbody></table></div>\n"

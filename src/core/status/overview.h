@@ -67,6 +67,10 @@ struct ClusterOverview {
   std::optional<report::ReportSpec> report;
   InstanceState instance;
   std::vector<ObjectEvent> events;  // the instance's, object_events'
+  // The fleet file's: the distribution's newest version the instance's
+  // range takes, when newer than what runs ("v2.9.4"); "none" when what
+  // runs is it; "unknown" when it could not be told; empty: not asked.
+  std::string newer_in_range;
 };
 
 // The report's reconcilers summed over every kind.

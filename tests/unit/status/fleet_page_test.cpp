@@ -123,6 +123,24 @@ TEST_CASE("fleet_page: rows worst first, each linking to its cluster's overview"
   CHECK(page.find("Reconciliation finished") != std::string::npos);
 }
 
+TEST_CASE("fleet_page: a newer version in range flagged on its row; no reconciler's rows") {
+  json ready = instance("True", "Reconciliation finished");
+  ClusterOverview behind = cluster("behind", &ready);
+  behind.newer_in_range = "v2.9.5";
+  ClusterOverview current = cluster("current", &ready);
+  current.newer_in_range = "none";
+  std::string page = fleet_page({behind, current}, "2026-12-07T03:00:00Z");
+  CHECK(page.find("<th>Version range</th><th>Newer in range</th>") != std::string::npos);
+  CHECK(page.find("<td>2.x</td><td class=\"suspended\">v2.9.5</td>") != std::string::npos);
+  CHECK(page.find("<td>2.x</td><td>none</td>") != std::string::npos);
+  // What only the daemon knows is left out, not shown as "-".
+  CHECK(page.find("Next reconcile") == std::string::npos);
+  CHECK(page.find("Signatures") == std::string::npos);
+  behind.instance.next_reconcile = "2026-12-07T04:00:00Z";
+  CHECK(cluster_overview(behind).str().find(
+            "<th>Next reconcile</th><td>2026-12-07T04:00:00Z</td>") != std::string::npos);
+}
+
 json event(const std::string& name, const std::string& involved, const std::string& last_seen,
            const std::string& type, const std::string& message) {
   return {{"apiVersion", "v1"},
