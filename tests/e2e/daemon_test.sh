@@ -36,8 +36,10 @@
 #     state (Ready; Failed with <script>, a URL with credentials and an ANSI
 #     escape in its message; Suspended; Reconciling): their headers, the API's
 #     counts equal to `report -o json`'s, each state as it is, the instance's
-#     Events; the overview and
-#     the resources page in chromium (nothing logged, no script, the markup
+#     Events, its next reconcile and verification; the Failed object's
+#     details (its inventory's states, condition, source, Event; only the
+#     report's objects); the overview, the resources page, the details page
+#     and the instance's in chromium (nothing logged, no script, the markup
 #     text, no secret in the DOM; screenshots kept); a non-loopback address
 #     refused without --status-insecure
 #   status_auth the status pages with --status-auth kubernetes: no token and a
@@ -576,6 +578,9 @@ case_status() {
   fx status-report report --kubeconfig "$KUBECONFIG" -o json
   check "status: report -o json" exit_is 0 status-report
   check "status: the counts are report -o json's" counts_agree
+  check "status: the overview has the next reconcile (an instant near now: every 10 s) and says the signatures are not verified" \
+    eval 'status_get /api/v1/overview | jq -e --arg now "$(date -u -d "-5 minutes" +%FT%TZ)" --arg later "$(date -u -d "+5 minutes" +%FT%TZ)" \
+      ".instance.nextReconcile >= \$now and .instance.nextReconcile <= \$later and (.instance.verification | startswith(\"not verified\"))" >/dev/null'
   check "status: the overview has the instance's Events" \
     eval 'status_get /api/v1/overview | jq -e ".events | any(.reason == \"ReconciliationSucceeded\")" >/dev/null'
   check "status: the API redacts the credentials" \

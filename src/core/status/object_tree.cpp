@@ -87,7 +87,8 @@ TreeNode object_tree(kube::Cluster& cluster, const kube::ObjectKey& root, std::s
   if (!live) throw Error(kube::display_name(root) + ": not found");
   read_state(tree, *live);
   std::size_t read = 1;
-  // The appliers met on the way: one met again closes a cycle.
+  // The appliers met on the way: one met again (a cycle, or one in two
+  // inventories) is opened once.
   std::set<std::string> appliers = {reconcile::inventory_id(tree.ref)};
   std::vector<TreeNode*> level = {&tree};
   while (!level.empty()) {
@@ -140,7 +141,7 @@ TreeNode object_tree(kube::Cluster& cluster, const kube::ObjectKey& root, std::s
       if (node.children.empty()) continue;
       if (!appliers.insert(reconcile::inventory_id(node.ref)).second) {
         node.children.clear();
-        node.message = "its inventory is shown above: it applied what applied it";
+        node.message = "its inventory is drawn at its other place in this tree";
         continue;
       }
       next.push_back(&node);

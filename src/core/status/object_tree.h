@@ -43,8 +43,8 @@ struct TreeNode {
 };
 
 // At most this many objects are read for one tree, the root included:
-// the rest are NotRead. A cycle (an applier in its own inventory, or
-// under it) is cut where it closes.
+// the rest are NotRead. An applier met again (a cycle: one under itself;
+// or one in two inventories) is opened once, its other place saying so.
 inline constexpr std::size_t kMaxTreeObjects = 10'000;
 
 // The tree of `root`; throws fluxop::Error naming it when it does not

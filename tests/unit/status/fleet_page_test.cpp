@@ -123,7 +123,7 @@ TEST_CASE("fleet_page: rows worst first, each linking to its cluster's overview"
   CHECK(page.find("Reconciliation finished") != std::string::npos);
 }
 
-TEST_CASE("fleet_page: a newer version in range flagged on its row; no reconciler's rows") {
+TEST_CASE("fleet_page: a newer version in range flagged on its row, and no reconciler rows") {
   json ready = instance("True", "Reconciliation finished");
   ClusterOverview behind = cluster("behind", &ready);
   behind.newer_in_range = "v2.9.5";

@@ -119,7 +119,7 @@ TEST_CASE("object_tree: a cycle is cut where it closes, the limit of objects rea
   const TreeNode& infra = tree.children[0];
   REQUIRE(infra.children.size() == 3);
   CHECK(infra.children[0].children.empty());
-  CHECK(infra.children[0].message == "its inventory is shown above: it applied what applied it");
+  CHECK(infra.children[0].message == "its inventory is drawn at its other place in this tree");
   CHECK(infra.children[2].state == TreeState::ready);
 
   TreeNode limited = object_tree(cluster, kApps, 3);
