@@ -7,6 +7,7 @@
 
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/notice.h"
 #include "cli/output.h"
 #include "core/ascii.h"
 #include "core/error.h"
@@ -77,6 +78,16 @@ void run_tree(const TreeOptions& options) {
   kube::ObjectKey root = tree_root(options);
   ConnectedCluster connected = connect(options.cluster, /*dry_run=*/false);
   status::TreeNode tree = status::object_tree(*connected.cluster, root);
+  // Why the tree is its root alone: said, rather than left to guess (a
+  // HelmRelease of Flux before 2.8 keeps what it applied in Helm's storage
+  // only, a Secret).
+  if (!tree.has_inventory) {
+    print_notice(kube::display_name(tree.ref) + " keeps no inventory: " +
+                 (tree.ref.kind == "HelmRelease"
+                      ? "a HelmRelease keeps one since Flux 2.8; before, what it applied is only "
+                        "in Helm's storage, a Secret, which fluxopctl does not read"
+                      : "it has applied nothing yet"));
+  }
   if (options.output == "tree") {
     std::cout << status::tree_text(tree);
     return;

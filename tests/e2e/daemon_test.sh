@@ -587,6 +587,11 @@ case_status() {
     eval '! status_get /api/v1/resources | grep -q -e s3cret -e t0ken'
   check "status: a failing object's inventory and Event" given_details
   check "status: its details, read when asked: conditions, source, Event, inventory states" details_api_holds
+  fx status-tree-hr tree hr reconciling-one -n "$status_ns" --kubeconfig "$KUBECONFIG"
+  check "status: tree of a HelmRelease that keeps no inventory: its line, and why on stderr" \
+    eval 'exit_is 0 status-tree-hr && [ "$(wc -l <"$work/status-tree-hr.out")" = 1 ] &&
+      out_has status-tree-hr "^HelmRelease/$status_ns/reconciling-one  InProgress" &&
+      err_has status-tree-hr "keeps no inventory: a HelmRelease keeps one since Flux 2.8"'
   check "status: details only of the report's objects: a ConfigMap is 404, a missing name 400" \
     eval '[ "$(code_of "/resource?kind=ConfigMap&namespace=$status_ns&name=tree-config")" = 404 ] &&
       [ "$(code_of "/api/v1/resource?kind=Kustomization&namespace=$status_ns")" = 400 ]'
