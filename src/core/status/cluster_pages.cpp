@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "core/ascii.h"
 #include "core/error.h"
 #include "core/plural.h"
 #include "core/redact.h"
@@ -37,9 +36,6 @@ PageResponse json_response(const json& document) {
           printable_json(redacted(document).dump(-1, ' ', false, json::error_handler_t::replace)) +
               "\n"};
 }
-
-// The CSS class of a state: its name in lower case.
-Escaped state_class(ResourceState state) { return text(lowercase(state_name(state))); }
 
 Html navigation(bool resources) {
   Html html;
@@ -232,9 +228,9 @@ PageResponse answer_details(const ClusterStatus& status, const ResourceQuery& qu
                             kube::Cluster* cluster, bool html) {
   if (query.kind.empty() || query.ns.empty() || query.name.empty())
     return plain_page(400, "kind, namespace, name: each is needed");
+  std::string named = kube::display_name({"", "", query.kind, query.ns, query.name});
   if (!has_details(status, query.kind, query.ns, query.name))
-    return plain_page(404, query.kind + "/" + query.ns + "/" + query.name +
-                               ": not a Flux object of the last report");
+    return plain_page(404, named + ": not a Flux object of the last report");
   if (!cluster) return plain_page(503, "no connection to the cluster");
   std::optional<ObjectDetails> details;
   try {
@@ -247,9 +243,7 @@ PageResponse answer_details(const ClusterStatus& status, const ResourceQuery& qu
   } catch (const Error& error) {
     return plain_page(503, std::string("the cluster could not be read: ") + error.what());
   }
-  if (!details)
-    return plain_page(404, query.kind + "/" + query.ns + "/" + query.name +
-                               ": gone from the cluster since the last report");
+  if (!details) return plain_page(404, named + ": gone from the cluster since the last report");
   if (!html) return json_response(details_json(*details));
   Html page;
   page << page_start(status, "Flux object") << "<main>" << navigation(true)

@@ -120,7 +120,7 @@ Html summary_part(const ClusterStatus& status, const ObjectDetails& details) {
   Html rows;
   if (const report::FluxResource* resource = reported(status, details.ref)) {
     ResourceState state = resource_state(*resource);
-    rows << "<tr><th>State</th><td class=\"" << text(lowercase(state_name(state))) << "\">"
+    rows << "<tr><th>State</th><td class=\"" << state_class(state) << "\">"
          << text(state_name(state)) << "</td></tr>"
          << "<tr><th>Revision</th>" << cell(resource->revision) << "</tr>"
          << "<tr><th>URL</th>" << cell(resource->url) << "</tr>"
@@ -136,8 +136,8 @@ Html summary_part(const ClusterStatus& status, const ObjectDetails& details) {
     rows << "<td>" << object_name(status, source);
     if (const report::FluxResource* read = reported(status, source)) {
       ResourceState state = resource_state(*read);
-      rows << " <span class=\"" << text(lowercase(state_name(state))) << "\">"
-           << text(state_name(state)) << "</span>";
+      rows << " <span class=\"" << state_class(state) << "\">" << text(state_name(state))
+           << "</span>";
     }
     rows << "</td>";
   } else {

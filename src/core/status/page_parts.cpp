@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
 #include "core/base64.h"
 #include "core/digest.h"
 
@@ -72,6 +73,8 @@ Html document_head(const Escaped& title, std::string_view policy) {
        << "</style></head>\n";
   return head;
 }
+
+Escaped state_class(ResourceState state) { return text(lowercase(state_name(state))); }
 
 Escaped health_class(Health health) {
   std::string name(health_name(health));

@@ -10,6 +10,7 @@
 
 #include "core/status/html.h"
 #include "core/status/overview.h"
+#include "core/status/resources.h"
 
 namespace fluxop::status {
 
@@ -27,6 +28,9 @@ Html document_head(const Escaped& title, std::string_view policy);
 
 // The CSS class of a health: its name, a space written "-" ("not-ready").
 Escaped health_class(Health health);
+
+// The CSS class of an object's state: its name in lower case.
+Escaped state_class(ResourceState state);
 
 // Table cells: a value ("-" when empty), a message (wrapped), a number, a
 // condition's status (True, False, Unknown, coloured), and a yes or no as one.
