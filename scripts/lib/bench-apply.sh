@@ -37,8 +37,13 @@ bench_apply_requests() {
 
 bench_apply_median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# Issue 55: a no-change apply in at most 20 API requests, 8x kubectl's time.
+bench_apply_goal_requests=20
+bench_apply_goal_speedup=8
+
 bench_apply() {
   local tool run cluster_dir install requests again
+  local -A again_median again_requests_median
   # $work comes from scripts/bench; the cluster goes with it.
   trap 'set +e; FLUXOPCTL_CLUSTER_DIR=$work/cluster "$root/scripts/cluster" down >/dev/null 2>&1; $keep || rm -rf "$work"' EXIT
   "$fluxopctl" build "$root/$bench_apply_instance" --distribution-artifact "$distribution" \
@@ -61,6 +66,24 @@ bench_apply() {
     printf '%-10s install: median %ss (runs: %s), %s requests | again: median %ss, %s requests\n' \
       "$tool" "$(bench_apply_median "${installs[@]}")" "${installs[*]}" "$(bench_apply_median "${install_requests[@]}")" \
       "$(bench_apply_median "${agains[@]}")" "$(bench_apply_median "${again_requests[@]}")"
+    again_median[$tool]=$(bench_apply_median "${agains[@]}")
+    again_requests_median[$tool]=$(bench_apply_median "${again_requests[@]}")
   done
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  python3 - "${again_median[fluxopctl]}" "${again_median[kubectl]}" "${again_requests_median[fluxopctl]}" \
+    "$bench_apply_goal_requests" "$bench_apply_goal_speedup" <<'PY'
+import sys
+fluxopctl, kubectl = float(sys.argv[1]), float(sys.argv[2])
+requests, goal_requests, goal_speedup = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+speedup = kubectl / fluxopctl
+misses = []
+if requests > goal_requests:
+    misses.append(f"{requests} requests > {goal_requests}")
+if speedup < goal_speedup:
+    misses.append(f"{speedup:.1f}x < {goal_speedup:g}x")
+verdict = "PASS" if not misses else "MISS: " + "; ".join(misses)
+print(f"goal (issue 55, a no-change apply: at most {goal_requests} API requests, >= {goal_speedup:g}x "
+      f"kubectl apply --server-side): {verdict} ({requests} requests, {speedup:.1f}x)")
+sys.exit(1 if misses else 0)
+PY
 }
