@@ -1,9 +1,10 @@
 # FLUXOPCTL_STATIC: fluxopctl as one static executable (no NEEDED entry, no
 # interpreter) from Debian's static archives (libssl.a, libcrypto.a,
-# libre2.a, libyaml-cpp.a, libz.a, libnghttp2.a, glibc's and libstdc++'s) and
-# the libcurl that scripts/lib/static-libcurl.sh builds from Debian's source
-# package with only what fluxopctl uses (CMAKE_PREFIX_PATH names it; its
-# CURLConfig.cmake carries its dependencies). scripts/setup and
+# libre2.a, libyaml-cpp.a, libz.a, libnghttp2.a, glibc's and libstdc++'s),
+# the libcurl that scripts/lib/static-build.sh builds from Debian's source
+# package with only what fluxopctl uses (its CURLConfig.cmake carries its
+# dependencies) and the ISA-L it builds from Debian's (CMAKE_PREFIX_PATH
+# names both). scripts/setup and
 # scripts/release configure it; the tests and other executables stay
 # dynamic, linking the same archives.
 #
@@ -50,6 +51,6 @@ macro(fluxop_static_libraries)
   get_target_property(fluxop_curl_location CURL::libcurl LOCATION)
   if(NOT fluxop_curl_location MATCHES "[.]a$")
     message(FATAL_ERROR "FLUXOPCTL_STATIC: libcurl is ${fluxop_curl_location}, not a static archive: "
-                        "set CMAKE_PREFIX_PATH to scripts/lib/static-libcurl.sh's prefix")
+                        "set CMAKE_PREFIX_PATH to scripts/lib/static-build.sh's prefix")
   endif()
 endmacro()

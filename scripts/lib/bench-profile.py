@@ -19,6 +19,11 @@ OWN = [
     (r"fluxop::render::", "render"),
     (r"fluxop::oci::", "OCI: tar index, cache"),
     (r"CLI::", "command line"),
+    # Libraries linked into the static binary, by their symbols.
+    (r"isal_|decode_huffman|\.\.@|loop_block|byte_copy|decode_len_dist|setup_dynamic_header|"
+     r"read_header_stateful", "inflate (ISA-L igzip)"),
+    (r"\binflate|deflate", "zlib"),
+    (r"sha256_block|SHA256", "SHA-256"),
 ]
 
 # By shared object.

@@ -4,12 +4,12 @@
 Every library linked into the binary, from the linker's map (-Wl,-Map, set by
 CMakeLists.txt for FLUXOPCTL_STATIC): each archive the linker took a member
 of is a file of a Debian package (dpkg -S), named with the package's version
-and its source package and version; libcurl, built from Debian's source
-package by scripts/lib/static-build.sh, is named by that source; the
-header-only libraries compiled in (--header-only PACKAGE) are added. With
---deb-fields FILE, also writes the .deb's Built-Using field (the source
-packages of what the binary contains, as Debian's policy asks of a package
-that includes parts of others) to FILE.
+and its source package and version, or a library built from Debian's source
+package by scripts/lib/static-build.sh (--from-source: libcurl, ISA-L),
+named by that source; the header-only libraries compiled in (--header-only
+PACKAGE) are added. With --deb-fields FILE, also writes the .deb's
+Built-Using field (the source packages of what the binary contains, as
+Debian's policy asks of a package that includes parts of others) to FILE.
 
 Deterministic: the same inputs give the same bytes (the time is --epoch).
 """
@@ -28,7 +28,9 @@ parser.add_argument("--map", required=True)
 parser.add_argument("--arch", required=True)
 parser.add_argument("--version", required=True)
 parser.add_argument("--epoch", type=int, required=True)
-parser.add_argument("--libcurl", required=True, help="ARCHIVE=SOURCE=VERSION")
+parser.add_argument("--from-source", action="append", default=[], metavar="ARCHIVE=SOURCE=VERSION[=NOTE]",
+                    help="an archive built from Debian's source package SOURCE VERSION; "
+                         "its library is named by the archive (libcurl.a: libcurl)")
 parser.add_argument("--header-only", action="append", default=[])
 parser.add_argument("--deb-fields")
 parser.add_argument("--sysroot", help="packages extracted, not installed (scripts/lib/static-build.sh)")
@@ -84,16 +86,21 @@ with open(args.map, encoding="utf-8", errors="replace") as f:
         m = re.match(r"^(/\S+?\.a)\(", line)
         if m:
             archives.add(os.path.normpath(m.group(1)))
-curl_archive, curl_source, curl_version = args.libcurl.split("=")
-curl_archive = os.path.normpath(curl_archive)
+
+from_source = {}  # real path of the archive -> record
+for spec in args.from_source:
+    path, source, version, *note = spec.split("=", 3)
+    comment = "built from Debian's source package" + (f" {note[0]}" if note else "") + \
+        " (scripts/lib/static-build.sh)"
+    from_source[os.path.realpath(path)] = {
+        "package": os.path.basename(path).removesuffix(".a"), "version": version, "source": source,
+        "source_version": version, "from_source": True, "comment": comment}
 
 libraries = {}  # name -> record
 for archive in sorted(archives):
-    if os.path.realpath(archive) == os.path.realpath(curl_archive):
-        libraries["libcurl"] = {"package": "libcurl", "version": curl_version, "source": curl_source,
-                                "source_version": curl_version, "archives": [archive],
-                                "comment": "built from Debian's source package with only HTTP(S), "
-                                           "HTTP/2, SOCKS and proxies (scripts/lib/static-build.sh)"}
+    built = from_source.get(os.path.realpath(archive))
+    if built:
+        libraries[built["package"]] = dict(built, archives=[archive])
         continue
     if os.path.basename(archive).startswith("libfluxop_"):
         continue  # fluxopctl's own layers
@@ -137,7 +144,7 @@ for key in sorted(libraries):
     package_name = lib["package"].split(":")[0]
     pid = spdx_id(f"Package-{package_name}")
     purl = f"pkg:deb/debian/{package_name}@{lib['version']}?arch={args.arch}&distro=debian-12"
-    if lib["package"] == "libcurl":
+    if lib.get("from_source"):
         purl = f"pkg:deb/debian/{lib['source']}@{lib['version']}?arch=source&distro=debian-12"
     entry = {
         "SPDXID": pid,

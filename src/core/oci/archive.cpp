@@ -413,7 +413,7 @@ void extract_archive(const std::string& archive_path, const std::string& dest_di
   } catch (const Error& e) {
     throw Error(std::string(display_name) + ": " + e.what());
   }
-  extract_layer(Layer{archive_path, index_layer(blob, display_name, limits)}, dest_dir,
+  extract_layer(Layer{archive_path, index_layer(blob, display_name, limits), nullptr}, dest_dir,
                 display_name);
 }
 

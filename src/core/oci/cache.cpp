@@ -193,7 +193,17 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded)
       }
     }
   }
-  if (loaded) *loaded = Layer{artifact.layer(), std::move(*index)};
+  // What the index pass kept (a sealed index names it by its digest):
+  // read now, checked like the rest, so that a damaged entry is found here.
+  std::shared_ptr<const KeptFiles> kept;
+  if (!index->kept_dirs.empty()) {
+    std::optional<std::string> data = read_kept_file(artifact.layer_kept(), kMaxLayerBytes);
+    std::optional<KeptFiles> files;
+    if (data && sha256_digest(*data) == index->kept_digest) files = decode_kept_files(*data);
+    if (!files) return "layer.kept is missing or does not have the digest the index names";
+    kept = std::make_shared<const KeptFiles>(std::move(*files));
+  }
+  if (loaded) *loaded = Layer{artifact.layer(), std::move(*index), std::move(kept)};
   return "";
 }
 

@@ -4,6 +4,9 @@
 //   sha256/<hex>/layer.index      its index (oci/layer.h): files and resume
 //                                 points, and the blob's digest, sealed
 //                                 (core/cache_seal.h)
+//   sha256/<hex>/layer.kept       the files the pull's index pass kept (a
+//                                 distribution's newest release), named by
+//                                 its digest in the index
 //   sha256/<hex>/content/         the layer extracted, only once `fluxopctl
 //                                 pull` was asked for a directory
 //   refs/<registry>/<repository>/<tag>.json, or sha256-<hex>.json for a pull
@@ -47,6 +50,7 @@ struct CachedArtifact {
   std::string manifest() const { return dir + "/manifest.json"; }
   std::string layer() const { return dir + "/layer"; }
   std::string layer_index() const { return dir + "/layer.index"; }
+  std::string layer_kept() const { return dir + "/layer.kept"; }
   std::string content() const { return dir + "/content"; }
 };
 

@@ -1,14 +1,15 @@
 #include "core/oci/layer.h"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <set>
 #include <unordered_set>
 #include <utility>
@@ -23,8 +24,6 @@ namespace fluxop::oci {
 namespace {
 
 constexpr std::size_t kBlock = 512;
-constexpr std::uint64_t kPointSpacing = 1 << 20;
-constexpr std::size_t kWindow = 32 * 1024;
 // A pax header or GNU long name larger than this is no name anyone needs.
 constexpr std::uint64_t kMaxExtendedHeader = 64 * 1024;
 
@@ -58,8 +57,8 @@ std::optional<std::size_t> gzip_header_size(std::string_view data) {
 
 // The uncompressed bytes of a blob from a resume point on: inflated (gzip
 // members one after another) or, for a plain tar, as they are. Inflation is
-// raw, the gzip framing read here: the blob's SHA-256 is checked, so the
-// members' CRC-32 (a fifth of zlib's time) is not.
+// raw deflate, the gzip framing read here: the blob's SHA-256 is checked, so
+// the members' CRC-32 is not.
 class Inflater {
  public:
   // `bytes` are the blob's from offset `base` on: the whole blob, or the part
@@ -73,26 +72,8 @@ class Inflater {
         in_(from.in),
         out_(from.out),
         display_(display) {
-    if (!gzip_) return;
-    stream_.zalloc = Z_NULL;
-    stream_.zfree = Z_NULL;
-    stream_.opaque = Z_NULL;
-    if (from.member_start) {
-      start_member();
-      return;
-    }
-    if (from.in <= base_ || from.in > end_ || from.window.size() > kWindow) broken();
-    if (inflateInit2(&stream_, -15) != Z_OK) broken();
-    open_ = true;
-    int byte = static_cast<unsigned char>(at(from.in - 1)[0]);
-    if (from.bits > 0 && inflatePrime(&stream_, from.bits, byte >> (8 - from.bits)) != Z_OK)
-      broken();
-    if (inflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(from.window.data()),
-                             static_cast<uInt>(from.window.size())) != Z_OK)
-      broken();
-  }
-  ~Inflater() {
-    if (open_) inflateEnd(&stream_);
+    if (from.in < base_ || from.in > end_ || (gzip_ && !from.member_start)) broken();
+    if (gzip_) start_member();
   }
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
@@ -109,30 +90,31 @@ class Inflater {
     std::size_t produced = 0;
     while (produced < size) {
       if (!open_ && !next_member()) break;
-      stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(at(in_)));
-      stream_.avail_in = static_cast<uInt>(std::min<std::uint64_t>(end_ - in_, 1 << 30));
-      stream_.next_out = reinterpret_cast<Bytef*>(out + produced);
-      stream_.avail_out = static_cast<uInt>(size - produced);
-      uInt before_in = stream_.avail_in;
-      uInt before_out = stream_.avail_out;
-      int status = inflate(&stream_, recording_ ? Z_BLOCK : Z_NO_FLUSH);
-      in_ += before_in - stream_.avail_in;
-      std::size_t made = before_out - stream_.avail_out;
+      inflate_state& state = *state_;
+      const char* given = at(in_);
+      state.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(given));
+      state.avail_in = static_cast<std::uint32_t>(std::min<std::uint64_t>(end_ - in_, 1u << 30));
+      state.next_out = reinterpret_cast<std::uint8_t*>(out + produced);
+      state.avail_out = static_cast<std::uint32_t>(size - produced);
+      std::uint32_t before_out = state.avail_out;
+      int status = isal_inflate(&state);
+      std::size_t made = before_out - state.avail_out;
       out_ += made;
       produced += made;
-      if (status == Z_STREAM_END) {
+      if (status < 0) throw Error(std::string(display_) + ": gzip: " + problem(status));
+      // The input it took, less the whole bytes still unread in its bit
+      // buffer: where the member's deflate stream ends, once it has.
+      std::uint64_t taken = reinterpret_cast<const char*>(state.next_in) - given;
+      if (state.block_state == ISAL_BLOCK_FINISH) {
+        in_ += taken - static_cast<std::uint64_t>(state.read_in_length) / 8;
         end_member();
         continue;
       }
-      if (status != Z_OK && status != Z_BUF_ERROR) {
-        throw Error(std::string(display_) +
-                    ": gzip: " + (stream_.msg ? stream_.msg : "invalid compressed data"));
-      }
-      if (recording_ && (stream_.data_type & 128) && !(stream_.data_type & 64)) note_boundary();
+      in_ += taken;
       // Out of input within a member: what was made may be all the caller
       // needs (a read takes only the part of the blob it needs); asked for
       // more, the stream is cut short.
-      if (stream_.avail_in == 0) {
+      if (in_ == end_ && made == 0) {
         if (produced > 0) break;
         throw Error(std::string(display_) + ": truncated gzip stream");
       }
@@ -142,16 +124,25 @@ class Inflater {
 
   std::uint64_t out() const { return out_; }
 
-  // Records resume points from now on, about every kPointSpacing bytes of
-  // output, into `points`.
-  void record_into(std::vector<ResumePoint>& points) {
-    recording_ = gzip_;
-    points_ = &points;
-  }
+  // Records a resume point at each gzip member's start from now on.
+  void record_into(std::vector<ResumePoint>& points) { points_ = &points; }
 
  private:
   [[noreturn]] void broken() const {
     throw Error(std::string(display_) + ": the layer index does not match the blob");
+  }
+
+  static const char* problem(int status) {
+    switch (status) {
+      case ISAL_INVALID_BLOCK:
+        return "invalid deflate block";
+      case ISAL_INVALID_SYMBOL:
+        return "invalid deflate symbol";
+      case ISAL_INVALID_LOOKBACK:
+        return "invalid distance too far back";
+      default:
+        return "invalid compressed data";
+    }
   }
 
   void start_member() {
@@ -162,7 +153,10 @@ class Inflater {
     std::optional<std::size_t> header = gzip_header_size(member);
     if (!header) throw Error(std::string(display_) + ": truncated gzip stream");
     in_ += *header;
-    if (inflateInit2(&stream_, -15) != Z_OK) broken();
+    // 85 KiB of state: on the heap, made once per Inflater.
+    if (!state_) state_ = std::make_unique<inflate_state>();
+    isal_inflate_init(state_.get());
+    state_->crc_flag = ISAL_DEFLATE;
     open_ = true;
   }
 
@@ -170,7 +164,6 @@ class Inflater {
   void end_member() {
     if (end_ - in_ < 8) throw Error(std::string(display_) + ": truncated gzip stream");
     in_ += 8;
-    inflateEnd(&stream_);
     open_ = false;
   }
 
@@ -180,20 +173,9 @@ class Inflater {
     if (!is_gzip(blob_.substr(in_ - base_))) {
       throw Error(std::string(display_) + ": data after the gzip stream is not a gzip member");
     }
-    if (points_) points_->push_back({in_, out_, 0, "", true});
+    if (points_) points_->push_back({in_, out_, true});
     start_member();
     return true;
-  }
-
-  void note_boundary() {
-    if (!points_->empty() && out_ - points_->back().out < kPointSpacing) return;
-    ResumePoint point{in_, out_, stream_.data_type & 7, std::string(kWindow, '\0'), false};
-    uInt length = kWindow;
-    if (inflateGetDictionary(&stream_, reinterpret_cast<Bytef*>(point.window.data()), &length) !=
-        Z_OK)
-      broken();
-    point.window.resize(length);
-    points_->push_back(std::move(point));
   }
 
   const char* at(std::uint64_t offset) const { return blob_.data() + (offset - base_); }
@@ -205,9 +187,8 @@ class Inflater {
   std::uint64_t in_;
   std::uint64_t out_;
   std::string_view display_;
-  z_stream stream_{};
+  std::unique_ptr<inflate_state> state_;
   bool open_ = false;
-  bool recording_ = false;
   std::vector<ResumePoint>* points_ = nullptr;
 };
 
@@ -336,8 +317,8 @@ std::map<std::string, std::string> pax_records(std::string_view data, std::strin
 
 class Indexer {
  public:
-  Indexer(std::string_view display, const ExtractLimits& limits)
-      : display_(display), limits_(limits) {}
+  Indexer(std::string_view display, const ExtractLimits& limits, FileKeeper* keeper)
+      : display_(display), limits_(limits), keeper_(keeper) {}
 
   void run(TarSource& source, LayerIndex& index) {
     char header[kBlock];
@@ -388,6 +369,7 @@ class Indexer {
         continue;  // a global header ('g') applies to nothing we read
       }
       count_entry(name);
+      std::uint64_t size_read = 0;
       bool directory = type == '5' || ((type == '0' || type == '\0') && name.ends_with('/'));
       check_type(type, name, link);
       std::vector<std::string> parts = components(name);
@@ -407,9 +389,15 @@ class Indexer {
           total_bytes_ += size;
           auto mode = number(header, 100, 8);
           index.files.push_back({path, source.position(), size, mode && (*mode & 0111) != 0});
+          if (keeper_ && keeper_->wants(path)) {
+            std::string bytes(size, '\0');
+            source.read(bytes.data(), size, std::string(display_) + ": truncated tar archive");
+            keeper_->take(path, std::move(bytes));
+            size_read = size;
+          }
         }
       }
-      source.skip(padded(size),
+      source.skip(padded(size) - size_read,
                   std::string(display_) + ": entry " + quote(name, kQuotedPathCharacters));
     }
   }
@@ -493,6 +481,7 @@ class Indexer {
 
   std::string_view display_;
   const ExtractLimits& limits_;
+  FileKeeper* keeper_;
   std::set<std::string> seen_;  // entry paths; the root as ""
   std::set<std::string> dirs_;
   std::uint64_t entries_ = 0;
@@ -532,7 +521,12 @@ std::string path_problem(const LayerIndex& index) {
 
 // --- encoding
 
-constexpr std::string_view kMagic = "fluxopctl layer index 2\n";
+// Version 3 adds the kept files' directories and digest and has no points
+// within a gzip member; an index of version 2 (fluxopctl before them) is
+// read as one that kept nothing, its points within a member left out.
+constexpr std::string_view kMagic = "fluxopctl layer index 3\n";
+constexpr std::string_view kMagicVersion2 = "fluxopctl layer index 2\n";
+constexpr std::string_view kKeptMagic = "fluxopctl kept files 1\n";
 
 void put_number(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -595,10 +589,11 @@ std::string LayerIndex::encode(const CacheSeal& seal) const {
   for (const ResumePoint& point : points) {
     put_number(out, point.in);
     put_number(out, point.out);
-    put_number(out, static_cast<std::uint64_t>(point.bits));
     put_number(out, point.member_start ? 1 : 0);
-    put_bytes(out, point.window);
   }
+  put_number(out, kept_dirs.size());
+  for (const std::string& dir : kept_dirs) put_bytes(out, dir);
+  put_bytes(out, kept_digest);
   // Without a key, a seal of the same size that nothing opens.
   out += seal.has_key() ? seal.seal(out) : "hmac-sha256:" + std::string(64, '0');
   return out;
@@ -606,7 +601,9 @@ std::string LayerIndex::encode(const CacheSeal& seal) const {
 
 std::optional<LayerIndex> LayerIndex::decode(std::string_view data, const CacheSeal* seal) {
   constexpr std::size_t kSealSize = 76;  // "hmac-sha256:" and 64 hex digits
-  if (data.size() < kMagic.size() + kSealSize || !data.starts_with(kMagic)) return std::nullopt;
+  bool version3 = data.starts_with(kMagic);
+  if (data.size() < kMagic.size() + kSealSize || !(version3 || data.starts_with(kMagicVersion2)))
+    return std::nullopt;
   std::string_view body = data.substr(0, data.size() - kSealSize);
   if (seal && !seal->opens(body, data.substr(body.size()))) return std::nullopt;
   Decoder in(body.substr(kMagic.size()));
@@ -629,21 +626,57 @@ std::optional<LayerIndex> LayerIndex::decode(std::string_view data, const CacheS
     file.executable = flag == 1;
   }
   if (!in.number(count) || count > body.size()) return std::nullopt;
-  index.points.resize(count);
-  for (ResumePoint& point : index.points) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    ResumePoint point;
     std::uint64_t bits = 0;
-    if (!in.number(point.in) || !in.number(point.out) || !in.number(bits) || bits > 7 ||
-        !in.number(flag) || flag > 1 || !in.bytes(point.window) || point.window.size() > kWindow)
+    std::string window;
+    if (!in.number(point.in) || !in.number(point.out) || (!version3 && !in.number(bits)) ||
+        !in.number(flag) || flag > 1 || (!version3 && !in.bytes(window)))
       return std::nullopt;
-    point.bits = static_cast<int>(bits);
     point.member_start = flag == 1;
+    // Version 2's points within a member (zlib's state at a block's start,
+    // `bits` and `window`) are not where igzip starts: the others are kept.
+    if (point.member_start || (!index.gzip && point.in == 0)) index.points.push_back(point);
+  }
+  if (version3) {
+    if (!in.number(count) || count > body.size()) return std::nullopt;
+    index.kept_dirs.resize(count);
+    for (std::string& dir : index.kept_dirs) {
+      if (!in.bytes(dir)) return std::nullopt;
+    }
+    if (!in.bytes(index.kept_digest)) return std::nullopt;
   }
   if (!in.done() || index.points.empty() || !path_problem(index).empty()) return std::nullopt;
   return index;
 }
 
+std::string encode_kept_files(const KeptFiles& files) {
+  std::string out(kKeptMagic);
+  put_number(out, files.size());
+  for (const auto& [path, bytes] : files) {
+    put_bytes(out, path);
+    put_bytes(out, bytes);
+  }
+  return out;
+}
+
+std::optional<KeptFiles> decode_kept_files(std::string_view data) {
+  if (!data.starts_with(kKeptMagic)) return std::nullopt;
+  Decoder in(data.substr(kKeptMagic.size()));
+  std::uint64_t count = 0;
+  if (!in.number(count) || count > data.size()) return std::nullopt;
+  KeptFiles files;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string path, bytes;
+    if (!in.bytes(path) || !in.bytes(bytes)) return std::nullopt;
+    files.emplace(std::move(path), std::move(bytes));
+  }
+  if (!in.done()) return std::nullopt;
+  return files;
+}
+
 LayerIndex index_layer(std::string_view blob, std::string_view display_name,
-                       const ExtractLimits& limits) {
+                       const ExtractLimits& limits, FileKeeper* keeper) {
   if (blob.size() > limits.max_layer_bytes) {
     throw Error(std::string(display_name) + ": refused: larger than " +
                 std::to_string(limits.max_layer_bytes) + " bytes");
@@ -651,12 +684,12 @@ LayerIndex index_layer(std::string_view blob, std::string_view display_name,
   LayerIndex index;
   index.gzip = is_gzip(blob);
   index.blob_size = blob.size();
-  ResumePoint start{0, 0, 0, "", index.gzip};
+  ResumePoint start{0, 0, index.gzip};
   index.points.push_back(start);
   Inflater inflater(blob, 0, index.gzip, start, display_name);
   inflater.record_into(index.points);
   TarSource source(inflater);
-  Indexer(display_name, limits).run(source, index);
+  Indexer(display_name, limits, keeper).run(source, index);
   if (std::string problem = path_problem(index); !problem.empty())
     throw Error(std::string(display_name) + ": " + problem);
   return index;
@@ -680,10 +713,10 @@ std::map<std::string, std::string> read_layer_dir(const BlobReader& read_blob,
   if (after == index.points.begin()) throw Error(std::string(display_name) + ": no resume point");
   const ResumePoint& from = *std::prev(after);
   // Inflating from `from` to the first point at or past `end` needs the
-  // blob up to that point's input, and the byte whose bits it resumes in.
+  // blob up to that point's input.
   auto until = std::lower_bound(index.points.begin(), index.points.end(), end,
                                 [](const ResumePoint& p, std::uint64_t at) { return p.out < at; });
-  std::uint64_t first = from.member_start || from.in == 0 ? from.in : from.in - 1;
+  std::uint64_t first = from.in;
   std::uint64_t last = until == index.points.end() ? index.blob_size : until->in;
   if (last < first || last > index.blob_size)
     throw Error(std::string(display_name) + ": the layer index does not match the blob");

@@ -1,6 +1,7 @@
 // A Flux distribution read from an artifact's layer as the cache keeps it
-// (oci/layer.h): each directory is inflated once, when a file in it is
-// first read, and nothing is written to disk.
+// (oci/layer.h): a file the index pass kept is read from what it kept; each
+// other directory is inflated once, when a file in it is first read; nothing
+// is written to disk.
 #pragma once
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "core/distribution/distribution.h"
+#include "core/distribution/version.h"
 #include "core/file_system.h"
 #include "core/oci/layer.h"
 
@@ -33,6 +35,26 @@ class LayerFiles : public FileSystem {
   mutable std::mutex mutex_;
   // Directory -> its files (and those below it), by path.
   mutable std::map<std::string, std::map<std::string, std::string>> inflated_;
+};
+
+// Keeps, of a Flux distribution's layer, the files of the newest release
+// under flux/ and under flux-images/: those a build of the default range
+// ("2.x") reads. A layer that is no distribution keeps nothing.
+class NewestReleaseFiles : public FileKeeper {
+ public:
+  bool wants(const std::string& path) override;
+  void take(const std::string& path, std::string bytes) override;
+  // The directories kept ("flux/v2.9.4", "flux-images/v2.9.4") and their files.
+  std::vector<std::string> dirs() const;
+  KeptFiles files() &&;
+
+ private:
+  struct Newest {
+    distribution::Version version;
+    std::string dir;
+    KeptFiles files;
+  };
+  std::map<std::string, Newest> newest_;  // by top directory: "flux", "flux-images"
 };
 
 // The distribution in `layer`, named `label`.

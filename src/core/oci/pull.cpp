@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/layer_files.h"
@@ -24,18 +25,28 @@ const Descriptor& content_layer(const Manifest& manifest, const Reference& ref) 
 }
 
 // Downloads and indexes the layer into `dir` (layer, layer.index,
-// manifest.json); returns the index.
-LayerIndex fill_entry(RegistryClient& client, const Reference& ref, const Manifest& manifest,
-                      const PullOptions& options, const std::string& dir, const CacheSeal& seal) {
+// layer.kept, manifest.json); returns the index and the files kept.
+std::pair<LayerIndex, KeptFiles> fill_entry(RegistryClient& client, const Reference& ref,
+                                            const Manifest& manifest, const PullOptions& options,
+                                            const std::string& dir, const CacheSeal& seal) {
   const Descriptor& descriptor = content_layer(manifest, ref);
   std::string path = dir + "/layer";
   client.fetch_blob(ref, descriptor, path, options.limits.max_layer_bytes);
+  NewestReleaseFiles keeper;
   LayerIndex index = index_layer(read_input_file(path, false, options.limits.max_layer_bytes),
-                                 "blob " + descriptor.digest, options.limits);
+                                 "blob " + descriptor.digest, options.limits, &keeper);
   index.blob_digest = descriptor.digest;
+  std::vector<std::string> kept_dirs = keeper.dirs();
+  KeptFiles kept = std::move(keeper).files();
+  if (!kept.empty()) {
+    std::string encoded = encode_kept_files(kept);
+    index.kept_dirs = std::move(kept_dirs);
+    index.kept_digest = sha256_digest(encoded);
+    write_new_file(dir + "/layer.kept", encoded);
+  }
   write_new_file(dir + "/layer.index", index.encode(seal));
   write_new_file(dir + "/manifest.json", manifest.bytes);
-  return index;
+  return {std::move(index), std::move(kept)};
 }
 
 // A cached entry, pinned, with its layer read and verified.
@@ -134,15 +145,16 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
              [&](const CachedArtifact& damaged) { cache.discard(damaged); });
   bool downloaded = !entry;
   if (downloaded) {
-    std::optional<LayerIndex> index;
+    std::optional<std::pair<LayerIndex, KeptFiles>> filled;
     cache.add(manifest.digest, [&](const std::string& dir) {
-      index = fill_entry(client, ref, manifest, options, dir, cache.seal());
+      filled = fill_entry(client, ref, manifest, options, dir, cache.seal());
     });
     std::optional<CachedArtifact> artifact = cache.open(manifest.digest);
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
     auto layer = std::make_shared<Layer>();
-    if (index) {
-      *layer = Layer{artifact->layer(), std::move(*index)};
+    if (filled) {
+      *layer = Layer{artifact->layer(), std::move(filled->first),
+                     std::make_shared<const KeptFiles>(std::move(filled->second))};
     } else if (std::string problem = cache.verify(*artifact, layer.get()); !problem.empty()) {
       throw Error(artifact->dir + ": " + problem);  // another process added it first
     }

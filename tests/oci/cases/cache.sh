@@ -163,6 +163,7 @@ p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[len(d) // 2] ^= 1; open(
     truncate) truncate -s $(($(stat -c %s "$file") / 2)) "$file" ;;
     remove) rm "$file" ;;
     index) flip "$entry/layer.index" ;;
+    kept) flip "$entry/layer.kept" ;;
     manifest) truncate -s 10 "$entry/manifest.json" ;;
     garbage) rm -rf "${entry:?}"/* && echo garbage | tee "$entry/manifest.json" >"$entry/layer.index" ;;
   esac
@@ -276,6 +277,7 @@ tcase "damaged cache entry (a byte of the layer changed): pulled again, never bu
 tcase "damaged cache entry (the layer truncated): pulled again, never built from" t_damaged truncate tag
 tcase "damaged cache entry (the layer removed): pulled again, never built from" t_damaged remove digest
 tcase "damaged cache entry (a byte of the index changed): indexed again from the verified layer" t_damaged index tag
+tcase "damaged cache entry (a byte of the files the pull kept changed): pulled again, never built from" t_damaged kept tag
 tcase "damaged cache entry (manifest truncated): pulled again, never built from" t_damaged manifest digest
 tcase "damaged cache entry (garbage in its place): pulled again, never built from" t_damaged garbage tag
 tcase "damaged cache entry: --offline refuses it" t_damaged_offline

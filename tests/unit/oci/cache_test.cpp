@@ -1,4 +1,5 @@
 #include "core/oci/cache.h"
+#include "core/oci/layer_files.h"
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -271,6 +272,27 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     fs::remove(entry.layer_index());
     CHECK(cache.verify(entry) == "layer.index is missing or damaged");
     CHECK_FALSE(cache.find(kFirst));
+  }
+  SUBCASE("the files the index pass kept: read with it, and a byte of them changed") {
+    NewestReleaseFiles keeper;
+    LayerIndex index = index_layer(layer_blob(), "blob", {}, &keeper);
+    index.blob_digest = kLayerDigest;
+    index.kept_dirs = keeper.dirs();
+    const std::string kept = encode_kept_files(std::move(keeper).files());
+    index.kept_digest = sha256_digest(kept);
+    std::ofstream(entry.layer_index()) << index.encode(kSeal);
+    std::ofstream(entry.layer_kept()) << kept;
+    Layer with_kept;
+    CHECK(cache.verify(entry, &with_kept) == "");
+    REQUIRE(with_kept.kept);
+    CHECK(*with_kept.kept == KeptFiles{{kFile, "kind: Deployment\n"}});
+    std::string changed_kept = kept;
+    changed_kept[changed_kept.size() - 3] ^= 1;
+    std::ofstream(entry.layer_kept()) << changed_kept;
+    const std::string damaged = "layer.kept is missing or does not have the digest the index names";
+    CHECK(cache.verify(entry) == damaged);
+    fs::remove(entry.layer_kept());
+    CHECK(cache.verify(entry) == damaged);
   }
   SUBCASE("a truncated manifest") {
     fs::resize_file(entry.manifest(), 3);

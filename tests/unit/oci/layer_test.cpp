@@ -12,6 +12,7 @@
 
 #include "../shared_distribution.h"
 #include "../temp_dir.h"
+#include "core/digest.h"
 #include "core/distribution/distribution.h"
 #include "core/error.h"
 #include "core/oci/archive.h"
@@ -62,6 +63,46 @@ std::string gunzip(std::string_view blob) {
   return out;
 }
 
+// `index` as fluxopctl wrote it before version 3 (unsealed): each point with
+// zlib's bits and window, and one more point within the member.
+std::string encode_version2(const LayerIndex& index) {
+  std::string out = "fluxopctl layer index 2\n";
+  auto number = [&out](std::uint64_t value) {
+    for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
+    out += static_cast<char>(value);
+  };
+  auto bytes = [&](std::string_view data) {
+    number(data.size());
+    out += data;
+  };
+  bytes(index.blob_digest);
+  number(index.blob_size);
+  number(index.gzip ? 1 : 0);
+  number(index.dirs.size());
+  for (const std::string& dir : index.dirs) bytes(dir);
+  number(index.files.size());
+  for (const LayerFile& file : index.files) {
+    bytes(file.path);
+    number(file.offset);
+    number(file.size);
+    number(file.executable ? 1 : 0);
+  }
+  number(index.points.size() + 1);
+  for (const ResumePoint& point : index.points) {
+    number(point.in);
+    number(point.out);
+    number(0);
+    number(point.member_start ? 1 : 0);
+    bytes("");
+  }
+  number(100);  // within the member: in, out, bits, not a member's start, window
+  number(2048);
+  number(3);
+  number(0);
+  bytes(std::string(1000, 'w'));
+  return out + "hmac-sha256:" + std::string(64, '0');
+}
+
 // Every file below `root`'s `dir`, by its path relative to `root`.
 std::map<std::string, std::string> files_on_disk(const std::string& root, const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -71,17 +112,16 @@ std::map<std::string, std::string> files_on_disk(const std::string& root, const 
   return out;
 }
 
-TEST_CASE("layer: the real distribution is read back by directory, from resume points") {
+TEST_CASE("layer: the real distribution is read back by directory") {
   if (!testing::have_shared_distribution()) return;
   const std::string& real = testing::kSharedDistribution;
   const std::string blob = create_archive(real, {"flux", "flux-images"});
   LayerIndex index = index_layer(blob, "blob");
   CHECK(index.gzip);
   CHECK(index.files.size() > 100);
-  // The layer inflates to ~15 MB: points about every MiB, some mid-byte.
-  CHECK(index.points.size() > 5);
-  CHECK(std::any_of(index.points.begin(), index.points.end(),
-                    [](const ResumePoint& point) { return point.bits != 0; }));
+  // One gzip member: one point, at its start.
+  REQUIRE(index.points.size() == 1);
+  CHECK(index.points[0].member_start);
 
   const CacheSeal seal(std::string(32, 'k'));
   std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode(seal), &seal);
@@ -107,7 +147,7 @@ TEST_CASE("layer: the real distribution is read back by directory, from resume p
   }
   CHECK(dirs >= 2 * on_disk.versions().size());
 
-  // Only the part a read needs comes from the file.
+  // The file is read once for a directory.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
   auto counted = [&](std::uint64_t offset, std::uint64_t size) {
     reads.emplace_back(offset, size);
@@ -115,9 +155,8 @@ TEST_CASE("layer: the real distribution is read back by directory, from resume p
   };
   const std::string newest_dir = on_disk.manifests_dir(newest);
   CHECK(read_layer_dir(counted, *decoded, newest_dir, "blob") == files_on_disk(real, newest_dir));
-  REQUIRE(reads.size() == 1);
-  CHECK(reads[0].second < blob.size() / 3);
-  auto layer = std::make_shared<Layer>(Layer{cache.str() + "/layer", *decoded});
+  CHECK(reads.size() == 1);
+  auto layer = std::make_shared<Layer>(Layer{cache.str() + "/layer", *decoded, nullptr});
   distribution::Distribution in_layer = layer_distribution(layer, "oci://r/x@sha256:0");
   REQUIRE(in_layer.versions().size() == on_disk.versions().size());
   CHECK(in_layer.versions().back().original == newest.original);
@@ -179,6 +218,64 @@ TEST_CASE("layer: gzip members, plain tars and long names") {
                          ("blob: " + cache.str() + "/layer: shorter than its index says").c_str(),
                          Error);
   }
+}
+
+TEST_CASE("layer: the index pass keeps the newest release's files, read back from the cache") {
+  testing::TempDir tree;
+  tree.write("flux/v2.8.0/rbac.yaml", "old\n");
+  tree.write("flux/v2.9.0/rbac.yaml", "rbac\n");
+  tree.write("flux/v2.9.0/crds/source.yaml", "crd\n");
+  tree.write("flux/v2.10.0-rc.1/rbac.yaml", "a pre-release\n");
+  tree.write("flux/v2.1.0/rbac.yaml", "older, after the newest in archive order\n");
+  tree.write("flux-images/v2.9.0/upstream-alpine.yaml", "images\n");
+  tree.write("flux-images/v2.8.0/upstream-alpine.yaml", "old images\n");
+  tree.write("other/v9.0.0/x.yaml", "not a distribution's\n");
+  const std::string blob = create_archive(tree.str(), {"flux", "flux-images", "other"});
+  NewestReleaseFiles keeper;
+  LayerIndex index = index_layer(blob, "blob", {}, &keeper);
+  CHECK(keeper.dirs() == std::vector<std::string>{"flux/v2.9.0", "flux-images/v2.9.0"});
+  const KeptFiles kept = std::move(keeper).files();
+  CHECK(kept == KeptFiles{{"flux/v2.9.0/rbac.yaml", "rbac\n"},
+                          {"flux/v2.9.0/crds/source.yaml", "crd\n"},
+                          {"flux-images/v2.9.0/upstream-alpine.yaml", "images\n"}});
+  // Keeping them takes nothing from the index.
+  CHECK(index.files.size() == index_layer(blob, "blob").files.size());
+
+  // In the cache: the kept files beside the blob, named by their digest in
+  // the index; read from there, the rest inflated from the blob.
+  const std::string encoded = encode_kept_files(kept);
+  CHECK(decode_kept_files(encoded) == kept);
+  CHECK_FALSE(decode_kept_files(encoded.substr(0, encoded.size() - 1)));
+  index.kept_dirs = {"flux/v2.9.0", "flux-images/v2.9.0"};
+  index.kept_digest = sha256_digest(encoded);
+  const CacheSeal seal(std::string(32, 'k'));
+  std::optional<LayerIndex> decoded = LayerIndex::decode(index.encode(seal), &seal);
+  REQUIRE(decoded);
+  CHECK(decoded->kept_dirs == index.kept_dirs);
+  CHECK(decoded->kept_digest == index.kept_digest);
+  // Read from what was kept, or, without it, inflated from the blob: the same.
+  testing::TempDir cache;
+  cache.write("layer", blob);
+  for (bool in_memory : {true, false}) {
+    CAPTURE(in_memory);
+    auto layer = std::make_shared<Layer>(Layer{
+        cache.str() + "/layer", *decoded, in_memory ? std::make_shared<KeptFiles>(kept) : nullptr});
+    CHECK(LayerFiles(layer, "oci://r/x").read("flux/v2.9.0/crds/source.yaml") == "crd\n");
+    CHECK(LayerFiles(layer, "oci://r/x").read("flux/v2.8.0/rbac.yaml") == "old\n");
+    CHECK_THROWS_WITH_AS(LayerFiles(layer, "oci://r/x").read("flux/v2.9.0/none.yaml"),
+                         "oci://r/x/flux/v2.9.0/none.yaml: not in the artifact", Error);
+  }
+  // An index of version 2 (an older fluxopctl's) decodes, keeping nothing,
+  // its point within the gzip member (zlib's state there) left out.
+  std::optional<LayerIndex> old = LayerIndex::decode(encode_version2(index), nullptr);
+  REQUIRE(old);
+  CHECK(old->files.size() == index.files.size());
+  CHECK(old->kept_dirs.empty());
+  REQUIRE(old->points.size() == 1);
+  CHECK(old->points[0].member_start);
+  CHECK(
+      LayerFiles(std::make_shared<Layer>(Layer{cache.str() + "/layer", *old, nullptr}), "oci://r/x")
+          .read("flux/v2.9.0/rbac.yaml") == "rbac\n");
 }
 
 TEST_CASE("layer: a damaged, foreign or unsealed index does not decode") {
