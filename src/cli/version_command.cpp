@@ -1,4 +1,5 @@
 #include <curl/curl.h>
+#include <isa-l.h>
 #include <openssl/crypto.h>
 #include <zlib.h>
 
@@ -32,6 +33,8 @@ nlohmann::ordered_json libraries() {
                                 std::to_string(NLOHMANN_JSON_VERSION_PATCH)},
           {"libcurl", curl_version_info(CURLVERSION_NOW)->version},
           {"zlib", zlibVersion()},
+          {"ISA-L", std::to_string(ISAL_MAJOR_VERSION) + "." + std::to_string(ISAL_MINOR_VERSION) +
+                        "." + std::to_string(ISAL_PATCH_VERSION)},
           {"OpenSSL", OpenSSL_version(OPENSSL_VERSION_STRING)},
           {"CLI11", CLI11_VERSION}};
 }

@@ -149,7 +149,7 @@ assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+-g[0-9a-f]{7,})?(-dirty)?", 
 assert d["gitCommit"] == "unknown" or re.fullmatch(r"[0-9a-f]{40}", d["gitCommit"]), d["gitCommit"]
 assert d["gitTreeState"] in ("clean", "dirty", "unknown"), d["gitTreeState"]
 assert d["buildDate"] == "unknown" or re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["buildDate"]), d["buildDate"]
-libraries = ["yaml-cpp", "nlohmann-json", "libcurl", "zlib", "OpenSSL", "CLI11"]
+libraries = ["yaml-cpp", "nlohmann-json", "libcurl", "zlib", "ISA-L", "OpenSSL", "CLI11"]
 assert sorted(d["libraries"]) == sorted(libraries), d["libraries"]
 for name in libraries:
     assert re.match(r"[0-9]+\.[0-9]+", d["libraries"][name]), (name, d["libraries"][name])
