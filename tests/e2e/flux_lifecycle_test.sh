@@ -778,7 +778,10 @@ case_tree() {
     eval '[ "$(jq -r "[.resources[] | .kind + \"/\" + .namespace + \"/\" + .name + \" \" + .state] | join(\",\")" "$work/tree-w0.out")" = "ConfigMap/apps/w0 Ready" ] &&
       [ "$(k -n apps get kustomization w0 -o jsonpath="{.status.inventory.entries[*].id}")" = "apps_w0__ConfigMap" ]'
   if [ "$helm" = 1 ]; then
-    fx tree-hr tree hr demo-a -n apps --kubeconfig "$KUBECONFIG"
+    # It reconciles every second: its tree is read again until it shows it
+    # between two runs (InProgress while one runs is what tree should say).
+    wait_until 60 eval 'fx tree-hr tree hr demo-a -n apps --kubeconfig "$KUBECONFIG" &&
+      grep -q "^HelmRelease/apps/demo-a  Ready$" "$work/tree-hr.out"'
     check "tree: a HelmRelease's tree holds the chart's objects (its .status.inventory)" \
       eval 'out_has tree-hr "^HelmRelease/apps/demo-a  Ready$" "^[├└]── ConfigMap/apps/demo-a" &&
         [ "$(($(wc -l <"$work/tree-hr.out") - 1))" = "$(k -n apps get helmrelease demo-a -o jsonpath="{.status.inventory.entries[*].id}" | wc -w)" ]'

@@ -111,13 +111,14 @@ class Inflater {
         continue;
       }
       in_ += taken;
+      if (made > 0 || taken > 0) continue;
       // Out of input within a member: what was made may be all the caller
       // needs (a read takes only the part of the blob it needs); asked for
-      // more, the stream is cut short.
-      if (in_ == end_ && made == 0) {
-        if (produced > 0) break;
-        throw Error(std::string(display_) + ": truncated gzip stream");
-      }
+      // more, the stream is cut short. With input left, igzip took none of
+      // it: never so for a stream it can go on with.
+      if (produced > 0) break;
+      throw Error(std::string(display_) +
+                  (in_ == end_ ? ": truncated gzip stream" : ": gzip: invalid compressed data"));
     }
     return produced;
   }
@@ -391,7 +392,9 @@ class Indexer {
           index.files.push_back({path, source.position(), size, mode && (*mode & 0111) != 0});
           if (keeper_ && keeper_->wants(path)) {
             std::string bytes(size, '\0');
-            source.read(bytes.data(), size, std::string(display_) + ": truncated tar archive");
+            std::string truncated = std::string(display_) + ": truncated tar archive";
+            if (!bytes.empty() && !source.read(bytes.data(), size, truncated))
+              throw Error(truncated);
             keeper_->take(path, std::move(bytes));
             size_read = size;
           }
