@@ -49,11 +49,9 @@ std::string LayerFiles::read(const std::string& path) const {
   std::string dir = parent_of(path);
   std::lock_guard<std::mutex> guard(mutex_);
   const LayerIndex& index = layer_->index;
-  bool kept = std::any_of(index.kept_dirs.begin(), index.kept_dirs.end(),
-                          [&path](const std::string& kept_dir) {
-                            return path.starts_with(kept_dir) && path.size() > kept_dir.size() &&
-                                   path[kept_dir.size()] == '/';
-                          });
+  bool kept = std::any_of(
+      index.kept_dirs.begin(), index.kept_dirs.end(),
+      [&path](const std::string& kept_dir) { return path.starts_with(kept_dir + "/"); });
   if (kept && layer_->kept) {
     auto found = layer_->kept->find(path);
     if (found == layer_->kept->end()) throw Error(label_ + "/" + path + ": not in the artifact");
@@ -74,19 +72,19 @@ std::string LayerFiles::read(const std::string& path) const {
 bool NewestReleaseFiles::wants(const std::string& path) {
   // "flux/v2.9.4/..." or "flux-images/v2.9.4/...".
   std::size_t top_end = path.find('/');
-  if (top_end == std::string::npos) return false;
-  std::string top = path.substr(0, top_end);
-  if (top != "flux" && top != "flux-images") return false;
   std::size_t version_end = path.find('/', top_end + 1);
-  if (version_end == std::string::npos) return false;
-  std::optional<distribution::Version> version = distribution::parse_version(
-      std::string_view(path).substr(top_end + 1, version_end - top_end - 1));
+  if (top_end == std::string::npos || version_end == std::string::npos) return false;
+  std::string top = path.substr(0, top_end);
+  std::string dir = path.substr(0, version_end);
+  if (top != "flux" && top != "flux-images") return false;
+  std::optional<distribution::Version> version =
+      distribution::parse_version(std::string_view(dir).substr(top_end + 1));
   if (!version || !version->prerelease.empty()) return false;
   auto [newest, first] = newest_.try_emplace(top);
   int order = first ? 1 : distribution::compare(*version, newest->second.version);
   if (order < 0) return false;
-  if (order > 0) newest->second = Newest{*version, path.substr(0, version_end), {}};
-  return newest->second.dir == path.substr(0, version_end);
+  if (order > 0) newest->second = Newest{*version, dir, {}};
+  return newest->second.dir == dir;
 }
 
 void NewestReleaseFiles::take(const std::string& path, std::string bytes) {
