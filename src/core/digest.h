@@ -1,4 +1,4 @@
-// Content digests (SHA-256 through OpenSSL's libcrypto).
+// Content digests (SHA-256 through OpenSSL's libcrypto, without its providers).
 #pragma once
 
 #include <memory>
@@ -27,6 +27,8 @@ class Sha256 {
   void update(std::string_view data);
   // "sha256:<hex>" of everything so far; the hash then starts over.
   std::string finish();
+  // The same as its 32 bytes.
+  std::string finish_bytes();
 
  private:
   struct Context;
