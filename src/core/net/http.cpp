@@ -1,9 +1,12 @@
 #include "core/net/http.h"
 
 #include <curl/curl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -87,6 +90,31 @@ std::string url_unescape_form(std::string_view text) {
 }
 
 namespace {
+
+// A complete TLS 1.2 ClientHello record (two cipher suites, no extensions),
+// what the scheme probe sends: a TLS server answers it at once, with a
+// ServerHello or an alert. Its random holds CR LF CR LF, so that a plain
+// HTTP server reads a whole (bad) request in it and answers at once, with
+// an HTTP status line.
+constexpr unsigned char kTlsClientHello[] = {
+    0x16, 0x03, 0x01, 0x00, 0x2f,  // handshake record, 47 bytes
+    0x01, 0x00, 0x00, 0x2b,        // ClientHello, 43 bytes
+    0x03, 0x03,                    // TLS 1.2
+    // random, 32 bytes
+    '\r', '\n', '\r', '\n', 0x66, 0x6c, 0x75, 0x78, 0x6f, 0x70, 0x63, 0x74, 0x6c, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00,                                // no session id
+    0x00, 0x04, 0x13, 0x01, 0xc0, 0x2f,  // TLS_AES_128_GCM_SHA256, ECDHE_RSA_AES_128_GCM_SHA256
+    0x01, 0x00,                          // no compression
+};
+static_assert(sizeof kTlsClientHello == 5 + 0x2f && 0x2f == 4 + 0x2b);
+
+// The scheme probe's bound: the connect bound, or the request's when lower.
+std::chrono::milliseconds probe_bound(const HttpOptions& options) {
+  std::chrono::milliseconds bound = options.connect_timeout;
+  if (options.request_timeout.count() > 0) bound = std::min(bound, options.request_timeout);
+  return bound;
+}
 
 // OpenSSL's words when an HTTPS request reaches a plain-HTTP server: its
 // answer is no TLS record.
@@ -813,53 +841,92 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
 
 bool HttpClient::answers_tls_in_plain_http(std::string_view host_port,
                                            const std::function<bool()>& cancelled) const {
+  std::string url = "https://" + std::string(host_port) + "/";
+  auto deadline = std::chrono::steady_clock::now() + probe_bound(options_);
+  // Connected through libcurl as plain HTTP, with nothing sent: no TLS
+  // library is started for a server that may not speak it.
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) throw Error("libcurl could not be initialised");
-  std::string url = "https://" + std::string(host_port) + "/";
-  char error[CURL_ERROR_SIZE] = "";
-  long bound = static_cast<long>(options_.connect_timeout.count());
-  if (options_.request_timeout.count() > 0)
-    bound = std::min(bound, static_cast<long>(options_.request_timeout.count()));
-  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https");
+  std::string connect_url = "http://" + std::string(host_port) + "/";
+  long bound = static_cast<long>(probe_bound(options_).count());
+  curl_easy_setopt(curl.get(), CURLOPT_URL, connect_url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http");
   curl_easy_setopt(curl.get(), CURLOPT_CONNECT_ONLY, 1L);
   curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, bound);
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, bound);
-  // Nothing is sent to the peer after the handshake: whoever it is, it is
-  // trusted with nothing.
-  curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYPEER, 0L);
-  curl_easy_setopt(curl.get(), CURLOPT_SSL_VERIFYHOST, 0L);
   set_proxy_options(curl.get(), url);
   // Through a multi handle of its own, polled as a request is, so that a
   // command stopped meanwhile does not wait for the bound.
   std::unique_ptr<CURLM, decltype(&curl_multi_cleanup)> multi(curl_multi_init(),
                                                               curl_multi_cleanup);
   if (!multi) throw Error("libcurl could not be initialised");
+  auto stop_if_cancelled = [&] {
+    if (cancelled && cancelled()) throw Error(url + ": cancelled");
+  };
+  // In the multi handle until the end: the connection is found through it.
   curl_multi_add_handle(multi.get(), curl.get());
-  CURLcode code = CURLE_OK;
+  std::unique_ptr<CURL, std::function<void(CURL*)>> added(
+      curl.get(), [&multi](CURL* easy) { curl_multi_remove_handle(multi.get(), easy); });
+  CURLcode connected = CURLE_OK;
   for (bool done = false; !done;) {
-    if (cancelled && cancelled()) {
-      curl_multi_remove_handle(multi.get(), curl.get());
-      throw Error(url + ": cancelled");
-    }
+    stop_if_cancelled();
     int running = 0;
     CURLMcode polled = curl_multi_perform(multi.get(), &running);
     if (polled == CURLM_OK && running > 0)
       polled = curl_multi_poll(multi.get(), nullptr, 0, 100, nullptr);
-    if (polled != CURLM_OK) {
-      curl_multi_remove_handle(multi.get(), curl.get());
-      throw Error(std::string("libcurl: ") + curl_multi_strerror(polled));
-    }
+    if (polled != CURLM_OK) throw Error(std::string("libcurl: ") + curl_multi_strerror(polled));
     int left = 0;
     while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
       if (message->msg != CURLMSG_DONE) continue;
-      code = message->data.result;
+      connected = message->data.result;
       done = true;
     }
   }
-  curl_multi_remove_handle(multi.get(), curl.get());
-  return is_plain_http_answer(code, error);
+  curl_socket_t socket = CURL_SOCKET_BAD;
+  if (connected != CURLE_OK ||
+      curl_easy_getinfo(curl.get(), CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK ||
+      socket == CURL_SOCKET_BAD)
+    return false;
+  // Waits, a tenth of a second at a time, until the socket is ready for
+  // `events`; false past the bound.
+  auto wait_for = [&](short events) {
+    for (;;) {
+      stop_if_cancelled();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd ready{socket, events, 0};
+      int waited = poll(&ready, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+      if (waited > 0) return true;
+      if (waited < 0 && errno != EINTR) return false;
+    }
+  };
+  std::string_view hello(reinterpret_cast<const char*>(kTlsClientHello), sizeof kTlsClientHello);
+  while (!hello.empty()) {
+    std::size_t sent = 0;
+    CURLcode code = curl_easy_send(curl.get(), hello.data(), hello.size(), &sent);
+    if (code == CURLE_AGAIN) {
+      if (!wait_for(POLLOUT)) return false;
+      continue;
+    }
+    if (code != CURLE_OK) return false;
+    hello.remove_prefix(sent);
+  }
+  // The first five bytes of the answer: a TLS record's header, or the start
+  // of a plain HTTP status line.
+  std::string answer;
+  while (answer.size() < 5) {
+    char buffer[5];
+    std::size_t received = 0;
+    CURLcode code = curl_easy_recv(curl.get(), buffer, 5 - answer.size(), &received);
+    if (code == CURLE_AGAIN) {
+      if (!wait_for(POLLIN)) return false;
+      continue;
+    }
+    if (code != CURLE_OK || received == 0) break;
+    answer.append(buffer, received);
+  }
+  return answer.starts_with("HTTP/");
 }
 
 HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,
