@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -34,7 +35,36 @@ std::string command_of(const CLI::App& app) {
 
 }  // namespace
 
-void add_commands(CLI::App& app, yaml::ParseCache& parse_cache) {
+const std::vector<CommandGroup>& command_groups() {
+  using Cache = yaml::ParseCache;
+  static const std::vector<CommandGroup> groups{
+      {{"version"}, [](CLI::App& app, Cache&) { add_version_command(app); }},
+      {{"kustomize"}, add_kustomize_command},
+      {{"build"}, add_build_command},
+      {{"pull"}, [](CLI::App& app, Cache&) { add_pull_command(app); }},
+      {{"push"}, [](CLI::App& app, Cache&) { add_push_command(app); }},
+      {{"images"}, [](CLI::App& app, Cache&) { add_images_command(app); }},
+      {{"mirror"}, [](CLI::App& app, Cache&) { add_mirror_command(app); }},
+      {{"apply"}, add_apply_command},
+      {{"diff"}, add_diff_command},
+      {{"check"}, add_check_command},
+      {{"delete"}, [](CLI::App& app, Cache&) { add_delete_command(app); }},
+      {{"get"}, [](CLI::App& app, Cache&) { add_get_command(app); }},
+      {{"wait", "reconcile", "suspend", "resume"},
+       [](CLI::App& app, Cache&) { add_request_commands(app); }},
+      {{"report", "export"}, [](CLI::App& app, Cache&) { add_report_command(app); }},
+      {{"tree"}, [](CLI::App& app, Cache&) { add_tree_command(app); }},
+      {{"verify"}, [](CLI::App& app, Cache&) { add_verify_command(app); }},
+      {{"create"}, [](CLI::App& app, Cache&) { add_create_command(app); }},
+      {{"adopt"}, add_adopt_command},
+      // help and completion read every command: never added alone.
+      {{}, [](CLI::App& app, Cache&) { add_help_command(app); }},
+      {{}, [](CLI::App& app, Cache&) { add_completion_command(app); }},
+  };
+  return groups;
+}
+
+void add_commands(CLI::App& app, yaml::ParseCache& parse_cache, std::string_view first_word) {
   app.name("fluxopctl");
   // Alone, fluxopctl prints its usage on stdout and succeeds, as kubectl.
   app.require_subcommand(0, 1);
@@ -46,26 +76,15 @@ void add_commands(CLI::App& app, yaml::ParseCache& parse_cache) {
   color::add_color_flag(app);
   add_global_cluster_flags(app);
   app.set_version_flag("--version", std::string("fluxopctl ") + FLUXOPCTL_GIT_VERSION);
-  add_version_command(app);
-  add_kustomize_command(app, parse_cache);
-  add_build_command(app, parse_cache);
-  add_pull_command(app);
-  add_push_command(app);
-  add_images_command(app);
-  add_mirror_command(app);
-  add_apply_command(app, parse_cache);
-  add_diff_command(app, parse_cache);
-  add_check_command(app, parse_cache);
-  add_delete_command(app);
-  add_get_command(app);
-  add_request_commands(app);
-  add_report_command(app);
-  add_tree_command(app);
-  add_verify_command(app);
-  add_create_command(app);
-  add_adopt_command(app, parse_cache);
-  add_help_command(app);
-  add_completion_command(app);
+  const std::vector<CommandGroup>& groups = command_groups();
+  auto named = std::find_if(groups.begin(), groups.end(), [first_word](const CommandGroup& group) {
+    return std::find(group.names.begin(), group.names.end(), first_word) != group.names.end();
+  });
+  if (named != groups.end()) {
+    named->add(app, parse_cache);
+  } else {
+    for (const CommandGroup& group : groups) group.add(app, parse_cache);
+  }
   // A command's help lists its own flags; the global ones are the app's.
   for (CLI::App* command : app.get_subcommands({})) {
     std::string footer;

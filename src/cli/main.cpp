@@ -48,6 +48,6 @@ int main(int argc, char** argv) {
   CLI::App app{"fluxopctl: render, apply and diff Flux installations from a FluxInstance"};
   // Entries are written once the command has read everything it parsed.
   fluxop::yaml::ParseCache parse_cache = fluxop::yaml::user_parse_cache(fluxop::user_cache_root());
-  fluxop::cli::add_commands(app, parse_cache);
+  fluxop::cli::add_commands(app, parse_cache, argc > 1 ? argv[1] : "");
   return flushed(fluxop::cli::run(app, argc, argv, parse_cache));
 }

@@ -25,12 +25,14 @@ struct Ran {
   std::string err;
 };
 
-// Runs `fluxopctl ARGS...` on a new app, as main() does, with stdout and
+// Runs `fluxopctl ARGS...` on a new app, as main() does (only the command
+// the first argument names added, unless `every_command`), with stdout and
 // stderr captured and a parse cache under `dir`.
-Ran fluxopctl(const testing::TempDir& dir, const std::vector<std::string>& args) {
+Ran fluxopctl(const testing::TempDir& dir, const std::vector<std::string>& args,
+              bool every_command = false) {
   yaml::ParseCache parse_cache(dir.path() / "parse-cache");
   CLI::App app{"fluxopctl"};
-  add_commands(app, parse_cache);
+  add_commands(app, parse_cache, args.empty() || every_command ? "" : args.front());
   std::vector<const char*> argv{"fluxopctl"};
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   std::ostringstream out, err;
@@ -145,6 +147,62 @@ TEST_CASE("cli app: a command's help ends with its examples and the global flags
   CHECK(ran.code == 0);
   CHECK(ran.out.find("Examples:\n") != std::string::npos);
   CHECK(ran.out.find("see 'fluxopctl --help'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fluxop::cli
+
+namespace fluxop::cli {
+namespace {
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands({})) names.push_back(command->get_name());
+  return names;
+}
+
+TEST_CASE("cli app: each command group adds the commands it names, and together every command") {
+  testing::TempDir dir;
+  yaml::ParseCache parse_cache(dir.path());
+  std::vector<std::string> named;
+  for (const CommandGroup& group : command_groups()) {
+    // help and completion read every command: never added alone.
+    if (group.names.empty()) continue;
+    for (std::string_view name : group.names) {
+      CLI::App alone;
+      add_commands(alone, parse_cache, name);
+      CHECK(command_names(alone) ==
+            std::vector<std::string>(group.names.begin(), group.names.end()));
+    }
+    named.insert(named.end(), group.names.begin(), group.names.end());
+  }
+  named.insert(named.end(), {"help", "completion"});
+  CLI::App app;
+  add_commands(app, parse_cache);
+  CHECK(command_names(app) == named);
+  // A name that is no command, or help, adds them all.
+  for (std::string_view word : {"help", "completion", "bogus", "--kubeconfig"}) {
+    CLI::App all;
+    add_commands(all, parse_cache, word);
+    CHECK(command_names(all) == named);
+  }
+}
+
+TEST_CASE("cli app: a command added alone parses and answers as with every command added") {
+  testing::TempDir dir;
+  const std::vector<std::vector<std::string>> lines{
+      {"build", "--help"},       {"build", "--distribution"},    {"apply", "-f"},
+      {"wait", "--help"},        {"export", "report", "--help"}, {"version", "-o", "json"},
+      {"build", "--kubeconfig"}, {"get", "--bogus", "--help"}};
+  for (const std::vector<std::string>& args : lines) {
+    CAPTURE(args.front());
+    CAPTURE(args.back());
+    Ran alone = fluxopctl(dir, args);
+    Ran every = fluxopctl(dir, args, /*every_command=*/true);
+    CHECK(alone.code == every.code);
+    CHECK(alone.out == every.out);
+    CHECK(alone.err == every.err);
+  }
 }
 
 }  // namespace
