@@ -11,15 +11,16 @@ bool is_tag_char(char c) {
          c == '-' || c == '.';
 }
 
-// The image of the last container of the last Deployment in `text`, read from `path`.
-std::string deployment_image(const std::string& text, const std::string& path,
-                             yaml::ParseCache* parse_cache) {
+// The image of the last container of the last Deployment of `documents`,
+// read from `path`.
+std::string deployment_image(const std::vector<const yaml::Node*>& documents,
+                             const std::string& path) {
   std::string image;
   bool found = false;
-  for (const yaml::Node& doc : yaml::parse_documents(text, path, parse_cache)) {
-    if (!doc.is_map() || doc.string_at({"kind"}) != "Deployment") continue;
-    std::string where = path + ": Deployment " + doc.string_at({"metadata", "name"});
-    const yaml::Node* containers = doc.find({"spec", "template", "spec", "containers"});
+  for (const yaml::Node* doc : documents) {
+    if (!doc->is_map() || doc->string_at({"kind"}) != "Deployment") continue;
+    std::string where = path + ": Deployment " + doc->string_at({"metadata", "name"});
+    const yaml::Node* containers = doc->find({"spec", "template", "spec", "containers"});
     if (!containers || !containers->is_sequence()) {
       throw Error(where + ": spec.template.spec.containers: expected a list");
     }
@@ -49,6 +50,15 @@ std::optional<std::string> image_tag(std::string_view image) {
   return std::string(tag);
 }
 
+ComponentImage manifest_image(std::string_view registry, const std::string& component,
+                              const std::vector<const yaml::Node*>& documents,
+                              const std::string& path) {
+  std::string image = deployment_image(documents, path);
+  auto tag = image_tag(image);
+  if (!tag) throw Error(path + ": image \"" + image + "\": invalid tag");
+  return {component, component_repository(registry, component), std::move(*tag), ""};
+}
+
 std::vector<ComponentImage> manifest_images(const Distribution& distribution,
                                             const Version& version, std::string_view registry,
                                             const std::vector<std::string>& components,
@@ -57,10 +67,11 @@ std::vector<ComponentImage> manifest_images(const Distribution& distribution,
   for (const std::string& component : components) {
     std::string file = distribution.manifests_dir(version) + "/" + component + ".yaml";
     std::string path = distribution.label(file);
-    std::string image = deployment_image(distribution.read(file), path, parse_cache);
-    auto tag = image_tag(image);
-    if (!tag) throw Error(path + ": image \"" + image + "\": invalid tag");
-    images.push_back({component, component_repository(registry, component), std::move(*tag), ""});
+    std::vector<yaml::Node> documents =
+        yaml::parse_documents(distribution.read(file), path, parse_cache);
+    std::vector<const yaml::Node*> each;
+    for (const yaml::Node& document : documents) each.push_back(&document);
+    images.push_back(manifest_image(registry, component, each, path));
   }
   return images;
 }

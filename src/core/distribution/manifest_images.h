@@ -25,6 +25,12 @@ std::vector<ComponentImage> manifest_images(const Distribution& distribution,
                                             const std::vector<std::string>& components,
                                             yaml::ParseCache* parse_cache);
 
+// The same for one component, from the documents of its manifest, read
+// from `path` (what errors name).
+ComponentImage manifest_image(std::string_view registry, const std::string& component,
+                              const std::vector<const yaml::Node*>& documents,
+                              const std::string& path);
+
 // The tag of an image reference as go-containerregistry reads it loosely:
 // after the last ':' unless a '/' follows it; "latest" when absent; nullopt
 // when it is empty, longer than 128 or not of [A-Za-z0-9_.-].

@@ -1,6 +1,7 @@
 #include "core/render/render.h"
 
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -63,24 +64,30 @@ void check_sync(const instance::FluxInstance& flux, const distribution::Version&
               version.original);
 }
 
+// The CLI's images, the tags of the components' manifests, or why not.
+struct ManifestImages {
+  std::vector<distribution::ComponentImage> images;
+  std::exception_ptr failure;
+};
+
 // The images the operator pins by digest, else (with a warning) the CLI's.
 std::vector<distribution::ComponentImage> images(const instance::FluxInstance& flux,
                                                  const distribution::Distribution& dist,
                                                  const distribution::Version& version,
                                                  const RenderOptions& options,
+                                                 ManifestImages from_manifests,
                                                  std::vector<std::string>& warnings) {
-  const std::string& registry = flux.distribution.registry;
   if (options.mode == Mode::operator_controller) {
     try {
-      return distribution::catalog_images(dist, version, registry, flux.distribution.variant,
-                                          flux.components);
+      return distribution::catalog_images(dist, version, flux.distribution.registry,
+                                          flux.distribution.variant, flux.components);
     } catch (const Error& error) {
       warnings.push_back(flux.file + ": images are not pinned by digest (" + error.what() +
                          "); using the tags of the manifests");
     }
   }
-  return distribution::manifest_images(dist, version, registry, flux.components,
-                                       options.parse_cache);
+  if (from_manifests.failure) std::rethrow_exception(from_manifests.failure);
+  return std::move(from_manifests.images);
 }
 
 // Every patch of the instance kustomization after the node selector, in the
@@ -171,8 +178,22 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
   kustomize::apply_transforms(
       roles, roles_transforms(flux.ns, version, identity.drop_token_permission), context);
   add(std::move(roles), "rbac.yaml");
+  // Each component's image is read from its manifest as loaded, before any
+  // transform, so that the manifest is parsed once; a manifest without one
+  // is an error only where those images are used.
+  ManifestImages manifest_images;
   for (const std::string& component : flux.components) {
-    add(manifest(component + ".yaml"), component + ".yaml");
+    kustomize::ResourceList loaded = manifest(component + ".yaml");
+    std::vector<const Node*> documents;
+    for (const kustomize::Resource& resource : loaded) documents.push_back(&resource.object());
+    try {
+      manifest_images.images.push_back(
+          distribution::manifest_image(flux.distribution.registry, component, documents,
+                                       dist.label(manifests + component + ".yaml")));
+    } catch (const Error&) {
+      if (!manifest_images.failure) manifest_images.failure = std::current_exception();
+    }
+    add(std::move(loaded), component + ".yaml");
   }
   if (flux.sharding) {
     bool shard_storage =
@@ -203,8 +224,9 @@ kustomize::ResourceList compose(const instance::FluxInstance& flux,
 
   kustomize::apply_transforms(
       resources,
-      instance_transforms(flux, version, images(flux, dist, version, options, warnings),
-                          instance_patches(flux, version, identity, context), context),
+      instance_transforms(
+          flux, version, images(flux, dist, version, options, std::move(manifest_images), warnings),
+          instance_patches(flux, version, identity, context), context),
       context);
   kustomize::finish_build(resources, kustomize::Order::accumulated);
   return resources;
