@@ -94,8 +94,7 @@ namespace {
 // A complete TLS 1.2 ClientHello record (two cipher suites, no extensions),
 // what the scheme probe sends: a TLS server answers it at once, with a
 // ServerHello or an alert. Its random holds CR LF CR LF, so that a plain
-// HTTP server reads a whole (bad) request in it and answers at once, with
-// an HTTP status line.
+// HTTP server reads a whole (bad) request in it and answers at once.
 constexpr unsigned char kTlsClientHello[] = {
     0x16, 0x03, 0x01, 0x00, 0x2f,  // handshake record, 47 bytes
     0x01, 0x00, 0x00, 0x2b,        // ClientHello, 43 bytes
@@ -912,21 +911,26 @@ bool HttpClient::answers_tls_in_plain_http(std::string_view host_port,
     if (code != CURLE_OK) return false;
     hello.remove_prefix(sent);
   }
-  // The first five bytes of the answer: a TLS record's header, or the start
-  // of a plain HTTP status line.
+  // The first two bytes of the answer: a TLS record's content type (20 to
+  // 23) and major version (3), or anything else, which is no TLS (a plain
+  // HTTP status line, or only the body of an error, as Python's http.server
+  // answers a request line it cannot read).
   std::string answer;
-  while (answer.size() < 5) {
-    char buffer[5];
+  while (answer.size() < 2) {
+    char buffer[2];
     std::size_t received = 0;
-    CURLcode code = curl_easy_recv(curl.get(), buffer, 5 - answer.size(), &received);
+    CURLcode code = curl_easy_recv(curl.get(), buffer, 2 - answer.size(), &received);
     if (code == CURLE_AGAIN) {
-      if (!wait_for(POLLIN)) return false;
+      if (!wait_for(POLLIN)) break;
       continue;
     }
     if (code != CURLE_OK || received == 0) break;
     answer.append(buffer, received);
   }
-  return answer.starts_with("HTTP/");
+  if (answer.empty()) return false;
+  auto type = static_cast<unsigned char>(answer[0]);
+  bool tls = type >= 20 && type <= 23 && (answer.size() < 2 || answer[1] == 3);
+  return !tls;
 }
 
 HttpResponse HttpClient::send(const HttpRequest& request, BodySink* sink,

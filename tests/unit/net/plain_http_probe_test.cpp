@@ -1,6 +1,7 @@
 // HttpClient::answers_tls_in_plain_http, how a loopback registry's scheme is
-// decided: a server that answers the TLS handshake in plain HTTP, one that
-// never answers (bounded, and stopped when the command is), none at all.
+// decided: a server that answers the TLS handshake in plain HTTP, or with
+// anything but a TLS record, one that answers in TLS, one that never answers
+// (bounded, and stopped when the command is), none at all.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,6 +60,16 @@ TEST_CASE("plain HTTP probe: a server answering the TLS handshake in plain HTTP"
   HttpClient client(HttpOptions{});
   CHECK(client.answers_tls_in_plain_http(server.authority()));
   CHECK(client.requests_sent() == 0);  // a handshake, no request
+}
+
+TEST_CASE("plain HTTP probe: any answer that is no TLS record is plain HTTP, a TLS alert is not") {
+  // Python's http.server answers a request line it cannot read with the
+  // body of its error page alone.
+  OneAnswer python("<!DOCTYPE HTML>\n<html><body>Bad request syntax</body></html>\n");
+  HttpClient client(HttpOptions{});
+  CHECK(client.answers_tls_in_plain_http(python.authority()));
+  OneAnswer tls(std::string("\x15\x03\x03\x00\x02\x02\x28", 7));  // handshake_failure
+  CHECK_FALSE(client.answers_tls_in_plain_http(tls.authority()));
 }
 
 TEST_CASE("plain HTTP probe: a server that never answers is no plain HTTP one, within the bound") {
