@@ -115,6 +115,14 @@ cp -r "$dist/flux-images/$latest" "$mini/flux-images/"
 fx build "$instance" --distribution-artifact "$dist"
 [ $rc -eq 0 ] || abort "setup: fluxopctl build from the directory $dist: $(first_err)"
 cp "$work/out" "$work/ref-full.out"
+# The oldest release, which a build reads from the layer, not from the files
+# a pull keeps (the newest's).
+older_instance=$work/older-instance.yaml
+oldest=$(cd "$dist/flux" && ls -d v* | sort -V | head -1)
+sed "s/version: \"2.x\"/version: \"${oldest#v}\"/" "$instance" >"$older_instance"
+fx build "$older_instance" --distribution-artifact "$dist"
+[ $rc -eq 0 ] || abort "setup: fluxopctl build of $oldest from the directory $dist: $(first_err)"
+cp "$work/out" "$work/ref-older.out"
 expected_versions=$(cd "$dist/flux" && ls -d v* | sort -V | tr '\n' ' ')
 
 # The main plain-HTTP registry, with its access log (blob GETs are counted).

@@ -413,15 +413,15 @@ void extract_archive(const std::string& archive_path, const std::string& dest_di
   } catch (const Error& e) {
     throw Error(std::string(display_name) + ": " + e.what());
   }
-  extract_layer(Layer{archive_path, index_layer(blob, display_name, limits), nullptr}, dest_dir,
-                display_name);
+  extract_layer(Layer{.path = archive_path, .index = index_layer(blob, display_name, limits)},
+                dest_dir, display_name);
 }
 
 void extract_layer(const Layer& layer, const std::string& dest_dir, std::string_view display_name) {
   Fd root = open_empty_directory(dest_dir);
   Extractor(display_name, std::move(root))
-      .run(layer.index, read_layer_dir(blob_file_reader(layer.path, display_name), layer.index, "",
-                                       display_name));
+      .run(layer.index,
+           read_layer_dir(layer_blob_reader(layer, display_name), layer.index, "", display_name));
 }
 
 std::string create_archive(const std::string& root_dir, const std::vector<std::string>& entries,

@@ -147,7 +147,8 @@ std::optional<std::string> ArtifactCache::verified_manifest(const CachedArtifact
   return manifest;
 }
 
-std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded) const {
+std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded,
+                                  BlobCheck blob) const {
   std::optional<std::string> manifest = verified_manifest(artifact);
   if (!manifest) return "manifest.json does not have the digest " + artifact.digest;
   std::string index_data = read_kept_file(artifact.layer_index(), kMaxInputBytes).value_or("");
@@ -165,31 +166,43 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded)
   } catch (const Error&) {
   }
   if (!named) return "layer.index is for a layer the manifest does not name";
-  // Hashed as it is read: the blob stays on disk, reads take the parts they
-  // need; kept whole only to index it again.
-  Sha256 hash;
-  std::string blob;
-  if (!read_kept_file(artifact.layer(), kMaxLayerBytes, [&](std::string_view part) {
-        hash.update(part);
-        if (!sealed) blob.append(part);
-      }))
-    return "the layer is missing or not a regular file of at most " +
-           std::to_string(kMaxLayerBytes) + " bytes";
-  if (hash.finish() != index->blob_digest)
-    return "the layer does not have the digest " + index->blob_digest;
-  if (!sealed) {
-    std::string blob_digest = index->blob_digest;
-    try {
-      index = index_layer(blob, "blob " + blob_digest);
-    } catch (const Error& e) {
-      return std::string("the layer cannot be indexed: ") + e.what();
-    }
-    index->blob_digest = blob_digest;
-    if (seal().has_key()) {
+  // A sealed index vouches for the rest of the entry; the blob is hashed
+  // now only when asked (or to index it again), else by the first read that
+  // needs it (layer_blob_reader). Its size is checked either way: a blob cut
+  // short or removed is found here.
+  if (sealed && blob == BlobCheck::when_read) {
+    struct stat info {};
+    if (stat(artifact.layer().c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        static_cast<std::uint64_t>(info.st_size) != index->blob_size)
+      return "the layer is missing or not of the size " + std::to_string(index->blob_size) +
+             " the index records";
+  } else {
+    // Hashed as it is read: the blob stays on disk, reads take the parts
+    // they need; kept whole only to index it again.
+    Sha256 hash;
+    std::string bytes;
+    if (!read_kept_file(artifact.layer(), kMaxLayerBytes, [&](std::string_view part) {
+          hash.update(part);
+          if (!sealed) bytes.append(part);
+        }))
+      return "the layer is missing or not a regular file of at most " +
+             std::to_string(kMaxLayerBytes) + " bytes";
+    if (hash.finish() != index->blob_digest)
+      return "the layer does not have the digest " + index->blob_digest;
+    if (!sealed) {
+      std::string blob_digest = index->blob_digest;
       try {
-        write_file_atomically(artifact.layer_index(), index->encode(seal()));
-      } catch (const Error&) {
-        // Another user's entry: indexed again on every use, and correct.
+        index = index_layer(bytes, "blob " + blob_digest);
+      } catch (const Error& e) {
+        return std::string("the layer cannot be indexed: ") + e.what();
+      }
+      index->blob_digest = blob_digest;
+      if (seal().has_key()) {
+        try {
+          write_file_atomically(artifact.layer_index(), index->encode(seal()));
+        } catch (const Error&) {
+          // Another user's entry: indexed again on every use, and correct.
+        }
       }
     }
   }
@@ -203,7 +216,12 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded)
     if (!files) return "layer.kept is missing or does not have the digest the index names";
     kept = std::make_shared<const KeptFiles>(std::move(*files));
   }
-  if (loaded) *loaded = Layer{artifact.layer(), std::move(*index), std::move(kept)};
+  if (loaded) {
+    *loaded = Layer{.path = artifact.layer(),
+                    .index = std::move(*index),
+                    .kept = std::move(kept),
+                    .blob_checked = !(sealed && blob == BlobCheck::when_read)};
+  }
   return "";
 }
 

@@ -21,13 +21,12 @@
 // renamed into place, so a crash or a concurrent pull never leaves half an
 // entry. An entry in use, or being written, is pinned (a shared flock on its
 // directory, held until the process exits): prune leaves it. Before an entry
-// is used, verify() checks the manifest and the blob against their digests
-// and the index against its seal (about a millisecond for the Flux
-// distribution), so a file changed, truncated or planted in the cache is
-// never built from: whoever can write only the cache can compute a digest,
-// not the seal. Directories and files are created with the permissions the
-// umask gives, so that a cache shared under a umask of 002 or 022 serves
-// every user it lets in.
+// is used, verify() checks the manifest and the kept files against their
+// digests and the index against its seal, and the blob against its digest
+// before anything is inflated from it, so a file changed, truncated or
+// planted in the cache is never built from: whoever can write only the
+// cache can compute a digest, not the seal. Directories and files are created with the permissions
+// the umask gives, so that a cache shared under a umask of 002 or 022 serves every user it lets in.
 #pragma once
 
 #include <chrono>
@@ -89,7 +88,11 @@ class ArtifactCache {
   // that is not a regular file within its bound is missing. An index the
   // seal does not open (planted, or another user's) is derived again from
   // the blob, once its digest holds, and rewritten sealed when it can be.
-  std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr) const;
+  // BlobCheck::when_read, with a sealed index: the blob's size only, its
+  // digest left to the first read of it (Layer::blob_checked).
+  enum class BlobCheck { now, when_read };
+  std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr,
+                     BlobCheck blob = BlobCheck::now) const;
   // manifest.json when it has the entry's digest; nothing otherwise.
   std::optional<std::string> verified_manifest(const CachedArtifact& artifact) const;
   // Removes a damaged entry, pinned or not. Call with its lock held.

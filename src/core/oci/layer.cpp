@@ -756,6 +756,29 @@ std::map<std::string, std::string> read_layer_dir(std::string_view blob, const L
       index, dir, display_name);
 }
 
+BlobReader layer_blob_reader(const Layer& layer, std::string_view display_name) {
+  BlobReader read = blob_file_reader(layer.path, display_name);
+  if (layer.blob_checked) return read;
+  auto checked = std::make_shared<bool>(false);
+  return [read = std::move(read), checked, path = layer.path, digest = layer.index.blob_digest,
+          on_damaged = layer.on_damaged,
+          display = std::string(display_name)](std::uint64_t offset, std::uint64_t size) {
+    if (!*checked) {
+      Sha256 hash;
+      bool whole = read_kept_file(path, kMaxLayerBytes,
+                                  [&hash](std::string_view part) { hash.update(part); });
+      if (!whole || hash.finish() != digest) {
+        if (on_damaged) on_damaged();
+        throw Error(display + ": the cached layer " + path +
+                    " is damaged (it does not have the digest " + digest +
+                    "): removed from the cache, to be pulled again");
+      }
+      *checked = true;
+    }
+    return read(offset, size);
+  };
+}
+
 BlobReader blob_file_reader(const std::string& path, std::string_view display_name) {
   return [path, display = std::string(display_name)](std::uint64_t offset, std::uint64_t size) {
     try {

@@ -59,10 +59,8 @@ std::string LayerFiles::read(const std::string& path) const {
   }
   auto inflated = inflated_.find(dir);
   if (inflated == inflated_.end()) {
-    inflated = inflated_
-                   .emplace(dir, read_layer_dir(blob_file_reader(layer_->path, label_),
-                                                layer_->index, dir, label_))
-                   .first;
+    if (!blob_) blob_ = layer_blob_reader(*layer_, label_);
+    inflated = inflated_.emplace(dir, read_layer_dir(blob_, layer_->index, dir, label_)).first;
   }
   auto found = inflated->second.find(path);
   if (found == inflated->second.end()) throw Error(label_ + "/" + path + ": not in the artifact");

@@ -33,6 +33,7 @@ class LayerFiles : public FileSystem {
   std::shared_ptr<const Layer> layer_;
   std::string label_;
   mutable std::mutex mutex_;
+  mutable BlobReader blob_;  // made at the first read of the blob
   // Directory -> its files (and those below it), by path.
   mutable std::map<std::string, std::map<std::string, std::string>> inflated_;
 };

@@ -55,6 +55,20 @@ struct Intact {
   std::shared_ptr<const Layer> layer;
 };
 
+// Layer::on_damaged of a cached entry: it is removed, with its lock held.
+std::function<void()> discard_when_damaged(const ArtifactCache& cache,
+                                           const CachedArtifact& artifact) {
+  return [root = cache.root(), seal = &cache.seal(), artifact] {
+    try {
+      ArtifactCache damaged(root, seal);
+      std::unique_ptr<FileLock> held = damaged.lock_entry(artifact.digest, {});
+      damaged.discard(artifact);
+    } catch (const Error&) {
+      // Another user's entry: the next verify of it finds the damage.
+    }
+  };
+}
+
 PullResult from_cache(const ArtifactCache& cache, const Reference& ref, Intact entry) {
   std::map<std::string, std::string> annotations = manifest_annotations(cache, entry.artifact);
   return PullResult{
@@ -64,15 +78,19 @@ PullResult from_cache(const ArtifactCache& cache, const Reference& ref, Intact e
 // The intact cached entry `digest`, pinned, or nothing. A damaged entry (a
 // file changed, truncated or missing since it was pulled) is never used:
 // offline it is an error, online it is discarded (`discard` does it, with the
-// lock held) to be pulled again, and `warning` says so.
+// lock held) to be pulled again, and `warning` says so. Its layer's digest is
+// checked by the first read of it, which removes the entry when it fails.
 std::optional<Intact> intact(ArtifactCache& cache, const std::string& digest, bool offline,
                              std::string& warning,
                              const std::function<void(const CachedArtifact&)>& discard) {
   std::optional<CachedArtifact> artifact = cache.open(digest);
   if (!artifact) return std::nullopt;
   auto layer = std::make_shared<Layer>();
-  std::string problem = cache.verify(*artifact, layer.get());
-  if (problem.empty()) return Intact{*artifact, std::move(layer)};
+  std::string problem = cache.verify(*artifact, layer.get(), ArtifactCache::BlobCheck::when_read);
+  if (problem.empty()) {
+    layer->on_damaged = discard_when_damaged(cache, *artifact);
+    return Intact{*artifact, std::move(layer)};
+  }
   std::string damaged = "the cached entry " + artifact->dir + " is damaged (" + problem + ")";
   if (offline) throw Error(damaged + "; pull it again without --offline");
   discard(*artifact);
@@ -153,10 +171,15 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
     auto layer = std::make_shared<Layer>();
     if (filled) {
-      *layer = Layer{artifact->layer(), std::move(filled->first),
-                     std::make_shared<const KeptFiles>(std::move(filled->second))};
-    } else if (std::string problem = cache.verify(*artifact, layer.get()); !problem.empty()) {
+      *layer = Layer{.path = artifact->layer(),
+                     .index = std::move(filled->first),
+                     .kept = std::make_shared<const KeptFiles>(std::move(filled->second))};
+    } else if (std::string problem =
+                   cache.verify(*artifact, layer.get(), ArtifactCache::BlobCheck::when_read);
+               !problem.empty()) {
       throw Error(artifact->dir + ": " + problem);  // another process added it first
+    } else {
+      layer->on_damaged = discard_when_damaged(cache, *artifact);
     }
     entry = Intact{*artifact, std::move(layer)};
   }

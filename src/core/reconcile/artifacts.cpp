@@ -149,7 +149,8 @@ std::optional<std::string> RegistryArtifacts::verify_image(const oci::Reference&
 PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_view origin,
                                            const RegistryCredentials& credentials) {
   oci::PullResult pulled = pull_artifact(url, origin, credentials);
-  return {oci::pulled_distribution(pulled), pulled.artifact.digest};
+  return {oci::pulled_distribution(pulled), pulled.artifact.digest,
+          [this, digest = pulled.artifact.digest] { return !cache().find(digest); }};
 }
 
 std::optional<PulledDistribution> RegistryArtifacts::pulled_default() {

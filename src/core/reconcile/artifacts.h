@@ -29,6 +29,10 @@ using RegistryCredentials = std::function<oci::Credential(std::string_view regis
 struct PulledDistribution {
   distribution::Distribution distribution;
   std::string digest;
+  // Whether the cached entry it is read from is gone since: a read found
+  // its layer damaged and removed it (oci::Layer::on_damaged). A render
+  // that failed so is run once more, on the artifact pulled again.
+  std::function<bool()> removed{};
 };
 
 class ArtifactPort {

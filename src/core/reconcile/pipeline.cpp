@@ -44,11 +44,13 @@ distribution::Distribution locate_distribution(ArtifactPort& artifacts,
                                                const instance::FluxInstance& flux,
                                                const RenderRequest& request,
                                                const RegistryCredentials& credentials,
-                                               std::string& artifact_digest) {
+                                               std::string& artifact_digest,
+                                               std::function<bool()>* removed) {
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
     try {
       PulledDistribution pulled = artifacts.pull(url, origin, credentials);
       artifact_digest = pulled.digest;
+      if (removed) *removed = std::move(pulled.removed);
       return std::move(pulled.distribution);
     } catch (const Error& e) {
       // What the operator reports as ArtifactFailed, and retries.
@@ -193,34 +195,43 @@ void verify_installed_images(ArtifactPort& artifacts, const instance::FluxInstan
 RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance flux,
                                  const RenderRequest& request,
                                  const RegistryCredentials& credentials) {
-  std::string artifact_digest;
   // What a render parsed is cached once it succeeded, not on a failure: a
   // daemon's next render starts clean.
   auto discard_parsed = [&request] {
     if (request.parse_cache) request.parse_cache->discard();
   };
-  try {
-    distribution::Distribution dist =
-        locate_distribution(artifacts, flux, request, credentials, artifact_digest);
-    if (!request.version.empty()) {
-      distribution::resolve_version(dist, request.version, "--version");
-      flux.distribution.version = request.version;
+  for (bool again = false;; again = true) {
+    std::string artifact_digest;
+    std::function<bool()> removed;
+    try {
+      distribution::Distribution dist =
+          locate_distribution(artifacts, flux, request, credentials, artifact_digest, &removed);
+      if (!request.version.empty()) {
+        distribution::resolve_version(dist, request.version, "--version");
+        flux.distribution.version = request.version;
+      }
+      render::Rendered rendered = render::render(
+          flux, dist,
+          {.revision = request.revision, .mode = request.mode, .parse_cache = request.parse_cache});
+      if (request.notice) {
+        for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
+      }
+      if (request.verify_images) verify_installed_images(artifacts, flux, dist, rendered);
+      if (request.parse_cache) request.parse_cache->commit();
+      return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
+    } catch (const ReconcileError&) {
+      discard_parsed();
+      throw;
+    } catch (const Error& e) {
+      discard_parsed();
+      // A layer found damaged as it was read: its entry is gone, the
+      // artifact is pulled again, once.
+      if (!again && removed && removed()) {
+        if (request.notice) request.notice("warning: " + std::string(e.what()));
+        continue;
+      }
+      throw ReconcileError(Failure::build, e.what());
     }
-    render::Rendered rendered = render::render(
-        flux, dist,
-        {.revision = request.revision, .mode = request.mode, .parse_cache = request.parse_cache});
-    if (request.notice) {
-      for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
-    }
-    if (request.verify_images) verify_installed_images(artifacts, flux, dist, rendered);
-    if (request.parse_cache) request.parse_cache->commit();
-    return {std::move(flux), std::move(dist), std::move(rendered), std::move(artifact_digest)};
-  } catch (const ReconcileError&) {
-    discard_parsed();
-    throw;
-  } catch (const Error& e) {
-    discard_parsed();
-    throw ReconcileError(Failure::build, e.what());
   }
 }
 

@@ -188,6 +188,19 @@ t_damaged() {
     # An index that does not unseal is made again from the layer, which
     # holds its digest (issue 41): nothing to fetch.
     [ "$(blob_gets)" -eq "$before" ] || { because "the artifact was fetched again"; return 1; }
+  elif [ "$how" = change ]; then
+    # The default release is read from the files the pull kept, checked by
+    # their own digest: not a byte of the layer is read, so nothing to fetch.
+    [ "$(blob_gets)" -eq "$before" ] ||
+      { because "fetched again for a build that reads nothing of the layer"; return 1; }
+    # An older release is read from the layer: its first read hashes it,
+    # finds the damage, removes the entry, and the build pulls it again.
+    fx build "$older_instance" --distribution-artifact "$ref"
+    succeeded "build of an older release over the damaged layer" || return 1
+    same_as "build of an older release over the damaged layer vs fluxopctl build DIR" \
+      "$work/ref-older.out" || return 1
+    grep -q "damaged" "$work/err" || { because "no word of the damaged layer on stderr"; return 1; }
+    [ "$(blob_gets)" -gt "$before" ] || { because "the artifact was not fetched again"; return 1; }
   else
     grep -q "damaged" "$work/err" || { because "no word of the damaged entry on stderr"; return 1; }
     [ "$(blob_gets)" -gt "$before" ] || { because "the artifact was not fetched again"; return 1; }
@@ -273,7 +286,7 @@ tcase "tarball: a symlink is refused" t_evil_tar symlink
 tcase "tarball: a hard link is refused" t_evil_tar hardlink
 tcase "parallel: two pulls into an empty cache, one entry" t_parallel
 tcase "pull --prune drops an entry no tag points to" t_prune
-tcase "damaged cache entry (a byte of the layer changed): pulled again, never built from" t_damaged change tag
+tcase "damaged cache entry (a byte of the layer changed): found by the first read of the layer, pulled again, never built from" t_damaged change tag
 tcase "damaged cache entry (the layer truncated): pulled again, never built from" t_damaged truncate tag
 tcase "damaged cache entry (the layer removed): pulled again, never built from" t_damaged remove digest
 tcase "damaged cache entry (a byte of the index changed): indexed again from the verified layer" t_damaged index tag

@@ -237,9 +237,39 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     std::ofstream(entry.layer()) << blob;
     CHECK(cache.verify(entry) == changed);
   }
+  SUBCASE("a byte of the layer changed, checked when read: the first read finds it") {
+    std::string blob = layer_blob();
+    blob[blob.size() / 2] ^= 1;
+    std::ofstream(entry.layer()) << blob;
+    Layer unchecked;
+    CHECK(cache.verify(entry, &unchecked, ArtifactCache::BlobCheck::when_read) == "");
+    CHECK_FALSE(unchecked.blob_checked);
+    CHECK(loaded.blob_checked);  // verified now
+    int told = 0;
+    unchecked.on_damaged = [&told] { ++told; };
+    BlobReader read = layer_blob_reader(unchecked, "blob");
+    CHECK_THROWS_WITH_AS(
+        read(0, 1),
+        ("blob: the cached layer " + entry.layer() + " is damaged (it does not have the digest " +
+         kLayerDigest + "): removed from the cache, to be pulled again")
+            .c_str(),
+        Error);
+    CHECK(told == 1);
+    // Intact, it is read as it is, once checked.
+    std::ofstream(entry.layer()) << layer_blob();
+    BlobReader intact = layer_blob_reader(unchecked, "blob");
+    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
+    fs::resize_file(entry.layer(), 4);  // checked already: not hashed again
+    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
+    CHECK(told == 1);
+  }
   SUBCASE("the layer truncated") {
     fs::resize_file(entry.layer(), 4);
     CHECK(cache.verify(entry) == changed);
+    // Its size is checked whenever its digest is left for later.
+    CHECK(cache.verify(entry, nullptr, ArtifactCache::BlobCheck::when_read) ==
+          "the layer is missing or not of the size " + std::to_string(layer_blob().size()) +
+              " the index records");
   }
   SUBCASE("the layer missing, or no longer a regular file") {
     fs::remove(entry.layer());
@@ -421,8 +451,9 @@ TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missin
   CHECK(pull(cache, pinned, offline).artifact.digest == kFirst);
   fs::resize_file(where + "/layer", 0);
   const std::string damaged = "the cached entry " + where +
-                              " is damaged (the layer does not have the digest " + kLayerDigest +
-                              "); pull it again without --offline";
+                              " is damaged (the layer is missing or not of the size " +
+                              std::to_string(layer_blob().size()) +
+                              " the index records); pull it again without --offline";
   CHECK_THROWS_WITH_AS(pull(cache, tag, offline), damaged.c_str(), Error);
   CHECK_THROWS_WITH_AS(pull(cache, pinned, offline), damaged.c_str(), Error);
 }

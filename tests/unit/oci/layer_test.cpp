@@ -156,7 +156,7 @@ TEST_CASE("layer: the real distribution is read back by directory") {
   const std::string newest_dir = on_disk.manifests_dir(newest);
   CHECK(read_layer_dir(counted, *decoded, newest_dir, "blob") == files_on_disk(real, newest_dir));
   CHECK(reads.size() == 1);
-  auto layer = std::make_shared<Layer>(Layer{cache.str() + "/layer", *decoded, nullptr});
+  auto layer = std::make_shared<Layer>(Layer{.path = cache.str() + "/layer", .index = *decoded});
   distribution::Distribution in_layer = layer_distribution(layer, "oci://r/x@sha256:0");
   REQUIRE(in_layer.versions().size() == on_disk.versions().size());
   CHECK(in_layer.versions().back().original == newest.original);
@@ -258,8 +258,10 @@ TEST_CASE("layer: the index pass keeps the newest release's files, read back fro
   cache.write("layer", blob);
   for (bool in_memory : {true, false}) {
     CAPTURE(in_memory);
-    auto layer = std::make_shared<Layer>(Layer{
-        cache.str() + "/layer", *decoded, in_memory ? std::make_shared<KeptFiles>(kept) : nullptr});
+    auto layer = std::make_shared<Layer>(
+        Layer{.path = cache.str() + "/layer",
+              .index = *decoded,
+              .kept = in_memory ? std::make_shared<KeptFiles>(kept) : nullptr});
     CHECK(LayerFiles(layer, "oci://r/x").read("flux/v2.9.0/crds/source.yaml") == "crd\n");
     CHECK(LayerFiles(layer, "oci://r/x").read("flux/v2.8.0/rbac.yaml") == "old\n");
     CHECK_THROWS_WITH_AS(LayerFiles(layer, "oci://r/x").read("flux/v2.9.0/none.yaml"),
@@ -273,9 +275,9 @@ TEST_CASE("layer: the index pass keeps the newest release's files, read back fro
   CHECK(old->kept_dirs.empty());
   REQUIRE(old->points.size() == 1);
   CHECK(old->points[0].member_start);
-  CHECK(
-      LayerFiles(std::make_shared<Layer>(Layer{cache.str() + "/layer", *old, nullptr}), "oci://r/x")
-          .read("flux/v2.9.0/rbac.yaml") == "rbac\n");
+  CHECK(LayerFiles(std::make_shared<Layer>(Layer{.path = cache.str() + "/layer", .index = *old}),
+                   "oci://r/x")
+            .read("flux/v2.9.0/rbac.yaml") == "rbac\n");
 }
 
 TEST_CASE("layer: a damaged, foreign or unsealed index does not decode") {

@@ -34,6 +34,10 @@ class FakeArtifacts final : public ArtifactPort {
   std::map<std::string, std::string> digests;  // url -> digest; the distribution is kDistribution
   std::optional<std::string> default_digest;   // the default artifact, as last pulled
   std::vector<std::string> pulls;              // "url user:password"
+  // Pulls that give a distribution a render cannot read, as a cached layer
+  // found damaged as it is read does (and whose entry it removed, when set).
+  int damaged_pulls = 0;
+  bool damaged_removed = true;
 
   PulledDistribution pull(std::string_view url, std::string_view origin,
                           const RegistryCredentials& credentials) override {
@@ -43,6 +47,11 @@ class FakeArtifacts final : public ArtifactPort {
     auto found = digests.find(std::string(url));
     if (found == digests.end())
       throw Error(std::string(origin) + ": " + std::string(url) + ": not found");
+    if (damaged_pulls > 0) {
+      --damaged_pulls;
+      return {distribution::Distribution(FLUXOPCTL_TEST_DATA "/distribution/fake"), found->second,
+              [this] { return damaged_removed; }};
+    }
     return {distribution::Distribution(kDistribution), found->second};
   }
   std::optional<PulledDistribution> pulled_default() override {
@@ -417,6 +426,37 @@ TEST_CASE(
   newer.version = "3.x";
   CHECK_THROWS_AS(plan_instance(connect, artifacts, flux_instance(), newer, {}), ReconcileError);
   CHECK(connected == 0);
+}
+
+TEST_CASE("a render whose cached layer was found damaged and removed is run again, once") {
+  FakeArtifacts artifacts;
+  artifacts.digests["oci://registry.example/flux-manifests:latest"] = "sha256:abc";
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  std::vector<std::string> notices;
+  from_instance.notice = [&notices](const std::string& notice) { notices.push_back(notice); };
+  instance::FluxInstance flux =
+      flux_instance("    artifact: oci://registry.example/flux-manifests:latest\n");
+  // Removed: pulled again, rendered, and said.
+  artifacts.damaged_pulls = 1;
+  RenderedInstance rendered = render_instance(artifacts, flux, from_instance, {});
+  CHECK(artifacts.pulls.size() == 2);
+  CHECK(rendered.artifact_digest == "sha256:abc");
+  REQUIRE_FALSE(notices.empty());
+  CAPTURE(notices.front());
+  CHECK(notices.front().starts_with("warning: "));
+  CHECK(notices.front().find("fake") != std::string::npos);
+  // Once: a second failure is the render's error.
+  artifacts.pulls.clear();
+  artifacts.damaged_pulls = 2;
+  CHECK_THROWS_AS(render_instance(artifacts, flux, from_instance, {}), ReconcileError);
+  CHECK(artifacts.pulls.size() == 2);
+  // A failure that removed nothing is not retried.
+  artifacts.pulls.clear();
+  artifacts.damaged_pulls = 1;
+  artifacts.damaged_removed = false;
+  CHECK_THROWS_AS(render_instance(artifacts, flux, from_instance, {}), ReconcileError);
+  CHECK(artifacts.pulls.size() == 1);
 }
 
 TEST_CASE("the artifact's digest follows the render's precedence") {
