@@ -146,12 +146,20 @@ class VerifyingFileSink final : public VerifyingSink {
 
 class VerifyingMemorySink final : public VerifyingSink {
  public:
-  using VerifyingSink::VerifyingSink;
+  VerifyingMemorySink(std::uint64_t size, std::string what)
+      : VerifyingSink(size, std::move(what)), size_(size) {}
   std::string bytes;
 
  private:
-  void restart() override { bytes.clear(); }
+  void restart() override {
+    // Made to measure once the request is sent: the size is checked
+    // against the limit by then.
+    bytes.clear();
+    bytes.reserve(size_);
+  }
   void keep(std::string_view more) override { bytes += more; }
+
+  std::uint64_t size_;
 };
 
 }  // namespace

@@ -96,8 +96,8 @@ class RegistryClient {
   void fetch_blob(const Reference& ref, const Descriptor& blob, const std::string& path,
                   std::uint64_t max_bytes);
 
-  // A small blob (a signature's payload, a bundle) in memory, at most
-  // `max_bytes`, checked against its size and digest.
+  // A blob in memory (a signature's payload, a layer to index before it is
+  // written whole), at most `max_bytes`, checked against its size and digest.
   std::string fetch_blob_bytes(const Reference& ref, const Descriptor& blob,
                                std::uint64_t max_bytes);
 
