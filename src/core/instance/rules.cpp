@@ -4,7 +4,6 @@
 #include <array>
 #include <cctype>
 #include <optional>
-#include <regex>
 #include <span>
 #include <string>
 #include <tuple>
@@ -244,21 +243,16 @@ void check_sync_url(const Sync& sync, const Diagnostics& diagnostics) {
 
 // The registry is the start of every image name rendered,
 // "<registry>/<component>": with its optional trailing '/', a prefix that
-// leaves an image reference's name (the distribution reference grammar: an
-// optional host[:port], then lowercase path components), at most 255
-// characters long, as a container runtime parses it.
+// leaves an image reference's name (is_image_name), at most 255 characters
+// long, as a container runtime parses it.
 void check_registry(std::string_view registry, const Diagnostics& diagnostics) {
-  static const std::regex kImageName(
-      R"((?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*)"
-      R"(|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?/)?)"
-      R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)");
   constexpr std::size_t kMaxNameLength = 255;
   constexpr std::string_view kLongestComponent = "/image-automation-controller";
   constexpr std::size_t kMaxLength = kMaxNameLength - kLongestComponent.size();
   std::string_view prefix =
       registry.ends_with('/') ? registry.substr(0, registry.size() - 1) : registry;
   if (prefix.size() > kMaxLength ||
-      !std::regex_match(std::string(prefix) + std::string(kLongestComponent), kImageName)) {
+      !is_image_name(std::string(prefix) + std::string(kLongestComponent))) {
     diagnostics.fail(".spec.distribution.registry",
                      "must be an image repository such as ghcr.io/fluxcd: an optional "
                      "host[:port], then lowercase path components, at most " +
@@ -352,6 +346,84 @@ void check_rules(const FluxInstance& instance, const Diagnostics& diagnostics) {
     check_sync_url(*instance.sync, diagnostics);
     check_sync_text(*instance.sync, diagnostics);
   }
+}
+
+namespace {
+
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// [a-z0-9]+ runs joined by one separator each: '.', '_', "__" or dashes.
+bool is_path_component(std::string_view part) {
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t run = i;
+    while (i < part.size() && is_lower_alnum(part[i])) ++i;
+    if (i == run) return false;
+    if (i == part.size()) return true;
+    if (part[i] == '.') {
+      ++i;
+    } else if (part[i] == '_') {
+      i += part.substr(i).starts_with("__") ? 2 : 1;
+    } else if (part[i] == '-') {
+      while (i < part.size() && part[i] == '-') ++i;
+    } else {
+      return false;
+    }
+  }
+}
+
+bool is_path(std::string_view path) {
+  for (;;) {
+    std::size_t slash = path.find('/');
+    if (!is_path_component(path.substr(0, slash))) return false;
+    if (slash == std::string_view::npos) return true;
+    path.remove_prefix(slash + 1);
+  }
+}
+
+// [a-zA-Z0-9] or [a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9].
+bool is_host_label(std::string_view label) {
+  return !label.empty() && is_alnum(label.front()) && is_alnum(label.back()) &&
+         std::all_of(label.begin(), label.end(), [](char c) { return is_alnum(c) || c == '-'; });
+}
+
+// host[:port]: dot-separated labels, or an IPv6 address in brackets.
+bool is_domain(std::string_view domain) {
+  std::string_view host = domain;
+  std::string_view rest;
+  if (domain.starts_with('[')) {
+    std::size_t close = domain.find(']');
+    if (close == std::string_view::npos || close == 1) return false;
+    bool address = std::all_of(domain.begin() + 1, domain.begin() + close, [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':' || c == '.';
+    });
+    if (!address) return false;
+    rest = domain.substr(close + 1);
+  } else {
+    std::size_t colon = domain.find(':');
+    host = domain.substr(0, colon);
+    rest = colon == std::string_view::npos ? "" : domain.substr(colon);
+    for (std::size_t start = 0;;) {
+      std::size_t dot = host.find('.', start);
+      if (!is_host_label(host.substr(start, dot - start))) return false;
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+  }
+  if (rest.empty()) return true;
+  return rest.size() > 1 && rest.front() == ':' &&
+         std::all_of(rest.begin() + 1, rest.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+}  // namespace
+
+bool is_image_name(std::string_view name) {
+  if (is_path(name)) return true;
+  std::size_t slash = name.find('/');
+  return slash != std::string_view::npos && is_domain(name.substr(0, slash)) &&
+         is_path(name.substr(slash + 1));
 }
 
 }  // namespace fluxop::instance

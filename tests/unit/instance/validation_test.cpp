@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <random>
+#include <regex>
+
 #include "core/instance/reader.h"
+#include "core/instance/rules.h"
 #include "core/names.h"
 #include "support.h"
 
@@ -493,6 +497,39 @@ TEST_CASE("the registry is the start of an image name") {
   }
   CHECK(error_of(with_registry(std::string(227, 'a'))) == "");
   CHECK(error_of(with_registry(std::string(228, 'a'))) != "");
+}
+
+// is_image_name against the grammar as a regular expression (the one it
+// replaced), on every short string of the characters that matter and on
+// random longer ones.
+TEST_CASE("is_image_name reads the distribution reference grammar as the regex does") {
+  const std::regex grammar(
+      R"((?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*)"
+      R"(|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?/)?)"
+      R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)");
+  const std::string alphabet = "aZ0.-_:/[]";
+  auto agree = [&](const std::string& name) {
+    CAPTURE(name);
+    CHECK(is_image_name(name) == std::regex_match(name, grammar));
+  };
+  // Every string of up to 5 of them: 111,110 names.
+  std::vector<std::string> names{""};
+  for (std::size_t length = 1, begin = 0; length <= 5; ++length) {
+    std::size_t end = names.size();
+    for (std::size_t i = begin; i < end; ++i)
+      for (char c : alphabet) names.push_back(names[i] + c);
+    begin = end;
+  }
+  for (const std::string& name : names) agree(name);
+  std::mt19937 random(55);
+  for (int i = 0; i < 20000; ++i) {
+    std::string name(6 + random() % 20, ' ');
+    for (char& c : name) c = alphabet[random() % alphabet.size()];
+    agree(name);
+  }
+  for (std::string_view name :
+       {"ghcr.io/fluxcd/x", "[::1]:5000/a__b/c--d", "a.b-c.d:80/x_y.z", "Host/x", "[]/x", "h:/x"})
+    agree(std::string(name));
 }
 
 TEST_CASE("the sync ref and path have no control characters") {
