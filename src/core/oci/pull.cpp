@@ -185,7 +185,10 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
     }
     entry = Intact{*artifact, std::move(layer)};
   }
-  cache.record(ref, manifest.digest);
+  // A tag resolved again to the digest it names keeps its record (when it
+  // was pulled), marked used by resolve(): nothing is written.
+  std::optional<RefRecord> known = downloaded ? std::nullopt : cache.resolve(ref);
+  if (!known || known->digest != manifest.digest) cache.record(ref, manifest.digest);
   return PullResult{ref,
                     std::move(entry->artifact),
                     std::move(entry->layer),
