@@ -159,10 +159,18 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
 
   RegistryClient client(options.registry);
   Manifest manifest = client.fetch_manifest(ref);
-  std::unique_ptr<FileLock> held = cache.lock_entry(manifest.digest, options.waiting);
+  // An entry in place is whole (entries are renamed into place) and, once
+  // pinned, stays: most often it is intact and the entry's lock, which
+  // only filling or repairing it needs, is not taken.
+  std::string unlocked_warning;
   std::optional<Intact> entry =
-      intact(cache, manifest.digest, false, warning,
-             [&](const CachedArtifact& damaged) { cache.discard(damaged); });
+      intact(cache, manifest.digest, false, unlocked_warning, [](const CachedArtifact&) {});
+  std::unique_ptr<FileLock> held;
+  if (!entry) {
+    held = cache.lock_entry(manifest.digest, options.waiting);
+    entry = intact(cache, manifest.digest, false, warning,
+                   [&](const CachedArtifact& damaged) { cache.discard(damaged); });
+  }
   bool downloaded = !entry;
   if (downloaded) {
     std::optional<std::pair<LayerIndex, KeptFiles>> filled;
