@@ -450,10 +450,9 @@ TEST_CASE("cache: --offline never uses a damaged entry, nor a record of a missin
   CHECK(pull(cache, tag, offline).artifact.digest == kFirst);
   CHECK(pull(cache, pinned, offline).artifact.digest == kFirst);
   fs::resize_file(where + "/layer", 0);
-  const std::string damaged = "the cached entry " + where +
-                              " is damaged (the layer is missing or not of the size " +
-                              std::to_string(layer_blob().size()) +
-                              " the index records); pull it again without --offline";
+  const std::string damaged =
+      "the cached entry " + where + " is damaged (the layer is missing or not of the size " +
+      std::to_string(layer_blob().size()) + " the index records); pull it again without --offline";
   CHECK_THROWS_WITH_AS(pull(cache, tag, offline), damaged.c_str(), Error);
   CHECK_THROWS_WITH_AS(pull(cache, pinned, offline), damaged.c_str(), Error);
 }
