@@ -1,7 +1,6 @@
 #include "core/distribution/manifest_images.h"
 
 #include "core/error.h"
-#include "core/yaml/parse.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -57,23 +56,6 @@ ComponentImage manifest_image(std::string_view registry, const std::string& comp
   auto tag = image_tag(image);
   if (!tag) throw Error(path + ": image \"" + image + "\": invalid tag");
   return {component, component_repository(registry, component), std::move(*tag), ""};
-}
-
-std::vector<ComponentImage> manifest_images(const Distribution& distribution,
-                                            const Version& version, std::string_view registry,
-                                            const std::vector<std::string>& components,
-                                            yaml::ParseCache* parse_cache) {
-  std::vector<ComponentImage> images;
-  for (const std::string& component : components) {
-    std::string file = distribution.manifests_dir(version) + "/" + component + ".yaml";
-    std::string path = distribution.label(file);
-    std::vector<yaml::Node> documents =
-        yaml::parse_documents(distribution.read(file), path, parse_cache);
-    std::vector<const yaml::Node*> each;
-    for (const yaml::Node& document : documents) each.push_back(&document);
-    images.push_back(manifest_image(registry, component, each, path));
-  }
-  return images;
 }
 
 }  // namespace fluxop::distribution

@@ -10,23 +10,16 @@
 #include <vector>
 
 #include "core/distribution/component_image.h"
-#include "core/distribution/distribution.h"
-#include "core/yaml/parse_cache.h"
+#include "core/yaml/node.h"
 
 namespace fluxop::distribution {
 
-// For each component in order: flux/<version>/<component>.yaml, the image
-// of its Deployment's container (the last one, should there be several),
-// as <registry>/<component> with that image's tag, "latest" when it has none. Throws when a file is
-// missing, has no Deployment, or an image has an invalid tag.
-// The manifests are parsed through `parse_cache` when given.
-std::vector<ComponentImage> manifest_images(const Distribution& distribution,
-                                            const Version& version, std::string_view registry,
-                                            const std::vector<std::string>& components,
-                                            yaml::ParseCache* parse_cache);
-
-// The same for one component, from the documents of its manifest, read
-// from `path` (what errors name).
+// The image of `component`, from the documents of its manifest
+// (flux/<version>/<component>.yaml, read from `path`, what errors name):
+// that of its Deployment's container (the last one, should there be
+// several), as <registry>/<component> with that image's tag, "latest" when
+// it has none. Throws when there is no Deployment with a container, or its
+// image has an invalid tag.
 ComponentImage manifest_image(std::string_view registry, const std::string& component,
                               const std::vector<const yaml::Node*>& documents,
                               const std::string& path);

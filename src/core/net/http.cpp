@@ -842,8 +842,8 @@ bool HttpClient::answers_tls_in_plain_http(std::string_view host_port,
                                            const std::function<bool()>& cancelled) const {
   std::string url = "https://" + std::string(host_port) + "/";
   auto deadline = std::chrono::steady_clock::now() + probe_bound(options_);
-  // Connected through libcurl as plain HTTP, with nothing sent: no TLS
-  // library is started for a server that may not speak it.
+  // Connected through libcurl as plain HTTP, which sends nothing of its
+  // own: no TLS library is started for a server that may not speak it.
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) throw Error("libcurl could not be initialised");
   std::string connect_url = "http://" + std::string(host_port) + "/";

@@ -150,7 +150,13 @@ PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_vie
                                            const RegistryCredentials& credentials) {
   oci::PullResult pulled = pull_artifact(url, origin, credentials);
   return {oci::pulled_distribution(pulled), pulled.artifact.digest,
-          [this, digest = pulled.artifact.digest] { return !cache().find(digest); }};
+          [this, digest = pulled.artifact.digest] {
+            try {
+              return !cache().find(digest);
+            } catch (const Error&) {
+              return false;  // not readable: not known to be gone
+            }
+          }};
 }
 
 std::optional<PulledDistribution> RegistryArtifacts::pulled_default() {

@@ -1,4 +1,5 @@
 #include "core/distribution/manifest_images.h"
+#include "manifest_images.h"
 
 #include <doctest/doctest.h>
 
@@ -17,8 +18,8 @@ const std::string kFake = FLUXOPCTL_TEST_DATA "/distribution/fake";
 TEST_CASE("manifest images: the Deployment's tag under the instance's registry") {
   Distribution fake(kFake);
   Version v271 = resolve_version(fake, "2.7.x");
-  auto images = manifest_images(fake, v271, "registry.example.com/flux/",
-                                {"kustomize-controller", "source-controller"}, nullptr);
+  auto images = images_from_manifests(fake, v271, "registry.example.com/flux/",
+                                      {"kustomize-controller", "source-controller"});
   CHECK(
       images ==
       std::vector<ComponentImage>{
@@ -42,7 +43,7 @@ TEST_CASE("manifest images: errors name the file") {
   Distribution fake(kFake);
   Version v260 = resolve_version(fake, "2.6.0");
   CHECK_THROWS_WITH_AS(
-      manifest_images(fake, v260, "ghcr.io/fluxcd", {"image-reflector-controller"}, nullptr),
+      images_from_manifests(fake, v260, "ghcr.io/fluxcd", {"image-reflector-controller"}),
       doctest::Contains("flux/v2.6.0/image-reflector-controller.yaml"), Error);
 
   testing::MemoryDir dir;
@@ -56,16 +57,16 @@ TEST_CASE("manifest images: errors name the file") {
   Distribution distribution = directory_distribution(dir.str(), dir.files());
   Version v270 = resolve_version(distribution, "2.7.0");
   std::string flux = dir.str() + "/flux/v2.7.0/";
-  CHECK_THROWS_WITH_AS(manifest_images(distribution, v270, "ghcr.io/fluxcd", {"rbac"}, nullptr),
+  CHECK_THROWS_WITH_AS(images_from_manifests(distribution, v270, "ghcr.io/fluxcd", {"rbac"}),
                        (flux + "rbac.yaml: no Deployment with a container").c_str(), Error);
   CHECK_THROWS_WITH_AS(
-      manifest_images(distribution, v270, "ghcr.io/fluxcd", {"source-controller"}, nullptr),
+      images_from_manifests(distribution, v270, "ghcr.io/fluxcd", {"source-controller"}),
       (flux + "source-controller.yaml: Deployment source-controller: "
               "spec.template.spec.containers: expected a list")
           .c_str(),
       Error);
   CHECK_THROWS_WITH_AS(
-      manifest_images(distribution, v270, "ghcr.io/fluxcd", {"helm-controller"}, nullptr),
+      images_from_manifests(distribution, v270, "ghcr.io/fluxcd", {"helm-controller"}),
       (flux + "helm-controller.yaml: image \"fluxcd/helm-controller:v1 x\": invalid tag").c_str(),
       Error);
 }

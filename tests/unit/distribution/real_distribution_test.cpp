@@ -9,6 +9,7 @@
 #include "core/distribution/image_catalog.h"
 #include "core/distribution/manifest_images.h"
 #include "core/distribution/resolve.h"
+#include "manifest_images.h"
 
 namespace fluxop::distribution {
 namespace {
@@ -37,7 +38,7 @@ TEST_CASE("real distribution: versions, resolution and images agree") {
       "notification-controller", "image-reflector-controller", "image-automation-controller"};
   for (const Version& version : real.versions()) {
     CAPTURE(version.original);
-    auto from_manifests = manifest_images(real, version, "ghcr.io/fluxcd", components, nullptr);
+    auto from_manifests = images_from_manifests(real, version, "ghcr.io/fluxcd", components);
     auto from_catalog = catalog_images(real, version, "ghcr.io/fluxcd", "", components);
     REQUIRE(from_catalog.size() == components.size());
     for (const ComponentImage& pinned : from_catalog) {
