@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/archive.h"
+#include "core/oci/layer_files.h"
 #include "core/oci/registry.h"
 #include "core/peer_json.h"
 #include "core/rfc3339.h"
@@ -170,7 +171,9 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded,
   // now only when asked (or to index it again), else by the first read that
   // needs it (layer_blob_reader). Its size is checked either way: a blob cut
   // short or removed is found here.
-  if (sealed && blob == BlobCheck::when_read) {
+  bool hash_now = !sealed || blob == BlobCheck::now;
+  std::shared_ptr<const KeptFiles> kept;
+  if (!hash_now) {
     struct stat info {};
     if (stat(artifact.layer().c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
         static_cast<std::uint64_t>(info.st_size) != index->blob_size)
@@ -190,26 +193,18 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded,
     if (hash.finish() != index->blob_digest)
       return "the layer does not have the digest " + index->blob_digest;
     if (!sealed) {
-      std::string blob_digest = index->blob_digest;
       try {
-        index = index_layer(bytes, "blob " + blob_digest);
+        CacheIndexed again = index_again(artifact, bytes, index->blob_digest);
+        index = std::move(again.index);
+        kept = std::move(again.kept);
       } catch (const Error& e) {
         return std::string("the layer cannot be indexed: ") + e.what();
-      }
-      index->blob_digest = blob_digest;
-      if (seal().has_key()) {
-        try {
-          write_file_atomically(artifact.layer_index(), index->encode(seal()));
-        } catch (const Error&) {
-          // Another user's entry: indexed again on every use, and correct.
-        }
       }
     }
   }
   // What the index pass kept (a sealed index names it by its digest):
   // read now, checked like the rest, so that a damaged entry is found here.
-  std::shared_ptr<const KeptFiles> kept;
-  if (!index->kept_dirs.empty()) {
+  if (!kept && !index->kept_dirs.empty()) {
     std::optional<std::string> data = read_kept_file(artifact.layer_kept(), kMaxLayerBytes);
     std::optional<KeptFiles> files;
     if (data && sha256_digest(*data) == index->kept_digest) files = decode_kept_files(*data);
@@ -220,9 +215,37 @@ std::string ArtifactCache::verify(const CachedArtifact& artifact, Layer* loaded,
     *loaded = Layer{.path = artifact.layer(),
                     .index = std::move(*index),
                     .kept = std::move(kept),
-                    .blob_checked = !(sealed && blob == BlobCheck::when_read)};
+                    .blob_checked = hash_now,
+                    .on_damaged = hash_now ? std::function<void()>() : discard_later(artifact)};
   }
   return "";
+}
+
+CacheIndexed ArtifactCache::index_again(const CachedArtifact& artifact, std::string_view blob,
+                                        const std::string& blob_digest) const {
+  CacheIndexed indexed = index_for_cache(blob, blob_digest, "blob " + blob_digest);
+  if (!seal().has_key()) return indexed;
+  try {
+    // The files it names first: the index is what makes them used.
+    if (!indexed.kept_encoding.empty())
+      write_file_atomically(artifact.layer_kept(), indexed.kept_encoding);
+    write_file_atomically(artifact.layer_index(), indexed.index.encode(seal()));
+  } catch (const Error&) {
+    // Another user's entry: indexed again on every use, and correct.
+  }
+  return indexed;
+}
+
+std::function<void()> ArtifactCache::discard_later(const CachedArtifact& artifact) const {
+  return [root = root_, seal = seal_, artifact] {
+    try {
+      ArtifactCache cache(root, seal);
+      std::unique_ptr<FileLock> held = cache.lock_entry(artifact.digest, {});
+      cache.discard(artifact);
+    } catch (const Error&) {
+      // Another user's entry: the next verify of it finds the damage.
+    }
+  };
 }
 
 void ArtifactCache::discard(const CachedArtifact& artifact) {

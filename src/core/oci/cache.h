@@ -43,6 +43,8 @@
 
 namespace fluxop::oci {
 
+struct CacheIndexed;
+
 struct CachedArtifact {
   std::string digest;  // of the manifest
   std::string dir;     // sha256/<hex>
@@ -87,9 +89,11 @@ class ArtifactCache {
   // layer against the manifest's layers, the blob against the index. A file
   // that is not a regular file within its bound is missing. An index the
   // seal does not open (planted, or another user's) is derived again from
-  // the blob, once its digest holds, and rewritten sealed when it can be.
+  // the blob, once its digest holds, as pull indexes it (with the files it
+  // keeps), and rewritten sealed when it can be.
   // BlobCheck::when_read, with a sealed index: the blob's size only, its
-  // digest left to the first read of it (Layer::blob_checked).
+  // digest left to the first read of it (Layer::blob_checked), which removes
+  // the entry when it fails (Layer::on_damaged).
   enum class BlobCheck { now, when_read };
   std::string verify(const CachedArtifact& artifact, Layer* loaded = nullptr,
                      BlobCheck blob = BlobCheck::now) const;
@@ -136,6 +140,13 @@ class ArtifactCache {
 
  private:
   std::string record_path(const Reference& ref) const;
+  // An unsealed entry's blob (its digest checked) indexed again, as pull
+  // indexes it; the index and kept files rewritten sealed when they can be.
+  // Throws fluxop::Error when the blob cannot be indexed.
+  CacheIndexed index_again(const CachedArtifact& artifact, std::string_view blob,
+                           const std::string& blob_digest) const;
+  // Layer::on_damaged of the entry: removes it, with its lock held.
+  std::function<void()> discard_later(const CachedArtifact& artifact) const;
   // Moves the entry `dir` under tmp/ in one step, so that no reader sees it
   // half removed; returns where it went.
   std::string retire(const std::string& dir);

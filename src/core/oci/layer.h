@@ -102,7 +102,8 @@ struct Layer {
   // a tenth of it.
   bool blob_checked = true;
   // Called, when set, by the read that finds an unchecked blob damaged,
-  // before it throws: the cache removes the entry, to be pulled again.
+  // before it throws: the cache, which leaves a blob unchecked, sets both
+  // and removes the entry then, to be pulled again.
   std::function<void()> on_damaged{};
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/digest.h"
 #include "core/error.h"
 
 namespace fluxop::oci {
@@ -92,6 +93,22 @@ void NewestReleaseFiles::take(const std::string& path, std::string bytes) {
 std::vector<std::string> NewestReleaseFiles::dirs() const {
   std::vector<std::string> out;
   for (const auto& [top, newest] : newest_) out.push_back(newest.dir);
+  return out;
+}
+
+CacheIndexed index_for_cache(std::string_view blob, const std::string& blob_digest,
+                             std::string_view display_name, const ExtractLimits& limits) {
+  NewestReleaseFiles keeper;
+  CacheIndexed out{.index = index_layer(blob, display_name, limits, &keeper)};
+  out.index.blob_digest = blob_digest;
+  std::vector<std::string> kept_dirs = keeper.dirs();
+  KeptFiles kept = std::move(keeper).files();
+  if (!kept.empty()) {
+    out.kept_encoding = encode_kept_files(kept);
+    out.index.kept_dirs = std::move(kept_dirs);
+    out.index.kept_digest = sha256_digest(out.kept_encoding);
+  }
+  out.kept = std::make_shared<const KeptFiles>(std::move(kept));
   return out;
 }
 

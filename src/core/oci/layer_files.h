@@ -58,6 +58,18 @@ class NewestReleaseFiles : public FileKeeper {
   std::map<std::string, Newest> newest_;  // by top directory: "flux", "flux-images"
 };
 
+// A layer's blob indexed as the cache keeps it: the newest release's files
+// kept (NewestReleaseFiles), `kept_encoding` their encoding (the entry's
+// layer.kept, empty when nothing is kept), which index.kept_digest names.
+struct CacheIndexed {
+  LayerIndex index;
+  std::shared_ptr<const KeptFiles> kept{};
+  std::string kept_encoding{};
+};
+// Throws fluxop::Error naming display_name when the blob cannot be indexed.
+CacheIndexed index_for_cache(std::string_view blob, const std::string& blob_digest,
+                             std::string_view display_name, const ExtractLimits& limits = {});
+
 // The distribution in `layer`, named `label`.
 distribution::Distribution layer_distribution(std::shared_ptr<const Layer> layer,
                                               const std::string& label);

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/digest.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/oci/layer_files.h"
@@ -26,29 +25,19 @@ const Descriptor& content_layer(const Manifest& manifest, const Reference& ref) 
 
 // Downloads and indexes the layer into `dir` (layer, layer.index,
 // layer.kept, manifest.json); returns the index and the files kept.
-std::pair<LayerIndex, KeptFiles> fill_entry(RegistryClient& client, const Reference& ref,
-                                            const Manifest& manifest, const PullOptions& options,
-                                            const std::string& dir, const CacheSeal& seal) {
+CacheIndexed fill_entry(RegistryClient& client, const Reference& ref, const Manifest& manifest,
+                        const PullOptions& options, const std::string& dir, const CacheSeal& seal) {
   const Descriptor& descriptor = content_layer(manifest, ref);
-  std::string path = dir + "/layer";
   // In memory, indexed, then written in one write: ext4 charged a
   // millisecond for the hundred writes of the download's chunks.
   std::string blob = client.fetch_blob_bytes(ref, descriptor, options.limits.max_layer_bytes);
-  NewestReleaseFiles keeper;
-  LayerIndex index = index_layer(blob, "blob " + descriptor.digest, options.limits, &keeper);
-  write_new_file(path, blob);
-  index.blob_digest = descriptor.digest;
-  std::vector<std::string> kept_dirs = keeper.dirs();
-  KeptFiles kept = std::move(keeper).files();
-  if (!kept.empty()) {
-    std::string encoded = encode_kept_files(kept);
-    index.kept_dirs = std::move(kept_dirs);
-    index.kept_digest = sha256_digest(encoded);
-    write_new_file(dir + "/layer.kept", encoded);
-  }
-  write_new_file(dir + "/layer.index", index.encode(seal));
+  CacheIndexed indexed =
+      index_for_cache(blob, descriptor.digest, "blob " + descriptor.digest, options.limits);
+  write_new_file(dir + "/layer", blob);
+  if (!indexed.kept_encoding.empty()) write_new_file(dir + "/layer.kept", indexed.kept_encoding);
+  write_new_file(dir + "/layer.index", indexed.index.encode(seal));
   write_new_file(dir + "/manifest.json", manifest.bytes);
-  return {std::move(index), std::move(kept)};
+  return indexed;
 }
 
 // A cached entry, pinned, with its layer read and verified.
@@ -56,20 +45,6 @@ struct Intact {
   CachedArtifact artifact;
   std::shared_ptr<const Layer> layer;
 };
-
-// Layer::on_damaged of a cached entry: it is removed, with its lock held.
-std::function<void()> discard_when_damaged(const ArtifactCache& cache,
-                                           const CachedArtifact& artifact) {
-  return [root = cache.root(), seal = &cache.seal(), artifact] {
-    try {
-      ArtifactCache damaged(root, seal);
-      std::unique_ptr<FileLock> held = damaged.lock_entry(artifact.digest, {});
-      damaged.discard(artifact);
-    } catch (const Error&) {
-      // Another user's entry: the next verify of it finds the damage.
-    }
-  };
-}
 
 PullResult from_cache(const ArtifactCache& cache, const Reference& ref, Intact entry) {
   std::map<std::string, std::string> annotations = manifest_annotations(cache, entry.artifact);
@@ -89,10 +64,7 @@ std::optional<Intact> intact(ArtifactCache& cache, const std::string& digest, bo
   if (!artifact) return std::nullopt;
   auto layer = std::make_shared<Layer>();
   std::string problem = cache.verify(*artifact, layer.get(), ArtifactCache::BlobCheck::when_read);
-  if (problem.empty()) {
-    layer->on_damaged = discard_when_damaged(cache, *artifact);
-    return Intact{*artifact, std::move(layer)};
-  }
+  if (problem.empty()) return Intact{*artifact, std::move(layer)};
   std::string damaged = "the cached entry " + artifact->dir + " is damaged (" + problem + ")";
   if (offline) throw Error(damaged + "; pull it again without --offline");
   discard(*artifact);
@@ -173,7 +145,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   }
   bool downloaded = !entry;
   if (downloaded) {
-    std::optional<std::pair<LayerIndex, KeptFiles>> filled;
+    std::optional<CacheIndexed> filled;
     cache.add(manifest.digest, [&](const std::string& dir) {
       filled = fill_entry(client, ref, manifest, options, dir, cache.seal());
     });
@@ -181,15 +153,12 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
     if (!artifact) throw Error(cache.root() + ": the entry " + manifest.digest + " vanished");
     auto layer = std::make_shared<Layer>();
     if (filled) {
-      *layer = Layer{.path = artifact->layer(),
-                     .index = std::move(filled->first),
-                     .kept = std::make_shared<const KeptFiles>(std::move(filled->second))};
+      *layer =
+          Layer{.path = artifact->layer(), .index = std::move(filled->index), .kept = filled->kept};
     } else if (std::string problem =
                    cache.verify(*artifact, layer.get(), ArtifactCache::BlobCheck::when_read);
                !problem.empty()) {
       throw Error(artifact->dir + ": " + problem);  // another process added it first
-    } else {
-      layer->on_damaged = discard_when_damaged(cache, *artifact);
     }
     entry = Intact{*artifact, std::move(layer)};
   }

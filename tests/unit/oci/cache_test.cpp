@@ -238,30 +238,31 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
     CHECK(cache.verify(entry) == changed);
   }
   SUBCASE("a byte of the layer changed, checked when read: the first read finds it") {
-    std::string blob = layer_blob();
-    blob[blob.size() / 2] ^= 1;
-    std::ofstream(entry.layer()) << blob;
+    CHECK(loaded.blob_checked);  // verified now
+    CHECK_FALSE(loaded.on_damaged);
+    // Intact, it is read as it is, once checked.
     Layer unchecked;
     CHECK(cache.verify(entry, &unchecked, ArtifactCache::BlobCheck::when_read) == "");
     CHECK_FALSE(unchecked.blob_checked);
-    CHECK(loaded.blob_checked);  // verified now
-    int told = 0;
-    unchecked.on_damaged = [&told] { ++told; };
-    BlobReader read = layer_blob_reader(unchecked, "blob");
+    BlobReader intact = layer_blob_reader(unchecked, "blob");
+    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
+    fs::resize_file(entry.layer(), 4);  // checked already: not hashed again
+    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
+    // Damaged, the first read removes the entry (as verify arranged) and throws.
+    std::string blob = layer_blob();
+    blob[blob.size() / 2] ^= 1;
+    std::ofstream(entry.layer(), std::ios::trunc) << blob;
+    Layer damaged;
+    CHECK(cache.verify(entry, &damaged, ArtifactCache::BlobCheck::when_read) == "");
+    BlobReader read = layer_blob_reader(damaged, "blob");
     CHECK_THROWS_WITH_AS(
         read(0, 1),
         ("blob: the cached layer " + entry.layer() + " is damaged (it does not have the digest " +
          kLayerDigest + "): removed from the cache, to be pulled again")
             .c_str(),
         Error);
-    CHECK(told == 1);
-    // Intact, it is read as it is, once checked.
-    std::ofstream(entry.layer()) << layer_blob();
-    BlobReader intact = layer_blob_reader(unchecked, "blob");
-    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
-    fs::resize_file(entry.layer(), 4);  // checked already: not hashed again
-    CHECK(intact(0, 2) == layer_blob().substr(0, 2));
-    CHECK(told == 1);
+    CHECK_FALSE(cache.find(kFirst));
+    CHECK_FALSE(fs::exists(entry.dir));
   }
   SUBCASE("the layer truncated") {
     fs::resize_file(entry.layer(), 4);
@@ -476,8 +477,17 @@ TEST_CASE("cache: an index or a record the key did not seal is derived again or 
   CHECK(cache.verify(entry, &loaded) == "");
   REQUIRE(loaded.index.files.size() == 1);
   CHECK(loaded.index.files[0].offset == genuine.files[0].offset);
-  // Rewritten, sealed: the next verify reads it as it is.
+  // Indexed as pull indexes it: the newest release's files kept.
+  CHECK(loaded.index.kept_dirs == std::vector<std::string>{"flux/v2.9.4"});
+  REQUIRE(loaded.kept);
+  CHECK(loaded.kept->at(kFile) == "kind: Deployment\n");
+  // Rewritten, sealed: the next verify reads it, and the kept files, as they are.
   CHECK(LayerIndex::decode(read_kept_file(entry.layer_index(), 1 << 20).value_or(""), &kSeal));
+  Layer again;
+  CHECK(cache.verify(entry, &again, ArtifactCache::BlobCheck::when_read) == "");
+  CHECK_FALSE(again.blob_checked);
+  REQUIRE(again.kept);
+  CHECK(*again.kept == *loaded.kept);
 
   Reference tag = Reference::parse("oci://127.0.0.1:5000/flux:v1");
   Reference other = Reference::parse("oci://127.0.0.1:5000/flux:v0");
