@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "core/ascii.h"
 #include "core/duration.h"
@@ -799,6 +800,17 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
       int still_running = 0;
       CURLMcode code = curl_multi_perform(multi, &still_running);
       if (code == CURLM_OK && still_running > 0) {
+        // Sent: libcurl sends the request in the step that times the
+        // transfer's start.
+        for (std::size_t slot = 0; slot < running.size(); ++slot) {
+          curl_off_t started = 0;
+          if (!running[slot] || !running[slot]->current.meanwhile ||
+              curl_easy_getinfo(handle(easy_[slot]), CURLINFO_PRETRANSFER_TIME_T, &started) !=
+                  CURLE_OK ||
+              started == 0)
+            continue;
+          std::exchange(running[slot]->current.meanwhile, nullptr)();
+        }
         code = curl_multi_poll(multi, nullptr, 0, 100, nullptr);
       }
       if (code != CURLM_OK) throw Error(std::string("libcurl: ") + curl_multi_strerror(code));

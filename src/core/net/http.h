@@ -102,6 +102,10 @@ struct HttpRequest {
   // Polled about ten times a second while the request runs or waits to be
   // retried: true ends it with an Error ("...: cancelled").
   std::function<bool()> cancelled;
+  // Local work run once, as soon as the request has been sent, while its
+  // answer is awaited (unless the answer came first): the time a server
+  // takes to answer is spent on it. What it throws ends the request.
+  std::function<void()> meanwhile;
 };
 
 struct HttpResponse {

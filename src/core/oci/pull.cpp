@@ -130,13 +130,31 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   if (options.offline) return pull_offline(cache, ref);
 
   RegistryClient client(options.registry);
-  Manifest manifest = client.fetch_manifest(ref);
   // An entry in place is whole (entries are renamed into place) and, once
   // pinned, stays: most often it is intact and the entry's lock, which
   // only filling or repairing it needs, is not taken.
   std::string unlocked_warning;
-  std::optional<Intact> entry =
-      intact(cache, manifest.digest, false, unlocked_warning, [](const CachedArtifact&) {});
+  auto unlocked = [&](const std::string& digest) {
+    return intact(cache, digest, false, unlocked_warning, [](const CachedArtifact&) {});
+  };
+  // Most often a tag still names what it named last: that entry is checked
+  // while the registry answers.
+  std::optional<RefRecord> known = cache.resolve(ref);
+  std::optional<Intact> last;
+  std::function<void()> check_last;
+  if (known) {
+    check_last = [&] {
+      try {
+        last = unlocked(known->digest);
+      } catch (const Error&) {
+        // Checked again below, where what it throws is the pull's error.
+      }
+    };
+  }
+  Manifest manifest = client.fetch_manifest(ref, std::move(check_last));
+  std::optional<Intact> entry = last && last->artifact.digest == manifest.digest
+                                    ? std::move(last)
+                                    : unlocked(manifest.digest);
   std::unique_ptr<FileLock> held;
   if (!entry) {
     held = cache.lock_entry(manifest.digest, options.waiting);
@@ -164,8 +182,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   }
   // A tag resolved again to the digest it names keeps its record (when it
   // was pulled), marked used by resolve(): nothing is written.
-  std::optional<RefRecord> known = downloaded ? std::nullopt : cache.resolve(ref);
-  if (!known || known->digest != manifest.digest) cache.record(ref, manifest.digest);
+  if (downloaded || !known || known->digest != manifest.digest) cache.record(ref, manifest.digest);
   return PullResult{ref,
                     std::move(entry->artifact),
                     std::move(entry->layer),

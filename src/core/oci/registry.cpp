@@ -264,6 +264,7 @@ net::HttpResponse RegistryClient::send(const Reference& ref, net::HttpRequest re
   net::HttpResponse response = reach(ref, request, sink, progress);
   if (response.status != 401) return response;
   refuse_foreign_challenge(ref, response);
+  request.meanwhile = nullptr;  // ran during the first request, or not at all
 
   request.authorization.value = authorize(ref, response, scope);
   authorizations_[key] = request.authorization.value;
@@ -416,8 +417,10 @@ Manifest RegistryClient::fetch_document(const Reference& ref, const std::string&
 std::optional<Manifest> RegistryClient::get_document(const Reference& ref,
                                                      const std::string& identifier,
                                                      const std::string& expected_digest,
-                                                     bool missing_ok) {
+                                                     bool missing_ok,
+                                                     std::function<void()> meanwhile) {
   net::HttpRequest request;
+  request.meanwhile = std::move(meanwhile);
   request.url = base_url(ref) + "/manifests/" + identifier;
   request.headers.push_back(accept_manifests());
   request.max_body = kMaxManifestBytes;
@@ -475,9 +478,10 @@ std::optional<std::vector<Descriptor>> RegistryClient::fetch_referrers(const Ref
 
 Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
                                                  const std::string& identifier,
-                                                 const std::string& expected_digest, int indexes) {
+                                                 const std::string& expected_digest, int indexes,
+                                                 std::function<void()> meanwhile) {
   std::string what = ref.str() + ": manifest " + identifier;
-  Manifest manifest = *get_document(ref, identifier, expected_digest, false);
+  Manifest manifest = *get_document(ref, identifier, expected_digest, false, std::move(meanwhile));
   // Past the depth an index is followed to: fetch_document's, as stored.
   if (!is_index(manifest.media_type) || indexes > kMaxIndexDepth) return manifest;
   if (indexes == kMaxIndexDepth) {
@@ -488,8 +492,8 @@ Manifest RegistryClient::fetch_manifest_document(const Reference& ref,
   return fetch_manifest_document(ref, first, first, indexes + 1);
 }
 
-Manifest RegistryClient::fetch_manifest(const Reference& ref) {
-  return fetch_manifest_document(ref, ref.identifier(), ref.digest, 0);
+Manifest RegistryClient::fetch_manifest(const Reference& ref, std::function<void()> meanwhile) {
+  return fetch_manifest_document(ref, ref.identifier(), ref.digest, 0, std::move(meanwhile));
 }
 
 void RegistryClient::receive_blob(const Reference& ref, const Descriptor& blob,

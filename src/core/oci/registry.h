@@ -76,8 +76,9 @@ class RegistryClient {
   explicit RegistryClient(RegistryOptions options);
 
   // The image manifest `ref` names, verified against the reference's digest
-  // and the registry's Docker-Content-Digest.
-  Manifest fetch_manifest(const Reference& ref);
+  // and the registry's Docker-Content-Digest. `meanwhile`, when set, runs
+  // while the registry answers the first request (net::HttpRequest::meanwhile).
+  Manifest fetch_manifest(const Reference& ref, std::function<void()> meanwhile = {});
   // The manifest or index `digest` in the reference's repository as stored,
   // an index not followed, verified against the digest.
   Manifest fetch_document(const Reference& ref, const std::string& digest);
@@ -160,12 +161,14 @@ class RegistryClient {
   bool has(const Reference& ref, std::string_view kind, const std::string& digest);
   // The document `identifier` names, checked against `expected_digest`
   // (when set) and the registry's Docker-Content-Digest; nullopt for a 404
-  // when `missing_ok`.
+  // when `missing_ok`. `meanwhile`: net::HttpRequest::meanwhile.
   std::optional<Manifest> get_document(const Reference& ref, const std::string& identifier,
-                                       const std::string& expected_digest, bool missing_ok);
+                                       const std::string& expected_digest, bool missing_ok,
+                                       std::function<void()> meanwhile = {});
   // `indexes`: the indexes followed to reach it.
   Manifest fetch_manifest_document(const Reference& ref, const std::string& identifier,
-                                   const std::string& expected_digest, int indexes);
+                                   const std::string& expected_digest, int indexes,
+                                   std::function<void()> meanwhile = {});
   std::string base_url(const Reference& ref);
   // "http" or "https": plain HTTP for an --insecure-registry host, and for a
   // loopback one that answers a TLS handshake in plain HTTP (tried once).
