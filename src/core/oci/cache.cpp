@@ -265,7 +265,11 @@ std::string ArtifactCache::retire(const std::string& dir) {
   std::string away = create_unique_directory(root_ + "/tmp/retired-");
   std::error_code error;
   fs::rename(dir, away, error);  // onto the empty directory: one step
-  if (error) throw Error(dir + ": cannot move it out of the cache: " + error.message());
+  if (error) {
+    std::error_code ignored;
+    fs::remove(away, ignored);  // gone already (removed by another read), or kept
+    throw Error(dir + ": cannot move it out of the cache: " + error.message());
+  }
   return away;
 }
 

@@ -263,6 +263,12 @@ TEST_CASE("cache: verify names a changed, truncated or missing layer, index or m
         Error);
     CHECK_FALSE(cache.find(kFirst));
     CHECK_FALSE(fs::exists(entry.dir));
+    // Found again by another read (an early render's, then the render's):
+    // nothing is left behind.
+    BlobReader again = layer_blob_reader(damaged, "blob");
+    CHECK_THROWS_AS(again(0, 1), Error);
+    const std::string tmp = dir.str() + "/oci/tmp";
+    CHECK((!fs::exists(tmp) || fs::is_empty(tmp)));
   }
   SUBCASE("the layer truncated") {
     fs::resize_file(entry.layer(), 4);
