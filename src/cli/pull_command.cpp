@@ -122,7 +122,7 @@ void run_pull(const PullCommandOptions& options) {
   }
   std::string url = options.url.empty() ? default_url() : options.url;
   reconcile::RegistryArtifacts artifacts = registry_artifacts(options.registry);
-  oci::PullResult result = artifacts.pull_artifact(url, "", {});
+  oci::PullResult result = artifacts.pull_artifact(url, "", {}, {});
   // Extracted for whoever reads `path` (e.g. to push it elsewhere); builds
   // read the layer itself.
   oci::ArtifactCache cache = artifacts.cache();

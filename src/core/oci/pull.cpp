@@ -137,8 +137,8 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
   auto unlocked = [&](const std::string& digest) {
     return intact(cache, digest, false, unlocked_warning, [](const CachedArtifact&) {});
   };
-  // Most often a tag still names what it named last: that entry is checked
-  // while the registry answers.
+  // Most often a tag still names what it named last: that entry is checked,
+  // and given to options.meanwhile, while the registry answers.
   std::optional<RefRecord> known = cache.resolve(ref);
   std::optional<Intact> last;
   std::function<void()> check_last;
@@ -149,6 +149,7 @@ PullResult pull(ArtifactCache& cache, const Reference& ref, const PullOptions& o
       } catch (const Error&) {
         // Checked again below, where what it throws is the pull's error.
       }
+      if (last && options.meanwhile) options.meanwhile(from_cache(cache, ref, *last));
     };
   }
   Manifest manifest = client.fetch_manifest(ref, std::move(check_last));

@@ -17,6 +17,8 @@
 
 namespace fluxop::oci {
 
+struct PullResult;
+
 struct PullOptions {
   RegistryOptions registry;
   bool offline = false;  // the cache only; a tag resolves to its last known digest
@@ -24,6 +26,11 @@ struct PullOptions {
   // Hears what a pull waits for (another fluxopctl pulling the same
   // artifact), a line for stderr; unset: nothing is said.
   std::function<void(const std::string&)> waiting;
+  // While the registry resolves a tag, hears what the pull will most likely
+  // return: the intact entry the tag named last. Work done on it is the
+  // caller's to keep when the pull returns the same digest. It must not
+  // throw.
+  std::function<void(const PullResult&)> meanwhile;
 };
 
 struct PullResult {

@@ -109,14 +109,16 @@ std::string RegistryArtifacts::verified_digest(const oci::ArtifactCache& cache,
   return digest;
 }
 
-oci::PullResult RegistryArtifacts::pull_artifact(std::string_view url, std::string_view origin,
-                                                 const RegistryCredentials& credentials) {
+oci::PullResult RegistryArtifacts::pull_artifact(
+    std::string_view url, std::string_view origin, const RegistryCredentials& credentials,
+    std::function<void(const oci::PullResult&)> meanwhile) {
   try {
     oci::ArtifactCache artifacts = cache();
     oci::PullOptions options;
     options.registry = oci::registry_options(settings_, credentials);
     options.offline = settings_.offline;
     options.waiting = notice_;
+    options.meanwhile = std::move(meanwhile);
     oci::Reference ref = oci::Reference::parse(url);
     oci::Reference named = ref;
     if (settings_.verify.enabled) {
@@ -146,9 +148,16 @@ std::optional<std::string> RegistryArtifacts::verify_image(const oci::Reference&
   return verified_digest(cache(), image, oci::registry_options(settings_, {}), default_identity);
 }
 
-PulledDistribution RegistryArtifacts::pull(std::string_view url, std::string_view origin,
-                                           const RegistryCredentials& credentials) {
-  oci::PullResult pulled = pull_artifact(url, origin, credentials);
+PulledDistribution RegistryArtifacts::pull(
+    std::string_view url, std::string_view origin, const RegistryCredentials& credentials,
+    const std::function<void(const PulledDistribution&)>& meanwhile) {
+  std::function<void(const oci::PullResult&)> likely;
+  if (meanwhile) {
+    likely = [&meanwhile](const oci::PullResult& result) {
+      meanwhile({oci::pulled_distribution(result), result.artifact.digest});
+    };
+  }
+  oci::PullResult pulled = pull_artifact(url, origin, credentials, std::move(likely));
   return {oci::pulled_distribution(pulled), pulled.artifact.digest,
           [this, digest = pulled.artifact.digest] {
             try {

@@ -39,9 +39,12 @@ class ArtifactPort {
  public:
   virtual ~ArtifactPort() = default;
   // The distribution `url` names, pulled with `credentials`; errors start
-  // with `origin` when it is given.
-  virtual PulledDistribution pull(std::string_view url, std::string_view origin,
-                                  const RegistryCredentials& credentials) = 0;
+  // with `origin` when it is given. `meanwhile`, when set, may hear while
+  // a tag is resolved what the pull will most likely return (the artifact
+  // the tag named last, from the cache); it must not throw.
+  virtual PulledDistribution pull(
+      std::string_view url, std::string_view origin, const RegistryCredentials& credentials,
+      const std::function<void(const PulledDistribution&)>& meanwhile) = 0;
   // distribution::kDefaultArtifact as `fluxopctl pull` last fetched it, from the
   // cache alone; nothing when it was never pulled.
   virtual std::optional<PulledDistribution> pulled_default() = 0;
@@ -98,15 +101,17 @@ class RegistryArtifacts final : public ArtifactPort {
                     std::function<void(const std::string&)> notice);
 
   PulledDistribution pull(std::string_view url, std::string_view origin,
-                          const RegistryCredentials& credentials) override;
+                          const RegistryCredentials& credentials,
+                          const std::function<void(const PulledDistribution&)>& meanwhile) override;
   std::optional<PulledDistribution> pulled_default() override;
   std::optional<std::string> verify_image(const oci::Reference& image,
                                           std::string_view default_identity) override;
   bool verifies() const override { return settings_.verify.enabled; }
 
-  // The pull itself, for `fluxopctl pull`.
+  // The pull itself, for `fluxopctl pull`; `meanwhile` as oci::PullOptions'.
   oci::PullResult pull_artifact(std::string_view url, std::string_view origin,
-                                const RegistryCredentials& credentials);
+                                const RegistryCredentials& credentials,
+                                std::function<void(const oci::PullResult&)> meanwhile = {});
   // Throws fluxop::Error when there is no cache directory.
   oci::ArtifactCache cache() const;
 

@@ -40,15 +40,14 @@ RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
   };
 }
 
-distribution::Distribution locate_distribution(ArtifactPort& artifacts,
-                                               const instance::FluxInstance& flux,
-                                               const RenderRequest& request,
-                                               const RegistryCredentials& credentials,
-                                               std::string& artifact_digest,
-                                               std::function<bool()>* removed) {
+distribution::Distribution locate_distribution(
+    ArtifactPort& artifacts, const instance::FluxInstance& flux, const RenderRequest& request,
+    const RegistryCredentials& credentials, std::string& artifact_digest,
+    std::function<bool()>* removed,
+    const std::function<void(const PulledDistribution&)>& meanwhile) {
   distribution::OciResolver pull = [&](std::string_view url, std::string_view origin) {
     try {
-      PulledDistribution pulled = artifacts.pull(url, origin, credentials);
+      PulledDistribution pulled = artifacts.pull(url, origin, credentials, meanwhile);
       artifact_digest = pulled.digest;
       if (removed) *removed = std::move(pulled.removed);
       return std::move(pulled.distribution);
@@ -200,19 +199,41 @@ RenderedInstance render_instance(ArtifactPort& artifacts, instance::FluxInstance
   auto discard_parsed = [&request] {
     if (request.parse_cache) request.parse_cache->discard();
   };
+  auto render_from = [&request](instance::FluxInstance& target,
+                                const distribution::Distribution& dist) {
+    if (!request.version.empty()) {
+      distribution::resolve_version(dist, request.version, "--version");
+      target.distribution.version = request.version;
+    }
+    return render::render(
+        target, dist,
+        {.revision = request.revision, .mode = request.mode, .parse_cache = request.parse_cache});
+  };
   for (bool again = false;; again = true) {
     std::string artifact_digest;
     std::function<bool()> removed;
-    try {
-      distribution::Distribution dist =
-          locate_distribution(artifacts, flux, request, credentials, artifact_digest, &removed);
-      if (!request.version.empty()) {
-        distribution::resolve_version(dist, request.version, "--version");
-        flux.distribution.version = request.version;
+    // Most often a tag still names the artifact it named last: that one is
+    // rendered while the registry answers, and the render kept when the
+    // pull returns it. Any failure is left to the render below, whose
+    // error it then is.
+    std::optional<std::pair<std::string, render::Rendered>> early;
+    auto render_early = [&](const PulledDistribution& likely) {
+      try {
+        instance::FluxInstance target = flux;
+        early.emplace(likely.digest, render_from(target, likely.distribution));
+      } catch (...) {
       }
-      render::Rendered rendered = render::render(
-          flux, dist,
-          {.revision = request.revision, .mode = request.mode, .parse_cache = request.parse_cache});
+    };
+    try {
+      distribution::Distribution dist = locate_distribution(
+          artifacts, flux, request, credentials, artifact_digest, &removed, render_early);
+      render::Rendered rendered;
+      if (early && early->first == artifact_digest) {
+        if (!request.version.empty()) flux.distribution.version = request.version;
+        rendered = std::move(early->second);
+      } else {
+        rendered = render_from(flux, dist);
+      }
       if (request.notice) {
         for (const std::string& warning : rendered.warnings) request.notice("warning: " + warning);
       }
@@ -240,7 +261,7 @@ std::string artifact_digest(ArtifactPort& artifacts, const instance::FluxInstanc
   if (std::optional<distribution::ArtifactSource> given =
           distribution::given_artifact(request.artifact, flux, request.environment)) {
     if (!distribution::is_oci_url(given->url)) return "";
-    return artifacts.pull(given->url, given->origin, credentials).digest;
+    return artifacts.pull(given->url, given->origin, credentials, {}).digest;
   }
   std::optional<PulledDistribution> pulled = artifacts.pulled_default();
   return pulled ? pulled->digest : "";

@@ -63,15 +63,15 @@ RegistryCredentials artifact_credentials(const instance::FluxInstance& flux,
 // The instance's distribution, by the precedence of distribution::locate,
 // pulled through `artifacts`; `artifact_digest` gets the digest of the
 // artifact pulled (left as it is for a directory), and `removed`, when
-// given, its PulledDistribution::removed. Throws ReconcileError
-// ArtifactFailed when the artifact could not be read, fluxop::Error when
-// nothing names a distribution.
-distribution::Distribution locate_distribution(ArtifactPort& artifacts,
-                                               const instance::FluxInstance& flux,
-                                               const RenderRequest& request,
-                                               const RegistryCredentials& credentials,
-                                               std::string& artifact_digest,
-                                               std::function<bool()>* removed = nullptr);
+// given, its PulledDistribution::removed; `meanwhile` is the pull's
+// (ArtifactPort::pull). Throws ReconcileError ArtifactFailed when the
+// artifact could not be read, fluxop::Error when nothing names a
+// distribution.
+distribution::Distribution locate_distribution(
+    ArtifactPort& artifacts, const instance::FluxInstance& flux, const RenderRequest& request,
+    const RegistryCredentials& credentials, std::string& artifact_digest,
+    std::function<bool()>* removed = nullptr,
+    const std::function<void(const PulledDistribution&)>& meanwhile = {});
 
 // --verify: the signature of every image the rendered Deployments run
 // (containers and init containers), each by its publisher's default signer

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -15,6 +16,7 @@
 #include "../instance/support.h"
 #include "../kube/fake_cluster.h"
 #include "core/base64.h"
+#include "core/file_system.h"
 #include "core/reconcile/shared_render.h"
 #include "core/reconcile/status.h"
 #include "core/signatures/image_signatures.h"
@@ -38,20 +40,28 @@ class FakeArtifacts final : public ArtifactPort {
   // found damaged as it is read does (and whose entry it removed, when set).
   int damaged_pulls = 0;
   bool damaged_removed = true;
+  // Offered to the pull's meanwhile before it answers, as a tag's last
+  // artifact is; and the files the answer reads, when set.
+  std::optional<PulledDistribution> likely;
+  std::shared_ptr<const FileSystem> answer_files;
 
-  PulledDistribution pull(std::string_view url, std::string_view origin,
-                          const RegistryCredentials& credentials) override {
+  PulledDistribution pull(
+      std::string_view url, std::string_view origin, const RegistryCredentials& credentials,
+      const std::function<void(const PulledDistribution&)>& meanwhile) override {
     oci::Credential credential;
     if (credentials) credential = credentials("registry.example");
     pulls.push_back(std::string(url) + " " + credential.username + ":" + credential.password);
     auto found = digests.find(std::string(url));
     if (found == digests.end())
       throw Error(std::string(origin) + ": " + std::string(url) + ": not found");
+    if (likely && meanwhile) meanwhile(*likely);
     if (damaged_pulls > 0) {
       --damaged_pulls;
       return {distribution::Distribution(FLUXOPCTL_TEST_DATA "/distribution/fake"), found->second,
               [this] { return damaged_removed; }};
     }
+    if (answer_files)
+      return {distribution::directory_distribution(kDistribution, answer_files), found->second};
     return {distribution::Distribution(kDistribution), found->second};
   }
   std::optional<PulledDistribution> pulled_default() override {
@@ -457,6 +467,61 @@ TEST_CASE("a render whose cached layer was found damaged and removed is run agai
   artifacts.damaged_removed = false;
   CHECK_THROWS_AS(render_instance(artifacts, flux, from_instance, {}), ReconcileError);
   CHECK(artifacts.pulls.size() == 1);
+}
+
+// The disk, its reads counted.
+class CountedDisk final : public FileSystem {
+ public:
+  mutable std::atomic<int> reads{0};
+  Kind kind(const std::string& path) const override { return disk().kind(path); }
+  std::vector<std::string> list(const std::string& dir, Kind kind) const override {
+    return disk().list(dir, kind);
+  }
+  std::string read(const std::string& path) const override {
+    ++reads;
+    return disk().read(path);
+  }
+  std::string resolve(const std::string& path) const override { return disk().resolve(path); }
+};
+
+TEST_CASE("a tag's last artifact is rendered while the pull resolves it, kept if still named") {
+  const std::string url = "oci://registry.example/flux-manifests:latest";
+  FakeArtifacts artifacts;
+  artifacts.digests[url] = "sha256:abc";
+  auto likely_files = std::make_shared<CountedDisk>();
+  auto answer_files = std::make_shared<CountedDisk>();
+  artifacts.likely =
+      PulledDistribution{distribution::directory_distribution(kDistribution, likely_files), ""};
+  artifacts.answer_files = answer_files;
+  RenderRequest from_instance = request();
+  from_instance.artifact.clear();
+  from_instance.version = "2.9.x";
+  instance::FluxInstance flux = flux_instance("    artifact: " + url + "\n");
+  auto render = [&] { return render_instance(artifacts, flux, from_instance, {}); };
+
+  // Still the tag's artifact: the early render is the render.
+  artifacts.likely->digest = "sha256:abc";
+  RenderedInstance early = render();
+  CHECK(likely_files->reads > 0);
+  CHECK(answer_files->reads == 0);
+  CHECK(early.artifact_digest == "sha256:abc");
+  CHECK(early.flux.distribution.version == "2.9.x");
+  CHECK(early.rendered.version.original == "v2.9.0");
+
+  // The tag moved: the early render is dropped, the answer rendered.
+  artifacts.likely->digest = "sha256:old";
+  RenderedInstance moved = render();
+  CHECK(answer_files->reads > 0);
+  CHECK(moved.artifact_digest == "sha256:abc");
+  CHECK(moved.rendered.objects == early.rendered.objects);
+
+  // An early render that fails is no error: the answer is rendered.
+  artifacts.likely = PulledDistribution{
+      distribution::Distribution(FLUXOPCTL_TEST_DATA "/distribution/fake"), "sha256:abc"};
+  answer_files->reads = 0;
+  RenderedInstance recovered = render();
+  CHECK(answer_files->reads > 0);
+  CHECK(recovered.rendered.objects == early.rendered.objects);
 }
 
 TEST_CASE("the artifact's digest follows the render's precedence") {
