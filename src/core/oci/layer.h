@@ -86,6 +86,9 @@ class FileKeeper {
   virtual bool wants(const std::string& path) = 0;
   // The bytes of a file it wanted.
   virtual void take(const std::string& path, std::string bytes) = 0;
+  // A string the next file it wants may be read into, reusing its memory
+  // (the bytes of a file it no longer keeps); empty when it has none.
+  virtual std::string spare() { return {}; }
 };
 
 // A layer's blob in fluxopctl's cache, and its index. The blob stays on

@@ -82,8 +82,20 @@ bool NewestReleaseFiles::wants(const std::string& path) {
   auto [newest, first] = newest_.try_emplace(top);
   int order = first ? 1 : distribution::compare(*version, newest->second.version);
   if (order < 0) return false;
-  if (order > 0) newest->second = Newest{*version, dir, {}};
+  if (order > 0) {
+    spare_.clear();
+    for (auto file = newest->second.files.rbegin(); file != newest->second.files.rend(); ++file)
+      spare_.push_back(std::move(file->second));
+    newest->second = Newest{*version, dir, {}};
+  }
   return newest->second.dir == dir;
+}
+
+std::string NewestReleaseFiles::spare() {
+  if (spare_.empty()) return {};
+  std::string bytes = std::move(spare_.back());
+  spare_.pop_back();
+  return bytes;
 }
 
 void NewestReleaseFiles::take(const std::string& path, std::string bytes) {

@@ -45,6 +45,10 @@ class NewestReleaseFiles : public FileKeeper {
  public:
   bool wants(const std::string& path) override;
   void take(const std::string& path, std::string bytes) override;
+  // A file of the release a newer one replaced: in an archive in ascending
+  // order, each release's files are taken, then let go, in turn (14 MB of
+  // the distribution's 15), and each reuses the memory of the one before.
+  std::string spare() override;
   // The directories kept ("flux/v2.9.4", "flux-images/v2.9.4") and their files.
   std::vector<std::string> dirs() const;
   KeptFiles files() &&;
@@ -56,6 +60,7 @@ class NewestReleaseFiles : public FileKeeper {
     KeptFiles files;
   };
   std::map<std::string, Newest> newest_;  // by top directory: "flux", "flux-images"
+  std::vector<std::string> spare_;        // the last in archive order first
 };
 
 // A layer's blob indexed as the cache keeps it: the newest release's files

@@ -220,6 +220,25 @@ TEST_CASE("layer: gzip members, plain tars and long names") {
   }
 }
 
+// A release a newer one replaced is let go: its files' strings are offered
+// for the next files kept, in archive order.
+TEST_CASE("layer: the keeper offers back the files of the release it let go") {
+  NewestReleaseFiles keeper;
+  CHECK(keeper.spare().empty());
+  for (const char* name : {"a", "b"}) {
+    std::string path = std::string("flux/v2.8.0/") + name + ".yaml";
+    REQUIRE(keeper.wants(path));
+    keeper.take(path, std::string(name) + "-old");
+  }
+  REQUIRE(keeper.wants("flux/v2.9.0/a.yaml"));
+  CHECK(keeper.spare() == "a-old");
+  keeper.take("flux/v2.9.0/a.yaml", "a-new");
+  CHECK(keeper.spare() == "b-old");
+  CHECK(keeper.spare().empty());
+  CHECK_FALSE(keeper.wants("flux/v2.8.0/c.yaml"));
+  CHECK(std::move(keeper).files() == KeptFiles{{"flux/v2.9.0/a.yaml", "a-new"}});
+}
+
 TEST_CASE("layer: the index pass keeps the newest release's files, read back from the cache") {
   testing::TempDir tree;
   tree.write("flux/v2.8.0/rbac.yaml", "old\n");
