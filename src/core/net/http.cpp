@@ -800,14 +800,16 @@ std::vector<HttpResponse> HttpClient::exchange_all(std::vector<Exchange>& exchan
       int still_running = 0;
       CURLMcode code = curl_multi_perform(multi, &still_running);
       if (code == CURLM_OK && still_running > 0) {
-        // Sent: libcurl sends the request in the step that times the
-        // transfer's start.
+        // Sent (libcurl sends the request in the step that times the
+        // transfer's start) and not yet answered (no byte of the answer
+        // has arrived): a meanwhile never sees part of a body.
         for (std::size_t slot = 0; slot < running.size(); ++slot) {
-          curl_off_t started = 0;
-          if (!running[slot] || !running[slot]->current.meanwhile ||
-              curl_easy_getinfo(handle(easy_[slot]), CURLINFO_PRETRANSFER_TIME_T, &started) !=
-                  CURLE_OK ||
-              started == 0)
+          if (!running[slot] || !running[slot]->current.meanwhile) continue;
+          curl_off_t sent = 0, answered = 0;
+          CURL* easy = handle(easy_[slot]);
+          if (curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &sent) != CURLE_OK ||
+              curl_easy_getinfo(easy, CURLINFO_STARTTRANSFER_TIME_T, &answered) != CURLE_OK ||
+              sent == 0 || answered != 0)
             continue;
           std::exchange(running[slot]->current.meanwhile, nullptr)();
         }

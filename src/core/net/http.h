@@ -103,8 +103,9 @@ struct HttpRequest {
   // retried: true ends it with an Error ("...: cancelled").
   std::function<bool()> cancelled;
   // Local work run once, as soon as the request has been sent, while its
-  // answer is awaited (unless the answer came first): the time a server
-  // takes to answer is spent on it. What it throws ends the request.
+  // answer is awaited: not at all when the answer's first byte came first.
+  // The time a server takes to answer is spent on it. What it throws ends
+  // the request.
   std::function<void()> meanwhile;
 };
 

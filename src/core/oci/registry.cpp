@@ -154,10 +154,13 @@ class VerifyingMemorySink final : public VerifyingSink {
   std::string bytes;
 
   // The pages of the string touched now, each a page fault (400 for a
-  // 1.6 MB layer, most of a millisecond here), not as the body arrives.
+  // 1.6 MB layer, most of a millisecond here), not as the body arrives;
+  // what arrived, if anything, is kept.
   void prepare() override {
+    std::size_t arrived = bytes.size();
+    if (arrived >= size_) return;
     bytes.resize(size_);
-    bytes.clear();
+    bytes.resize(arrived);
   }
 
  private:
